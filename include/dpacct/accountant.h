@@ -1,0 +1,112 @@
+/* dpacct — accountants: evaluate a spec into certified privacy bounds.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * An accountant is built once per spec and answered many queries.  Every
+ * query returns an interval [lower, upper] that is certified: the true value
+ * of the privacy parameter for the spec's dominating pairs lies in it, with
+ * discretization, truncation and floating-point round-off pushed to the safe
+ * side (see docs/guarantees.md).  Users may claim `upper`; `upper - lower`
+ * says how much is left on the table.
+ *
+ * Methods:
+ *   DPA_METHOD_EXACT  closed form; compositions of Gaussian and GDP leaves only
+ *                     (mu = sqrt(sum mu_i^2)).  Interval width is round-off.
+ *   DPA_METHOD_PLD    privacy loss distributions on a uniform grid, pessimistic
+ *                     (connect-the-dots) and optimistic discretizations,
+ *                     composed with FFTW.  Any tree of the supported leaves.
+ *   DPA_METHOD_AUTO   EXACT when it applies, else PLD.
+ * zCDP leaves are refused by both (DPA_EUNSUPPORTED).
+ *
+ * Thread safety: an accountant is not safe for concurrent queries; distinct
+ * accountants are independent (no global mutable state).
+ */
+#ifndef DPACCT_ACCOUNTANT_H
+#define DPACCT_ACCOUNTANT_H
+
+#include <stddef.h>
+#include "event.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dpa_method {
+    DPA_METHOD_AUTO = 0,
+    DPA_METHOD_PLD = 1,
+    DPA_METHOD_EXACT = 2
+} dpa_method;
+
+/* "auto", "pld", "exact"; NULL for an unknown value. */
+const char *dpa_method_name(dpa_method m);
+/* Parse a method name; DPA_EINVAL for an unknown name. */
+dpa_status dpa_method_parse(const char *name, dpa_method *out, dpa_error *err);
+
+typedef struct dpa_options {
+    dpa_method method;   /* default DPA_METHOD_AUTO */
+    /* Requested accuracy a (default 1e-4).  PLD refines its grid until
+     *   eps queries:   upper - lower <= a * max(1, upper)
+     *   delta queries: upper - lower <= a * upper + 1e-14
+     * or the grid limit is hit (then the result says accuracy_met = 0; the
+     * bounds are still certified). Domain: [1e-8, 1]. */
+    double accuracy;
+    /* Fixed PLD grid step (loss units); 0 (default) chooses it automatically
+     * from `accuracy`. Domain: 0 or [1e-7, 1]. */
+    double grid_step;
+    /* Largest FFT length the PLD method may use (default 1<<23, i.e. 8 Mi
+     * points, about 200 MB of working memory at most). Domain: [1<<10, 1<<26]. */
+    size_t max_grid;
+} dpa_options;
+
+/* Fill defaults. */
+void dpa_options_init(dpa_options *opt);
+
+typedef enum dpa_direction {
+    DPA_DIR_BOTH = 0,   /* the pair is symmetric: both directions coincide */
+    DPA_DIR_REMOVE = 1, /* remove direction was binding */
+    DPA_DIR_ADD = 2     /* add direction was binding */
+} dpa_direction;
+
+/* "both (symmetric)", "remove", "add". */
+const char *dpa_direction_name(dpa_direction d);
+
+typedef struct dpa_result {
+    double upper;          /* certified upper bound on the queried quantity */
+    double lower;          /* certified lower bound (<= upper) */
+    double upper_remove, upper_add; /* per-direction upper bounds (equal if symmetric) */
+    dpa_direction binding; /* direction attaining `upper` */
+    dpa_method method;     /* method actually used (never AUTO) */
+    /* PLD settings and error budget (0 for EXACT): */
+    double grid_step;      /* loss grid spacing used */
+    size_t grid_size;      /* FFT length of the composed PLD */
+    double truncated_mass; /* probability mass moved to +inf (upper) / dropped (lower) by windowing */
+    double roundoff;       /* floating-point allowance added to delta bounds */
+    int accuracy_met;      /* 1 if the requested accuracy was reached */
+} dpa_result;
+
+typedef struct dpa_accountant dpa_accountant;
+
+/* Build an accountant.  opt may be NULL (defaults).  The spec is copied; the
+ * caller keeps ownership of it.  Errors: DPA_EINVAL for bad options,
+ * DPA_EUNSUPPORTED when the method cannot evaluate the spec (message names the
+ * JSON path of the offending event), DPA_ENOMEM. */
+dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt, dpa_error *err);
+void dpa_accountant_free(dpa_accountant *a);
+
+/* Smallest eps >= 0 with delta(eps) <= delta, bounded.  Domain: delta in (0, 1).
+ * upper = +INFINITY only when the true eps is infinite (the composition has
+ * probability >= delta of a loss of +inf); then lower = +INFINITY too. */
+dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err);
+
+/* delta(eps) = H_{e^eps}, bounded.  Domain: any finite eps (negative too). */
+dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, dpa_error *err);
+
+/* The privacy profile at n points: upper[i] >= delta(eps[i]) >= lower[i].
+ * Arrays are the caller's; eps values must be finite. */
+dpa_status dpa_accountant_profile(dpa_accountant *a, const double *eps, size_t n,
+                                  double *upper, double *lower, dpa_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,44 @@
+/* dpacct — calibration: the parameter value that meets a privacy target.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Given a template (a spec with one numeric parameter written "?", see
+ * event.h), find
+ *   - for a noise parameter (sigma, scale): the smallest value,
+ *   - for any other parameter (count, rate, n, m, epsilon, mu, ...): the largest value,
+ * whose certified upper bound eps_upper(delta) is <= epsilon.
+ * Integer parameters stay integers.  The search first brackets (geometric
+ * growth by a factor of 2 from a starting point inside the domain, see
+ * docs/calibration.md), then bisects until the bracket is narrower than
+ * `rel_tol` (relative) or is two adjacent integers.  The value returned always
+ * satisfies the target (it is the feasible end of the final bracket).
+ */
+#ifndef DPACCT_CALIBRATE_H
+#define DPACCT_CALIBRATE_H
+
+#include "accountant.h"
+#include "event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dpa_calibration {
+    double value;          /* the calibrated parameter value */
+    dpa_result at_value;   /* eps bounds (for `delta`) at that value */
+    double infeasible;     /* the nearest value found not to meet the target (NAN if none: e.g. the whole domain is feasible) */
+    int evaluations;       /* accountant evaluations used */
+} dpa_calibration;
+
+/* Domains: epsilon > 0 finite, delta in (0, 1), rel_tol in [1e-12, 0.1]
+ * (0 selects the default 1e-4).  opt may be NULL.
+ * Errors: DPA_EINVAL for bad arguments; DPA_ENUMERIC ("no value of PARAM
+ * meets the target") when even the most private end of the domain fails;
+ * errors of the accountant are passed through. */
+dpa_status dpa_calibrate(const dpa_template *t, double epsilon, double delta,
+                         const dpa_options *opt, double rel_tol,
+                         dpa_calibration *out, dpa_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

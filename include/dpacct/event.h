@@ -1,0 +1,140 @@
+/* dpacct — the event tree: what a program did with private data.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * An event is an immutable tree of mechanism leaves and combinators
+ * (compose, repeat, Poisson subsampling, sampling without replacement).
+ * A spec is an event plus the neighbouring relation.  Both have a JSON form
+ * (see docs/spec.md):
+ *
+ *   {"repeat": {"count": 14063, "event": {"poisson": {"rate": 0.0042666667,
+ *        "event": {"gaussian": {"sigma": 1.1}}}}}, "neighboring": "add_remove"}
+ *
+ * Ownership: constructors that take child events take ownership of them in
+ * every case (on failure the children are freed too), so a caller never frees
+ * a child it passed in.  dpa_event_free(NULL) and dpa_spec_free(NULL) are no-ops.
+ * Errors: constructors return NULL and fill err with DPA_EINVAL and a message
+ * naming the parameter and the violated domain (DPA_ENOMEM on allocation failure).
+ */
+#ifndef DPACCT_EVENT_H
+#define DPACCT_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dpa_event_kind {
+    DPA_EV_GAUSSIAN,            /* sigma > 0, sensitivity > 0 (default 1) */
+    DPA_EV_LAPLACE,             /* scale > 0, sensitivity > 0 (default 1) */
+    DPA_EV_DISCRETE_LAPLACE,    /* scale > 0, integer sensitivity >= 1 (default 1) */
+    DPA_EV_DISCRETE_GAUSSIAN,   /* 0 < sigma <= 1e5, integer sensitivity >= 1 (default 1) */
+    DPA_EV_RANDOMIZED_RESPONSE, /* epsilon >= 0 (binary RR, p = e^eps/(1+e^eps)) */
+    DPA_EV_PURE,                /* epsilon >= 0 */
+    DPA_EV_APPROX,              /* epsilon >= 0, delta in [0, 1] */
+    DPA_EV_ZCDP,                /* rho >= 0 */
+    DPA_EV_GDP,                 /* mu >= 0 */
+    DPA_EV_COMPOSE,             /* >= 1 children */
+    DPA_EV_REPEAT,              /* integer count >= 1, one child */
+    DPA_EV_POISSON,             /* rate in (0, 1], one child */
+    DPA_EV_SAMPLE               /* integers 1 <= m <= n, one child */
+} dpa_event_kind;
+
+typedef enum dpa_neighboring {
+    DPA_ADD_REMOVE = 0, /* default */
+    DPA_REPLACE = 1
+} dpa_neighboring;
+
+typedef struct dpa_event dpa_event;
+typedef struct dpa_spec dpa_spec;
+
+/* Largest accepted repeat count (counts are exact integers in a double). */
+#define DPA_MAX_COUNT 1e15
+/* Largest accepted discrete Gaussian sigma (its atoms are enumerated). */
+#define DPA_MAX_DISCRETE_GAUSSIAN_SIGMA 1e5
+
+/* ---- leaves ---- */
+dpa_event *dpa_event_gaussian(double sigma, double sensitivity, dpa_error *err);
+dpa_event *dpa_event_laplace(double scale, double sensitivity, dpa_error *err);
+dpa_event *dpa_event_discrete_laplace(double scale, double sensitivity, dpa_error *err);
+dpa_event *dpa_event_discrete_gaussian(double sigma, double sensitivity, dpa_error *err);
+dpa_event *dpa_event_randomized_response(double epsilon, dpa_error *err);
+dpa_event *dpa_event_pure(double epsilon, dpa_error *err);
+dpa_event *dpa_event_approx(double epsilon, double delta, dpa_error *err);
+dpa_event *dpa_event_zcdp(double rho, dpa_error *err);
+dpa_event *dpa_event_gdp(double mu, dpa_error *err);
+
+/* ---- combinators (take ownership of children, see above) ---- */
+/* children: array of n >= 1 events; the array itself stays the caller's. */
+dpa_event *dpa_event_compose(dpa_event *const *children, size_t n, dpa_error *err);
+dpa_event *dpa_event_repeat(double count, dpa_event *child, dpa_error *err);
+dpa_event *dpa_event_poisson(double rate, dpa_event *child, dpa_error *err);
+dpa_event *dpa_event_sample(double n, double m, dpa_event *child, dpa_error *err);
+
+/* Deep copy; NULL on allocation failure. */
+dpa_event *dpa_event_copy(const dpa_event *e);
+void dpa_event_free(dpa_event *e);
+
+/* ---- inspection ---- */
+dpa_event_kind dpa_event_get_kind(const dpa_event *e);
+/* Number of children (0 for leaves) and the i-th child (borrowed pointer). */
+size_t dpa_event_num_children(const dpa_event *e);
+const dpa_event *dpa_event_child(const dpa_event *e, size_t i);
+/* Named numeric parameter ("sigma", "sensitivity", "scale", "epsilon", "delta",
+ * "rho", "mu", "count", "rate", "n", "m").  Returns DPA_EINVAL if this kind has
+ * no such parameter. */
+dpa_status dpa_event_get_param(const dpa_event *e, const char *name, double *value);
+
+/* ---- specs ---- */
+/* Takes ownership of root in every case. */
+dpa_spec *dpa_spec_new(dpa_event *root, dpa_neighboring nb, dpa_error *err);
+dpa_spec *dpa_spec_copy(const dpa_spec *s);
+void dpa_spec_free(dpa_spec *s);
+const dpa_event *dpa_spec_root(const dpa_spec *s);
+dpa_neighboring dpa_spec_neighboring(const dpa_spec *s);
+
+/* Parse a JSON spec (UTF-8 text, NUL-terminated).  Unknown keys, wrong types,
+ * out-of-range values, a missing required key, more than one event key in an
+ * object, trailing garbage: DPA_EINVAL with the JSON path, e.g.
+ *   "/repeat/event/poisson/rate: must be in (0, 1], got 1.5".
+ * Paths use JSON-pointer style: object keys and array indices separated by '/'.
+ * The string "?" in place of a number is an error here (see the template API). */
+dpa_spec *dpa_spec_from_json(const char *text, dpa_error *err);
+
+/* Serialize to canonical compact JSON (every parameter written, including
+ * defaults, and "neighboring").  Returns a malloc'd string the caller frees
+ * with free(); NULL on allocation failure.  Round-trips through
+ * dpa_spec_from_json to an equal spec. */
+char *dpa_spec_to_json(const dpa_spec *s);
+
+/* ---- templates: a spec with exactly one numeric parameter written "?" ---- */
+typedef struct dpa_template dpa_template;
+
+typedef enum dpa_param_role {
+    DPA_ROLE_NOISE,  /* larger value = more private (sigma, scale): calibrate to the smallest */
+    DPA_ROLE_BUDGET  /* larger value = less private (count, rate, epsilon, mu, ...): the largest */
+} dpa_param_role;
+
+typedef struct dpa_param_info {
+    char path[256];      /* JSON path of the "?" value, e.g. "/repeat/count" */
+    char name[32];       /* parameter name, e.g. "count" */
+    dpa_param_role role;
+    int is_integer;      /* 1 for count, n, m, discrete sensitivities */
+    double lo, hi;       /* closed domain [lo, hi] of values the parser accepts */
+    int lo_open, hi_open;/* 1 if that end is excluded (e.g. sigma > 0, rate > 0) */
+} dpa_param_info;
+
+/* Parse a spec with exactly one "?" (zero or several: DPA_EINVAL). */
+dpa_template *dpa_template_from_json(const char *text, dpa_error *err);
+const dpa_param_info *dpa_template_param(const dpa_template *t);
+/* A spec with the placeholder set to value (validated like a parsed value,
+ * including integrality); NULL + DPA_EINVAL if out of domain. Caller frees. */
+dpa_spec *dpa_template_instantiate(const dpa_template *t, double value, dpa_error *err);
+void dpa_template_free(dpa_template *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
