@@ -1,0 +1,575 @@
+/* dpacct — event trees and specs: constructors, validation, copy, inspection.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every domain check on an event parameter lives in this file: the table of
+ * kinds (names, parameter slots, defaults), dpa_ev_param_domain (the domain of
+ * each slot) and dpa_ev_check_value / dpa_ev_check_params (the checks and
+ * their messages).  The public constructors prefix "kind: param " to the
+ * problem text; the JSON reader (event_json.c) calls the same functions and
+ * prefixes the JSON path instead, so both report the same domain in the same
+ * words.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "event_internal.h"
+
+/* ---- internal interface shared with event_json.c ----
+ * (declared again, identically, at the top of event_json.c) */
+const char *dpa_ev_kind_name(dpa_event_kind k);
+int dpa_ev_kind_from_name(const char *name, dpa_event_kind *k);
+int dpa_ev_num_params(dpa_event_kind k);
+int dpa_ev_arity(dpa_event_kind k);
+const char *dpa_ev_param_name(dpa_event_kind k, int slot);
+int dpa_ev_param_default(dpa_event_kind k, int slot, double *def);
+void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
+                         dpa_param_info *dom);
+int dpa_ev_check_value(const dpa_param_info *dom, double v, char *problem, size_t n);
+int dpa_ev_check_params(dpa_event_kind k, const double *p, int *bad_slot,
+                        char *problem, size_t n);
+dpa_event *dpa_ev_make(dpa_event_kind k, const double *p,
+                       dpa_event *const *children, size_t nchild, dpa_error *err);
+
+/* Largest accepted integer sensitivity of the discrete mechanisms. */
+#define DPA_MAX_DISCRETE_SENSITIVITY 1e6
+
+/* One row per kind.  arity: 0 = leaf, 1 = exactly one child, -1 = >= 1 children.
+ * optional[s]: the JSON form may omit slot s; its default is 1 (sensitivity). */
+typedef struct kind_info {
+    const char *name;
+    int nparams;
+    const char *param[2];
+    int optional[2];
+    int arity;
+} kind_info;
+
+static const kind_info KINDS[] = {
+    [DPA_EV_GAUSSIAN] = {"gaussian", 2, {"sigma", "sensitivity"}, {0, 1}, 0},
+    [DPA_EV_LAPLACE] = {"laplace", 2, {"scale", "sensitivity"}, {0, 1}, 0},
+    [DPA_EV_DISCRETE_LAPLACE] = {"discrete_laplace", 2, {"scale", "sensitivity"}, {0, 1}, 0},
+    [DPA_EV_DISCRETE_GAUSSIAN] = {"discrete_gaussian", 2, {"sigma", "sensitivity"}, {0, 1}, 0},
+    [DPA_EV_RANDOMIZED_RESPONSE] = {"randomized_response", 1, {"epsilon", NULL}, {0, 0}, 0},
+    [DPA_EV_PURE] = {"pure", 1, {"epsilon", NULL}, {0, 0}, 0},
+    [DPA_EV_APPROX] = {"approx", 2, {"epsilon", "delta"}, {0, 0}, 0},
+    [DPA_EV_ZCDP] = {"zcdp", 1, {"rho", NULL}, {0, 0}, 0},
+    [DPA_EV_GDP] = {"gdp", 1, {"mu", NULL}, {0, 0}, 0},
+    [DPA_EV_COMPOSE] = {"compose", 0, {NULL, NULL}, {0, 0}, -1},
+    [DPA_EV_REPEAT] = {"repeat", 1, {"count", NULL}, {0, 0}, 1},
+    [DPA_EV_POISSON] = {"poisson", 1, {"rate", NULL}, {0, 0}, 1},
+    [DPA_EV_SAMPLE] = {"sample", 2, {"n", "m"}, {0, 0}, 1},
+};
+#define NKINDS ((int)(sizeof KINDS / sizeof KINDS[0]))
+
+static int kind_valid(dpa_event_kind k)
+{
+    return (int)k >= 0 && (int)k < NKINDS;
+}
+
+/* ---- kind table accessors ---- */
+
+/* "gaussian", ...; NULL for an invalid kind. */
+const char *dpa_ev_kind_name(dpa_event_kind k)
+{
+    return kind_valid(k) ? KINDS[k].name : NULL;
+}
+
+/* 1 and *k set if name is a kind's JSON name, else 0. */
+int dpa_ev_kind_from_name(const char *name, dpa_event_kind *k)
+{
+    for (int i = 0; i < NKINDS; i++) {
+        if (strcmp(KINDS[i].name, name) == 0) {
+            *k = (dpa_event_kind)i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Number of numeric parameter slots of kind k (0 for compose). */
+int dpa_ev_num_params(dpa_event_kind k)
+{
+    return kind_valid(k) ? KINDS[k].nparams : 0;
+}
+
+/* 0 for leaves, 1 for repeat/poisson/sample, -1 for compose (>= 1 children). */
+int dpa_ev_arity(dpa_event_kind k)
+{
+    return kind_valid(k) ? KINDS[k].arity : 0;
+}
+
+/* Name of slot `slot` of kind k; NULL if there is no such slot. */
+const char *dpa_ev_param_name(dpa_event_kind k, int slot)
+{
+    if (!kind_valid(k) || slot < 0 || slot >= KINDS[k].nparams)
+        return NULL;
+    return KINDS[k].param[slot];
+}
+
+/* 1 and *def set if slot may be omitted in JSON, else 0. */
+int dpa_ev_param_default(dpa_event_kind k, int slot, double *def)
+{
+    if (!dpa_ev_param_name(k, slot) || !KINDS[k].optional[slot])
+        return 0;
+    *def = 1.0;
+    return 1;
+}
+
+/* ---- domains ---- */
+
+static void set_range(dpa_param_info *d, double lo, int lo_open, double hi, int hi_open)
+{
+    d->lo = lo;
+    d->lo_open = lo_open;
+    d->hi = hi;
+    d->hi_open = hi_open;
+}
+
+static void set_int_range(dpa_param_info *d, double lo, double hi)
+{
+    d->is_integer = 1;
+    set_range(d, lo, 0, hi, 0);
+}
+
+/* Sample: n in [1, MAX_COUNT], m in [1, MAX_COUNT]; with sibling values known,
+ * n >= m and m <= n (used for template domains). */
+static void sample_domain(int slot, const double *sib, dpa_param_info *d)
+{
+    set_int_range(d, 1, DPA_MAX_COUNT);
+    if (!sib)
+        return;
+    if (slot == 0 && isfinite(sib[1]) && sib[1] > d->lo)
+        d->lo = sib[1];
+    if (slot == 1 && isfinite(sib[0]) && sib[0] < d->hi)
+        d->hi = sib[0];
+}
+
+/* Fill dom (name, role, integrality, range; path left empty) for slot `slot`
+ * of kind k.  sibling: NULL for the slot's own domain; else the kind's
+ * parameter values, used for the cross constraint m <= n of sample.
+ * Unbounded above is written hi = DBL_MAX, closed (every finite value). */
+void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
+                         dpa_param_info *dom)
+{
+    const char *name = dpa_ev_param_name(k, slot);
+    memset(dom, 0, sizeof *dom);
+    if (!name)
+        return;
+    snprintf(dom->name, sizeof dom->name, "%s", name);
+    dom->role = (!strcmp(name, "sigma") || !strcmp(name, "scale")) ? DPA_ROLE_NOISE
+                                                                    : DPA_ROLE_BUDGET;
+    set_range(dom, 0, 0, DBL_MAX, 0);
+    switch (k) {
+    case DPA_EV_GAUSSIAN:
+    case DPA_EV_LAPLACE:
+        dom->lo_open = 1;
+        break;
+    case DPA_EV_DISCRETE_LAPLACE:
+    case DPA_EV_DISCRETE_GAUSSIAN:
+        if (slot == 1)
+            set_int_range(dom, 1, DPA_MAX_DISCRETE_SENSITIVITY);
+        else if (k == DPA_EV_DISCRETE_GAUSSIAN)
+            set_range(dom, 0, 1, DPA_MAX_DISCRETE_GAUSSIAN_SIGMA, 0);
+        else
+            dom->lo_open = 1;
+        break;
+    case DPA_EV_APPROX:
+        if (slot == 1)
+            set_range(dom, 0, 0, 1, 0);
+        break;
+    case DPA_EV_REPEAT:
+        set_int_range(dom, 1, DPA_MAX_COUNT);
+        break;
+    case DPA_EV_POISSON:
+        set_range(dom, 0, 1, 1, 0);
+        break;
+    case DPA_EV_SAMPLE:
+        sample_domain(slot, sibling, dom);
+        break;
+    default: /* randomized_response, pure, zcdp, gdp: [0, inf) */
+        break;
+    }
+}
+
+/* ---- checks ---- */
+
+/* Shortest "%.Ng" form of v that reads back as v (nan/inf as such). */
+static void fmt_num(double v, char *buf, size_t n)
+{
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (!isfinite(v) || strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+static int in_range(const dpa_param_info *d, double v)
+{
+    if (!isfinite(v))
+        return 0;
+    if (d->lo_open ? !(v > d->lo) : !(v >= d->lo))
+        return 0;
+    if (d->hi_open ? !(v < d->hi) : !(v <= d->hi))
+        return 0;
+    return !d->is_integer || v == floor(v);
+}
+
+/* Integer domains: say which end (or integrality) is violated. */
+static void integer_problem(const dpa_param_info *d, double v, const char *got,
+                            char *problem, size_t n)
+{
+    char bound[32];
+    if (isnan(v) || v < d->lo || (isfinite(v) && v != floor(v))) {
+        fmt_num(d->lo, bound, sizeof bound);
+        snprintf(problem, n, "must be an integer >= %s, got %s", bound, got);
+    } else {
+        fmt_num(d->hi, bound, sizeof bound);
+        snprintf(problem, n, "must be an integer <= %s, got %s", bound, got);
+    }
+}
+
+/* 0 if v lies in dom; else 1 and problem = "must be ..., got V" (no subject:
+ * the caller prefixes the parameter name or the JSON path). */
+int dpa_ev_check_value(const dpa_param_info *dom, double v, char *problem, size_t n)
+{
+    char got[32], lo[32], hi[32];
+    if (in_range(dom, v))
+        return 0;
+    fmt_num(v, got, sizeof got);
+    if (dom->is_integer) {
+        integer_problem(dom, v, got, problem, n);
+        return 1;
+    }
+    fmt_num(dom->lo, lo, sizeof lo);
+    if (dom->hi >= DBL_MAX) {
+        snprintf(problem, n, "must be %s %s and finite, got %s",
+                 dom->lo_open ? ">" : ">=", lo, got);
+    } else {
+        fmt_num(dom->hi, hi, sizeof hi);
+        snprintf(problem, n, "must be in %c%s, %s%c, got %s", dom->lo_open ? '(' : '[',
+                 lo, hi, dom->hi_open ? ')' : ']', got);
+    }
+    return 1;
+}
+
+/* 0 if every parameter of kind k (values p[0..nparams-1]) is in its domain,
+ * including cross constraints (sample: m <= n).  Else 1, *bad_slot = the
+ * first offending slot, problem as for dpa_ev_check_value. */
+int dpa_ev_check_params(dpa_event_kind k, const double *p, int *bad_slot,
+                        char *problem, size_t n)
+{
+    dpa_param_info d;
+    for (int s = 0; s < dpa_ev_num_params(k); s++) {
+        dpa_ev_param_domain(k, s, NULL, &d);
+        if (dpa_ev_check_value(&d, p[s], problem, n)) {
+            *bad_slot = s;
+            return 1;
+        }
+    }
+    if (k == DPA_EV_SAMPLE && p[1] > p[0]) {
+        char nv[32], mv[32];
+        fmt_num(p[0], nv, sizeof nv);
+        fmt_num(p[1], mv, sizeof mv);
+        snprintf(problem, n, "must be an integer <= n (%s), got %s", nv, mv);
+        *bad_slot = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- construction ---- */
+
+static void free_children(dpa_event *const *children, size_t n)
+{
+    if (!children)
+        return;
+    for (size_t i = 0; i < n; i++)
+        dpa_event_free(children[i]);
+}
+
+/* DPA_OK if nchild children (all non-NULL) suit kind k; else sets err. */
+static dpa_status check_children(dpa_event_kind k, dpa_event *const *children,
+                                 size_t nchild, dpa_error *err)
+{
+    int arity = KINDS[k].arity;
+    if (arity == -1 && nchild == 0)
+        return dpa_error_set(err, DPA_EINVAL, "compose: needs at least one child event");
+    if (arity >= 0 && nchild != (size_t)arity)
+        return dpa_error_set(err, DPA_EINVAL, "%s: takes %d child events, got %zu",
+                             KINDS[k].name, arity, nchild);
+    if (nchild > 0 && !children)
+        return dpa_error_set(err, DPA_EINVAL, "%s: child array is NULL", KINDS[k].name);
+    for (size_t i = 0; i < nchild; i++) {
+        if (!children[i])
+            return arity == 1
+                ? dpa_error_set(err, DPA_EINVAL, "%s: child event is NULL", KINDS[k].name)
+                : dpa_error_set(err, DPA_EINVAL, "compose: child %zu is NULL", i);
+    }
+    return DPA_OK;
+}
+
+/* Allocate an event of kind k with already validated parameters. */
+static dpa_event *alloc_event(dpa_event_kind k, const double *p,
+                              dpa_event *const *children, size_t nchild)
+{
+    dpa_event *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    if (nchild > 0) {
+        if (nchild > SIZE_MAX / sizeof *e->child ||
+            !(e->child = malloc(nchild * sizeof *e->child))) {
+            free(e);
+            return NULL;
+        }
+        memcpy(e->child, children, nchild * sizeof *e->child);
+    }
+    e->kind = k;
+    e->nchild = nchild;
+    for (int s = 0; s < KINDS[k].nparams; s++)
+        e->p[s] = p[s] == 0 ? 0.0 : p[s]; /* no -0: canonical serialization */
+    return e;
+}
+
+/* The one constructor behind all public ones.  p holds the kind's parameters
+ * in slot order (may be NULL for compose).  Takes ownership of the children in
+ * every case.  Errors: DPA_EINVAL "kind: param must be ..., got V", wrong
+ * number of / NULL children; DPA_ENOMEM. */
+dpa_event *dpa_ev_make(dpa_event_kind k, const double *p,
+                       dpa_event *const *children, size_t nchild, dpa_error *err)
+{
+    char problem[256];
+    int bad;
+    dpa_event *e;
+    if (!kind_valid(k)) {
+        free_children(children, nchild);
+        dpa_error_set(err, DPA_EINVAL, "event: unknown kind %d", (int)k);
+        return NULL;
+    }
+    if (KINDS[k].nparams > 0 && dpa_ev_check_params(k, p, &bad, problem, sizeof problem)) {
+        free_children(children, nchild);
+        dpa_error_set(err, DPA_EINVAL, "%s: %s %s", KINDS[k].name, KINDS[k].param[bad], problem);
+        return NULL;
+    }
+    if (check_children(k, children, nchild, err) != DPA_OK) {
+        free_children(children, nchild);
+        return NULL;
+    }
+    e = alloc_event(k, p, children, nchild);
+    if (!e) {
+        free_children(children, nchild);
+        dpa_error_set(err, DPA_ENOMEM, "%s: out of memory", KINDS[k].name);
+    }
+    return e;
+}
+
+static dpa_event *make_leaf(dpa_event_kind k, double a, double b, dpa_error *err)
+{
+    const double p[2] = {a, b};
+    return dpa_ev_make(k, p, NULL, 0, err);
+}
+
+static dpa_event *make_unary(dpa_event_kind k, double a, double b, dpa_event *child,
+                             dpa_error *err)
+{
+    const double p[2] = {a, b};
+    return dpa_ev_make(k, p, &child, 1, err);
+}
+
+dpa_event *dpa_event_gaussian(double sigma, double sensitivity, dpa_error *err)
+{
+    return make_leaf(DPA_EV_GAUSSIAN, sigma, sensitivity, err);
+}
+
+dpa_event *dpa_event_laplace(double scale, double sensitivity, dpa_error *err)
+{
+    return make_leaf(DPA_EV_LAPLACE, scale, sensitivity, err);
+}
+
+dpa_event *dpa_event_discrete_laplace(double scale, double sensitivity, dpa_error *err)
+{
+    return make_leaf(DPA_EV_DISCRETE_LAPLACE, scale, sensitivity, err);
+}
+
+dpa_event *dpa_event_discrete_gaussian(double sigma, double sensitivity, dpa_error *err)
+{
+    return make_leaf(DPA_EV_DISCRETE_GAUSSIAN, sigma, sensitivity, err);
+}
+
+dpa_event *dpa_event_randomized_response(double epsilon, dpa_error *err)
+{
+    return make_leaf(DPA_EV_RANDOMIZED_RESPONSE, epsilon, 0, err);
+}
+
+dpa_event *dpa_event_pure(double epsilon, dpa_error *err)
+{
+    return make_leaf(DPA_EV_PURE, epsilon, 0, err);
+}
+
+dpa_event *dpa_event_approx(double epsilon, double delta, dpa_error *err)
+{
+    return make_leaf(DPA_EV_APPROX, epsilon, delta, err);
+}
+
+dpa_event *dpa_event_zcdp(double rho, dpa_error *err)
+{
+    return make_leaf(DPA_EV_ZCDP, rho, 0, err);
+}
+
+dpa_event *dpa_event_gdp(double mu, dpa_error *err)
+{
+    return make_leaf(DPA_EV_GDP, mu, 0, err);
+}
+
+dpa_event *dpa_event_compose(dpa_event *const *children, size_t n, dpa_error *err)
+{
+    return dpa_ev_make(DPA_EV_COMPOSE, NULL, children, n, err);
+}
+
+dpa_event *dpa_event_repeat(double count, dpa_event *child, dpa_error *err)
+{
+    return make_unary(DPA_EV_REPEAT, count, 0, child, err);
+}
+
+dpa_event *dpa_event_poisson(double rate, dpa_event *child, dpa_error *err)
+{
+    return make_unary(DPA_EV_POISSON, rate, 0, child, err);
+}
+
+dpa_event *dpa_event_sample(double n, double m, dpa_event *child, dpa_error *err)
+{
+    return make_unary(DPA_EV_SAMPLE, n, m, child, err);
+}
+
+/* ---- copy / free ---- */
+
+dpa_event *dpa_event_copy(const dpa_event *e)
+{
+    dpa_event *c;
+    if (!e)
+        return NULL;
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->kind = e->kind;
+    c->p[0] = e->p[0];
+    c->p[1] = e->p[1];
+    if (e->nchild > 0) {
+        c->child = calloc(e->nchild, sizeof *c->child);
+        if (!c->child) {
+            free(c);
+            return NULL;
+        }
+    }
+    /* nchild counts the copies made so far: a partial copy frees cleanly. */
+    for (size_t i = 0; i < e->nchild; i++, c->nchild++) {
+        c->child[i] = dpa_event_copy(e->child[i]);
+        if (!c->child[i]) {
+            dpa_event_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+void dpa_event_free(dpa_event *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->nchild; i++)
+        dpa_event_free(e->child[i]);
+    free(e->child);
+    free(e);
+}
+
+/* ---- inspection ---- */
+
+dpa_event_kind dpa_event_get_kind(const dpa_event *e)
+{
+    return e->kind;
+}
+
+size_t dpa_event_num_children(const dpa_event *e)
+{
+    return e ? e->nchild : 0;
+}
+
+const dpa_event *dpa_event_child(const dpa_event *e, size_t i)
+{
+    return (e && i < e->nchild) ? e->child[i] : NULL;
+}
+
+dpa_status dpa_event_get_param(const dpa_event *e, const char *name, double *value)
+{
+    if (!e || !name || !value || !kind_valid(e->kind))
+        return DPA_EINVAL;
+    for (int s = 0; s < KINDS[e->kind].nparams; s++) {
+        if (strcmp(KINDS[e->kind].param[s], name) == 0) {
+            *value = e->p[s];
+            return DPA_OK;
+        }
+    }
+    return DPA_EINVAL;
+}
+
+/* ---- specs ---- */
+
+dpa_spec *dpa_spec_new(dpa_event *root, dpa_neighboring nb, dpa_error *err)
+{
+    dpa_spec *s;
+    if (!root) {
+        dpa_error_set(err, DPA_EINVAL, "spec: root event is NULL");
+        return NULL;
+    }
+    if (nb != DPA_ADD_REMOVE && nb != DPA_REPLACE) {
+        dpa_event_free(root);
+        dpa_error_set(err, DPA_EINVAL,
+                      "spec: neighboring must be DPA_ADD_REMOVE or DPA_REPLACE, got %d", (int)nb);
+        return NULL;
+    }
+    s = malloc(sizeof *s);
+    if (!s) {
+        dpa_event_free(root);
+        dpa_error_set(err, DPA_ENOMEM, "spec: out of memory");
+        return NULL;
+    }
+    s->root = root;
+    s->nb = nb;
+    return s;
+}
+
+dpa_spec *dpa_spec_copy(const dpa_spec *s)
+{
+    dpa_spec *c;
+    if (!s)
+        return NULL;
+    c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    c->nb = s->nb;
+    c->root = dpa_event_copy(s->root);
+    if (!c->root) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void dpa_spec_free(dpa_spec *s)
+{
+    if (!s)
+        return;
+    dpa_event_free(s->root);
+    free(s);
+}
+
+const dpa_event *dpa_spec_root(const dpa_spec *s)
+{
+    return s ? s->root : NULL;
+}
+
+dpa_neighboring dpa_spec_neighboring(const dpa_spec *s)
+{
+    return s ? s->nb : DPA_ADD_REMOVE;
+}

@@ -1,0 +1,720 @@
+/* dpacct — the JSON form of specs (docs/spec.md) and calibration templates.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Reading: jansson parses the text (duplicate keys rejected); one recursive
+ * walk then checks the tree and builds the event.  Every message starts with
+ * the JSON path of the offending value ("/repeat/event/poisson/rate: ...").
+ * Parameter domains are not checked here: the walk calls the checks of
+ * event.c (dpa_ev_check_params / dpa_ev_check_value) and prefixes the path.
+ *
+ * The same walk serves three modes: a plain spec ("?" is an error), a
+ * template scan (the single "?" is recorded with its domain and replaced by a
+ * feasible value so that the rest of the spec is fully validated), and a
+ * template instantiation ("?" replaced by the caller's value).
+ *
+ * Writing: a small string builder emits canonical compact JSON.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "event_internal.h"
+
+/* ---- internal interface implemented in event.c (same declarations there) ---- */
+const char *dpa_ev_kind_name(dpa_event_kind k);
+int dpa_ev_kind_from_name(const char *name, dpa_event_kind *k);
+int dpa_ev_num_params(dpa_event_kind k);
+int dpa_ev_arity(dpa_event_kind k);
+const char *dpa_ev_param_name(dpa_event_kind k, int slot);
+int dpa_ev_param_default(dpa_event_kind k, int slot, double *def);
+void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
+                         dpa_param_info *dom);
+int dpa_ev_check_value(const dpa_param_info *dom, double v, char *problem, size_t n);
+int dpa_ev_check_params(dpa_event_kind k, const double *p, int *bad_slot,
+                        char *problem, size_t n);
+dpa_event *dpa_ev_make(dpa_event_kind k, const double *p,
+                       dpa_event *const *children, size_t nchild, dpa_error *err);
+
+/* Deepest accepted nesting of events (the root is level 1). */
+#define MAX_EVENT_DEPTH 256
+/* Room for any path within MAX_EVENT_DEPTH (segments are at most ~25 chars). */
+#define PATH_FULL_MAX 16384
+
+#define EVENT_KEY_LIST "gaussian, laplace, discrete_laplace, discrete_gaussian, " \
+    "randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample"
+
+typedef enum walk_mode { MODE_SPEC, MODE_SCAN, MODE_INST } walk_mode;
+
+/* A JSON path as a chain of segments, leaf first; NULL is the root "/".
+ * key: an object key (always a static string of this module), or NULL for
+ * the array index `index`. */
+typedef struct seg {
+    const struct seg *up;
+    const char *key;
+    size_t index;
+} seg;
+
+typedef struct walk {
+    walk_mode mode;
+    double value;        /* MODE_INST: the value of the placeholder */
+    int found;           /* placeholders met so far */
+    dpa_param_info info; /* MODE_SCAN: the placeholder found */
+    dpa_error *err;
+} walk;
+
+struct dpa_template {
+    json_t *root;        /* the parsed text, "?" included */
+    dpa_param_info info;
+};
+
+/* ---- paths and messages ---- */
+
+static void path_append(const seg *s, char *buf, size_t cap, size_t *len)
+{
+    char idx[32];
+    const char *txt;
+    if (!s)
+        return;
+    path_append(s->up, buf, cap, len);
+    txt = s->key;
+    if (!txt) {
+        snprintf(idx, sizeof idx, "%zu", s->index);
+        txt = idx;
+    }
+    if (*len + 1 + strlen(txt) < cap)
+        *len += (size_t)snprintf(buf + *len, cap - *len, "/%s", txt);
+}
+
+/* Render s as "/a/b/0/c" ("/" for the root) into out[n]; a path too long
+ * keeps its head and tail around "/...". */
+static void path_render(const seg *s, char *out, size_t n)
+{
+    char full[PATH_FULL_MAX];
+    size_t len = 0, head, tail;
+    full[0] = '\0';
+    path_append(s, full, sizeof full, &len);
+    if (len == 0) {
+        snprintf(out, n, "/");
+        return;
+    }
+    if (len < n) {
+        memcpy(out, full, len + 1);
+        return;
+    }
+    /* Cut at segment boundaries: "/a/b" + "/..." + "/y/z". */
+    head = n / 4;
+    while (head > 0 && full[head] != '/')
+        head--;
+    tail = len - (n - head - 5); /* "/..." plus the NUL */
+    while (full[tail] && full[tail] != '/')
+        tail++;
+    snprintf(out, n, "%.*s/...%s", (int)head, full, full + tail);
+}
+
+/* Set w->err to DPA_EINVAL "PATH: message"; returns DPA_EINVAL. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static dpa_status fail(walk *w, const seg *at, const char *fmt, ...)
+{
+    char path[256], msg[DPA_ERROR_MESSAGE_MAX];
+    va_list ap;
+    path_render(at, path, sizeof path);
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return dpa_error_set(w->err, DPA_EINVAL, "%s: %s", path, msg);
+}
+
+/* A user-supplied string quoted for a message: at most 40 characters,
+ * quotes, backslashes and control characters escaped. */
+static const char *quote(const char *s, char *buf, size_t n)
+{
+    size_t j = 0;
+    buf[j++] = '"';
+    for (size_t i = 0; s[i] && j + 8 < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (i == 40) {
+            j += (size_t)snprintf(buf + j, n - j, "...");
+            break;
+        }
+        if (ch == '"' || ch == '\\')
+            j += (size_t)snprintf(buf + j, n - j, "\\%c", ch);
+        else if (ch < 0x20 || ch == 0x7f)
+            j += (size_t)snprintf(buf + j, n - j, "\\x%02x", ch);
+        else
+            buf[j++] = (char)ch;
+    }
+    buf[j++] = '"';
+    buf[j] = '\0';
+    return buf;
+}
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    case JSON_NULL: return "null";
+    }
+    return "unknown";
+}
+
+/* ---- numbers and the placeholder ---- */
+
+static int is_placeholder(const json_t *v)
+{
+    return json_is_string(v) && json_string_length(v) == 1 &&
+           json_string_value(v)[0] == '?';
+}
+
+/* Read the number at `at` into *out.  The string "?" is the placeholder:
+ * an error for a plain spec, *is_ph = 1 otherwise (MODE_INST also sets *out
+ * to the template value; MODE_SCAN leaves *out for the caller). */
+static dpa_status read_number(walk *w, json_t *v, const seg *at, double *out, int *is_ph)
+{
+    char first[256];
+    *is_ph = 0;
+    if (json_is_integer(v)) {
+        *out = (double)json_integer_value(v);
+        return DPA_OK;
+    }
+    if (json_is_real(v)) {
+        *out = json_real_value(v);
+        return DPA_OK;
+    }
+    if (!is_placeholder(v))
+        return fail(w, at, "expected a number, got %s", type_name(v));
+    if (w->mode == MODE_SPEC)
+        return fail(w, at, "the placeholder \"?\" is only allowed in a calibration template");
+    if (++w->found > 1) {
+        snprintf(first, sizeof first, "%s", w->info.path);
+        return fail(w, at, "more than one \"?\" placeholder (the first is at %s); "
+                    "a template has exactly one", first);
+    }
+    *is_ph = 1;
+    if (w->mode == MODE_INST)
+        *out = w->value;
+    else
+        path_render(at, w->info.path, sizeof w->info.path);
+    return DPA_OK;
+}
+
+/* Domain of the "p" form of randomized_response: p = e^eps / (1 + e^eps). */
+static void rr_p_domain(dpa_param_info *d)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "p");
+    d->role = DPA_ROLE_BUDGET;
+    d->lo = 0.5;
+    d->hi = 1;
+    d->hi_open = 1;
+}
+
+/* A value inside dom, substituted for the placeholder while scanning. */
+static double feasible_point(const dpa_param_info *d)
+{
+    if (!d->lo_open)
+        return d->lo;
+    if (d->hi < DBL_MAX && !d->hi_open)
+        return d->hi;
+    if (d->hi >= DBL_MAX)
+        return d->lo + 1;
+    return d->lo + (d->hi - d->lo) / 2;
+}
+
+/* ---- parameters of one kind object ---- */
+
+/* The raw values of one kind object: p[] in slot order; ph = slot of the
+ * placeholder or -1; rr_p = 1 if randomized_response came as "p". */
+typedef struct params {
+    double p[2];
+    int ph;
+    int rr_p;
+} params;
+
+/* Comma-separated keys accepted in a kind object, for "unknown key" messages. */
+static void expected_keys(dpa_event_kind k, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int s = 0; s < dpa_ev_num_params(k); s++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", s ? ", " : "",
+                                dpa_ev_param_name(k, s));
+    if (k == DPA_EV_RANDOMIZED_RESPONSE)
+        len += (size_t)snprintf(buf + len, n - len, ", p");
+    if (dpa_ev_arity(k) == 1)
+        snprintf(buf + len, n - len, ", event");
+}
+
+static int key_allowed(dpa_event_kind k, const char *key)
+{
+    for (int s = 0; s < dpa_ev_num_params(k); s++)
+        if (strcmp(key, dpa_ev_param_name(k, s)) == 0)
+            return 1;
+    if (k == DPA_EV_RANDOMIZED_RESPONSE && strcmp(key, "p") == 0)
+        return 1;
+    return dpa_ev_arity(k) == 1 && strcmp(key, "event") == 0;
+}
+
+/* Every key of obj (the object of kind k at `at`) is one k accepts. */
+static dpa_status check_keys(walk *w, dpa_event_kind k, json_t *obj, const seg *at)
+{
+    const char *key;
+    json_t *v;
+    char q[128], exp[128];
+    json_object_foreach(obj, key, v) {
+        if (!key_allowed(k, key)) {
+            expected_keys(k, exp, sizeof exp);
+            return fail(w, at, "unknown key %s (expected %s)", quote(key, q, sizeof q), exp);
+        }
+    }
+    return DPA_OK;
+}
+
+/* The JSON node of slot s, switching randomized_response to "p" if given. */
+static dpa_status slot_node(walk *w, dpa_event_kind k, int s, json_t *obj,
+                            const seg *at, params *pa, json_t **node)
+{
+    const char *name = dpa_ev_param_name(k, s);
+    *node = json_object_get(obj, name);
+    if (k == DPA_EV_RANDOMIZED_RESPONSE) {
+        json_t *pv = json_object_get(obj, "p");
+        if (pv && *node)
+            return fail(w, at, "give exactly one of \"epsilon\" and \"p\", not both");
+        if (pv) {
+            *node = pv;
+            pa->rr_p = 1;
+        }
+        if (!*node)
+            return fail(w, at, "missing key \"epsilon\" (or \"p\")");
+    }
+    return DPA_OK;
+}
+
+/* Read the raw parameter values of kind k from obj (no domain checks yet). */
+static dpa_status read_params(walk *w, dpa_event_kind k, json_t *obj, const seg *at,
+                              params *pa)
+{
+    pa->p[0] = pa->p[1] = 0;
+    pa->ph = -1;
+    pa->rr_p = 0;
+    for (int s = 0; s < dpa_ev_num_params(k); s++) {
+        json_t *node;
+        int is_ph;
+        seg sub = {at, dpa_ev_param_name(k, s), 0};
+        if (slot_node(w, k, s, obj, at, pa, &node) != DPA_OK)
+            return DPA_EINVAL;
+        if (!node) {
+            if (dpa_ev_param_default(k, s, &pa->p[s]))
+                continue;
+            return fail(w, at, "missing key \"%s\"", sub.key);
+        }
+        if (pa->rr_p)
+            sub.key = "p";
+        if (read_number(w, node, &sub, &pa->p[s], &is_ph) != DPA_OK)
+            return DPA_EINVAL;
+        if (is_ph)
+            pa->ph = s;
+    }
+    return DPA_OK;
+}
+
+/* Scan mode: check the other parameters on their own, then record the
+ * placeholder's domain (given its siblings) and put a feasible value in. */
+static dpa_status record_placeholder(walk *w, dpa_event_kind k, const seg *at, params *pa)
+{
+    char problem[256];
+    dpa_param_info d;
+    for (int s = 0; s < dpa_ev_num_params(k); s++) {
+        seg sub = {at, dpa_ev_param_name(k, s), 0};
+        dpa_ev_param_domain(k, s, NULL, &d);
+        if (s != pa->ph && dpa_ev_check_value(&d, pa->p[s], problem, sizeof problem))
+            return fail(w, &sub, "%s", problem);
+    }
+    if (pa->rr_p)
+        rr_p_domain(&d);
+    else
+        dpa_ev_param_domain(k, pa->ph, pa->p, &d);
+    memcpy(d.path, w->info.path, sizeof d.path); /* set by read_number */
+    w->info = d;
+    pa->p[pa->ph] = feasible_point(&d);
+    return DPA_OK;
+}
+
+/* Check every parameter (path-prefixed messages of event.c's checks);
+ * converts randomized_response's p to epsilon. */
+static dpa_status check_params(walk *w, dpa_event_kind k, const seg *at, params *pa)
+{
+    char problem[256];
+    int bad;
+    if (w->mode == MODE_SCAN && pa->ph >= 0 && record_placeholder(w, k, at, pa) != DPA_OK)
+        return DPA_EINVAL;
+    if (pa->rr_p) {
+        dpa_param_info d;
+        seg sub = {at, "p", 0};
+        rr_p_domain(&d);
+        if (dpa_ev_check_value(&d, pa->p[0], problem, sizeof problem))
+            return fail(w, &sub, "%s", problem);
+        pa->p[0] = log(pa->p[0]) - log1p(-pa->p[0]);
+    }
+    if (dpa_ev_check_params(k, pa->p, &bad, problem, sizeof problem)) {
+        seg sub = {at, dpa_ev_param_name(k, bad), 0};
+        return fail(w, &sub, "%s", problem);
+    }
+    return DPA_OK;
+}
+
+/* ---- the walk ---- */
+
+static dpa_event *walk_event(walk *w, json_t *obj, const seg *at, int depth, int top);
+
+/* {"compose": [E, ...]}: val is the array, at its path. */
+static dpa_event *walk_compose(walk *w, json_t *val, const seg *at, int depth)
+{
+    size_t n = json_is_array(val) ? json_array_size(val) : 0;
+    dpa_event **kids, *e;
+    if (!json_is_array(val)) {
+        fail(w, at, "expected an array of events, got %s", type_name(val));
+        return NULL;
+    }
+    if (n == 0) {
+        fail(w, at, "must be a non-empty array of events");
+        return NULL;
+    }
+    kids = calloc(n, sizeof *kids);
+    if (!kids) {
+        dpa_error_set(w->err, DPA_ENOMEM, "compose: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        seg sub = {at, NULL, i};
+        kids[i] = walk_event(w, json_array_get(val, i), &sub, depth + 1, 0);
+        if (!kids[i]) {
+            for (size_t j = 0; j < i; j++)
+                dpa_event_free(kids[j]);
+            free(kids);
+            return NULL;
+        }
+    }
+    e = dpa_ev_make(DPA_EV_COMPOSE, NULL, kids, n, w->err);
+    free(kids);
+    return e;
+}
+
+/* A leaf or a one-child combinator: val is the parameter object, at its path. */
+static dpa_event *walk_kind(walk *w, dpa_event_kind k, json_t *val, const seg *at, int depth)
+{
+    params pa;
+    json_t *child_node = NULL;
+    dpa_event *child;
+    if (k == DPA_EV_COMPOSE)
+        return walk_compose(w, val, at, depth);
+    if (!json_is_object(val)) {
+        fail(w, at, "expected an object, got %s", type_name(val));
+        return NULL;
+    }
+    if (check_keys(w, k, val, at) != DPA_OK)
+        return NULL;
+    if (dpa_ev_arity(k) == 1 && !(child_node = json_object_get(val, "event"))) {
+        fail(w, at, "missing key \"event\"");
+        return NULL;
+    }
+    if (read_params(w, k, val, at, &pa) != DPA_OK || check_params(w, k, at, &pa) != DPA_OK)
+        return NULL;
+    if (!child_node)
+        return dpa_ev_make(k, pa.p, NULL, 0, w->err);
+    {
+        seg sub = {at, "event", 0};
+        child = walk_event(w, child_node, &sub, depth + 1, 0);
+    }
+    return child ? dpa_ev_make(k, pa.p, &child, 1, w->err) : NULL;
+}
+
+/* "found N: "a", "b"" for a message about several event keys. */
+static void list_event_keys(json_t *obj, int top, char *buf, size_t n)
+{
+    const char *key;
+    json_t *v;
+    char q[128];
+    size_t len = 0;
+    dpa_event_kind k;
+    buf[0] = '\0';
+    json_object_foreach(obj, key, v) {
+        if ((top && !strcmp(key, "neighboring")) || !dpa_ev_kind_from_name(key, &k))
+            continue;
+        if (len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : ": ",
+                                    quote(key, q, sizeof q));
+    }
+}
+
+/* The event key of obj (exactly one; "neighboring" is skipped at the top). */
+static dpa_status find_event_key(walk *w, json_t *obj, const seg *at, int top,
+                                 const char **name, dpa_event_kind *kind)
+{
+    const char *key;
+    json_t *v;
+    char q[128], list[DPA_ERROR_MESSAGE_MAX];
+    size_t found = 0;
+    json_object_foreach(obj, key, v) {
+        if (!strcmp(key, "neighboring")) {
+            seg sub = {at, "neighboring", 0};
+            if (top)
+                continue;
+            return fail(w, &sub, "only allowed at the top level of a spec");
+        }
+        if (!dpa_ev_kind_from_name(key, kind))
+            return fail(w, at, "unknown event kind %s", quote(key, q, sizeof q));
+        found++;
+        *name = dpa_ev_kind_name(*kind);
+    }
+    if (found == 1)
+        return DPA_OK;
+    list_event_keys(obj, top, list, sizeof list);
+    return fail(w, at, "expected exactly one event key (" EVENT_KEY_LIST "), found %zu%s",
+                found, list);
+}
+
+/* An event object at `at` (depth: 1 for the root). */
+static dpa_event *walk_event(walk *w, json_t *obj, const seg *at, int depth, int top)
+{
+    const char *name = NULL;
+    dpa_event_kind k;
+    if (depth > MAX_EVENT_DEPTH) {
+        fail(w, at, "events nested deeper than %d levels", MAX_EVENT_DEPTH);
+        return NULL;
+    }
+    if (!json_is_object(obj)) {
+        fail(w, at, "expected an event object, got %s", type_name(obj));
+        return NULL;
+    }
+    if (find_event_key(w, obj, at, top, &name, &k) != DPA_OK)
+        return NULL;
+    {
+        seg sub = {at, name, 0};
+        return walk_kind(w, k, json_object_get(obj, name), &sub, depth);
+    }
+}
+
+/* The optional top-level "neighboring" of root (root may be any JSON value). */
+static dpa_status read_neighboring(walk *w, json_t *root, dpa_neighboring *nb)
+{
+    seg at = {NULL, "neighboring", 0};
+    json_t *v = json_is_object(root) ? json_object_get(root, "neighboring") : NULL;
+    char q[128];
+    *nb = DPA_ADD_REMOVE;
+    if (!v)
+        return DPA_OK;
+    if (!json_is_string(v))
+        return fail(w, &at, "expected a string, got %s", type_name(v));
+    if (!strcmp(json_string_value(v), "add_remove"))
+        return DPA_OK;
+    if (!strcmp(json_string_value(v), "replace")) {
+        *nb = DPA_REPLACE;
+        return DPA_OK;
+    }
+    return fail(w, &at, "must be \"add_remove\" or \"replace\", got %s",
+                quote(json_string_value(v), q, sizeof q));
+}
+
+static dpa_spec *walk_spec(walk *w, json_t *root)
+{
+    dpa_neighboring nb = DPA_ADD_REMOVE;
+    dpa_event *e;
+    if (json_is_object(root) && read_neighboring(w, root, &nb) != DPA_OK)
+        return NULL;
+    e = walk_event(w, root, NULL, 1, 1);
+    return e ? dpa_spec_new(e, nb, w->err) : NULL;
+}
+
+/* Parse text with jansson: syntax errors, duplicate keys and empty input are
+ * DPA_EINVAL.  Returns a new reference or NULL. */
+static json_t *load_text(const char *text, dpa_error *err)
+{
+    json_error_t je;
+    json_t *root;
+    if (!text) {
+        dpa_error_set(err, DPA_EINVAL, "no input (NULL text)");
+        return NULL;
+    }
+    if (text[strspn(text, " \t\r\n")] == '\0') {
+        dpa_error_set(err, DPA_EINVAL, "empty input: expected a JSON event object");
+        return NULL;
+    }
+    root = json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    if (!root)
+        dpa_error_set(err, DPA_EINVAL, "JSON syntax error at line %d column %d: %s",
+                      je.line, je.column, je.text);
+    return root;
+}
+
+dpa_spec *dpa_spec_from_json(const char *text, dpa_error *err)
+{
+    walk w = {.mode = MODE_SPEC, .err = err};
+    json_t *root = load_text(text, err);
+    dpa_spec *s;
+    if (!root)
+        return NULL;
+    s = walk_spec(&w, root);
+    json_decref(root);
+    return s;
+}
+
+/* ---- templates ---- */
+
+dpa_template *dpa_template_from_json(const char *text, dpa_error *err)
+{
+    walk w = {.mode = MODE_SCAN, .err = err};
+    json_t *root = load_text(text, err);
+    dpa_spec *s;
+    dpa_template *t;
+    if (!root)
+        return NULL;
+    s = walk_spec(&w, root);
+    if (!s) {
+        json_decref(root);
+        return NULL;
+    }
+    dpa_spec_free(s);
+    if (w.found == 0) {
+        json_decref(root);
+        fail(&w, NULL, "no \"?\" placeholder: a template has exactly one numeric "
+             "parameter written \"?\"");
+        return NULL;
+    }
+    t = malloc(sizeof *t);
+    if (!t) {
+        json_decref(root);
+        dpa_error_set(err, DPA_ENOMEM, "template: out of memory");
+        return NULL;
+    }
+    t->root = root;
+    t->info = w.info;
+    return t;
+}
+
+const dpa_param_info *dpa_template_param(const dpa_template *t)
+{
+    return t ? &t->info : NULL;
+}
+
+dpa_spec *dpa_template_instantiate(const dpa_template *t, double value, dpa_error *err)
+{
+    walk w = {.mode = MODE_INST, .value = value, .err = err};
+    if (!t) {
+        dpa_error_set(err, DPA_EINVAL, "template: NULL template");
+        return NULL;
+    }
+    /* The walk only reads the tree, so one template may be instantiated
+     * from several threads at once. */
+    return walk_spec(&w, t->root);
+}
+
+void dpa_template_free(dpa_template *t)
+{
+    if (!t)
+        return;
+    json_decref(t->root);
+    free(t);
+}
+
+/* ---- writing ---- */
+
+typedef struct sbuf {
+    char *buf;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 128;
+        char *nb;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        nb = realloc(b->buf, cap);
+        if (!nb) {
+            b->oom = 1;
+            return;
+        }
+        b->buf = nb;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, s, n + 1);
+    b->len += n;
+}
+
+/* "name":V with V in %.17g (integers print as integers: no exponent below 1e17). */
+static void sb_param(sbuf *b, const char *name, double v, int first)
+{
+    char num[40];
+    snprintf(num, sizeof num, "%.17g", v);
+    sb_put(b, first ? "\"" : ",\"");
+    sb_put(b, name);
+    sb_put(b, "\":");
+    sb_put(b, num);
+}
+
+static void write_event(sbuf *b, const dpa_event *e);
+
+/* "kind":BODY, without the enclosing braces. */
+static void write_kind(sbuf *b, const dpa_event *e)
+{
+    sb_put(b, "\"");
+    sb_put(b, dpa_ev_kind_name(e->kind));
+    sb_put(b, "\":");
+    if (e->kind == DPA_EV_COMPOSE) {
+        sb_put(b, "[");
+        for (size_t i = 0; i < e->nchild; i++) {
+            if (i)
+                sb_put(b, ",");
+            write_event(b, e->child[i]);
+        }
+        sb_put(b, "]");
+        return;
+    }
+    sb_put(b, "{");
+    for (int s = 0; s < dpa_ev_num_params(e->kind); s++)
+        sb_param(b, dpa_ev_param_name(e->kind, s), e->p[s], s == 0);
+    if (e->nchild == 1) {
+        sb_put(b, ",\"event\":");
+        write_event(b, e->child[0]);
+    }
+    sb_put(b, "}");
+}
+
+static void write_event(sbuf *b, const dpa_event *e)
+{
+    sb_put(b, "{");
+    write_kind(b, e);
+    sb_put(b, "}");
+}
+
+char *dpa_spec_to_json(const dpa_spec *s)
+{
+    sbuf b = {NULL, 0, 0, 0};
+    if (!s || !s->root)
+        return NULL;
+    sb_put(&b, "{");
+    write_kind(&b, s->root);
+    sb_put(&b, s->nb == DPA_REPLACE ? ",\"neighboring\":\"replace\"}"
+                                    : ",\"neighboring\":\"add_remove\"}");
+    if (b.oom) {
+        free(b.buf);
+        return NULL;
+    }
+    return b.buf;
+}
