@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <complex.h>
 #include <fftw3.h>
+#include <gsl/gsl_errno.h>
 #include "dpacct/status.h"
 
 /* ---------- log-space arithmetic (log_arith.c) ----------
@@ -60,10 +61,13 @@ dpa_status dpa_scan_bracket(dpa_fn f, void *ctx, double x0, double step, int dir
                             double xmin, double xmax, double *a, double *b);
 
 /* ---------- GSL error-handler guard (gsl_guard.c) ---------- */
-/* Opaque saved handler.  Usage:
+/* Saved handler.  Usage:
  *   dpa_gsl_guard g = dpa_gsl_guard_begin(); ... GSL calls ...; dpa_gsl_guard_end(g);
- * begin switches GSL's handler off, end restores the caller's. */
-typedef struct { void *saved; } dpa_gsl_guard;
+ * begin switches GSL's handler off, end restores the caller's.  The handler is
+ * stored with its own function-pointer type (a function pointer cannot be
+ * converted to void * in strict C11).  GSL's handler is process-global, so
+ * guards must not be used concurrently from several threads. */
+typedef struct { gsl_error_handler_t *saved; } dpa_gsl_guard;
 dpa_gsl_guard dpa_gsl_guard_begin(void);
 void dpa_gsl_guard_end(dpa_gsl_guard g);
 
