@@ -1,0 +1,106 @@
+/* Root finding: sign-preserving bisection and a geometric scan for the first
+ * sign change (scan, then bisect: MATH.md §8).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Zero convention (both functions): a point where f is exactly 0 is a root,
+ * so it counts as a sign change.  dpa_bisect then returns that point as both
+ * ends of the bracket (it satisfies "f <= 0" and "f >= 0" alike, so whichever
+ * side the caller treats as safe is right); dpa_scan_bracket returns a bracket
+ * with that point as one end. */
+#include <float.h>
+#include <math.h>
+#include "num/num.h"
+
+/* Bisection step cap, as documented in num.h: 200 halvings shrink any finite
+ * bracket by 2^-200, far below double resolution for all practical widths;
+ * the loop also ends once no double lies strictly inside the bracket. */
+#define DPA_BISECT_MAX_STEPS 200
+/* Scan step cap: the step doubles each time, so 2200 doublings take even a
+ * subnormal step (2^-1074) past DBL_MAX (2^1024); the scan always reaches
+ * xmin/xmax long before. */
+#define DPA_SCAN_MAX_STEPS 2200
+
+static int sign_of(double v)
+{
+    return (v > 0.0) - (v < 0.0);
+}
+
+dpa_status dpa_bisect(dpa_fn f, void *ctx, double lo, double hi,
+                      double xtol_abs, double xtol_rel,
+                      double *out_lo, double *out_hi)
+{
+    if (!f || !out_lo || !out_hi || !isfinite(lo) || !isfinite(hi) || lo > hi ||
+        !(xtol_abs >= 0.0) || !(xtol_rel >= 0.0))
+        return DPA_EINVAL;
+    double flo = f(lo, ctx);
+    double fhi = f(hi, ctx);
+    if (isnan(flo) || isnan(fhi))
+        return DPA_ENUMERIC;
+    if (flo == 0.0 || fhi == 0.0) {
+        double r = flo == 0.0 ? lo : hi;
+        *out_lo = *out_hi = r;
+        return DPA_OK;
+    }
+    int slo = sign_of(flo);
+    if (slo == sign_of(fhi))
+        return DPA_ENUMERIC;
+    for (int i = 0; i < DPA_BISECT_MAX_STEPS; i++) {
+        /* relative tolerance against the smaller end: the root lies in the
+         * bracket, so this bounds the error relative to the root itself. */
+        double scale = fmin(fabs(lo), fabs(hi));
+        if (hi - lo <= xtol_abs + xtol_rel * scale)
+            break;
+        double mid = 0.5 * lo + 0.5 * hi;   /* no overflow of hi - lo */
+        if (!(mid > lo && mid < hi))
+            break;                          /* adjacent doubles */
+        double fm = f(mid, ctx);
+        if (isnan(fm))
+            return DPA_ENUMERIC;
+        if (fm == 0.0) {
+            lo = hi = mid;
+            break;
+        }
+        if (sign_of(fm) == slo)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *out_lo = lo;
+    *out_hi = hi;
+    return DPA_OK;
+}
+
+dpa_status dpa_scan_bracket(dpa_fn f, void *ctx, double x0, double step, int dir,
+                            double xmin, double xmax, double *a, double *b)
+{
+    if (!f || !a || !b || (dir != 1 && dir != -1) || !(step > 0.0) ||
+        !isfinite(step) || !isfinite(xmin) || !isfinite(xmax) ||
+        !(xmin <= x0 && x0 <= xmax))
+        return DPA_EINVAL;
+    double xprev = x0;
+    double fprev = f(x0, ctx);
+    if (isnan(fprev))
+        return DPA_ENUMERIC;
+    double d = step;
+    for (int i = 0; i < DPA_SCAN_MAX_STEPS; i++, d *= 2.0) {
+        double limit = dir > 0 ? xmax : xmin;
+        if (xprev == limit)
+            return DPA_ENUMERIC;            /* whole range scanned */
+        double x = xprev + dir * d;
+        if (dir > 0 ? x > xmax : x < xmin)
+            x = limit;
+        if (x == xprev)
+            continue;                       /* step below ulp(x): grow it */
+        double fx = f(x, ctx);
+        if (isnan(fx))
+            return DPA_ENUMERIC;
+        if (fprev == 0.0 || fx == 0.0 || sign_of(fx) != sign_of(fprev)) {
+            *a = fmin(xprev, x);
+            *b = fmax(xprev, x);
+            return DPA_OK;
+        }
+        xprev = x;
+        fprev = fx;
+    }
+    return DPA_ENUMERIC;
+}
