@@ -1,0 +1,177 @@
+/* Real FFTs of arbitrary length through FFTW with a small per-object plan
+ * cache.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Plans are created with FFTW_ESTIMATE (cheap, no timing runs, deterministic)
+ * on scratch buffers that are freed right after planning, and are executed
+ * with fftw_execute_dft_r2c / fftw_execute_dft_c2r on the caller's arrays.
+ * FFTW requires those arrays to have the alignment of the planning buffers
+ * and to be out of place like them, so callers must pass distinct arrays from
+ * dpa_fft_alloc_real / dpa_fft_alloc_complex (fftw_malloc); misaligned or
+ * aliased arrays are rejected with DPA_EINVAL.
+ *
+ * fftw_cleanup is never called: FFTW's planner state is process-global and
+ * may be in use by other code in the process. */
+#include <stdint.h>
+#include <stdlib.h>
+#include "num/num.h"
+
+/* Number of cached (n, r2c, c2r) plan pairs.  An accountant uses only a few
+ * lengths (one per grid size), so 8 covers them; beyond that the oldest entry
+ * is replaced (round robin), which only costs a cheap FFTW_ESTIMATE replan. */
+#define DPA_FFT_CACHE_SIZE 8
+/* Largest length dpa_fft_good_size handles: 2^40 doubles are 8 TiB, far
+ * beyond any grid the library builds; the bound keeps the search in 64-bit
+ * integers with no overflow. */
+#define DPA_FFT_MAX_GOOD_SIZE ((uint64_t)1 << 40)
+
+typedef struct {
+    size_t n;            /* 0: empty slot */
+    fftw_plan r2c;
+    fftw_plan c2r;
+} dpa_fft_entry;
+
+struct dpa_fft {
+    dpa_fft_entry e[DPA_FFT_CACHE_SIZE];
+    size_t next;         /* slot to replace when all are in use */
+};
+
+dpa_fft *dpa_fft_new(void)
+{
+    return calloc(1, sizeof(dpa_fft));
+}
+
+static void entry_clear(dpa_fft_entry *e)
+{
+    if (e->r2c)
+        fftw_destroy_plan(e->r2c);
+    if (e->c2r)
+        fftw_destroy_plan(e->c2r);
+    e->n = 0;
+    e->r2c = e->c2r = NULL;
+}
+
+void dpa_fft_free(dpa_fft *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < DPA_FFT_CACHE_SIZE; i++)
+        entry_clear(&f->e[i]);
+    free(f);
+}
+
+size_t dpa_fft_good_size(size_t n)
+{
+    uint64_t target = n;
+    if (target > DPA_FFT_MAX_GOOD_SIZE)
+        return 0;
+    if (target < 2)
+        target = 2;
+    /* best so far: the smallest power of two >= target (<= 2^40). */
+    uint64_t best = 2;
+    while (best < target)
+        best *= 2;
+    /* every candidate is 2 * 3^b 5^c 7^d * 2^a' with the odd part < best */
+    for (uint64_t p7 = 1; p7 < best; p7 *= 7)
+        for (uint64_t p5 = p7; p5 < best; p5 *= 5)
+            for (uint64_t p3 = p5; p3 < best; p3 *= 3) {
+                uint64_t m = 2 * p3;
+                while (m < target)
+                    m *= 2;
+                if (m < best)
+                    best = m;
+            }
+    if (best > SIZE_MAX)
+        return 0;
+    return (size_t)best;
+}
+
+double *dpa_fft_alloc_real(size_t n)
+{
+    if (n == 0 || n > SIZE_MAX / sizeof(double))
+        return NULL;
+    return fftw_malloc(n * sizeof(double));
+}
+
+fftw_complex *dpa_fft_alloc_complex(size_t n)
+{
+    if (n == 0 || n > SIZE_MAX / sizeof(fftw_complex))
+        return NULL;
+    return fftw_malloc(n * sizeof(fftw_complex));
+}
+
+/* Find or create the plans for length n; NULL if planning failed. */
+static dpa_fft_entry *get_entry(dpa_fft *f, size_t n)
+{
+    for (size_t i = 0; i < DPA_FFT_CACHE_SIZE; i++)
+        if (f->e[i].n == n)
+            return &f->e[i];
+    double *r = dpa_fft_alloc_real(n);
+    fftw_complex *c = dpa_fft_alloc_complex(n / 2 + 1);
+    fftw_plan r2c = NULL, c2r = NULL;
+    if (r && c) {
+        fftw_iodim64 dim = { .n = (ptrdiff_t)n, .is = 1, .os = 1 };
+        r2c = fftw_plan_guru64_dft_r2c(1, &dim, 0, NULL, r, c,
+                                       FFTW_ESTIMATE | FFTW_PRESERVE_INPUT);
+        c2r = fftw_plan_guru64_dft_c2r(1, &dim, 0, NULL, c, r,
+                                       FFTW_ESTIMATE | FFTW_DESTROY_INPUT);
+    }
+    fftw_free(r);
+    fftw_free(c);
+    if (!r2c || !c2r) {
+        if (r2c)
+            fftw_destroy_plan(r2c);
+        if (c2r)
+            fftw_destroy_plan(c2r);
+        return NULL;
+    }
+    /* reuse an empty slot if any, else replace round robin */
+    dpa_fft_entry *e = NULL;
+    for (size_t i = 0; i < DPA_FFT_CACHE_SIZE && !e; i++)
+        if (f->e[i].n == 0)
+            e = &f->e[i];
+    if (!e) {
+        e = &f->e[f->next];
+        f->next = (f->next + 1) % DPA_FFT_CACHE_SIZE;
+        entry_clear(e);
+    }
+    e->n = n;
+    e->r2c = r2c;
+    e->c2r = c2r;
+    return e;
+}
+
+/* Common argument checks: n in range, arrays present, distinct and with
+ * fftw_malloc alignment (what the cached plans were made for). */
+static dpa_status check_args(const dpa_fft *f, size_t n, void *a, void *b)
+{
+    if (!f || !a || !b || n == 0 || a == b || n > (size_t)PTRDIFF_MAX / sizeof(fftw_complex))
+        return DPA_EINVAL;
+    if (fftw_alignment_of(a) != 0 || fftw_alignment_of(b) != 0)
+        return DPA_EINVAL;
+    return DPA_OK;
+}
+
+dpa_status dpa_fft_r2c(dpa_fft *f, size_t n, double *in, fftw_complex *out)
+{
+    dpa_status st = check_args(f, n, in, out);
+    if (st != DPA_OK)
+        return st;
+    dpa_fft_entry *e = get_entry(f, n);
+    if (!e)
+        return DPA_ENOMEM;
+    fftw_execute_dft_r2c(e->r2c, in, out);
+    return DPA_OK;
+}
+
+dpa_status dpa_fft_c2r(dpa_fft *f, size_t n, fftw_complex *in, double *out)
+{
+    dpa_status st = check_args(f, n, in, out);
+    if (st != DPA_OK)
+        return st;
+    dpa_fft_entry *e = get_entry(f, n);
+    if (!e)
+        return DPA_ENOMEM;
+    fftw_execute_dft_c2r(e->c2r, in, out);
+    return DPA_OK;
+}
