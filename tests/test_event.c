@@ -635,6 +635,101 @@ static void test_copy_and_specs(void **state)
     dpa_spec_free(s);
 }
 
+/* The slot layout of event_internal.h, which other modules read directly. */
+static void test_slot_layout(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        double p0, p1;
+        size_t nchild;
+    } cases[] = {
+        {"{\"gaussian\":{\"sigma\":2,\"sensitivity\":3}}", 2, 3, 0},
+        {"{\"laplace\":{\"scale\":4}}", 4, 1, 0},
+        {"{\"discrete_laplace\":{\"scale\":5,\"sensitivity\":6}}", 5, 6, 0},
+        {"{\"discrete_gaussian\":{\"sigma\":7,\"sensitivity\":8}}", 7, 8, 0},
+        {"{\"randomized_response\":{\"epsilon\":9}}", 9, 0, 0},
+        {"{\"pure\":{\"epsilon\":10}}", 10, 0, 0},
+        {"{\"approx\":{\"epsilon\":11,\"delta\":0.5}}", 11, 0.5, 0},
+        {"{\"zcdp\":{\"rho\":12}}", 12, 0, 0},
+        {"{\"gdp\":{\"mu\":13}}", 13, 0, 0},
+        {"{\"compose\":[{\"gdp\":{\"mu\":1}},{\"gdp\":{\"mu\":2}}]}", 0, 0, 2},
+        {"{\"repeat\":{\"count\":14,\"event\":{\"gdp\":{\"mu\":1}}}}", 14, 0, 1},
+        {"{\"poisson\":{\"rate\":0.25,\"event\":{\"gdp\":{\"mu\":1}}}}", 0.25, 0, 1},
+        {"{\"sample\":{\"n\":16,\"m\":15,\"event\":{\"gdp\":{\"mu\":1}}}}", 16, 15, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dpa_spec *s = parse_ok(cases[i].text);
+        const dpa_event *e = dpa_spec_root(s);
+        assert_int_equal(e->kind, (dpa_event_kind)i); /* cases follow the enum order */
+        assert_true(e->p[0] == cases[i].p0);
+        assert_true(e->p[1] == cases[i].p1);
+        assert_int_equal(e->nchild, cases[i].nchild);
+        for (size_t c = 0; c < e->nchild; c++)
+            assert_int_equal(e->child[c]->kind, DPA_EV_GDP);
+        if (e->kind == DPA_EV_COMPOSE)
+            assert_true(e->child[1]->p[0] == 2);
+        dpa_spec_free(s);
+    }
+}
+
+static void test_null_safety(void **state)
+{
+    (void)state;
+    double v = 0;
+    assert_int_equal(dpa_event_num_children(NULL), 0);
+    assert_null(dpa_event_child(NULL, 0));
+    assert_null(dpa_spec_root(NULL));
+    assert_int_equal(dpa_spec_neighboring(NULL), DPA_ADD_REMOVE);
+    assert_int_equal(dpa_event_get_param(NULL, "sigma", &v), DPA_EINVAL);
+    dpa_template_free(NULL);
+    dpa_event_free(NULL);
+}
+
+/* A huge unknown key is quoted in a bounded message. */
+static void test_long_key_message(void **state)
+{
+    (void)state;
+    dpa_error err;
+    size_t n = 5000;
+    char *t = malloc(n + 40);
+    assert_non_null(t);
+    strcpy(t, "{\"gaussian\":{\"");
+    memset(t + strlen(t), 'k', n);
+    strcpy(t + 14 + n, "\":1}}");
+    assert_null(dpa_spec_from_json(t, &err));
+    assert_int_equal(err.status, DPA_EINVAL);
+    assert_true(strncmp(err.message, "/gaussian: unknown key \"kkkk", 28) == 0);
+    assert_non_null(strstr(err.message, "...\" (expected sigma, sensitivity)"));
+    assert_true(strlen(err.message) < 200);
+    free(t);
+    /* Non-ASCII keys are fine (UTF-8 is passed through). */
+    expect_err("{\"gaussian\":{\"\xcf\x83\":1}}", "/gaussian", "unknown key \"\xcf\x83\"");
+}
+
+/* A wide compose: 20000 children parse, copy and round-trip. */
+static void test_wide_compose(void **state)
+{
+    (void)state;
+    size_t n = 20000;
+    const char *leaf = "{\"gaussian\":{\"sigma\":1.5}},";
+    char *t = malloc(n * strlen(leaf) + 64), *p = t;
+    dpa_spec *s, *c;
+    assert_non_null(t);
+    p += sprintf(p, "{\"compose\":[");
+    for (size_t i = 0; i < n; i++)
+        p += sprintf(p, "%s", leaf);
+    strcpy(p - 1, "]}");
+    s = parse_ok(t);
+    assert_int_equal(dpa_event_num_children(dpa_spec_root(s)), n);
+    c = dpa_spec_copy(s);
+    assert_non_null(c);
+    assert_round_trip(c);
+    dpa_spec_free(c);
+    dpa_spec_free(s);
+    free(t);
+}
+
 /* ---- templates ---- */
 
 static void test_template_count(void **state)
@@ -878,6 +973,10 @@ int main(void)
         cmocka_unit_test(test_ctor_boundaries),
         cmocka_unit_test(test_ctor_frees_children),
         cmocka_unit_test(test_copy_and_specs),
+        cmocka_unit_test(test_slot_layout),
+        cmocka_unit_test(test_null_safety),
+        cmocka_unit_test(test_long_key_message),
+        cmocka_unit_test(test_wide_compose),
         cmocka_unit_test(test_template_count),
         cmocka_unit_test(test_template_sigma),
         cmocka_unit_test(test_template_rate),
