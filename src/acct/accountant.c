@@ -1,0 +1,419 @@
+/* Accountants: method dispatch, the adaptive PLD grid, certified results.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * PLD error budget of a query (docs/guarantees.md):
+ *   delta_upper(eps) = delta_pess(eps) + tail_above + roundoff
+ *   delta_lower(eps) = delta_opt(eps)  - tail_outside - roundoff
+ * where delta_pess/opt are the exact hockey-stick values of the composed
+ * pessimistic/optimistic grid measures, tail_* bound the mass the FFT window
+ * misses (Chernoff), and roundoff is the a-posteriori floating-point allowance.
+ * eps bounds invert these.  Add/remove: both directions are composed (the add
+ * direction from the reflected cells) and the max is reported.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dpacct/accountant.h"
+#include "acct/exact.h"
+#include "acct/leaves.h"
+#include "event/event_internal.h"
+#include "pld/pld.h"
+
+#define UNIT_ROUNDOFF 1.1102230246251565e-16
+/* Window tail mass (each side) of composed PLDs for delta queries and eps
+ * queries at ordinary deltas: far below any delta anyone claims. */
+#define DEFAULT_TAIL 1e-16
+/* Refinement: at most this many grid refinements per query. */
+#define MAX_REFINE 6
+/* Initial grid step from the error model gap ~ C k step^2 (C fitted on the
+ * DP-SGD and Gaussian benchmarks, see docs/guarantees.md). */
+#define STEP_MODEL_C 2.0
+#define STEP_MIN 1e-7
+#define STEP_MAX 0.05
+
+struct dpa_accountant {
+    dpa_options opt;
+    dpa_method method;
+    dpa_leafset leaves;
+    double mu;          /* EXACT: total mu */
+    dpa_fft *fft;
+    int ndir;
+    int built;
+    double step, tau;
+    dpa_composed comp[2][2]; /* [direction][0 pessimistic, 1 optimistic] */
+};
+
+const char *dpa_method_name(dpa_method m)
+{
+    switch (m) {
+    case DPA_METHOD_AUTO: return "auto";
+    case DPA_METHOD_PLD: return "pld";
+    case DPA_METHOD_EXACT: return "exact";
+    }
+    return NULL;
+}
+
+dpa_status dpa_method_parse(const char *name, dpa_method *out, dpa_error *err)
+{
+    static const dpa_method all[] = {DPA_METHOD_AUTO, DPA_METHOD_PLD, DPA_METHOD_EXACT};
+    for (size_t i = 0; name && i < sizeof all / sizeof *all; i++)
+        if (strcmp(name, dpa_method_name(all[i])) == 0) {
+            *out = all[i];
+            return DPA_OK;
+        }
+    return dpa_error_set(err, DPA_EINVAL, "unknown method \"%s\" (expected auto, pld or exact)", name ? name : "(null)");
+}
+
+const char *dpa_direction_name(dpa_direction d)
+{
+    switch (d) {
+    case DPA_DIR_BOTH: return "both";
+    case DPA_DIR_REMOVE: return "remove";
+    case DPA_DIR_ADD: return "add";
+    }
+    return "?";
+}
+
+void dpa_options_init(dpa_options *opt)
+{
+    opt->method = DPA_METHOD_AUTO;
+    opt->accuracy = 1e-4;
+    opt->grid_step = 0;
+    opt->max_grid = (size_t)1 << 22;
+}
+
+static dpa_status check_options(const dpa_options *o, dpa_error *err)
+{
+    if (!dpa_method_name(o->method)) return dpa_error_set(err, DPA_EINVAL, "options: unknown method %d", (int)o->method);
+    if (!(o->accuracy >= 1e-8 && o->accuracy <= 1))
+        return dpa_error_set(err, DPA_EINVAL, "options: accuracy must be in [1e-8, 1], got %g", o->accuracy);
+    if (!(o->grid_step == 0 || (o->grid_step >= STEP_MIN && o->grid_step <= 1)))
+        return dpa_error_set(err, DPA_EINVAL, "options: grid step must be 0 (automatic) or in [1e-7, 1], got %g", o->grid_step);
+    if (!(o->max_grid >= ((size_t)1 << 10) && o->max_grid <= ((size_t)1 << 26)))
+        return dpa_error_set(err, DPA_EINVAL, "options: max grid must be in [1024, 67108864], got %zu", o->max_grid);
+    return DPA_OK;
+}
+
+static void release_build(dpa_accountant *a)
+{
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 2; k++) dpa_composed_free(&a->comp[d][k]);
+    a->built = 0;
+}
+
+void dpa_accountant_free(dpa_accountant *a)
+{
+    if (!a) return;
+    release_build(a);
+    dpa_leaves_free(&a->leaves);
+    dpa_fft_free(a->fft);
+    free(a);
+}
+
+dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt, dpa_error *err)
+{
+    if (!spec) {
+        dpa_error_set(err, DPA_EINVAL, "accountant: spec is NULL");
+        return NULL;
+    }
+    dpa_accountant *a = calloc(1, sizeof *a);
+    if (!a) {
+        dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (opt) a->opt = *opt;
+    else dpa_options_init(&a->opt);
+    if (check_options(&a->opt, err) || dpa_leaves_build(spec, &a->leaves, err)) {
+        dpa_accountant_free(a);
+        return NULL;
+    }
+    a->method = a->opt.method;
+    if (a->method == DPA_METHOD_AUTO) a->method = a->leaves.all_gaussian ? DPA_METHOD_EXACT : DPA_METHOD_PLD;
+    if (a->method == DPA_METHOD_EXACT) {
+        if (!a->leaves.all_gaussian) {
+            dpa_error_set(err, DPA_EUNSUPPORTED,
+                          "method exact applies to compositions of gaussian and gdp leaves only "
+                          "(this spec has other mechanisms or subsampling); use method pld");
+            dpa_accountant_free(a);
+            return NULL;
+        }
+        double s = 0;
+        for (size_t i = 0; i < a->leaves.n; i++) s += a->leaves.v[i].count * a->leaves.v[i].mu * a->leaves.v[i].mu;
+        a->mu = sqrt(s);
+        return a;
+    }
+    a->fft = dpa_fft_new();
+    if (!a->fft) {
+        dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        dpa_accountant_free(a);
+        return NULL;
+    }
+    a->ndir = a->leaves.asymmetric ? 2 : 1;
+    return a;
+}
+
+/* ---------------- PLD build ---------------- */
+
+static dpa_status build(dpa_accountant *a, double step, double tau, dpa_error *err)
+{
+    release_build(a);
+    const dpa_leafset *L = &a->leaves;
+    size_t nl = L->n, nd = (size_t)a->ndir;
+    /* leaf truncation: all leaves together move at most tau/4 */
+    double tau_leaf = fmax(0.25 * tau / fmax(1.0, L->total_count), 1e-300);
+    dpa_grid_pmf *pm = calloc(nl * nd * 2, sizeof *pm);
+    dpa_factor *fac = calloc(nl, sizeof *fac);
+    dpa_status st = DPA_OK;
+    if (!pm || !fac) {
+        st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        goto out;
+    }
+#define PM(j, d, k) pm[((j) * nd + (d)) * 2 + (k)]
+    for (size_t j = 0; j < nl; j++) {
+        dpa_cells c, r;
+        st = dpa_cells_build(L->v[j].pair, step, tau_leaf, nd == 2, a->opt.max_grid, &c, err);
+        if (st) goto out;
+        st = dpa_cells_discretize(&c, &PM(j, 0, 0), &PM(j, 0, 1), err);
+        if (!st && nd == 2) {
+            if (L->v[j].pair->symmetric) {
+                st = dpa_cells_discretize(&c, &PM(j, 1, 0), &PM(j, 1, 1), err);
+            } else if (!(st = dpa_cells_reverse(&c, &r, err))) {
+                st = dpa_cells_discretize(&r, &PM(j, 1, 0), &PM(j, 1, 1), err);
+                dpa_cells_free(&r);
+            }
+        }
+        dpa_cells_free(&c);
+        if (st) goto out;
+    }
+    for (size_t d = 0; d < nd; d++) {
+        for (int k = 0; k < 2; k++) {
+            for (size_t j = 0; j < nl; j++) fac[j] = (dpa_factor){&PM(j, d, k), L->v[j].count};
+            st = dpa_compose(a->fft, fac, nl, tau, a->opt.max_grid, &a->comp[d][k], err);
+            if (st) goto out;
+            st = dpa_composed_prepare(&a->comp[d][k], err);
+            if (st) goto out;
+            /* discretization round-off: each factor's grid masses carry a
+             * relative error of a few u; by the composition lemma the
+             * hockey-stick error adds up over the factors */
+            a->comp[d][k].roundoff += 4 * UNIT_ROUNDOFF * (L->total_count + (double)nl);
+        }
+        for (size_t j = 0; j < nl; j++) {
+            dpa_grid_pmf_free(&PM(j, d, 0));
+            dpa_grid_pmf_free(&PM(j, d, 1));
+        }
+    }
+#undef PM
+    a->built = 1;
+    a->step = step;
+    a->tau = tau;
+out:
+    if (pm)
+        for (size_t i = 0; i < nl * nd * 2; i++) dpa_grid_pmf_free(&pm[i]);
+    free(pm);
+    free(fac);
+    if (st) release_build(a);
+    return st;
+}
+
+static double initial_step(const dpa_accountant *a, double tol)
+{
+    if (a->opt.grid_step > 0) return a->opt.grid_step;
+    double k = fmax(1.0, a->leaves.total_count);
+    double s = sqrt(tol / (STEP_MODEL_C * k));
+    return fmin(STEP_MAX, fmax(STEP_MIN, s));
+}
+
+/* Make sure a build at (step, tau) or finer exists; on a grid that does not
+ * fit, coarsen (automatic step only). */
+static dpa_status ensure(dpa_accountant *a, double step, double tau, dpa_error *err)
+{
+    if (a->built && a->step <= step && a->tau <= tau) return DPA_OK;
+    if (a->built) {
+        step = fmin(step, a->step);
+        tau = fmin(tau, a->tau);
+    }
+    for (int i = 0; i < 40; i++) {
+        dpa_status st = build(a, step, tau, err);
+        if (st != DPA_ENOMEM || a->opt.grid_step > 0 || step * 2 > 1.0) return st;
+        step *= 2;
+    }
+    return dpa_error_set(err, DPA_ENOMEM, "no grid step fits the grid limit");
+}
+
+/* ---------------- queries ---------------- */
+
+static void result_init(dpa_result *r, const dpa_accountant *a)
+{
+    memset(r, 0, sizeof *r);
+    r->method = a->method;
+    r->binding = DPA_DIR_BOTH;
+    r->accuracy_met = 1;
+}
+
+static void fill_pld_info(dpa_result *r, const dpa_accountant *a)
+{
+    r->grid_step = a->step;
+    r->grid_size = a->comp[0][0].n;
+    r->truncated_mass = 0;
+    r->roundoff = 0;
+    for (int d = 0; d < a->ndir; d++) {
+        r->truncated_mass = fmax(r->truncated_mass, a->comp[d][0].tail_outside);
+        r->roundoff = fmax(r->roundoff, fmax(a->comp[d][0].roundoff, a->comp[d][1].roundoff));
+    }
+}
+
+/* delta bounds of direction d at eps */
+static void pld_delta_dir(const dpa_accountant *a, int d, double eps, double *up, double *lo)
+{
+    const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
+    double vp = dpa_composed_delta(P, eps), vo = dpa_composed_delta(O, eps);
+    /* the query recurrences add positive terms: relative error <= 2 n u */
+    double u = vp * (1 + 2 * (double)P->n * UNIT_ROUNDOFF) + P->tail_above + P->roundoff;
+    double l = vo * (1 - 2 * (double)O->n * UNIT_ROUNDOFF) - O->tail_outside - O->roundoff;
+    double floor_ = fmax(O->inf, eps < 0 ? -expm1(eps) : 0.0);
+    *up = fmin(1.0, u);
+    *lo = fmax(l, floor_);
+    if (*lo > *up) *lo = *up;
+}
+
+static void pld_eps_dir(const dpa_accountant *a, int d, double delta, double *up, double *lo)
+{
+    const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
+    double tp = (delta - P->tail_above - P->roundoff) / (1 + 2 * (double)P->n * UNIT_ROUNDOFF);
+    double to = (delta + O->tail_outside + O->roundoff) / (1 - 2 * (double)O->n * UNIT_ROUNDOFF);
+    if (delta <= O->inf) { /* truly infinite: the +inf mass alone exceeds delta */
+        *up = *lo = INFINITY;
+        return;
+    }
+    *up = dpa_composed_epsilon(P, tp);
+    *lo = dpa_composed_epsilon(O, to);
+    if (*up < 0) *up = 0;
+    if (*lo < 0) *lo = 0;
+    if (*lo > *up) *lo = *up;
+}
+
+static dpa_direction binding(const dpa_accountant *a, double rem, double add)
+{
+    if (a->ndir == 1) return DPA_DIR_BOTH;
+    return rem >= add ? DPA_DIR_REMOVE : DPA_DIR_ADD;
+}
+
+dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err)
+{
+    if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "epsilon: NULL argument");
+    if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "delta must be in (0, 1), got %g", delta);
+    result_init(out, a);
+    if (a->method == DPA_METHOD_EXACT) {
+        dpa_exact_epsilon(a->mu, delta, &out->upper, &out->lower);
+        out->upper_remove = out->upper_add = out->upper;
+        return DPA_OK;
+    }
+    double acc = a->opt.accuracy, tau = fmin(DEFAULT_TAIL, 1e-3 * acc * delta);
+    double step = a->built ? a->step : initial_step(a, acc);
+    for (int it = 0;; it++) {
+        dpa_status st = ensure(a, step, tau, err);
+        if (st) return st;
+        double up[2], lo[2];
+        for (int d = 0; d < a->ndir; d++) pld_eps_dir(a, d, delta, &up[d], &lo[d]);
+        if (a->ndir == 1) { up[1] = up[0]; lo[1] = lo[0]; }
+        out->upper = fmax(up[0], up[1]);
+        out->lower = fmax(lo[0], lo[1]);
+        out->upper_remove = up[0];
+        out->upper_add = up[1];
+        out->binding = binding(a, up[0], up[1]);
+        fill_pld_info(out, a);
+        if (isinf(out->upper) && !isinf(out->lower)) {
+            /* the window's truncated mass made the bound infinite although
+             * the true eps is finite: shrink the tail budget */
+            double room = delta - a->comp[0][1].inf;
+            if (it < MAX_REFINE && room > 0) { tau = fmin(tau, 1e-3 * room); continue; }
+        }
+        double gap = out->upper - out->lower;
+        double tol = acc * fmax(1.0, out->upper);
+        if (!(gap > tol) || isinf(out->upper)) return DPA_OK;
+        if (a->opt.grid_step > 0 || it >= MAX_REFINE) {
+            out->accuracy_met = 0;
+            return DPA_OK;
+        }
+        double f = sqrt(0.5 * tol / gap);
+        step = a->step * fmin(0.8, fmax(0.125, f));
+        if (step < STEP_MIN) { out->accuracy_met = 0; return DPA_OK; }
+        dpa_error e2;
+        if (ensure(a, step, tau, &e2)) { /* finer grid does not fit: keep the last result */
+            out->accuracy_met = 0;
+            ensure(a, a->step, tau, NULL);
+            return a->built ? DPA_OK : dpa_error_set(err, e2.status, "%s", e2.message);
+        }
+        step = a->step;
+    }
+}
+
+static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, int refine, dpa_error *err)
+{
+    result_init(out, a);
+    if (a->method == DPA_METHOD_EXACT) {
+        dpa_exact_delta(a->mu, eps, &out->upper, &out->lower);
+        out->upper_remove = out->upper_add = out->upper;
+        return DPA_OK;
+    }
+    double acc = a->opt.accuracy;
+    double step = a->built ? a->step : initial_step(a, acc);
+    for (int it = 0;; it++) {
+        dpa_status st = ensure(a, step, DEFAULT_TAIL, err);
+        if (st) return st;
+        double up[2], lo[2];
+        for (int d = 0; d < a->ndir; d++) pld_delta_dir(a, d, eps, &up[d], &lo[d]);
+        if (a->ndir == 1) { up[1] = up[0]; lo[1] = lo[0]; }
+        out->upper = fmax(up[0], up[1]);
+        out->lower = fmax(lo[0], lo[1]);
+        out->upper_remove = up[0];
+        out->upper_add = up[1];
+        out->binding = binding(a, up[0], up[1]);
+        fill_pld_info(out, a);
+        double gap = out->upper - out->lower, tol = acc * out->upper + 1e-14;
+        if (!(gap > tol)) return DPA_OK;
+        if (!refine || a->opt.grid_step > 0 || it >= MAX_REFINE) {
+            out->accuracy_met = 0;
+            return DPA_OK;
+        }
+        double f = sqrt(0.5 * tol / gap);
+        step = a->step * fmin(0.8, fmax(0.125, f));
+        if (step < STEP_MIN) { out->accuracy_met = 0; return DPA_OK; }
+        dpa_error e2;
+        if (ensure(a, step, DEFAULT_TAIL, &e2)) {
+            out->accuracy_met = 0;
+            ensure(a, a->step, DEFAULT_TAIL, NULL);
+            return a->built ? DPA_OK : dpa_error_set(err, e2.status, "%s", e2.message);
+        }
+        step = a->step;
+    }
+}
+
+dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, dpa_error *err)
+{
+    if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "delta: NULL argument");
+    if (!isfinite(eps)) return dpa_error_set(err, DPA_EINVAL, "epsilon must be finite, got %g", eps);
+    return delta_query(a, eps, out, 1, err);
+}
+
+dpa_status dpa_accountant_profile(dpa_accountant *a, const double *eps, size_t n,
+                                  double *upper, double *lower, dpa_error *err)
+{
+    if (!a || (n && (!eps || !upper || !lower))) return dpa_error_set(err, DPA_EINVAL, "profile: NULL argument");
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(eps[i])) return dpa_error_set(err, DPA_EINVAL, "profile: epsilon[%zu] must be finite, got %g", i, eps[i]);
+    dpa_result r;
+    /* refine on each point (a finer build serves all later points) */
+    for (size_t i = 0; i < n; i++) {
+        dpa_status st = delta_query(a, eps[i], &r, 1, err);
+        if (st) return st;
+    }
+    for (size_t i = 0; i < n; i++) {
+        dpa_status st = delta_query(a, eps[i], &r, 0, err);
+        if (st) return st;
+        upper[i] = r.upper;
+        lower[i] = r.lower;
+    }
+    return DPA_OK;
+}

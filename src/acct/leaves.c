@@ -1,0 +1,191 @@
+/* Flattening an event tree into distinct leaves (see leaves.h).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "acct/leaves.h"
+#include "event/event_internal.h"
+
+#define PATH_MAX_LEN 512
+
+typedef struct walk {
+    const dpa_spec *spec;
+    dpa_leafset *set;
+    size_t cap;
+    /* identity of each leaf for merging: kind, params, wrapper */
+    double (*keys)[6];
+} walk;
+
+static const char *kind_name(dpa_event_kind k)
+{
+    switch (k) {
+    case DPA_EV_GAUSSIAN: return "gaussian";
+    case DPA_EV_LAPLACE: return "laplace";
+    case DPA_EV_DISCRETE_LAPLACE: return "discrete_laplace";
+    case DPA_EV_DISCRETE_GAUSSIAN: return "discrete_gaussian";
+    case DPA_EV_RANDOMIZED_RESPONSE: return "randomized_response";
+    case DPA_EV_PURE: return "pure";
+    case DPA_EV_APPROX: return "approx";
+    case DPA_EV_ZCDP: return "zcdp";
+    case DPA_EV_GDP: return "gdp";
+    case DPA_EV_COMPOSE: return "compose";
+    case DPA_EV_REPEAT: return "repeat";
+    case DPA_EV_POISSON: return "poisson";
+    case DPA_EV_SAMPLE: return "sample";
+    }
+    return "?";
+}
+
+static int is_mechanism(dpa_event_kind k)
+{
+    return k != DPA_EV_COMPOSE && k != DPA_EV_REPEAT && k != DPA_EV_POISSON && k != DPA_EV_SAMPLE;
+}
+
+/* The remove-direction base pair of a mechanism leaf. */
+static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_error *err)
+{
+    switch (e->kind) {
+    case DPA_EV_GAUSSIAN: return dpa_pair_gaussian(e->p[1] / e->p[0], err);
+    case DPA_EV_GDP: return dpa_pair_gaussian(e->p[0], err);
+    case DPA_EV_LAPLACE: return dpa_pair_laplace(e->p[0], e->p[1], err);
+    case DPA_EV_DISCRETE_LAPLACE: return dpa_pair_discrete_laplace(e->p[0], e->p[1], err);
+    case DPA_EV_DISCRETE_GAUSSIAN: return dpa_pair_discrete_gaussian(e->p[0], e->p[1], err);
+    case DPA_EV_RANDOMIZED_RESPONSE:
+    case DPA_EV_PURE: return dpa_pair_rr(e->p[0], 0.0, err);
+    case DPA_EV_APPROX: return dpa_pair_rr(e->p[0], e->p[1], err);
+    case DPA_EV_ZCDP:
+        dpa_error_set(err, DPA_EUNSUPPORTED,
+                      "%s: zcdp leaves are not supported by this accountant: a zCDP bound is a Renyi "
+                      "bound, not a dominating pair (use a gaussian or gdp leaf if the mechanism is Gaussian)",
+                      path);
+        return NULL;
+    default: break;
+    }
+    dpa_error_set(err, DPA_EINVAL, "%s: not a mechanism", path);
+    return NULL;
+}
+
+static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, const double key[6],
+                           const char *path, dpa_error *err)
+{
+    dpa_leafset *s = w->set;
+    for (size_t i = 0; i < s->n; i++) {
+        if (memcmp(w->keys[i], key, sizeof w->keys[i]) == 0) {
+            dpa_pair_free(pair);
+            s->v[i].count += count;
+            if (!(s->v[i].count <= DPA_MAX_COUNT))
+                return dpa_error_set(err, DPA_EINVAL, "%s: total count exceeds %g", path, DPA_MAX_COUNT);
+            return DPA_OK;
+        }
+    }
+    if (s->n == w->cap) {
+        size_t nc = w->cap ? 2 * w->cap : 16;
+        dpa_leaf *nv = realloc(s->v, nc * sizeof *nv);
+        if (nv) s->v = nv;
+        double (*nk)[6] = realloc(w->keys, nc * sizeof *nk);
+        if (nk) w->keys = nk;
+        if (!nv || !nk) {
+            dpa_pair_free(pair);
+            return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        }
+        w->cap = nc;
+    }
+    memcpy(w->keys[s->n], key, sizeof w->keys[s->n]);
+    s->v[s->n++] = (dpa_leaf){pair, count, mu};
+    if (!pair->symmetric) s->asymmetric = 1;
+    return DPA_OK;
+}
+
+static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const char *path, dpa_error *err)
+{
+    char sub[PATH_MAX_LEN];
+    dpa_neighboring nb = w->spec->nb;
+    switch (e->kind) {
+    case DPA_EV_COMPOSE:
+        for (size_t i = 0; i < e->nchild; i++) {
+            snprintf(sub, sizeof sub, "%s/compose/%zu", path, i);
+            dpa_status st = walk_event(w, e->child[i], mult, sub, err);
+            if (st) return st;
+        }
+        return DPA_OK;
+    case DPA_EV_REPEAT: {
+        double m = mult * e->p[0];
+        snprintf(sub, sizeof sub, "%s/repeat/event", path);
+        if (!(m <= DPA_MAX_COUNT))
+            return dpa_error_set(err, DPA_EINVAL, "%s/repeat/count: total count %g exceeds %g", path, m, DPA_MAX_COUNT);
+        return walk_event(w, e->child[0], m, sub, err);
+    }
+    case DPA_EV_POISSON:
+    case DPA_EV_SAMPLE: {
+        const char *name = kind_name(e->kind);
+        if (e->kind == DPA_EV_POISSON && nb != DPA_ADD_REMOVE)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "%s/poisson: Poisson subsampling is analysed under add_remove neighboring "
+                                 "(MATH.md §4); for replace-one use \"sample\"", path);
+        if (e->kind == DPA_EV_SAMPLE && nb != DPA_REPLACE)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "%s/sample: sampling without replacement is analysed under \"neighboring\": "
+                                 "\"replace\" (GDP Thm 4.2); for add_remove use \"poisson\"", path);
+        double rate = (e->kind == DPA_EV_POISSON) ? e->p[0] : e->p[1] / e->p[0];
+        const dpa_event *c = e->child[0];
+        snprintf(sub, sizeof sub, "%s/%s/event", path, name);
+        /* nested Poisson subsampling: independent coins, rates multiply */
+        while (e->kind == DPA_EV_POISSON && c->kind == DPA_EV_POISSON) {
+            rate *= c->p[0];
+            size_t len = strlen(sub);
+            snprintf(sub + len, sizeof sub - len, "/poisson/event");
+            c = c->child[0];
+        }
+        if (!is_mechanism(c->kind))
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "%s: %s subsampling must wrap a single mechanism, got \"%s\" "
+                                 "(subsample each mechanism instead)", sub, name, kind_name(c->kind));
+        char leafpath[PATH_MAX_LEN];
+        snprintf(leafpath, sizeof leafpath, "%s/%s", sub, kind_name(c->kind));
+        dpa_pair *base = mechanism_pair(c, leafpath, err);
+        if (!base) return err ? err->status : DPA_EINVAL;
+        dpa_pair *p = dpa_pair_poisson(base, rate, err);
+        if (p && e->kind == DPA_EV_SAMPLE) p = dpa_pair_symmetrize(p, err);
+        if (!p) return err ? err->status : DPA_ENOMEM;
+        double key[6] = {(double)c->kind, c->p[0], c->p[1], (double)e->kind, rate, 0};
+        w->set->all_gaussian = 0;
+        return add_leaf(w, p, mult, NAN, key, path, err);
+    }
+    default: {
+        char leafpath[PATH_MAX_LEN];
+        snprintf(leafpath, sizeof leafpath, "%s/%s", path, kind_name(e->kind));
+        dpa_pair *p = mechanism_pair(e, leafpath, err);
+        if (!p) return err ? err->status : DPA_EINVAL;
+        double mu = NAN;
+        if (e->kind == DPA_EV_GAUSSIAN) mu = e->p[1] / e->p[0];
+        else if (e->kind == DPA_EV_GDP) mu = e->p[0];
+        else w->set->all_gaussian = 0;
+        double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0};
+        return add_leaf(w, p, mult, mu, key, leafpath, err);
+    }
+    }
+}
+
+void dpa_leaves_free(dpa_leafset *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->n; i++) dpa_pair_free(s->v[i].pair);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+dpa_status dpa_leaves_build(const dpa_spec *spec, dpa_leafset *out, dpa_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->all_gaussian = 1;
+    walk w = {spec, out, 0, NULL};
+    dpa_status st = walk_event(&w, spec->root, 1.0, "", err);
+    free(w.keys);
+    if (st) {
+        dpa_leaves_free(out);
+        return st;
+    }
+    for (size_t i = 0; i < out->n; i++) out->total_count += out->v[i].count;
+    return DPA_OK;
+}

@@ -1,0 +1,101 @@
+/* Dominating pairs, described by the law of their privacy loss.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A pair (A, B) in one direction is described by the privacy loss
+ * W = log(dA/dB): a finite list of atoms plus an absolutely continuous part
+ * given by its tail functions.  Everything the accountants need is a function
+ * of these (MATH.md §1):
+ *   delta(eps) = A(W > eps) - e^eps B(W > eps)          (including A's atom at +inf)
+ * Mechanisms (MATH.md §5) build base pairs; subsampling (§4), reversal (LT eq 7)
+ * and the replace-one symmetrization (CF Prop 29 / Cor 31, GDP Thm 4.2) are
+ * transforms that build new pairs from a base pair.
+ *
+ * All masses are stored as natural logarithms (-INFINITY for 0).
+ */
+#ifndef DPA_PAIR_H
+#define DPA_PAIR_H
+
+#include <stddef.h>
+#include "dpacct/status.h"
+
+typedef struct dpa_atom {
+    double w;   /* loss value; +INFINITY (then lb = -inf) or -INFINITY (then la = -inf) allowed */
+    double la;  /* log A({W = w}) */
+    double lb;  /* log B({W = w}) */
+} dpa_atom;
+
+typedef enum dpa_pair_kind {
+    DPA_PAIR_ATOMS,     /* atoms only, no continuous part */
+    DPA_PAIR_GAUSSIAN,  /* W ~ N(mu^2/2, mu^2) under A; par[0] = mu > 0 */
+    DPA_PAIR_LAPLACE,   /* continuous part of Laplace; par[0] = eps0 = s/b > 0 */
+    DPA_PAIR_POISSON,   /* remove-direction Poisson subsampling of base; par[0] = q in (0,1) */
+    DPA_PAIR_REVERSE,   /* (B, A) of base */
+    DPA_PAIR_SYMMETRIZE /* replace-one symmetrization of base about W = 0 */
+} dpa_pair_kind;
+
+typedef struct dpa_pair dpa_pair;
+struct dpa_pair {
+    dpa_pair_kind kind;
+    double par[2];
+    dpa_pair *base;       /* owned; for transforms */
+    dpa_atom *atoms;      /* owned; sorted by w ascending */
+    size_t natoms;
+    /* total continuous masses under A and B (log); -inf if no continuous part */
+    double lca, lcb;
+    /* Upper bounds on A-mass omitted when the atom list was truncated (linear):
+     * slack_hi above the largest atom, slack_lo below the smallest. */
+    double slack_hi, slack_lo;
+    int symmetric;        /* 1 if (A,B) and (B,A) have the same loss law */
+};
+
+/* Continuous-part tails at finite t (strict and non-strict coincide):
+ * out[0] = log A_c(W > t), out[1] = log A_c(W < t),
+ * out[2] = log B_c(W > t), out[3] = log B_c(W < t).
+ * All -inf if the pair has no continuous part. */
+void dpa_pair_ctail(const dpa_pair *p, double t, double out[4]);
+
+/* Full tails including atoms (and A's atom at +inf in the A(W > t) term):
+ * out[0] = log A(W > t), out[1] = log B(W > t). t finite. */
+void dpa_pair_tail_gt(const dpa_pair *p, double t, double out[2]);
+
+/* log delta(eps) = log H_{e^eps}(A || B), exact (MATH.md §1); -inf if 0.
+ * eps finite. */
+double dpa_pair_log_delta(const dpa_pair *p, double eps);
+
+/* log A(W = +inf). */
+double dpa_pair_log_inf(const dpa_pair *p);
+
+void dpa_pair_free(dpa_pair *p);
+
+/* ---- constructors (return NULL and set err on failure) ---- */
+/* Gaussian with mu = sensitivity/sigma >= 0 (mu = 0: the trivial pair). */
+dpa_pair *dpa_pair_gaussian(double mu, dpa_error *err);
+/* Laplace: scale b, sensitivity s (pair Lap(0,b) vs Lap(s,b)). */
+dpa_pair *dpa_pair_laplace(double scale, double sensitivity, dpa_error *err);
+/* Randomized response RR_{eps,delta} (LT Thm 4.5); pure eps-DP is delta = 0. */
+dpa_pair *dpa_pair_rr(double eps, double delta, dpa_error *err);
+/* Discrete Laplace, scale b > 0, integer sensitivity s >= 1. */
+dpa_pair *dpa_pair_discrete_laplace(double scale, double sensitivity, dpa_error *err);
+/* Discrete Gaussian N_Z(s, sigma^2) vs N_Z(0, sigma^2). */
+dpa_pair *dpa_pair_discrete_gaussian(double sigma, double sensitivity, dpa_error *err);
+
+/* ---- transforms (take ownership of base in every case) ---- */
+/* Remove direction of Poisson subsampling at rate q in (0, 1]:
+ * (qA + (1-q)B, B) (MATH.md §4).  q = 1 returns base. */
+dpa_pair *dpa_pair_poisson(dpa_pair *base, double q, dpa_error *err);
+/* (B, A): W -> -W (LT eq 7).  A symmetric base is returned as is. */
+dpa_pair *dpa_pair_reverse(dpa_pair *base, dpa_error *err);
+/* The symmetric pair whose profile is delta_base(eps) for eps >= 0 and
+ * its reversal for eps < 0 (CF Cor 31; GDP Thm 4.2's C_p for symmetric f). */
+dpa_pair *dpa_pair_symmetrize(dpa_pair *base, dpa_error *err);
+/* Deep copy. */
+dpa_pair *dpa_pair_copy(const dpa_pair *p, dpa_error *err);
+
+/* ---- support helpers ---- */
+/* An interval [*lo, *hi] of finite loss values outside which the A-mass of
+ * the finite part is at most tau on each side (continuous part via tails,
+ * atoms by cumulative mass); with both = 1 the B-mass too (needed when the
+ * reversed pair is built from the same cells).  tau in (0, 1e-3]. */
+dpa_status dpa_pair_support(const dpa_pair *p, double tau, int both, double *lo, double *hi, dpa_error *err);
+
+#endif

@@ -1,0 +1,41 @@
+/* Randomized response RR_{eps,delta}: the dominating pair of every
+ * (eps, delta)-DP mechanism (LT Thm 4.5).  Loss +inf w.p. delta,
+ * +eps w.p. (1-delta) e^eps/(1+e^eps), -eps w.p. (1-delta)/(1+e^eps) under A;
+ * B is the mirror image.  Pure eps-DP is delta = 0 (MATH.md §3, §5).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
+#include <stdlib.h>
+#include "mech/pair.h"
+
+dpa_pair *dpa_pair_rr(double eps, double delta, dpa_error *err)
+{
+    if (!(eps >= 0 && isfinite(eps)) || !(delta >= 0 && delta <= 1)) {
+        dpa_error_set(err, DPA_EINVAL, "randomized response: need eps >= 0 finite and delta in [0, 1], got eps=%g delta=%g", eps, delta);
+        return NULL;
+    }
+    dpa_pair *p = calloc(1, sizeof *p);
+    if (!p || !(p->atoms = malloc(4 * sizeof *p->atoms))) {
+        free(p);
+        dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        return NULL;
+    }
+    p->kind = DPA_PAIR_ATOMS;
+    p->lca = p->lcb = -INFINITY;
+    p->symmetric = 1;
+    size_t k = 0;
+    double l1d = log1p(-delta), ld = log(delta);
+    if (delta > 0) p->atoms[k++] = (dpa_atom){-INFINITY, -INFINITY, ld};
+    if (delta < 1) {
+        if (eps == 0) {
+            p->atoms[k++] = (dpa_atom){0.0, l1d, l1d};
+        } else {
+            double lhi = l1d - log1p(exp(-eps)); /* (1-d) e^eps/(1+e^eps) */
+            double llo = l1d - log1p(exp(eps));  /* (1-d) /(1+e^eps) */
+            p->atoms[k++] = (dpa_atom){-eps, llo, lhi};
+            p->atoms[k++] = (dpa_atom){eps, lhi, llo};
+        }
+    }
+    if (delta > 0) p->atoms[k++] = (dpa_atom){INFINITY, ld, -INFINITY};
+    p->natoms = k;
+    return p;
+}

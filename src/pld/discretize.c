@@ -1,0 +1,287 @@
+/* Discretization of a pair's privacy loss onto a uniform grid, in the
+ * pessimistic (upper-bounding) and optimistic (lower-bounding) directions.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Notation: grid points z_i = (lo + i) step, x_i = e^{z_i}, cells
+ * C_i = (z_i, z_{i+1}].  For a pair (A, B) with loss W, the hockey-stick
+ * curve h(x) = E_A[(1 - x e^{-W})_+] is convex in x with h'(x) = -B(W > log x).
+ *
+ * Pessimistic (connect-the-dots, Doroshenko et al. 2022): the mass of each
+ * cell is split between its end points, b_i = (A(C_i) - x_i B(C_i)) / (1 - e^{-step})
+ * to z_{i+1} and the rest to z_i.  This keeps A-mass and E_A[e^{-W}], matches
+ * h at every grid point and is linear in between, so it lies above the convex h
+ * (a chord).  Mass below the window goes up to z_0 (rounding losses up can
+ * only raise h), mass above goes to +inf.
+ *
+ * Optimistic: a garbling of the pair onto the grid (build_opt below):
+ * outputs are merged so that every merged output has likelihood ratio exactly
+ * e^{z_i}.  Post-processing can only lower h (Blackwell), and merging keeps
+ * A- and B-mass, so compositions lose O(k step^2), like connect-the-dots.
+ * Mass below the window seeds the first merge; mass above it that is left
+ * over is rounded down to the last point.
+ *
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pld/pld.h"
+
+void dpa_grid_pmf_free(dpa_grid_pmf *g)
+{
+    if (!g) return;
+    free(g->mass);
+    g->mass = NULL;
+    g->n = 0;
+}
+
+static double lsub(double a, double b)
+{
+    if (!(a > b)) return -INFINITY;
+    return dpa_log_sub_exp(a, b);
+}
+
+void dpa_cells_free(dpa_cells *c)
+{
+    if (!c) return;
+    free(c->la);
+    free(c->lb);
+    c->la = c->lb = NULL;
+}
+
+dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both, size_t max_points,
+                           dpa_cells *c, dpa_error *err)
+{
+    memset(c, 0, sizeof *c);
+    if (!(step > 0) || !(tau > 0)) return dpa_error_set(err, DPA_EINVAL, "discretize: bad step or tau");
+    double tlo, thi;
+    dpa_status st = dpa_pair_support(p, tau, both, &tlo, &thi, err);
+    if (st) return st;
+    double flo = floor(tlo / step), fhi = ceil(thi / step);
+    if (fhi <= flo) fhi = flo + 1;
+    if (!(fhi - flo + 1 <= (double)max_points))
+        return dpa_error_set(err, DPA_ENOMEM,
+                             "a mechanism's privacy loss spans [%g, %g], which needs %.3g grid points at step %g (limit %zu); "
+                             "use a larger grid step or a lower accuracy",
+                             tlo, thi, fhi - flo + 1, step, max_points);
+    c->lo = (long long)flo;
+    c->n = (size_t)(fhi - flo) + 1;
+    c->step = step;
+    c->slack_lo = p->slack_lo;
+    c->slack_hi = p->slack_hi;
+    size_t nc = c->n - 1;
+    c->la = malloc(nc * sizeof *c->la);
+    c->lb = malloc(nc * sizeof *c->lb);
+    if (!c->la || !c->lb) {
+        dpa_cells_free(c);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu grid cells)", nc);
+    }
+    for (size_t i = 0; i < nc; i++) c->la[i] = c->lb[i] = -INFINITY;
+
+    if (p->lca > -INFINITY || p->lcb > -INFINITY) {
+        /* Difference the tail on the side where it is small, so that cells
+         * far in either tail keep their relative accuracy. */
+        double half_a = p->lca - M_LN2, half_b = p->lcb - M_LN2;
+        double prev[4], cur[4];
+        dpa_pair_ctail(p, (double)c->lo * step, prev);
+        c->left_a += exp(prev[1]);
+        c->left_b += exp(prev[3]);
+        for (size_t i = 0; i < nc; i++) {
+            dpa_pair_ctail(p, (double)(c->lo + (long long)i + 1) * step, cur);
+            c->la[i] = (prev[0] <= half_a) ? lsub(prev[0], cur[0]) : lsub(cur[1], prev[1]);
+            c->lb[i] = (prev[2] <= half_b) ? lsub(prev[2], cur[2]) : lsub(cur[3], prev[3]);
+            memcpy(prev, cur, sizeof prev);
+        }
+        c->right_a += exp(prev[0]);
+        c->right_b += exp(prev[2]);
+    }
+    double z0 = (double)c->lo * step, zn = (double)(c->lo + (long long)nc) * step;
+    for (size_t k = 0; k < p->natoms; k++) {
+        const dpa_atom *a = &p->atoms[k];
+        if (a->w == INFINITY) { c->inf_a += exp(a->la); continue; }
+        if (a->w == -INFINITY) { c->ninf_b += exp(a->lb); continue; }
+        if (a->w <= z0) { c->left_a += exp(a->la); c->left_b += exp(a->lb); continue; }
+        if (a->w > zn) { c->right_a += exp(a->la); c->right_b += exp(a->lb); continue; }
+        double fi = ceil(a->w / step) - (double)c->lo - 1.0;
+        size_t i = fi < 0 ? 0 : (fi > (double)(nc - 1) ? nc - 1 : (size_t)fi);
+        c->la[i] = dpa_log_add_exp(c->la[i], a->la);
+        c->lb[i] = dpa_log_add_exp(c->lb[i], a->lb);
+    }
+    return DPA_OK;
+}
+
+/* The reversed pair (B, A) has loss -W: cells mirror, A and B swap.  An atom
+ * at a grid point lands on the closed end of its mirrored cell; the split and
+ * gap formulas are exact for atoms at either end, so nothing is lost. */
+dpa_status dpa_cells_reverse(const dpa_cells *c, dpa_cells *out, dpa_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t nc = c->n - 1;
+    out->n = c->n;
+    out->step = c->step;
+    out->lo = -(c->lo + (long long)nc);
+    out->la = malloc(nc * sizeof *out->la);
+    out->lb = malloc(nc * sizeof *out->lb);
+    if (!out->la || !out->lb) {
+        dpa_cells_free(out);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu grid cells)", nc);
+    }
+    for (size_t i = 0; i < nc; i++) {
+        out->la[i] = c->lb[nc - 1 - i];
+        out->lb[i] = c->la[nc - 1 - i];
+    }
+    out->left_a = c->right_b;
+    out->left_b = c->right_a;
+    out->right_a = c->left_b;
+    out->right_b = c->left_a;
+    out->inf_a = c->ninf_b;
+    out->ninf_b = c->inf_a;
+    out->slack_lo = c->slack_hi;
+    out->slack_hi = c->slack_lo;
+    return DPA_OK;
+}
+
+/* Connect-the-dots split of cell i: mass to the right end point (b) given
+ * A(C_i) = e^{la}, B(C_i) = e^{lb}; the rest stays at the left end point. */
+static double split_right(double la, double lb, double zi, double step, double A)
+{
+    if (A == 0) return 0;
+    double x = zi + lb - la;            /* <= 0 in exact arithmetic */
+    if (x > 0) x = 0;
+    double bp = A * -expm1(x);          /* B_i = A(C_i) - x_i B(C_i) */
+    double b = bp / -expm1(-step);
+    if (!(b >= 0)) b = 0;
+    if (b > A) b = A;
+    return b;
+}
+
+static dpa_status pmf_alloc(dpa_grid_pmf *g, const dpa_cells *c, dpa_error *err)
+{
+    g->lo = c->lo;
+    g->n = c->n;
+    g->step = c->step;
+    g->inf = 0;
+    g->mass = calloc(c->n, sizeof *g->mass);
+    if (!g->mass) return dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu grid points)", c->n);
+    return DPA_OK;
+}
+
+/* Excess of a portion with log masses (la, lb) relative to the grid loss z:
+ * A - e^z B = A (1 - e^{z + lb - la}), positive when the portion's losses
+ * exceed z.  Computed with expm1 so that portions whose loss is within a grid
+ * step of z keep their relative accuracy. */
+static double excess(double A, double la, double lb, double z)
+{
+    if (A == 0) return 0;
+    if (lb == -INFINITY) return A;
+    return A * -expm1(z + lb - la);
+}
+
+/* Optimistic grid measure by garbling (see the file comment): grid point t
+ * collects an "open bin" of mass whose losses lie below z_t (negative
+ * excess) and pulls proportional portions of the next cells (positive excess
+ * relative to z_t) until the excess is 0, i.e. the merged outputs have
+ * likelihood ratio exactly e^{z_t}.  The rest of the last cell pulled opens
+ * the bin of the next point.  Merging outputs is post-processing of the pair,
+ * so the result is dominated by it, and it keeps A- and B-mass (second-order
+ * accurate, like connect-the-dots).  At the ends: mass left over above the
+ * window is rounded down to the last point, and a bin that cannot be balanced
+ * is placed at the grid point below its actual loss (rounding losses down only
+ * lowers the hockey-stick curve). */
+static void build_opt(const dpa_cells *c, dpa_grid_pmf *opt)
+{
+    size_t n = c->n;
+    double step = c->step;
+#define Z(i) ((double)(c->lo + (long long)(i)) * step)
+    double binA = 0, binE = 0;
+    size_t t = 0;
+    if (c->left_a > 0) {
+        binA = c->left_a;
+        binE = fmin(0.0, excess(c->left_a, log(c->left_a), log(c->left_b), Z(0)));
+    }
+    for (size_t m = 0; m + 1 < n; m++) {
+        double A = exp(c->la[m]);
+        if (A == 0) continue;
+        if (binA > 0 && binE < 0) {
+            double e = excess(A, c->la[m], c->lb[m], Z(t));
+            if (binE + e < 0) { /* absorb the whole cell */
+                binA += A;
+                binE += e;
+                continue;
+            }
+            double th = -binE / e;
+            opt->mass[t] += binA + th * A;
+            A *= 1 - th;
+        } else if (binA > 0) {
+            opt->mass[t] += binA; /* balanced exactly */
+        }
+        /* the rest of cell m opens the bin of point m + 1 */
+        t = m + 1;
+        binA = A;
+        binE = (A > 0) ? fmin(0.0, excess(A, c->la[m], c->lb[m], Z(t))) : 0;
+    }
+    double Ar = c->right_a;
+    if (binA > 0 && binE < 0 && Ar > 0) {
+        double e = excess(Ar, log(Ar), log(c->right_b), Z(t));
+        if (binE + e >= 0) {
+            double th = -binE / e;
+            opt->mass[t] += binA + th * Ar;
+            Ar *= 1 - th;
+            binA = 0;
+        } else {
+            binA += Ar;
+            binE += e;
+            Ar = 0;
+        }
+    }
+    if (binA > 0) {
+        if (binE >= 0) {
+            opt->mass[t] += binA;
+        } else {
+            /* unbalanced: the bin's loss is z_t - log(1 - binE/binA) < z_t */
+            double d = -log1p(-binE / binA);
+            double k = floor(-d / step);          /* <= -1 */
+            double idx = (double)t + k;
+            if (idx >= 0) opt->mass[(size_t)idx] += binA; /* else dropped */
+        }
+    }
+    opt->mass[n - 1] += Ar; /* finite mass above the window, rounded down */
+    opt->inf = c->inf_a;
+#undef Z
+}
+
+dpa_status dpa_cells_discretize(const dpa_cells *c, dpa_grid_pmf *pess, dpa_grid_pmf *opt, dpa_error *err)
+{
+    memset(pess, 0, sizeof *pess);
+    memset(opt, 0, sizeof *opt);
+    dpa_status st;
+    if ((st = pmf_alloc(pess, c, err)) || (st = pmf_alloc(opt, c, err))) goto fail;
+    double step = c->step;
+    double *core = pess->mass;
+    for (size_t i = 0; i + 1 < c->n; i++) {
+        double A = exp(c->la[i]);
+        double b = split_right(c->la[i], c->lb[i], (double)(c->lo + (long long)i) * step, step, A);
+        core[i] += A - b;
+        core[i + 1] += b;
+    }
+    build_opt(c, opt);
+    /* pessimistic: the right tail goes to +inf, the left tail is rounded up
+     * to the first point, truncation slack is moved to the safe side */
+    core[0] += c->left_a + c->slack_lo;
+    pess->inf = c->inf_a + c->right_a + c->slack_hi;
+    return DPA_OK;
+fail:
+    dpa_grid_pmf_free(pess);
+    dpa_grid_pmf_free(opt);
+    return st;
+}
+
+dpa_status dpa_discretize(const dpa_pair *p, double step, double tau, size_t max_points,
+                          dpa_grid_pmf *pess, dpa_grid_pmf *opt, dpa_error *err)
+{
+    dpa_cells c;
+    dpa_status st = dpa_cells_build(p, step, tau, 0, max_points, &c, err);
+    if (st) return st;
+    st = dpa_cells_discretize(&c, pess, opt, err);
+    dpa_cells_free(&c);
+    return st;
+}

@@ -1,0 +1,115 @@
+/* Privacy loss distributions on a uniform grid: discretization of a pair,
+ * composition with FFTW, and hockey-stick queries.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A grid measure mu has masses mu[i] >= 0 at losses z = (lo + i) * step and a
+ * mass at +inf.  Its hockey-stick curve is h_mu(x) = sum mu[i] (1 - x e^{-z_i})_+
+ * + mu_inf, and delta_mu(eps) = h_mu(e^eps).
+ *
+ * Soundness rests on one lemma (docs/guarantees.md, "composition lemma"):
+ * if nonnegative measures mu_j, nu_j satisfy h_{mu_j} >= h_{nu_j} pointwise,
+ * then the hockey-stick curves of their convolutions satisfy the same
+ * inequality.  The pessimistic grid measure of a pair dominates its true loss
+ * law (h >= h_true), the optimistic one is dominated (h <= h_true), so the
+ * composed grid measures bracket the true composed profile.
+ */
+#ifndef DPA_PLD_H
+#define DPA_PLD_H
+
+#include <stddef.h>
+#include "dpacct/status.h"
+#include "mech/pair.h"
+#include "num/num.h"
+
+typedef struct dpa_grid_pmf {
+    long long lo;   /* grid index of mass[0] */
+    size_t n;       /* number of grid points */
+    double step;    /* grid spacing */
+    double *mass;   /* n masses (malloc'd, owned) */
+    double inf;     /* mass at +inf */
+} dpa_grid_pmf;
+
+void dpa_grid_pmf_free(dpa_grid_pmf *g);
+
+/* Cell masses of a pair on a grid: the expensive, special-function part of
+ * discretization, shared by both directions of an asymmetric pair.
+ * Cells are C_i = (z_i, z_{i+1}], i < n - 1, z_i = (lo + i) step. */
+typedef struct dpa_cells {
+    long long lo;
+    size_t n;             /* grid points */
+    double step;
+    double *la, *lb;      /* n - 1 log masses A(C_i), B(C_i) */
+    double left_a, left_b;   /* finite masses at W <= z_0 */
+    double right_a, right_b; /* finite masses at W > z_{n-1} */
+    double inf_a;         /* A(W = +inf) */
+    double ninf_b;        /* B(W = -inf) */
+    double slack_lo, slack_hi; /* omitted-mass bounds (see pair.h) */
+} dpa_cells;
+
+/* both = 1 sizes the window for the B-mass too, so dpa_cells_reverse may be used. */
+dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both, size_t max_points,
+                           dpa_cells *c, dpa_error *err);
+/* Cells of the reversed pair (B, A). */
+dpa_status dpa_cells_reverse(const dpa_cells *c, dpa_cells *out, dpa_error *err);
+void dpa_cells_free(dpa_cells *c);
+/* Pessimistic and optimistic grid measures from cells (see dpa_discretize). */
+dpa_status dpa_cells_discretize(const dpa_cells *c, dpa_grid_pmf *pess, dpa_grid_pmf *opt, dpa_error *err);
+
+/* Discretize pair p on the grid of spacing `step`:
+ *   pess: connect-the-dots (Doroshenko et al. 2022), cell by cell, with mass
+ *         below the support window rounded up to its first point and mass
+ *         above it moved to +inf: h_pess >= h_true everywhere.
+ *   opt:  the greatest convex minorant of the connect-the-dots values lowered
+ *         by a per-cell chord-gap bound, with mass below the window dropped
+ *         and mass above rounded down to its last point: h_opt <= h_true.
+ * tau: A-mass allowed outside the window on each side.  max_points caps the
+ * grid (DPA_ENOMEM with a message if the support needs more points).
+ * Both outputs are allocated here; free with dpa_grid_pmf_free. */
+dpa_status dpa_discretize(const dpa_pair *p, double step, double tau, size_t max_points,
+                          dpa_grid_pmf *pess, dpa_grid_pmf *opt, dpa_error *err);
+
+/* One factor of a composition: a grid measure repeated `count` times. */
+typedef struct dpa_factor {
+    const dpa_grid_pmf *pmf;
+    double count;
+} dpa_factor;
+
+/* The composed measure on a window, with its error budget. */
+typedef struct dpa_composed {
+    long long lo;          /* grid index of mass[0] */
+    size_t n;              /* window length (= FFT length) */
+    double step;
+    double *mass;          /* n masses (>= 0; negatives from round-off clamped) */
+    double inf;            /* exact composition of the factors' +inf masses */
+    double tail_above;     /* bound on the mass of the true composition above the window */
+    double tail_outside;   /* bound on the mass outside the window, both sides */
+    double roundoff;       /* a-posteriori round-off allowance on delta (absolute) */
+    /* query tables (dpa_composed_prepare): D[m] = sum_{j>m} mass[j](1 - e^{z_m - z_j}),
+     * E[m] = sum_{j>m} mass[j] e^{z_m - z_j} */
+    double *D, *E;
+} dpa_composed;
+
+void dpa_composed_free(dpa_composed *c);
+
+/* Compose factors on one final grid: the window comes from Chernoff bounds
+ * (mass outside <= tail_tau on each side), the FFT length is
+ * dpa_fft_good_size(window), and transforms are multiplied in the frequency
+ * domain with repeat counts applied through complex logarithms, so the cost
+ * does not grow with the counts.  All factors must share `step`.
+ * DPA_ENOMEM (with a message) if the window needs more than max_n points. */
+dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail_tau,
+                       size_t max_n, dpa_composed *out, dpa_error *err);
+
+/* Build the query tables D, E (O(n)). */
+dpa_status dpa_composed_prepare(dpa_composed *c, dpa_error *err);
+
+/* delta of the composed grid measure at eps (finite part + inf, without the
+ * error budget): exact for the grid measure. */
+double dpa_composed_delta(const dpa_composed *c, double eps);
+
+/* Smallest eps with dpa_composed_delta(c, eps) <= target (target > c->inf);
+ * -INFINITY if even eps -> -inf satisfies it (target >= total mass... never in
+ * practice), +INFINITY if target <= c->inf. */
+double dpa_composed_epsilon(const dpa_composed *c, double target);
+
+#endif
