@@ -1,0 +1,281 @@
+/* dpacct command-line front end: option parsing.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Long options only (-h aside), as "--opt value" or "--opt=value", before or
+ * after the one SPEC argument; "--" ends the options.  Values are parsed
+ * strictly: the whole string must be a number (no blanks, no trailing text),
+ * finite, and inside the option's domain; an option may be given once. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+typedef enum opt_id {
+    OPT_DELTA, OPT_EPSILON, OPT_FROM, OPT_TO, OPT_POINTS, OPT_TOLERANCE,
+    OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_JSON, OPT_COUNT
+} opt_id;
+
+#define BIT(c) (1u << (c))
+#define ALL_COMMANDS (BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE) | BIT(CLI_CALIBRATE))
+
+typedef struct opt_def {
+    const char *name;   /* without the leading "--" */
+    unsigned commands;  /* BIT(cmd) for each command that takes it */
+    int has_value;
+} opt_def;
+
+static const opt_def options[OPT_COUNT] = {
+    [OPT_DELTA] = {"delta", BIT(CLI_EPSILON) | BIT(CLI_CALIBRATE), 1},
+    [OPT_EPSILON] = {"epsilon", BIT(CLI_DELTA) | BIT(CLI_CALIBRATE), 1},
+    [OPT_FROM] = {"from", BIT(CLI_PROFILE), 1},
+    [OPT_TO] = {"to", BIT(CLI_PROFILE), 1},
+    [OPT_POINTS] = {"points", BIT(CLI_PROFILE), 1},
+    [OPT_TOLERANCE] = {"tolerance", BIT(CLI_CALIBRATE), 1},
+    [OPT_METHOD] = {"method", ALL_COMMANDS, 1},
+    [OPT_ACCURACY] = {"accuracy", ALL_COMMANDS, 1},
+    [OPT_GRID_STEP] = {"grid-step", ALL_COMMANDS, 1},
+    [OPT_MAX_GRID] = {"max-grid", ALL_COMMANDS, 1},
+    [OPT_JSON] = {"json", ALL_COMMANDS, 0},
+};
+
+/* Options each command requires. */
+static const unsigned required[CLI_NCOMMANDS] = {
+    [CLI_EPSILON] = BIT(OPT_DELTA),
+    [CLI_DELTA] = BIT(OPT_EPSILON),
+    [CLI_PROFILE] = BIT(OPT_FROM) | BIT(OPT_TO),
+    [CLI_CALIBRATE] = BIT(OPT_EPSILON) | BIT(OPT_DELTA),
+};
+
+/* A finite double, the whole string, no leading blank, no overflow/underflow. */
+static int parse_real(const char *s, double *out)
+{
+    char *end;
+    double v;
+    if (!*s || isspace((unsigned char)*s))
+        return -1;
+    errno = 0;
+    v = strtod(s, &end);
+    if (*end || errno == ERANGE || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* A decimal unsigned integer, digits only. */
+static int parse_uint(const char *s, unsigned long long *out)
+{
+    char *end;
+    unsigned long long v;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (*end || errno == ERANGE)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int bad_value(opt_id id, const char *what, const char *val)
+{
+    return cli_fail(CLI_EXIT_USAGE, "--%s: must be %s, got \"%s\"", options[id].name, what, val);
+}
+
+/* A real option value in [lo, hi], with open ends as flagged. */
+static int real_in(opt_id id, const char *val, double lo, int lo_open, double hi, int hi_open,
+                   const char *what, double *out)
+{
+    double v;
+    if (parse_real(val, &v) || v < lo || v > hi || (lo_open && v == lo) || (hi_open && v == hi))
+        return bad_value(id, what, val);
+    *out = v;
+    return CLI_EXIT_OK;
+}
+
+static int uint_in(opt_id id, const char *val, unsigned long long lo, unsigned long long hi,
+                   const char *what, size_t *out)
+{
+    unsigned long long v;
+    if (parse_uint(val, &v) || v < lo || v > hi)
+        return bad_value(id, what, val);
+    *out = (size_t)v;
+    return CLI_EXIT_OK;
+}
+
+static int set_epsilon(cli_args *a, const char *val)
+{
+    if (a->cmd == CLI_CALIBRATE)
+        return real_in(OPT_EPSILON, val, 0, 1, HUGE_VAL, 0, "a number > 0", &a->epsilon);
+    return real_in(OPT_EPSILON, val, -HUGE_VAL, 0, HUGE_VAL, 0, "a finite number", &a->epsilon);
+}
+
+static int set_grid_step(cli_args *a, const char *val)
+{
+    double v;
+    if (parse_real(val, &v) || (v != 0 && (v < CLI_MIN_GRID_STEP || v > 1)))
+        return bad_value(OPT_GRID_STEP, "0 or a number in [1e-07, 1]", val);
+    a->opt.grid_step = v;
+    return CLI_EXIT_OK;
+}
+
+static int set_method(cli_args *a, const char *val)
+{
+    dpa_error err;
+    if (dpa_method_parse(val, &a->opt.method, &err) != DPA_OK)
+        return bad_value(OPT_METHOD, "auto, pld or exact", val);
+    return CLI_EXIT_OK;
+}
+
+static int set_value(cli_args *a, opt_id id, const char *val)
+{
+    switch (id) {
+    case OPT_DELTA:
+        return real_in(id, val, 0, 1, 1, 1, "a number in (0, 1)", &a->delta);
+    case OPT_EPSILON:
+        return set_epsilon(a, val);
+    case OPT_FROM:
+        return real_in(id, val, -HUGE_VAL, 0, HUGE_VAL, 0, "a finite number", &a->from);
+    case OPT_TO:
+        return real_in(id, val, -HUGE_VAL, 0, HUGE_VAL, 0, "a finite number", &a->to);
+    case OPT_POINTS:
+        return uint_in(id, val, 2, CLI_MAX_POINTS, "an integer in [2, 1000000]", &a->points);
+    case OPT_TOLERANCE:
+        return real_in(id, val, CLI_MIN_TOLERANCE, 0, CLI_MAX_TOLERANCE, 0,
+                       "a number in [1e-12, 0.1]", &a->tolerance);
+    case OPT_METHOD:
+        return set_method(a, val);
+    case OPT_ACCURACY:
+        return real_in(id, val, CLI_MIN_ACCURACY, 0, 1, 0, "a number in [1e-08, 1]",
+                       &a->opt.accuracy);
+    case OPT_GRID_STEP:
+        return set_grid_step(a, val);
+    case OPT_MAX_GRID:
+        return uint_in(id, val, CLI_MIN_MAX_GRID, CLI_MAX_MAX_GRID,
+                       "an integer in [1024, 67108864]", &a->opt.max_grid);
+    default:
+        return CLI_EXIT_OK;
+    }
+}
+
+static int usage_error(const cli_args *a, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* "dpacct: CMD: MESSAGE" and a hint to the command's help. */
+static int usage_error(const cli_args *a, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cli_fail(CLI_EXIT_USAGE, "%s: %s", cli_command_name(a->cmd), msg);
+    cli_print_try_help((int)a->cmd);
+    return CLI_EXIT_USAGE;
+}
+
+/* Option by name (name_len bytes of name); -1 if unknown. */
+static int lookup_option(const char *name, size_t name_len)
+{
+    for (int i = 0; i < OPT_COUNT; i++)
+        if (strlen(options[i].name) == name_len && !strncmp(options[i].name, name, name_len))
+            return i;
+    return -1;
+}
+
+/* Handle argv[*i], which starts with "--"; advances *i past a separate value. */
+static int take_option(cli_args *a, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i] + 2, *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    int id = lookup_option(arg, len);
+
+    if (id < 0)
+        return usage_error(a, "unknown option %s", argv[*i]);
+    if (!(options[id].commands & BIT(a->cmd)))
+        return usage_error(a, "option --%s does not apply to this command", options[id].name);
+    if (a->given & BIT(id))
+        return usage_error(a, "option --%s given more than once", options[id].name);
+    a->given |= BIT(id);
+    if (!options[id].has_value) {
+        if (eq)
+            return usage_error(a, "option --%s takes no value", options[id].name);
+        a->json = 1;
+        return CLI_EXIT_OK;
+    }
+    if (eq)
+        return set_value(a, (opt_id)id, eq + 1);
+    if (*i + 1 >= argc)
+        return usage_error(a, "option --%s needs a value", options[id].name);
+    *i += 1;
+    return set_value(a, (opt_id)id, argv[*i]);
+}
+
+static int take_spec(cli_args *a, const char *arg)
+{
+    if (a->spec)
+        return usage_error(a, "more than one SPEC (\"%s\" and \"%s\"); give exactly one",
+                           a->spec, arg);
+    a->spec = arg;
+    return CLI_EXIT_OK;
+}
+
+static int check_complete(const cli_args *a)
+{
+    unsigned missing = required[a->cmd] & ~a->given;
+    for (int i = 0; i < OPT_COUNT; i++)
+        if (missing & BIT(i))
+            return usage_error(a, "missing required option --%s", options[i].name);
+    if (!a->spec)
+        return usage_error(a, "missing SPEC (a file path, - for standard input, "
+                           "or inline JSON)");
+    if (a->cmd == CLI_PROFILE && !(a->from < a->to))
+        return cli_fail(CLI_EXIT_USAGE, "--from must be less than --to, got %.17g and %.17g",
+                        a->from, a->to);
+    return CLI_EXIT_OK;
+}
+
+static void init_args(cli_args *a, cli_command cmd)
+{
+    memset(a, 0, sizeof *a);
+    a->cmd = cmd;
+    a->tolerance = CLI_DEFAULT_TOLERANCE;
+    a->points = CLI_DEFAULT_POINTS;
+    dpa_options_init(&a->opt);
+}
+
+int cli_parse_args(cli_command cmd, int argc, char **argv, int first, cli_args *a)
+{
+    int rc = CLI_EXIT_OK, options_done = 0;
+
+    init_args(a, cmd);
+    for (int i = first; i < argc && rc == CLI_EXIT_OK; i++) {
+        const char *arg = argv[i];
+        if (!options_done && !strcmp(arg, "--"))
+            options_done = 1;
+        else if (!options_done && arg[0] == '-' && arg[1] == '-')
+            rc = take_option(a, argc, argv, &i);
+        else if (!options_done && arg[0] == '-' && arg[1] != '\0')
+            rc = usage_error(a, "unknown option %s", arg);
+        else
+            rc = take_spec(a, arg);
+    }
+    return rc == CLI_EXIT_OK ? check_complete(a) : rc;
+}
+
+int cli_wants_help(int argc, char **argv, int first)
+{
+    for (int i = first; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            return 0;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,121 @@
+/* dpacct command-line front end: declarations shared by its sources.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Flow: main.c picks the command, args.c parses its options into a
+ * cli_args, input.c reads the SPEC text, run.c calls the library and checks
+ * what it returned, output.c prints (human text or one JSON object), with the
+ * directed-rounding number formatting of format.c.  Nothing is printed on
+ * stdout before every number to be printed is known and checked, so a
+ * failure never leaves partial output there.  Errors go to stderr prefixed
+ * "dpacct: ". */
+#ifndef DPA_CLI_H
+#define DPA_CLI_H
+
+#include <stddef.h>
+#include "dpacct/dpacct.h"
+
+/* Exit statuses. */
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_FAIL = 1,  /* library or system failure, output error */
+    CLI_EXIT_USAGE = 2  /* bad command line, bad option value, bad or unsupported spec */
+};
+
+typedef enum cli_command {
+    CLI_EPSILON = 0,
+    CLI_DELTA,
+    CLI_PROFILE,
+    CLI_CALIBRATE,
+    CLI_NCOMMANDS
+} cli_command;
+
+/* Bounds of the accepted option values (the library's documented domains). */
+#define CLI_MAX_POINTS 1000000u
+#define CLI_MIN_ACCURACY 1e-8
+#define CLI_MIN_GRID_STEP 1e-7
+#define CLI_MIN_MAX_GRID ((size_t)1 << 10)
+#define CLI_MAX_MAX_GRID ((size_t)1 << 26)
+#define CLI_MIN_TOLERANCE 1e-12
+#define CLI_MAX_TOLERANCE 0.1
+#define CLI_DEFAULT_TOLERANCE 1e-4
+#define CLI_DEFAULT_POINTS 21u
+
+typedef struct cli_args {
+    cli_command cmd;
+    double delta, epsilon, from, to, tolerance;
+    size_t points;
+    unsigned given;      /* bit (1u << option id) for each option seen */
+    dpa_options opt;
+    int json;
+    const char *spec;    /* the SPEC argument (borrowed from argv) */
+} cli_args;
+
+/* ---- main.c ---- */
+/* Print "dpacct: MESSAGE\n" on stderr; returns code. */
+int cli_fail(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Exit status for a library status: 2 for bad input, 1 otherwise. */
+int cli_exit_for(dpa_status s);
+/* Report a library error (message verbatim); returns the exit status. */
+int cli_fail_lib(const dpa_error *err);
+
+/* ---- help.c ---- */
+const char *cli_command_name(cli_command c);
+/* Command by name; -1 if unknown. */
+int cli_command_lookup(const char *name);
+void cli_print_main_help(void);
+void cli_print_command_help(cli_command c);
+/* "Try 'dpacct [CMD ]--help'." on stderr. */
+void cli_print_try_help(int cmd);
+
+/* ---- args.c ---- */
+/* Parse argv[first..argc-1] for command cmd.  Returns CLI_EXIT_OK or prints
+ * the error and returns CLI_EXIT_USAGE. */
+int cli_parse_args(cli_command cmd, int argc, char **argv, int first, cli_args *a);
+/* 1 if argv[first..] asks for help (--help or -h before any "--"). */
+int cli_wants_help(int argc, char **argv, int first);
+
+/* ---- input.c ---- */
+/* Read the SPEC argument: "-" is stdin, text whose first non-space character
+ * is '{' is inline JSON, anything else a file path.  On success *text is the
+ * NUL-terminated spec text and *to_free what the caller must free() (NULL
+ * for inline JSON, which is arg itself).  Returns an exit status (after
+ * printing the error). */
+int cli_read_spec(const char *arg, const char **text, char **to_free);
+
+/* ---- format.c ---- */
+enum { CLI_ROUND_DOWN = -1, CLI_ROUND_NEAREST = 0, CLI_ROUND_UP = 1 };
+#define CLI_NUM_BUF 64
+/* x with `digits` significant digits (1..17), %g-like layout, rounded in
+ * direction dir exactly (the printed decimal is >= x for UP, <= x for DOWN).
+ * "inf" / "-inf" for infinities, "nan" for NaN. */
+void cli_format(char *buf, size_t n, double x, int digits, int dir);
+/* Shortest decimal that reads back as exactly x. */
+void cli_format_shortest(char *buf, size_t n, double x);
+/* Significant digits to show a bracket [lower, upper]: 5, more (up to 10)
+ * when the bracket is relatively narrower. */
+int cli_digits_for(double upper, double lower);
+
+/* ---- run.c ---- */
+int cli_run(const cli_args *a, const char *spec_text);
+
+/* ---- output.c ---- */
+typedef struct cli_profile_out {
+    size_t n;
+    const double *eps, *upper, *lower;
+    dpa_method method;
+} cli_profile_out;
+
+/* Each returns an exit status: CLI_EXIT_OK, or CLI_EXIT_FAIL (after printing
+ * the error) if the output could not be built or written. */
+int cli_print_query(const cli_args *a, const dpa_result *r);
+int cli_print_profile(const cli_args *a, const cli_profile_out *p);
+int cli_print_calibration(const cli_args *a, const dpa_param_info *info,
+                          const dpa_calibration *c);
+/* "remove", "add", "both". */
+const char *cli_direction_word(dpa_direction d);
+
+#endif

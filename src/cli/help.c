@@ -1,0 +1,155 @@
+/* dpacct command-line front end: command names and help texts.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static const char *const command_names[CLI_NCOMMANDS] = {
+    "epsilon", "delta", "profile", "calibrate"
+};
+
+/* Defaults are the library's (dpa_options_init), filled in when printed. */
+static const char common_options[] =
+    "Accounting options (all commands):\n"
+    "  --method M       auto (default), pld or exact. auto uses exact for\n"
+    "                   compositions of Gaussian/GDP leaves, pld otherwise.\n"
+    "  --accuracy A     requested relative accuracy of the bracket, in [1e-8, 1]\n"
+    "                   (default %g)\n"
+    "  --grid-step S    fixed PLD grid step, 0 (automatic, default) or in [1e-7, 1]\n"
+    "  --max-grid N     largest PLD FFT length, integer in [1024, 67108864]\n"
+    "                   (default %zu)\n"
+    "  --json           print one JSON object instead of text\n"
+    "  -h, --help       print this help and exit\n";
+
+static const char spec_note[] =
+    "\n"
+    "SPEC is a JSON event spec (docs/spec.md): a file path, - for standard\n"
+    "input, or the JSON text itself (an argument starting with '{').\n"
+    "Options may come before or after SPEC, as --opt value or --opt=value;\n"
+    "-- ends the options.\n";
+
+static const char main_help_head[] =
+    "Usage: dpacct COMMAND [OPTIONS] SPEC\n"
+    "       dpacct --help | --version | COMMAND --help\n"
+    "\n"
+    "Certified differential-privacy accounting: every result is an interval\n"
+    "[lower, upper] that contains the true value; claim the upper bound.\n"
+    "\n"
+    "Commands:\n"
+    "  epsilon    --delta D                 bounds on epsilon at delta D\n"
+    "  delta      --epsilon E               bounds on delta at epsilon E\n"
+    "  profile    --from E0 --to E1 [--points N]\n"
+    "                                       delta bounds at N evenly spaced epsilons\n"
+    "  calibrate  --epsilon E --delta D [--tolerance T]\n"
+    "                                       value of the \"?\" parameter meeting\n"
+    "                                       epsilon <= E at delta D\n"
+    "\n";
+
+static const char main_help_tail[] =
+    "\n"
+    "Exit status: 0 success, 1 failure (numerical, out of memory, output),\n"
+    "2 bad input (usage, option value, spec, unreadable SPEC file).\n"
+    "\n"
+    "Example:\n"
+    "  dpacct epsilon --delta 1e-5 '{\"repeat\": {\"count\": 14063, \"event\":\n"
+    "      {\"poisson\": {\"rate\": 0.0042666667, \"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}'\n"
+    "\n"
+    "Run 'dpacct COMMAND --help' for the options of a command.\n";
+
+static const char *const command_help[CLI_NCOMMANDS] = {
+    "Usage: dpacct epsilon --delta D [OPTIONS] SPEC\n"
+    "\n"
+    "Certified bounds on the smallest epsilon such that the spec is\n"
+    "(epsilon, D)-DP: epsilon_lower <= epsilon <= epsilon_upper. epsilon_upper\n"
+    "is printed rounded up, epsilon_lower rounded down. An epsilon of inf means\n"
+    "the privacy loss is +inf with probability >= D.\n"
+    "\n"
+    "  --delta D        required, in (0, 1)\n",
+
+    "Usage: dpacct delta --epsilon E [OPTIONS] SPEC\n"
+    "\n"
+    "Certified bounds on delta(E), the smallest delta such that the spec is\n"
+    "(E, delta)-DP. delta_upper is printed rounded up, delta_lower rounded down.\n"
+    "\n"
+    "  --epsilon E      required, any finite number (negative too)\n",
+
+    "Usage: dpacct profile --from E0 --to E1 [--points N] [OPTIONS] SPEC\n"
+    "\n"
+    "Certified bounds on delta(epsilon) at N evenly spaced epsilons from E0\n"
+    "to E1 (both included): a table epsilon, delta_upper, delta_lower.\n"
+    "\n"
+    "  --from E0        required, finite, less than E1\n"
+    "  --to E1          required, finite\n"
+    "  --points N       integer in [2, 1000000] (default 21)\n",
+
+    "Usage: dpacct calibrate --epsilon E --delta D [--tolerance T] [OPTIONS] SPEC\n"
+    "\n"
+    "SPEC is a template: a spec with exactly one numeric parameter written \"?\".\n"
+    "Finds the smallest noise (sigma, scale) or the largest other value\n"
+    "(count, rate, epsilon, ...) whose certified epsilon_upper at delta D is\n"
+    "<= E. Integer parameters stay integers. A noise value is printed rounded\n"
+    "up, any other value rounded down, so the printed value meets the target.\n"
+    "\n"
+    "  --epsilon E      required, > 0\n"
+    "  --delta D        required, in (0, 1)\n"
+    "  --tolerance T    relative width of the final search bracket, in\n"
+    "                   [1e-12, 0.1] (default 1e-4)\n",
+};
+
+static const char *const command_example[CLI_NCOMMANDS] = {
+    "  dpacct epsilon --delta 1e-5 '{\"gaussian\": {\"sigma\": 1}}'\n"
+    "  dpacct epsilon --delta=1e-6 --method pld --json dpsgd.json\n",
+    "  dpacct delta --epsilon 1 '{\"gaussian\": {\"sigma\": 1}}'\n"
+    "  cat dpsgd.json | dpacct delta --epsilon 2 --json -\n",
+    "  dpacct profile --from 0 --to 2 --points 5 '{\"gaussian\": {\"sigma\": 1}}'\n",
+    "  dpacct calibrate --epsilon 1 --delta 1e-5 '{\"gaussian\": {\"sigma\": \"?\"}}'\n"
+    "  dpacct calibrate --epsilon 2 --delta 1e-5 '{\"repeat\": {\"count\": \"?\",\n"
+    "      \"event\": {\"gaussian\": {\"sigma\": 10}}}}'\n",
+};
+
+const char *cli_command_name(cli_command c)
+{
+    return (unsigned)c < CLI_NCOMMANDS ? command_names[c] : "?";
+}
+
+int cli_command_lookup(const char *name)
+{
+    for (int i = 0; i < CLI_NCOMMANDS; i++)
+        if (!strcmp(name, command_names[i]))
+            return i;
+    return -1;
+}
+
+static void print_common_options(void)
+{
+    dpa_options o;
+    dpa_options_init(&o);
+    printf(common_options, o.accuracy, o.max_grid);
+}
+
+void cli_print_main_help(void)
+{
+    fputs(main_help_head, stdout);
+    print_common_options();
+    fputs("  --version        print the version and exit\n", stdout);
+    fputs(spec_note, stdout);
+    fputs(main_help_tail, stdout);
+}
+
+void cli_print_command_help(cli_command c)
+{
+    fputs(command_help[c], stdout);
+    putchar('\n');
+    print_common_options();
+    fputs(spec_note, stdout);
+    fputs("\nExamples:\n", stdout);
+    fputs(command_example[c], stdout);
+}
+
+void cli_print_try_help(int cmd)
+{
+    if (cmd >= 0 && cmd < CLI_NCOMMANDS)
+        fprintf(stderr, "Try 'dpacct %s --help'.\n", command_names[cmd]);
+    else
+        fputs("Try 'dpacct --help'.\n", stderr);
+}

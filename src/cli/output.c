@@ -1,0 +1,285 @@
+/* dpacct command-line front end: human-readable and JSON output.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Human output rounds every upper bound up and every lower bound down to the
+ * digits shown (format.c).  JSON output is one compact object per run, built
+ * completely before it is written; numbers are exact doubles (%.17g), +inf
+ * (epsilon bounds only) is the string "inf". */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+const char *cli_direction_word(dpa_direction d)
+{
+    return d == DPA_DIR_REMOVE ? "remove" : d == DPA_DIR_ADD ? "add" : "both";
+}
+
+/* ---------------------------------------------------------------- JSON --- */
+
+/* A bound: a number, or "inf" for +infinity. */
+static json_t *json_bound(double x)
+{
+    return isinf(x) && x > 0 ? json_string("inf") : json_real(x);
+}
+
+/* Set o[key] = v (stealing v); clears *ok if v is NULL or the set fails. */
+static void put(json_t *o, const char *key, json_t *v, int *ok)
+{
+    if (!v || json_object_set_new(o, key, v) != 0)
+        *ok = 0;
+}
+
+/* Write o as one line and release it.  Nothing is written if o is incomplete. */
+static int emit_json(json_t *o, int ok)
+{
+    char *text = ok && o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!text)
+        return cli_fail(CLI_EXIT_FAIL, "out of memory while building the JSON output");
+    puts(text);
+    free(text);
+    return CLI_EXIT_OK;
+}
+
+static int json_query(const cli_args *a, const dpa_result *r)
+{
+    int eps = a->cmd == CLI_EPSILON, ok = 1;
+    const char *q = eps ? "epsilon" : "delta";
+    char key[32];
+    json_t *o = json_object();
+
+    put(o, "query", json_string(q), &ok);
+    put(o, eps ? "delta" : "epsilon", json_real(eps ? a->delta : a->epsilon), &ok);
+    snprintf(key, sizeof key, "%s_upper", q);
+    put(o, key, json_bound(r->upper), &ok);
+    snprintf(key, sizeof key, "%s_lower", q);
+    put(o, key, json_bound(r->lower), &ok);
+    put(o, "method", json_string(dpa_method_name(r->method)), &ok);
+    put(o, "binding_direction", json_string(cli_direction_word(r->binding)), &ok);
+    snprintf(key, sizeof key, "%s_upper_remove", q);
+    put(o, key, json_bound(r->upper_remove), &ok);
+    snprintf(key, sizeof key, "%s_upper_add", q);
+    put(o, key, json_bound(r->upper_add), &ok);
+    put(o, "grid_step", json_real(r->grid_step), &ok);
+    put(o, "grid_size", json_integer((json_int_t)r->grid_size), &ok);
+    put(o, "truncated_mass", json_real(r->truncated_mass), &ok);
+    put(o, "roundoff", json_real(r->roundoff), &ok);
+    put(o, "accuracy_met", json_boolean(r->accuracy_met), &ok);
+    return emit_json(o, ok && o);
+}
+
+static json_t *json_point(double eps, double up, double lo)
+{
+    json_t *o = json_object();
+    int ok = o != NULL;
+    put(o, "epsilon", json_real(eps), &ok);
+    put(o, "delta_upper", json_real(up), &ok);
+    put(o, "delta_lower", json_real(lo), &ok);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int json_profile(const cli_profile_out *p)
+{
+    json_t *o = json_object(), *pts = json_array();
+    int ok = pts != NULL;
+
+    for (size_t i = 0; ok && i < p->n; i++) {
+        json_t *pt = json_point(p->eps[i], p->upper[i], p->lower[i]);
+        if (!pt || json_array_append_new(pts, pt) != 0)
+            ok = 0;
+    }
+    put(o, "query", json_string("profile"), &ok);
+    put(o, "method", json_string(dpa_method_name(p->method)), &ok);
+    put(o, "points", pts, &ok);
+    return emit_json(o, ok && o);
+}
+
+/* A parameter value: an integer for integer parameters, else a real;
+ * null for NaN ("none"). */
+static json_t *json_param_value(const dpa_param_info *info, double x)
+{
+    if (isnan(x))
+        return json_null();
+    if (info->is_integer && fabs(x) < 9e15)
+        return json_integer((json_int_t)x);
+    return json_real(x);
+}
+
+static int json_calibration(const cli_args *a, const dpa_param_info *info,
+                            const dpa_calibration *c)
+{
+    json_t *o = json_object();
+    int ok = 1;
+
+    put(o, "query", json_string("calibrate"), &ok);
+    put(o, "parameter", json_string(info->name), &ok);
+    put(o, "path", json_string(info->path), &ok);
+    put(o, "value", json_param_value(info, c->value), &ok);
+    put(o, "epsilon", json_real(a->epsilon), &ok);
+    put(o, "delta", json_real(a->delta), &ok);
+    put(o, "epsilon_upper", json_bound(c->at_value.upper), &ok);
+    put(o, "epsilon_lower", json_bound(c->at_value.lower), &ok);
+    put(o, "infeasible", json_param_value(info, c->infeasible), &ok);
+    put(o, "evaluations", json_integer(c->evaluations), &ok);
+    put(o, "method", json_string(dpa_method_name(c->at_value.method)), &ok);
+    put(o, "accuracy_met", json_boolean(c->at_value.accuracy_met), &ok);
+    return emit_json(o, ok && o);
+}
+
+/* --------------------------------------------------------------- human --- */
+
+static void print_method(const dpa_result *r)
+{
+    if (r->method == DPA_METHOD_EXACT) {
+        puts("method: exact (Gaussian composition, closed form)");
+        return;
+    }
+    printf("method: %s (grid step %.1e, FFT size %zu, truncated mass %.1e, "
+           "round-off allowance %.1e)\n", dpa_method_name(r->method), r->grid_step,
+           r->grid_size, r->truncated_mass, r->roundoff);
+}
+
+static void print_binding(const dpa_result *r, int digits)
+{
+    char other[CLI_NUM_BUF];
+    if (r->binding == DPA_DIR_BOTH) {
+        puts("binding direction: both (symmetric)");
+        return;
+    }
+    cli_format(other, sizeof other,
+               r->binding == DPA_DIR_REMOVE ? r->upper_add : r->upper_remove,
+               digits, CLI_ROUND_UP);
+    printf("binding direction: %s (%s: %s)\n", cli_direction_word(r->binding),
+           r->binding == DPA_DIR_REMOVE ? "add" : "remove", other);
+}
+
+static void print_accuracy(const dpa_result *r)
+{
+    if (!r->accuracy_met)
+        puts("note: accuracy target not met (grid limit reached; see --max-grid and "
+             "--accuracy); the bounds are still certified, only wider than requested");
+}
+
+/* "NAME <= U   (NOTE)" and "NAME >= L   (lower bound; gap G)". */
+static void print_bounds(const char *name, double up, double lo, const char *note)
+{
+    char us[CLI_NUM_BUF], ls[CLI_NUM_BUF], gap[CLI_NUM_BUF];
+    int digits = cli_digits_for(up, lo), w;
+
+    cli_format(us, sizeof us, up, digits, CLI_ROUND_UP);
+    cli_format(ls, sizeof ls, lo, digits, CLI_ROUND_DOWN);
+    w = (int)(strlen(us) > strlen(ls) ? strlen(us) : strlen(ls));
+    printf("%s <= %-*s   (%s)\n", name, w, us, note);
+    if (isinf(lo)) {
+        printf("%s >= %-*s   (lower bound: the privacy loss is +inf with probability "
+               ">= delta)\n", name, w, ls);
+        return;
+    }
+    cli_format(gap, sizeof gap, up - lo, 2, CLI_ROUND_UP);
+    printf("%s >= %-*s   (lower bound; gap %s)\n", name, w, ls, gap);
+}
+
+static int human_query(const cli_args *a, const dpa_result *r)
+{
+    int eps = a->cmd == CLI_EPSILON;
+    char at[CLI_NUM_BUF];
+
+    print_bounds(eps ? "epsilon" : "delta", r->upper, r->lower,
+                 "certified upper bound; claim this");
+    cli_format_shortest(at, sizeof at, eps ? a->delta : a->epsilon);
+    printf("at %s = %s\n", eps ? "delta" : "epsilon", at);
+    print_method(r);
+    print_binding(r, cli_digits_for(r->upper, r->lower));
+    print_accuracy(r);
+    return CLI_EXIT_OK;
+}
+
+#define PROFILE_DIGITS 6
+
+static int human_profile(const cli_args *a, const cli_profile_out *p)
+{
+    char e[CLI_NUM_BUF], u[CLI_NUM_BUF], l[CLI_NUM_BUF], f[CLI_NUM_BUF], t[CLI_NUM_BUF];
+    int w = (int)strlen("epsilon");
+
+    for (size_t i = 0; i < p->n; i++) {
+        cli_format_shortest(e, sizeof e, p->eps[i]);
+        if ((int)strlen(e) > w)
+            w = (int)strlen(e);
+    }
+    cli_format_shortest(f, sizeof f, a->from);
+    cli_format_shortest(t, sizeof t, a->to);
+    printf("privacy profile: delta(epsilon) at %zu points from %s to %s\n", p->n, f, t);
+    printf("method: %s\n", dpa_method_name(p->method));
+    printf("%-*s   %-14s   %s\n", w, "epsilon", "delta_upper", "delta_lower");
+    for (size_t i = 0; i < p->n; i++) {
+        cli_format_shortest(e, sizeof e, p->eps[i]);
+        cli_format(u, sizeof u, p->upper[i], PROFILE_DIGITS, CLI_ROUND_UP);
+        cli_format(l, sizeof l, p->lower[i], PROFILE_DIGITS, CLI_ROUND_DOWN);
+        printf("%-*s   %-14s   %s\n", w, e, u, l);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* A calibrated parameter value rounded toward `dir`; integers exactly. */
+static void format_param(char *buf, size_t n, const dpa_param_info *info, double x,
+                         double tol, int dir)
+{
+    int digits = (int)ceil(-log10(tol)) + 1;
+    if (info->is_integer && fabs(x) < 9e15) {
+        snprintf(buf, n, "%.0f", x);
+        return;
+    }
+    cli_format(buf, n, x, digits < 5 ? 5 : digits, dir);
+}
+
+static int human_calibration(const cli_args *a, const dpa_param_info *info,
+                             const dpa_calibration *c)
+{
+    int noise = info->role == DPA_ROLE_NOISE;
+    int safe = noise ? CLI_ROUND_UP : CLI_ROUND_DOWN;
+    char v[CLI_NUM_BUF], e[CLI_NUM_BUF], d[CLI_NUM_BUF], x[CLI_NUM_BUF];
+
+    format_param(v, sizeof v, info, c->value, a->tolerance, safe);
+    cli_format_shortest(e, sizeof e, a->epsilon);
+    cli_format_shortest(d, sizeof d, a->delta);
+    printf("%s = %s   (%s value meeting epsilon <= %s at delta = %s)\n", info->name, v,
+           noise ? "smallest" : "largest", e, d);
+    printf("parameter: %s\n", info->path);
+    print_bounds("epsilon", c->at_value.upper, c->at_value.lower,
+                 "certified upper bound at this value");
+    if (isnan(c->infeasible)) {
+        puts("nearest infeasible value: none found (the whole domain meets the target)");
+    } else {
+        format_param(x, sizeof x, info, c->infeasible, a->tolerance, -safe);
+        printf("nearest infeasible value: %s\n", x);
+    }
+    printf("evaluations: %d\n", c->evaluations);
+    print_method(&c->at_value);
+    print_accuracy(&c->at_value);
+    return CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------------- entries --- */
+
+int cli_print_query(const cli_args *a, const dpa_result *r)
+{
+    return a->json ? json_query(a, r) : human_query(a, r);
+}
+
+int cli_print_profile(const cli_args *a, const cli_profile_out *p)
+{
+    return a->json ? json_profile(p) : human_profile(a, p);
+}
+
+int cli_print_calibration(const cli_args *a, const dpa_param_info *info,
+                          const dpa_calibration *c)
+{
+    return a->json ? json_calibration(a, info, c) : human_calibration(a, info, c);
+}

@@ -1,0 +1,253 @@
+/* dpacct command-line front end: running a command against the library.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every number the library returns is checked before anything is printed:
+ * a NaN, an infinity where none is allowed, or bounds in the wrong order are
+ * library bugs and end the run with exit status 1 instead of being shown. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+static int library_bug(const char *what)
+{
+    return cli_fail(CLI_EXIT_FAIL, "internal error: the library returned %s; "
+                    "this is a bug, please report it", what);
+}
+
+static int fail_status(dpa_status s, dpa_error *err)
+{
+    if (err->status == DPA_OK) /* a failing call that filled no error */
+        dpa_error_set(err, s, "%s", dpa_status_string(s));
+    return cli_fail_lib(err);
+}
+
+/* Fill a result with values that every check below rejects, so a field the
+ * library forgot to set cannot pass for a bound. */
+static void poison_result(dpa_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->upper = r->lower = r->upper_remove = r->upper_add = NAN;
+    r->grid_step = r->truncated_mass = r->roundoff = NAN;
+    r->method = DPA_METHOD_AUTO;
+    r->binding = (dpa_direction)3; /* no such direction */
+}
+
+/* Finite, or +inf where allowed (epsilon bounds). */
+static int bound_ok(double x, int inf_ok)
+{
+    return isfinite(x) || (inf_ok && x == HUGE_VAL);
+}
+
+static int check_result(const dpa_result *r, int eps_query)
+{
+    if (!bound_ok(r->upper, eps_query) || !bound_ok(r->lower, eps_query))
+        return library_bug(isnan(r->upper) || isnan(r->lower) ? "a NaN bound"
+                                                              : "an infinite bound");
+    if (!bound_ok(r->upper_remove, eps_query) || !bound_ok(r->upper_add, eps_query))
+        return library_bug("an invalid per-direction bound");
+    if (!(r->lower <= r->upper))
+        return library_bug("a lower bound above the upper bound");
+    if (!isfinite(r->grid_step) || !isfinite(r->truncated_mass) || !isfinite(r->roundoff))
+        return library_bug("an invalid grid or error-budget value");
+    if (r->method != DPA_METHOD_PLD && r->method != DPA_METHOD_EXACT)
+        return library_bug("no method");
+    if (r->binding != DPA_DIR_BOTH && r->binding != DPA_DIR_REMOVE && r->binding != DPA_DIR_ADD)
+        return library_bug("no binding direction");
+    return CLI_EXIT_OK;
+}
+
+static dpa_accountant *make_accountant(const cli_args *a, const char *text, int *rc)
+{
+    dpa_error err;
+    dpa_spec *spec;
+    dpa_accountant *acc;
+
+    dpa_error_clear(&err);
+    spec = dpa_spec_from_json(text, &err);
+    if (!spec) {
+        *rc = fail_status(DPA_EINVAL, &err);
+        return NULL;
+    }
+    acc = dpa_accountant_new(spec, &a->opt, &err);
+    dpa_spec_free(spec);
+    if (!acc)
+        *rc = fail_status(DPA_EINVAL, &err);
+    return acc;
+}
+
+static int run_query(const cli_args *a, const char *text)
+{
+    int rc = CLI_EXIT_OK, eps_query = a->cmd == CLI_EPSILON;
+    dpa_accountant *acc = make_accountant(a, text, &rc);
+    dpa_error err;
+    dpa_result r;
+    dpa_status s;
+
+    if (!acc)
+        return rc;
+    poison_result(&r);
+    dpa_error_clear(&err);
+    s = eps_query ? dpa_accountant_epsilon(acc, a->delta, &r, &err)
+                  : dpa_accountant_delta(acc, a->epsilon, &r, &err);
+    dpa_accountant_free(acc);
+    if (s != DPA_OK)
+        return fail_status(s, &err);
+    rc = check_result(&r, eps_query);
+    return rc != CLI_EXIT_OK ? rc : cli_print_query(a, &r);
+}
+
+/* The i-th of n evenly spaced points from `from` to `to` (both included).
+ * The weighted-sum form gives the nearest double to the exact point when
+ * the ends are short decimals (0, 2, 21 points -> 0.1, 0.2, ...). */
+static double grid_point(double from, double to, size_t i, size_t n)
+{
+    double k = (double)(n - 1), x = (from * (double)(n - 1 - i) + to * (double)i) / k;
+    if (i == 0)
+        return from;
+    if (i == n - 1)
+        return to;
+    if (!isfinite(x)) { /* huge ends: avoid the overflowing products */
+        double t = (double)i / k;
+        x = from * (1 - t) + to * t;
+    }
+    return x;
+}
+
+/* The method used for the profile: the profile call reports no method, so
+ * for --method auto ask one delta query (at the first point) which one it
+ * uses. */
+static int profile_method(const cli_args *a, dpa_accountant *acc, double eps0, dpa_method *m)
+{
+    dpa_error err;
+    dpa_result r;
+    dpa_status s;
+
+    if (a->opt.method != DPA_METHOD_AUTO) {
+        *m = a->opt.method;
+        return CLI_EXIT_OK;
+    }
+    poison_result(&r);
+    dpa_error_clear(&err);
+    s = dpa_accountant_delta(acc, eps0, &r, &err);
+    if (s != DPA_OK)
+        return fail_status(s, &err);
+    if (r.method != DPA_METHOD_PLD && r.method != DPA_METHOD_EXACT)
+        return library_bug("no method");
+    *m = r.method;
+    return CLI_EXIT_OK;
+}
+
+static int check_profile(const cli_profile_out *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        if (!isfinite(p->upper[i]) || !isfinite(p->lower[i]))
+            return library_bug(isnan(p->upper[i]) || isnan(p->lower[i])
+                               ? "a NaN delta bound" : "an infinite delta bound");
+        if (!(p->lower[i] <= p->upper[i]))
+            return library_bug("a lower bound above the upper bound");
+    }
+    return CLI_EXIT_OK;
+}
+
+static int profile_compute(const cli_args *a, dpa_accountant *acc, double *eps, double *up,
+                           double *lo)
+{
+    cli_profile_out p = {a->points, eps, up, lo, DPA_METHOD_AUTO};
+    dpa_error err;
+    dpa_status s;
+    int rc;
+
+    for (size_t i = 0; i < a->points; i++) {
+        eps[i] = grid_point(a->from, a->to, i, a->points);
+        up[i] = lo[i] = NAN;
+    }
+    dpa_error_clear(&err);
+    s = dpa_accountant_profile(acc, eps, a->points, up, lo, &err);
+    if (s != DPA_OK)
+        return fail_status(s, &err);
+    rc = check_profile(&p);
+    if (rc == CLI_EXIT_OK)
+        rc = profile_method(a, acc, eps[0], &p.method);
+    return rc != CLI_EXIT_OK ? rc : cli_print_profile(a, &p);
+}
+
+static int run_profile(const cli_args *a, const char *text)
+{
+    int rc = CLI_EXIT_OK;
+    dpa_accountant *acc = make_accountant(a, text, &rc);
+    double *eps, *up, *lo;
+
+    if (!acc)
+        return rc;
+    eps = malloc(a->points * sizeof *eps);
+    up = malloc(a->points * sizeof *up);
+    lo = malloc(a->points * sizeof *lo);
+    if (eps && up && lo)
+        rc = profile_compute(a, acc, eps, up, lo);
+    else
+        rc = cli_fail(CLI_EXIT_FAIL, "out of memory for %zu profile points", a->points);
+    free(eps);
+    free(up);
+    free(lo);
+    dpa_accountant_free(acc);
+    return rc;
+}
+
+static int check_calibration(const cli_args *a, const dpa_calibration *c)
+{
+    int rc = check_result(&c->at_value, 1);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (!isfinite(c->value))
+        return library_bug("a non-finite calibrated value");
+    if (isinf(c->infeasible))
+        return library_bug("an infinite infeasible value");
+    if (!(c->at_value.upper <= a->epsilon))
+        return library_bug("a calibrated value that does not meet the target");
+    if (c->evaluations < 0)
+        return library_bug("a negative evaluation count");
+    return CLI_EXIT_OK;
+}
+
+static int run_calibrate(const cli_args *a, const char *text)
+{
+    dpa_error err;
+    dpa_template *t;
+    dpa_param_info info;
+    dpa_calibration c;
+    dpa_status s;
+    int rc;
+
+    dpa_error_clear(&err);
+    t = dpa_template_from_json(text, &err);
+    if (!t)
+        return fail_status(DPA_EINVAL, &err);
+    info = *dpa_template_param(t);
+    memset(&c, 0, sizeof c);
+    poison_result(&c.at_value);
+    c.value = NAN;
+    c.infeasible = -HUGE_VAL; /* NAN is a legitimate "none"; -inf is never */
+    c.evaluations = -1;
+    s = dpa_calibrate(t, a->epsilon, a->delta, &a->opt, a->tolerance, &c, &err);
+    dpa_template_free(t);
+    if (s != DPA_OK)
+        return fail_status(s, &err);
+    rc = check_calibration(a, &c);
+    return rc != CLI_EXIT_OK ? rc : cli_print_calibration(a, &info, &c);
+}
+
+int cli_run(const cli_args *a, const char *spec_text)
+{
+    switch (a->cmd) {
+    case CLI_EPSILON:
+    case CLI_DELTA:
+        return run_query(a, spec_text);
+    case CLI_PROFILE:
+        return run_profile(a, spec_text);
+    case CLI_CALIBRATE:
+        return run_calibrate(a, spec_text);
+    default:
+        return cli_fail(CLI_EXIT_FAIL, "internal error: no such command");
+    }
+}
