@@ -1,0 +1,335 @@
+#!/usr/bin/env bash
+# Tests of the dpacct command-line front end.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# usage: bash tests/cli_test.sh PATH/TO/dpacct SOURCE_DIR
+# Prints "ok - NAME" / "not ok - NAME" per check and a final "N passed, M failed";
+# exits 1 if any check failed.  Needs bash, coreutils, grep and python3.
+set -u
+
+BIN=${1:?usage: cli_test.sh DPACCT_BINARY SOURCE_DIR}
+SRC=${2:?usage: cli_test.sh DPACCT_BINARY SOURCE_DIR}
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/dpacct_cli_test.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+rc=0
+
+# ---------------------------------------------------------------- helpers --
+
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+not_ok() {
+    fail=$((fail + 1))
+    echo "not ok - $1"
+    echo "#   exit status $rc; stdout: $(head -c 400 "$TMP/out" | tr '\n' ' ')"
+    echo "#   stderr: $(head -c 400 "$TMP/err" | tr '\n' ' ')"
+}
+# check NAME COMMAND...: ok if COMMAND succeeds.
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+
+# run ARGS...: run dpacct with stdin from /dev/null; sets rc, $TMP/out, $TMP/err.
+run() { "$BIN" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?; }
+# run_stdin FILE ARGS...: the same with stdin from FILE.
+run_stdin() { local in=$1; shift; "$BIN" "$@" <"$in" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
+
+rc_is() { [ "$rc" -eq "$1" ]; }
+out_empty() { [ ! -s "$TMP/out" ]; }
+out_has() { grep -q -F -- "$1" "$TMP/out"; }
+out_has_all() { local w; for w in "$@"; do out_has "$w" || return 1; done; }
+err_has() { grep -q -F -- "$1" "$TMP/err"; }
+err_prefixed() { [ -s "$TMP/err" ] && grep -q '^dpacct: ' "$TMP/err"; }
+
+# json EXPR: stdout is exactly one line holding one JSON object (no NaN or
+# Infinity literals) and the Python expression EXPR is true of it (as d).
+json() {
+    python3 - "$TMP/out" "$1" <<'EOF'
+import json, math, sys
+def no_constant(name):
+    raise ValueError("non-JSON constant " + name)
+try:
+    text = open(sys.argv[1]).read()
+    assert text.endswith("\n") and text.count("\n") == 1, "not exactly one line"
+    d = json.loads(text, parse_constant=no_constant)
+    assert isinstance(d, dict), "not an object"
+    ok = eval("(" + sys.argv[2] + ")", {"d": d, "math": math})
+except Exception as e:
+    print("#   json check failed:", repr(e))
+    ok = False
+sys.exit(0 if ok else 1)
+EOF
+}
+# human_brackets NAME REF: the human output's "NAME <= U" and "NAME >= L"
+# lines satisfy L <= REF <= U.
+human_brackets() {
+    python3 - "$TMP/out" "$1" "$2" <<'EOF'
+import re, sys
+t, name, ref = open(sys.argv[1]).read(), sys.argv[2], float(sys.argv[3])
+up = float(re.search(r"^%s <= (\S+)" % name, t, re.M).group(1))
+lo = float(re.search(r"^%s >= (\S+)" % name, t, re.M).group(1))
+sys.exit(0 if lo <= ref <= up else 1)
+EOF
+}
+# human_outside_json FILE: the human epsilon bounds, read as exact decimals,
+# lie outside the exact doubles of the JSON output saved in FILE.
+human_outside_json() {
+    python3 - "$TMP/out" "$1" <<'EOF'
+import json, re, sys
+from fractions import Fraction as F
+t, d = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+up = re.search(r"^epsilon <= (\S+)", t, re.M).group(1)
+lo = re.search(r"^epsilon >= (\S+)", t, re.M).group(1)
+sys.exit(0 if F(up) >= F(d["epsilon_upper"]) and F(lo) <= F(d["epsilon_lower"]) else 1)
+EOF
+}
+# json_get EXPR: print EXPR of the JSON on stdout (repr, for reuse as a number).
+json_get() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(repr(eval(sys.argv[2])))' "$TMP/out" "$1" 2>/dev/null; }
+
+# usage_error NAME ARGS...: exit 2, a "dpacct: " message, nothing on stdout.
+usage_error() {
+    local name=$1; shift
+    run "$@"
+    check "$name" eval 'rc_is 2 && err_prefixed && out_empty'
+}
+
+GAUSS='{"gaussian": {"sigma": 1}}'
+DPSGD='{"repeat": {"count": 14063, "event": {"poisson": {"rate": 0.0042666667, "event": {"gaussian": {"sigma": 1.1}}}}}}'
+printf '%s\n' "$GAUSS" >"$TMP/gauss.json"
+printf '%s\n' "$DPSGD" >"$TMP/dpsgd.json"
+# Reference values: /work/shared/REFERENCE-VALUES.md (Gaussian, mu = 1).
+EPS_G1=4.37717809568122   # eps at delta = 1e-5
+DELTA_G1=0.126936737506644 # delta at eps = 1
+
+# ------------------------------------------------------------------- help --
+
+run --help
+check "--help exits 0 and names every command and option" eval 'rc_is 0 &&
+    out_has_all epsilon delta profile calibrate --delta --epsilon --from --to --points \
+                --tolerance --method --accuracy --grid-step --max-grid --json --version \
+                --help Example'
+run -h
+check "-h prints the main help" eval 'rc_is 0 && out_has "Usage: dpacct"'
+run --version
+check "--version exits 0 and prints the version" eval 'rc_is 0 && grep -Eq "^dpacct [0-9]+\.[0-9]+\.[0-9]+$" "$TMP/out"'
+
+common="--method --accuracy --grid-step --max-grid --json --help"
+for spec in "epsilon:--delta" "delta:--epsilon" "profile:--from --to --points" \
+            "calibrate:--epsilon --delta --tolerance"; do
+    cmd=${spec%%:*}
+    run "$cmd" --help
+    check "$cmd --help exits 0 and names its options and an example" eval 'rc_is 0 &&
+        out_has_all "Usage: dpacct $cmd" Example "dpacct $cmd " ${spec#*:} $common'
+done
+run epsilon --delta abc --help
+check "CMD --help wins over bad options" eval 'rc_is 0 && out_has "Usage: dpacct epsilon"'
+
+usage_error "no command is a usage error"
+usage_error "unknown command is a usage error" frobnicate "$GAUSS"
+usage_error "unknown top-level option is a usage error" --frobnicate
+
+# --------------------------------------------------------------- epsilon --
+
+run epsilon --delta 1e-5 --json "$GAUSS"
+check "epsilon: Gaussian sigma 1 brackets $EPS_G1 with auto = exact" \
+    json "d['query'] == 'epsilon' and d['epsilon_lower'] <= $EPS_G1 <= d['epsilon_upper'] and
+          d['epsilon_upper'] - d['epsilon_lower'] < 1e-3 and d['method'] == 'exact' and
+          d['delta'] == 1e-5 and d['accuracy_met'] is True"
+check "epsilon --json has every documented field" \
+    json "set(d) == {'query','delta','epsilon_upper','epsilon_lower','method','binding_direction',
+          'epsilon_upper_remove','epsilon_upper_add','grid_step','grid_size','truncated_mass',
+          'roundoff','accuracy_met'} and d['binding_direction'] in ('remove','add','both')"
+G_UP=$(json_get "d['epsilon_upper']")
+
+run epsilon --delta 1e-5 --method pld --json "$GAUSS"
+check "epsilon --method pld brackets $EPS_G1" \
+    json "d['method'] == 'pld' and d['epsilon_lower'] <= $EPS_G1 <= d['epsilon_upper'] and
+          d['epsilon_upper'] - d['epsilon_lower'] < 1e-3 and d['grid_step'] > 0 and d['grid_size'] > 0"
+
+run epsilon --delta 1e-5 "$GAUSS"
+check "epsilon human output: rounded bounds still bracket $EPS_G1" eval 'rc_is 0 &&
+    human_brackets epsilon "$EPS_G1" && out_has "(certified upper bound; claim this)" &&
+    out_has "at delta = 1e-05" && out_has "method: exact" && out_has "binding direction:"'
+
+run epsilon --delta 1e-5 --method pld "$GAUSS"
+check "epsilon human output for pld names grid step, FFT size, truncated mass, round-off" eval 'rc_is 0 &&
+    out_has "method: pld (grid step" && out_has "FFT size" && out_has "truncated mass" &&
+    out_has "round-off allowance"'
+
+# Directed rounding: the printed upper bound is >= the exact double, the
+# printed lower <= it (checked on a spec whose bounds are not short decimals).
+run epsilon --delta 1e-6 --json '{"laplace": {"scale": 3}}'
+cp "$TMP/out" "$TMP/lap.json"
+run epsilon --delta 1e-6 '{"laplace": {"scale": 3}}'
+check "human bounds are rounded outward from the JSON bounds" eval 'rc_is 0 &&
+    human_outside_json "$TMP/lap.json"'
+
+# ------------------------------------------------------------------ delta --
+
+run delta --epsilon 1 --json "$GAUSS"
+check "delta: Gaussian sigma 1 brackets $DELTA_G1" \
+    json "d['query'] == 'delta' and d['epsilon'] == 1 and
+          d['delta_lower'] <= $DELTA_G1 <= d['delta_upper'] and
+          d['delta_upper'] - d['delta_lower'] < 1e-6 and
+          {'delta_upper_remove','delta_upper_add','binding_direction','grid_step','roundoff'} <= set(d)"
+run delta --epsilon 1 --method pld --json "$GAUSS"
+check "delta --method pld brackets $DELTA_G1" \
+    json "d['method'] == 'pld' and d['delta_lower'] <= $DELTA_G1 <= d['delta_upper']"
+run delta --epsilon -1 --json "$GAUSS"
+check "delta at a negative epsilon brackets 0.678817974886628" \
+    json "d['delta_lower'] <= 0.678817974886628 <= d['delta_upper']"
+run delta --epsilon 1 "$GAUSS"
+check "delta human output" eval 'rc_is 0 && out_has "delta <= " && out_has "delta >= " &&
+    out_has "at epsilon = 1"'
+
+# ----------------------------------------------------------------- DP-SGD --
+
+run epsilon --delta 1e-5 --json "$TMP/dpsgd.json"
+check "DP-SGD (14063 x poisson 0.0042666667 x gaussian 1.1): finite bracket, pld, direction" \
+    json "isinstance(d['epsilon_upper'], float) and isinstance(d['epsilon_lower'], float) and
+          0 < d['epsilon_lower'] <= d['epsilon_upper'] < 100 and d['method'] == 'pld' and
+          d['binding_direction'] in ('remove', 'add', 'both') and
+          d['epsilon_upper'] == max(d['epsilon_upper_remove'], d['epsilon_upper_add'])"
+DPSGD_UP=$(json_get "d['epsilon_upper']")
+run epsilon --delta 1e-5 "$TMP/dpsgd.json"
+check "DP-SGD human output names the binding direction" eval 'rc_is 0 &&
+    grep -Eq "^binding direction: (remove \(add: |add \(remove: |both)" "$TMP/out"'
+run epsilon --delta 1e-5 --accuracy 1e-8 --max-grid 1024 --json "$TMP/dpsgd.json"
+check "an unreachable accuracy gives accuracy_met false and still a certified bracket" \
+    json "d['accuracy_met'] is False and d['epsilon_lower'] <= d['epsilon_upper'] and
+          d['epsilon_upper'] >= $DPSGD_UP and d['grid_size'] <= 1024"
+run epsilon --delta 1e-5 --accuracy 1e-8 --max-grid 1024 "$TMP/dpsgd.json"
+check "human output says \"accuracy target not met\"" eval 'rc_is 0 && out_has "accuracy target not met"'
+usage_error "DP-SGD with --method exact is unsupported (exit 2)" \
+    epsilon --delta 1e-5 --method exact "$TMP/dpsgd.json"
+
+# ------------------------------------------------------------ SPEC input --
+
+run epsilon --delta 1e-5 --json "$TMP/gauss.json"
+check "SPEC from a file" json "d['epsilon_upper'] == $G_UP"
+run_stdin "$TMP/gauss.json" epsilon --delta 1e-5 --json -
+check "SPEC from standard input (-)" json "d['epsilon_upper'] == $G_UP"
+run epsilon --delta 1e-5 --json "  $GAUSS"
+check "inline SPEC with leading blanks" json "d['epsilon_upper'] == $G_UP"
+run "$TMP/gauss.json" --json epsilon --delta=1e-5
+check "the command comes first" eval 'rc_is 2'
+run epsilon "$GAUSS" --json --delta=1e-5
+check "options after SPEC and --opt=value" json "d['epsilon_upper'] == $G_UP"
+run epsilon --delta 1e-5 --json -- "$TMP/gauss.json"
+check "-- ends the options" json "d['epsilon_upper'] == $G_UP"
+run epsilon --delta 1e-5 --accuracy 1e-3 --grid-step 1e-3 --max-grid 65536 --method pld \
+    --json "$GAUSS"
+check "--accuracy, --grid-step and --max-grid are accepted" \
+    json "d['method'] == 'pld' and d['epsilon_lower'] <= $EPS_G1 <= d['epsilon_upper']"
+
+# -------------------------------------------------------------- profile --
+
+run profile --from 0 --to 2 --points 5 --json "$GAUSS"
+check "profile: 5 evenly spaced points bracketing the Gaussian profile" \
+    json "d['query'] == 'profile' and d['method'] == 'exact' and
+          [p['epsilon'] for p in d['points']] == [0, 0.5, 1, 1.5, 2] and
+          all(p['delta_lower'] <= p['delta_upper'] for p in d['points']) and
+          all(p['delta_lower'] <= r <= p['delta_upper'] for p, r in zip(
+              [d['points'][i] for i in (0, 1, 2, 4)],
+              [0.382924922548026, 0.238421708134877, 0.126936737506644, 0.0209236358211137]))"
+run profile --from -1 --to 1 "$GAUSS"
+check "profile human table has 21 rows by default" eval 'rc_is 0 &&
+    out_has "delta_upper" && [ "$(grep -cE "^-?[0-9]" "$TMP/out")" -eq 21 ]'
+usage_error "profile --from >= --to is a usage error" profile --from 2 --to 1 "$GAUSS"
+usage_error "profile --points 1 is a usage error" profile --from 0 --to 1 --points 1 "$GAUSS"
+usage_error "profile without --to is a usage error" profile --from 0 "$GAUSS"
+
+# ------------------------------------------------------------ calibrate --
+
+run calibrate --epsilon 1 --delta 1e-5 --json '{"gaussian": {"sigma": "?"}}'
+check "calibrate sigma: value > 0 and its epsilon_upper <= 1" \
+    json "d['query'] == 'calibrate' and d['parameter'] == 'sigma' and
+          d['path'] == '/gaussian/sigma' and d['value'] > 0 and d['epsilon_upper'] <= 1 and
+          d['epsilon'] == 1 and d['delta'] == 1e-5 and
+          (d['infeasible'] is None or d['infeasible'] < d['value']) and d['evaluations'] > 0"
+SIGMA=$(json_get "d['value']")
+run epsilon --delta 1e-5 --json "{\"gaussian\": {\"sigma\": $SIGMA}}"
+check "the calibrated sigma re-checked with epsilon meets epsilon <= 1" json "d['epsilon_upper'] <= 1"
+run calibrate --epsilon 1 --delta 1e-5 '{"gaussian": {"sigma": "?"}}'
+check "calibrate human output" eval 'rc_is 0 && out_has "sigma = " &&
+    out_has "smallest value meeting epsilon <= 1 at delta = 1e-05" && out_has "evaluations: "'
+run calibrate --epsilon 2 --delta 1e-5 --json \
+    '{"repeat": {"count": "?", "event": {"gaussian": {"sigma": 10}}}}'
+check "calibrate a count gives an integer" \
+    json "type(d['value']) is int and d['value'] >= 1 and d['parameter'] == 'count' and
+          d['epsilon_upper'] <= 2 and (d['infeasible'] is None or d['infeasible'] == d['value'] + 1)"
+usage_error "calibrate without \"?\" is an error (exit 2)" \
+    calibrate --epsilon 1 --delta 1e-5 "$GAUSS"
+check "calibrate without \"?\" names the placeholder" err_has '"?"'
+usage_error "calibrate without --delta is a usage error" \
+    calibrate --epsilon 1 '{"gaussian": {"sigma": "?"}}'
+usage_error "calibrate --epsilon 0 is a usage error" \
+    calibrate --epsilon 0 --delta 1e-5 '{"gaussian": {"sigma": "?"}}'
+usage_error "calibrate --tolerance 0.5 is a usage error" \
+    calibrate --epsilon 1 --delta 1e-5 --tolerance 0.5 '{"gaussian": {"sigma": "?"}}'
+usage_error "a \"?\" in an epsilon spec is an error" epsilon --delta 1e-5 '{"gaussian": {"sigma": "?"}}'
+
+# ----------------------------------------------------------- approx leaf --
+
+run epsilon --delta 0.05 --json '{"approx": {"epsilon": 1, "delta": 0.1}}'
+check "approx (1, 0.1) at delta 0.05: epsilon is \"inf\"" \
+    json "d['epsilon_upper'] == 'inf' and d['epsilon_lower'] == 'inf'"
+run epsilon --delta 0.05 '{"approx": {"epsilon": 1, "delta": 0.1}}'
+check "infinite epsilon in human output" eval 'rc_is 0 && out_has "epsilon <= inf"'
+run epsilon --delta 0.2 --json '{"approx": {"epsilon": 1, "delta": 0.1}}'
+check "approx (1, 0.1) at delta 0.2: finite epsilon" \
+    json "isinstance(d['epsilon_upper'], float) and d['epsilon_lower'] <= d['epsilon_upper'] <= 1 + 1e-9"
+
+# ---------------------------------------------------------------- errors --
+
+usage_error "bad JSON: exit 2, message, empty stdout" epsilon --delta 1e-5 '{"gaussian": {"sigma": 1}'
+usage_error "bad JSON with --json prints no JSON" epsilon --delta 1e-5 --json '{"gaussian": }'
+usage_error "out-of-range rate is an error" epsilon --delta 1e-5 \
+    '{"poisson": {"rate": 1.5, "event": {"gaussian": {"sigma": 1}}}}'
+check "out-of-range rate message names /poisson/rate" err_has "/poisson/rate"
+usage_error "unknown option is a usage error" epsilon --delta 1e-5 --frobnicate "$GAUSS"
+check "unknown option is named" err_has "--frobnicate"
+usage_error "short unknown option is a usage error" epsilon --delta 1e-5 -x "$GAUSS"
+usage_error "missing --delta is a usage error" epsilon "$GAUSS"
+check "missing --delta is named" err_has "--delta"
+usage_error "missing --epsilon is a usage error" delta "$GAUSS"
+usage_error "--delta abc is an error" epsilon --delta abc "$GAUSS"
+check "--delta abc message names option and value" eval 'err_has "--delta" && err_has "\"abc\""'
+for bad in 0 1 nan inf -1e-5 "" "1e-5x" " 1e-5" 1e-400 0x; do
+    usage_error "--delta '$bad' is an error" epsilon --delta "$bad" "$GAUSS"
+done
+usage_error "--delta without a value is an error" epsilon "$GAUSS" --delta
+usage_error "--epsilon nan is an error" delta --epsilon nan "$GAUSS"
+usage_error "--epsilon 1e999 is an error" delta --epsilon 1e999 "$GAUSS"
+usage_error "--delta given twice is an error" epsilon --delta 1e-5 --delta 1e-6 "$GAUSS"
+usage_error "an option of another command is an error" epsilon --delta 1e-5 --epsilon 1 "$GAUSS"
+usage_error "--json=1 is an error" epsilon --delta 1e-5 --json=1 "$GAUSS"
+usage_error "--method bogus is an error" epsilon --delta 1e-5 --method bogus "$GAUSS"
+check "--method bogus message names the value" err_has '"bogus"'
+usage_error "--accuracy 2 is an error" epsilon --delta 1e-5 --accuracy 2 "$GAUSS"
+usage_error "--grid-step 1e-9 is an error" epsilon --delta 1e-5 --grid-step 1e-9 "$GAUSS"
+usage_error "--max-grid 100 is an error" epsilon --delta 1e-5 --max-grid 100 "$GAUSS"
+usage_error "--max-grid -5 is an error" epsilon --delta 1e-5 --max-grid -5 "$GAUSS"
+usage_error "--points 2.5 is an error" profile --from 0 --to 1 --points 2.5 "$GAUSS"
+usage_error "nonexistent SPEC file is an error" epsilon --delta 1e-5 "$TMP/no/such.json"
+check "nonexistent SPEC file is named" err_has "$TMP/no/such.json"
+usage_error "a directory as SPEC is an error" epsilon --delta 1e-5 "$TMP"
+printf '{"gaussian": {"sigma": 1}}\0garbage' >"$TMP/nul.json"
+usage_error "a SPEC with a NUL byte is an error" epsilon --delta 1e-5 "$TMP/nul.json"
+: >"$TMP/empty.json"
+usage_error "an empty SPEC is an error" epsilon --delta 1e-5 "$TMP/empty.json"
+usage_error "zcdp leaf is unsupported (exit 2)" epsilon --delta 1e-5 '{"zcdp": {"rho": 0.1}}'
+check "zcdp message says zcdp" err_has "zcdp"
+usage_error "two SPECs is a usage error" epsilon --delta 1e-5 "$GAUSS" "$TMP/gauss.json"
+usage_error "missing SPEC is a usage error" epsilon --delta 1e-5
+printf 'not json' >"$TMP/bad.json"
+run_stdin "$TMP/bad.json" epsilon --delta 1e-5 -
+check "bad spec on stdin is an error" eval 'rc_is 2 && err_prefixed && out_empty'
+
+if [ -w /dev/full ]; then
+    "$BIN" epsilon --delta 1e-5 "$GAUSS" >/dev/full 2>"$TMP/err"; rc=$?
+    : >"$TMP/out"
+    check "a write error on stdout is exit 1" eval 'rc_is 1 && err_prefixed'
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
