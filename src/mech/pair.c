@@ -16,13 +16,24 @@ static double lsub(double a, double b)
     return dpa_log_sub_exp(a, b);
 }
 
+/* log Phibar(x) and log Phi(x): the smaller one directly (accurate in the
+ * tail), the other as log(1 - that), which is accurate where it is >= 1/2. */
+static void ndtr_pair(double x, double *lbar, double *l)
+{
+    if (x > 0) {
+        *lbar = dpa_log_ndtr_c(x);
+        *l = dpa_log1mexp(*lbar);
+    } else {
+        *l = dpa_log_ndtr(x);
+        *lbar = dpa_log1mexp(*l);
+    }
+}
+
 static void gaussian_ctail(double mu, double t, double out[4])
 {
     double m = 0.5 * mu * mu;
-    out[0] = dpa_log_ndtr_c((t - m) / mu);
-    out[1] = dpa_log_ndtr((t - m) / mu);
-    out[2] = dpa_log_ndtr_c((t + m) / mu);
-    out[3] = dpa_log_ndtr((t + m) / mu);
+    ndtr_pair((t - m) / mu, &out[0], &out[1]);
+    ndtr_pair((t + m) / mu, &out[2], &out[3]);
 }
 
 /* Continuous part of Laplace, eps0 = s/b (MATH.md §5): on (-eps0, eps0) the
@@ -390,4 +401,32 @@ dpa_status dpa_pair_support(const dpa_pair *p, double tau, int both, double *lo,
     return DPA_OK;
 fail:
     return dpa_error_set(err, DPA_ENUMERIC, "could not bound the support of a privacy loss distribution");
+}
+
+double dpa_pair_var_estimate(const dpa_pair *p)
+{
+    switch (p->kind) {
+    case DPA_PAIR_GAUSSIAN:
+        return p->par[0] * p->par[0];
+    case DPA_PAIR_LAPLACE:
+        return p->par[0] * p->par[0];
+    case DPA_PAIR_POISSON: {
+        double v = dpa_pair_var_estimate(p->base), q = p->par[0];
+        return (v > 30) ? v : q * q * expm1(v);
+    }
+    case DPA_PAIR_REVERSE:
+    case DPA_PAIR_SYMMETRIZE:
+        return dpa_pair_var_estimate(p->base);
+    case DPA_PAIR_ATOMS: {
+        double m0 = 0, m1 = 0, m2 = 0;
+        for (size_t i = 0; i < p->natoms; i++) {
+            const dpa_atom *a = &p->atoms[i];
+            if (!isfinite(a->w)) continue;
+            double m = exp(a->la);
+            m0 += m; m1 += m * a->w; m2 += m * a->w * a->w;
+        }
+        return m0 > 0 ? fmax(0.0, m2 / m0 - (m1 / m0) * (m1 / m0)) : 0.0;
+    }
+    }
+    return 0;
 }

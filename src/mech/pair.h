@@ -91,6 +91,11 @@ dpa_pair *dpa_pair_symmetrize(dpa_pair *base, dpa_error *err);
 /* Deep copy. */
 dpa_pair *dpa_pair_copy(const dpa_pair *p, dpa_error *err);
 
+/* A rough variance of the loss under A (a scale for choosing grids, not a
+ * bound): mu^2 for the Gaussian, exact for atoms, q^2 (e^{v} - 1) through
+ * Poisson subsampling. */
+double dpa_pair_var_estimate(const dpa_pair *p);
+
 /* ---- support helpers ---- */
 /* An interval [*lo, *hi] of finite loss values outside which the A-mass of
  * the finite part is at most tau on each side (continuous part via tails,

@@ -26,12 +26,23 @@
 /* Repeat counts from which the accurate low-frequency path is used: below it
  * k * (FFT relative error ~ 1e-15) is negligible next to any delta of interest. */
 #define ACCURATE_MIN_COUNT 32.0
-/* Frequencies with k |log |X|| below this are "important" (|X|^k > e^{-60}). */
-#define IMPORTANT_LOG 60.0
+/* Frequencies with k |log |X|| below this are "important" (|X|^k > e^{-46} = 1e-20). */
+#define IMPORTANT_LOG 46.0
 /* At most this many frequencies per factor get the accurate path. */
 #define IMPORTANT_MAX 8192
+/* A frequency whose accumulated log-magnitude is below this contributes
+ * e^{-800} < 1e-347 (zero in double) and is skipped from then on. */
+#define DEAD_LOG (-800.0)
+/* The directly summed bulk leaves at most this fraction of the mass to the
+ * FFT, whose absolute error is then ~1e-3 u per frequency. */
+#define BULK_TAIL 1e-3
 /* Half width (grid points) of the bulk summed directly. */
 #define BULK_HALF 2048
+/* Chernoff parameters tried: lam0 * 2^r for r in [LO, HI] by STEP (a
+ * factor 4 apart: the window end is within a few percent of the optimum). */
+#define LAMBDA_SCAN_LO (-9)
+#define LAMBDA_SCAN_HI 1
+#define LAMBDA_SCAN_STEP 2
 /* Unit round-off and the constant of the a-posteriori round-off allowance
  * (per frequency: C u (log2 N + sum_j (k_j |log X_j| + 1)) relative error). */
 #define UNIT_ROUNDOFF 1.1102230246251565e-16
@@ -119,12 +130,6 @@ static double complex clog1p(double complex z)
     return CMPLX(re, im);
 }
 
-static double complex safe_clog(double complex x)
-{
-    if (x == 0) return CMPLX(-INFINITY, 0.0);
-    return clog(x);
-}
-
 dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail_tau,
                        size_t max_n, dpa_composed *out, dpa_error *err)
 {
@@ -136,7 +141,7 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
     if (!st) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
     dpa_status rc = DPA_OK;
     double *buf = NULL, *errsum = NULL;
-    fftw_complex *X = NULL, *Xt = NULL, *acc = NULL;
+    fftw_complex *X = NULL, *Xt = NULL, *acc = NULL, *prod = NULL;
 
     /* +inf masses compose exactly: 1 - prod (1 - inf_j)^{k_j} */
     double logfin = 0, mean = 0, var = 0, zmin = 0, zmax = 0;
@@ -165,11 +170,13 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
     double ltau = log(tail_tau), L = zmin, U = zmax;
     double tail_hi = 0, tail_lo = 0;
     if (var > 0) {
+        /* U(lam) = (sum_j k_j log M_j(lam) - log tau) / lam is quasi-convex in
+         * lam; scan lam0 * 2^r (lam0 Gaussian-optimal), heavy right tails
+         * want much smaller lam than the variance suggests */
         double lam0 = sqrt(-2.0 * ltau / var);
-        static const double mult[] = {0.5, 1.0, 2.0};
         double bestU = INFINITY, bestL = -INFINITY;
-        for (size_t r = 0; r < sizeof mult / sizeof *mult; r++) {
-            double lam = lam0 * mult[r], su = 0, sl = 0;
+        for (int r = LAMBDA_SCAN_LO; r <= LAMBDA_SCAN_HI; r += LAMBDA_SCAN_STEP) {
+            double lam = lam0 * ldexp(1.0, r), su = 0, sl = 0;
             for (size_t j = 0; j < nf; j++) {
                 su += f[j].count * log_mgf(f[j].pmf, &st[j], lam);
                 sl += f[j].count * log_mgf(f[j].pmf, &st[j], -lam);
@@ -207,6 +214,11 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
     errsum = calloc(nh, sizeof *errsum);
     if (!buf || !X || !acc || !errsum) { rc = dpa_error_set(err, DPA_ENOMEM, "out of memory (FFT length %zu)", N); goto done; }
     for (size_t k = 0; k < nh; k++) acc[k] = 0;
+    /* factors with count 1 multiply into prod (cheap); repeated factors add
+     * k log X into acc; the transform of the composition is prod * e^{acc} */
+    prod = dpa_fft_alloc_complex(nh);
+    if (!prod) { rc = dpa_error_set(err, DPA_ENOMEM, "out of memory (FFT length %zu)", N); goto done; }
+    for (size_t k = 0; k < nh; k++) prod[k] = 1;
 
     long long Cmod = 0;
     for (size_t j = 0; j < nf; j++) {
@@ -224,9 +236,17 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
         double tail_mass = 0;
         size_t bfirst = s->first, blast = s->last;
         if (accurate) {
-            /* bulk = points within BULK_HALF of the centre; FFT of the rest */
+            /* bulk = the smallest window around the centre holding all but
+             * BULK_TAIL of the mass (at most BULK_HALF points each side);
+             * the rest is transformed by FFT */
             long long ci = s->centre - g->lo;
-            long long bf = ci - BULK_HALF, bl = ci + BULK_HALF;
+            long long bf = ci, bl = ci;
+            double inside = (ci >= (long long)s->first && ci <= (long long)s->last) ? g->mass[ci] : 0;
+            while (inside < (1 - BULK_TAIL) * s->total && bl - ci < BULK_HALF) {
+                if (bf > (long long)s->first) inside += g->mass[--bf];
+                if (bl < (long long)s->last) inside += g->mass[++bl];
+                if (bf <= (long long)s->first && bl >= (long long)s->last) break;
+            }
             bfirst = (bf > (long long)s->first) ? (size_t)bf : s->first;
             blast = (bl < (long long)s->last) ? (size_t)bl : s->last;
             if (!Xt && !(Xt = dpa_fft_alloc_complex(nh))) { rc = dpa_error_set(err, DPA_ENOMEM, "out of memory"); goto done; }
@@ -240,26 +260,40 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
         }
         double deficit = 1.0 - s->total; /* +inf mass and anything dropped */
         size_t nimp = 0;
+        if (k == 1) {
+            for (size_t q = 0; q < nh; q++) {
+                if (creal(acc[q]) < DEAD_LOG) continue;
+                prod[q] *= X[q];
+                errsum[q] += 2.0;
+            }
+            continue;
+        }
         for (size_t q = 0; q < nh; q++) {
-            double complex lx;
+            if (creal(acc[q]) < DEAD_LOG) continue; /* product already underflows to 0 */
             double complex x = X[q];
-            double ax = cabs(x);
-            if (accurate && nimp < IMPORTANT_MAX && ax > 0 && k * -log(ax) < IMPORTANT_LOG) {
+            double a2 = creal(x) * creal(x) + cimag(x) * cimag(x);
+            if (a2 == 0 || k * 0.5 * log(a2) < DEAD_LOG) {
+                acc[q] = CMPLX(-INFINITY, 0.0);
+                continue;
+            }
+            double complex lx;
+            if (accurate && nimp < IMPORTANT_MAX && k * -0.5 * log(a2) < IMPORTANT_LOG) {
                 nimp++;
                 double th = 2.0 * M_PI * (double)q / (double)N, re = 0, im = 0;
                 for (size_t i = bfirst; i <= blast; i++) {
                     double d = (double)(g->lo + (long long)i - s->centre);
-                    double sh = sin(0.5 * th * d);
+                    double sh, ch;
+                    sincos(0.5 * th * d, &sh, &ch);
                     re -= 2.0 * g->mass[i] * sh * sh;
-                    im -= g->mass[i] * sin(th * d);
+                    im -= 2.0 * g->mass[i] * sh * ch;
                 }
                 double complex z = CMPLX(re - deficit - tail_mass, im) + Xt[q];
                 lx = clog1p(z);
             } else {
-                lx = safe_clog(x);
+                lx = clog(x);
             }
             acc[q] += k * lx;
-            if (isfinite(creal(lx))) errsum[q] += k * cabs(lx) + 1.0;
+            errsum[q] += k * cabs(lx) + 1.0;
         }
     }
 
@@ -267,7 +301,8 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
     double lg = log2((double)N), roundoff = 0;
     for (size_t q = 0; q < nh; q++) {
         double complex a = acc[q];
-        double complex y = (creal(a) == -INFINITY) ? 0 : cexp(CMPLX(creal(a), remainder(cimag(a), 2 * M_PI)));
+        double complex y = (creal(a) < DEAD_LOG) ? 0
+                         : prod[q] * cexp(CMPLX(creal(a), remainder(cimag(a), 2 * M_PI)));
         double w = (q == 0 || 2 * q == N) ? 1.0 : 2.0;
         roundoff += w * cabs(y) * ROUNDOFF_C * UNIT_ROUNDOFF * (lg + errsum[q]);
         X[q] = y;
@@ -290,6 +325,7 @@ done:
     fftw_free(X);
     fftw_free(Xt);
     fftw_free(acc);
+    fftw_free(prod);
     if (rc) dpa_composed_free(out);
     return rc;
 }
