@@ -79,7 +79,9 @@ typedef struct dpa_composed {
     long long lo;          /* grid index of mass[0] */
     size_t n;              /* window length (= FFT length) */
     double step;
-    double *mass;          /* n masses (>= 0; negatives from round-off clamped) */
+    double *mass;          /* n masses (>= 0; negatives from round-off clamped);
+                            * freed by dpa_composed_prepare, which keeps mass0 */
+    double mass0;          /* mass[0] (kept for queries below the window) */
     double inf;            /* exact composition of the factors' +inf masses */
     double tail_above;     /* bound on the mass of the true composition above the window */
     double tail_outside;   /* bound on the mass outside the window, both sides */
@@ -100,7 +102,8 @@ void dpa_composed_free(dpa_composed *c);
 dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail_tau,
                        size_t max_n, dpa_composed *out, dpa_error *err);
 
-/* Build the query tables D, E (O(n)). */
+/* Build the query tables D, E (O(n)) and release `mass` (queries need only
+ * D, E and mass0). */
 dpa_status dpa_composed_prepare(dpa_composed *c, dpa_error *err);
 
 /* delta of the composed grid measure at eps (finite part + inf, without the

@@ -31,6 +31,9 @@ dpa_status dpa_composed_prepare(dpa_composed *c, dpa_error *err)
         c->E[m - 1] = ed * (c->E[m] + c->mass[m]);
         c->D[m - 1] = c->D[m] + omed * (c->mass[m] + c->E[m]);
     }
+    c->mass0 = c->mass[0];
+    free(c->mass);
+    c->mass = NULL;
     return DPA_OK;
 }
 
@@ -41,8 +44,8 @@ double dpa_composed_delta(const dpa_composed *c, double eps)
     if (fm >= (double)(c->n - 1)) return c->inf;
     if (fm < 0) {
         /* below the window every mass contributes: T - e^{eps - z0} (c_0 + E_0) */
-        double T = c->mass[0] + c->D[0] + c->E[0];
-        double v = T - exp(eps - z0) * (c->mass[0] + c->E[0]);
+        double T = c->mass0 + c->D[0] + c->E[0];
+        double v = T - exp(eps - z0) * (c->mass0 + c->E[0]);
         return c->inf + (v > 0 ? v : 0);
     }
     size_t m = (size_t)fm;
@@ -59,10 +62,10 @@ double dpa_composed_epsilon(const dpa_composed *c, double target)
     /* D is non-increasing: find the first m with D[m] <= t */
     size_t lo = 0, hi = n - 1;   /* D[n-1] = 0 <= t */
     if (c->D[0] <= t) {
-        double T = c->mass[0] + c->D[0] + c->E[0];
+        double T = c->mass0 + c->D[0] + c->E[0];
         double z0 = (double)c->lo * c->step;
         if (T <= t) return -INFINITY;
-        double s = c->mass[0] + c->E[0];
+        double s = c->mass0 + c->E[0];
         double e = z0 + log((T - t) / s);
         return e < z0 ? e : z0;
     }

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Install what dpacct needs from Debian 12, if it is missing (run as root).
+# SPDX-License-Identifier: GPL-3.0-or-later
+set -eu
+pkgs="build-essential cmake pkg-config libfftw3-dev libgsl-dev libjansson-dev libcmocka-dev"
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "installing:$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq $missing >/dev/null
+fi
