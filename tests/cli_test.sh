@@ -257,6 +257,15 @@ run calibrate --epsilon 2 --delta 1e-5 --json \
 check "calibrate a count gives an integer" \
     json "type(d['value']) is int and d['value'] >= 1 and d['parameter'] == 'count' and
           d['epsilon_upper'] <= 2 and (d['infeasible'] is None or d['infeasible'] == d['value'] + 1)"
+run calibrate --epsilon 3 --delta 1e-5 --json \
+    '{"repeat": {"count": 14063, "event": {"poisson": {"rate": 0.0042666667, "event": {"gaussian": {"sigma": "?"}}}}}}'
+check "calibrate the DP-SGD noise multiplier (pld)" \
+    json "d['method'] == 'pld' and d['epsilon_upper'] <= 3 and 0.5 < d['value'] < 2 and
+          d['path'] == '/repeat/event/poisson/event/gaussian/sigma' and
+          (d['infeasible'] is None or d['infeasible'] < d['value'])"
+run calibrate --epsilon 1 --delta 1e-5 '{"repeat": {"count": "?", "event": {"pure": {"epsilon": 2}}}}'
+check "calibrate with no feasible value fails with exit 1 and no output" \
+    eval 'rc_is 1 && err_prefixed && out_empty && err_has "count"'
 usage_error "calibrate without \"?\" is an error (exit 2)" \
     calibrate --epsilon 1 --delta 1e-5 "$GAUSS"
 check "calibrate without \"?\" names the placeholder" err_has '"?"'

@@ -163,8 +163,9 @@ static void print_binding(const dpa_result *r, int digits)
 static void print_accuracy(const dpa_result *r)
 {
     if (!r->accuracy_met)
-        puts("note: accuracy target not met (grid limit reached; see --max-grid and "
-             "--accuracy); the bounds are still certified, only wider than requested");
+        puts("note: accuracy target not met (the grid could not be refined enough; try a "
+             "larger --max-grid or a looser --accuracy); the bounds are still certified, "
+             "only wider than requested");
 }
 
 /* "NAME <= U   (NOTE)" and "NAME >= L   (lower bound; gap G)". */
