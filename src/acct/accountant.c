@@ -38,6 +38,9 @@
 #define STEP_MIN 1e-7
 /* A refinement aims at this fraction of the tolerance (gap ~ step^2). */
 #define REFINE_AIM 0.7
+/* A refinement that does not shrink the gap below this fraction of the
+ * previous one means the grid no longer limits accuracy: stop. */
+#define STALL_RATIO 0.6
 #define STEP_MAX 0.05
 
 struct dpa_accountant {
@@ -332,6 +335,7 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     }
     double acc = a->opt.accuracy, tau = fmin(EPS_TAIL_MAX, EPS_TAIL_SHARE * acc * delta);
     double step = a->built ? a->step : initial_step(a, acc, eps_estimate(a, delta));
+    double prev_gap = INFINITY;
     for (int it = 0;; it++) {
         dpa_status st = ensure(a, step, tau, err);
         if (st) return st;
@@ -353,7 +357,9 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
         double gap = out->upper - out->lower;
         double tol = acc * fmax(1.0, out->upper);
         if (!(gap > tol) || isinf(out->upper)) return DPA_OK;
-        if (a->opt.grid_step > 0 || it >= MAX_REFINE) {
+        /* stop when refining no longer pays: the gap is then set by the
+         * round-off and truncation allowances, not by the grid */
+        if (a->opt.grid_step > 0 || it >= MAX_REFINE || gap > STALL_RATIO * prev_gap) {
             out->accuracy_met = 0;
             return DPA_OK;
         }
@@ -367,6 +373,7 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
             return a->built ? DPA_OK : dpa_error_set(err, e2.status, "%s", e2.message);
         }
         step = a->step;
+        prev_gap = gap;
     }
 }
 
@@ -380,6 +387,7 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
     }
     double acc = a->opt.accuracy;
     double step = a->built ? a->step : initial_step(a, acc, eps);
+    double prev_gap = INFINITY;
     for (int it = 0;; it++) {
         dpa_status st = ensure(a, step, DEFAULT_TAIL, err);
         if (st) return st;
@@ -394,7 +402,8 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
         fill_pld_info(out, a);
         double gap = out->upper - out->lower, tol = acc * out->upper + 1e-14;
         if (!(gap > tol)) return DPA_OK;
-        if (!refine || a->opt.grid_step > 0 || it >= MAX_REFINE) {
+        if (!refine || a->opt.grid_step > 0 || it >= MAX_REFINE || gap > STALL_RATIO * prev_gap ||
+            gap <= 4 * (out->roundoff + out->truncated_mass)) {
             out->accuracy_met = 0;
             return DPA_OK;
         }
@@ -408,6 +417,7 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
             return a->built ? DPA_OK : dpa_error_set(err, e2.status, "%s", e2.message);
         }
         step = a->step;
+        prev_gap = gap;
     }
 }
 

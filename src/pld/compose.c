@@ -44,7 +44,8 @@
 #define LAMBDA_SCAN_HI 1
 #define LAMBDA_SCAN_STEP 2
 /* Unit round-off and the constant of the a-posteriori round-off allowance
- * (per frequency: C u (log2 N + sum_j (k_j |log X_j| + 1)) relative error). */
+ * (per frequency: C u (log2 N + sum_j (k_j |log X_j| + 1)) relative error,
+ * C covering the FFT's normwise constant and the complex log/exp). */
 #define UNIT_ROUNDOFF 1.1102230246251565e-16
 #define ROUNDOFF_C 8.0
 
@@ -298,15 +299,23 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
     }
 
     /* ---- back to the loss domain ---- */
-    double lg = log2((double)N), roundoff = 0;
+    /* Round-off: FFTs are normwise stable, |dPsi_q| <= C u (log2 N + e_q) |Psi_q|
+     * with e_q the accumulated error count of frequency q; the inverse
+     * transform divided by N maps an L2 error ||dPsi|| to ||dPsi|| / sqrt(N),
+     * and a hockey-stick value sum_m w_m y_m with 0 <= w_m <= 1 moves by at
+     * most sqrt(N) times that: |d delta| <= ||dPsi||_2 (over all N
+     * frequencies, i.e. twice the half spectrum). */
+    double lg = log2((double)N), r2 = 0;
     for (size_t q = 0; q < nh; q++) {
         double complex a = acc[q];
         double complex y = (creal(a) < DEAD_LOG) ? 0
                          : prod[q] * cexp(CMPLX(creal(a), remainder(cimag(a), 2 * M_PI)));
         double w = (q == 0 || 2 * q == N) ? 1.0 : 2.0;
-        roundoff += w * cabs(y) * ROUNDOFF_C * UNIT_ROUNDOFF * (lg + errsum[q]);
+        double e = cabs(y) * ROUNDOFF_C * UNIT_ROUNDOFF * (lg + errsum[q]);
+        r2 += w * e * e;
         X[q] = y;
     }
+    double roundoff = sqrt(r2);
     if ((rc = dpa_fft_c2r(fft, N, X, buf))) { dpa_error_set(err, rc, "FFT failed (length %zu)", N); goto done; }
     out->mass = malloc(N * sizeof *out->mass);
     if (!out->mass) { rc = dpa_error_set(err, DPA_ENOMEM, "out of memory"); goto done; }

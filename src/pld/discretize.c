@@ -239,7 +239,7 @@ static void build_opt(const dpa_cells *c, dpa_grid_pmf *opt)
         } else {
             /* unbalanced: the bin's loss is z_t - log(1 - binE/binA) < z_t */
             double d = -log1p(-binE / binA);
-            double k = floor(-d / step);          /* <= -1 */
+            double k = floor(d / step);           /* d < 0, so k <= -1 */
             double idx = (double)t + k;
             if (idx >= 0) opt->mass[(size_t)idx] += binA; /* else dropped */
         }
