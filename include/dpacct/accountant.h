@@ -53,8 +53,9 @@ typedef struct dpa_options {
     /* Fixed PLD grid step (loss units); 0 (default) chooses it automatically
      * from `accuracy`. Domain: 0 or [1e-7, 1]. */
     double grid_step;
-    /* Largest FFT length the PLD method may use (default 1<<23, i.e. 8 Mi
-     * points, about 200 MB of working memory at most). Domain: [1<<10, 1<<26]. */
+    /* Largest FFT length (and per-mechanism grid) the PLD method may use
+     * (default 1<<22, i.e. 4 Mi points). Working memory grows by about 100
+     * bytes per point of the composed grid. Domain: [1<<10, 1<<26]. */
     size_t max_grid;
 } dpa_options;
 
@@ -67,7 +68,7 @@ typedef enum dpa_direction {
     DPA_DIR_ADD = 2     /* add direction was binding */
 } dpa_direction;
 
-/* "both (symmetric)", "remove", "add". */
+/* "both" (the pair is symmetric), "remove", "add". */
 const char *dpa_direction_name(dpa_direction d);
 
 typedef struct dpa_result {

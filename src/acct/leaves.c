@@ -141,7 +141,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "%s: %s subsampling must wrap a single mechanism, got \"%s\" "
                                  "(subsample each mechanism instead)", sub, name, kind_name(c->kind));
-        char leafpath[PATH_MAX_LEN];
+        char leafpath[PATH_MAX_LEN + 32]; /* sub plus one kind name always fits */
         snprintf(leafpath, sizeof leafpath, "%s/%s", sub, kind_name(c->kind));
         dpa_pair *base = mechanism_pair(c, leafpath, err);
         if (!base) return err ? err->status : DPA_EINVAL;
@@ -153,7 +153,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         return add_leaf(w, p, mult, NAN, key, path, err);
     }
     default: {
-        char leafpath[PATH_MAX_LEN];
+        char leafpath[PATH_MAX_LEN + 32];
         snprintf(leafpath, sizeof leafpath, "%s/%s", path, kind_name(e->kind));
         dpa_pair *p = mechanism_pair(e, leafpath, err);
         if (!p) return err ? err->status : DPA_EINVAL;
