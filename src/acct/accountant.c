@@ -16,6 +16,7 @@
 #include <string.h>
 #include "dpacct/accountant.h"
 #include "acct/exact.h"
+#include "acct/exact_rr.h"
 #include "acct/leaves.h"
 #include "event/event_internal.h"
 #include "pld/pld.h"
@@ -40,14 +41,18 @@
 #define REFINE_AIM 0.7
 /* A refinement that does not shrink the gap below this fraction of the
  * previous one means the grid no longer limits accuracy: stop. */
-#define STALL_RATIO 0.6
+#define STALL_RATIO 0.9
 #define STEP_MAX 0.05
+/* Atoms count as on a lattice b when w / b is within this of an integer. */
+#define ATOM_LATTICE_TOL 1e-9
 
 struct dpa_accountant {
     dpa_options opt;
     dpa_method method;
     dpa_leafset leaves;
-    double mu;          /* EXACT: total mu */
+    double mu;          /* EXACT, Gaussian: total mu */
+    int exact_rr;       /* EXACT is the (eps, delta) composition below */
+    dpa_rr_comp rr;
     dpa_fft *fft;
     int ndir;
     int built;
@@ -117,9 +122,55 @@ void dpa_accountant_free(dpa_accountant *a)
 {
     if (!a) return;
     release_build(a);
+    dpa_rr_free(&a->rr);
     dpa_leaves_free(&a->leaves);
     dpa_fft_free(a->fft);
     free(a);
+}
+
+/* Lattice size prod (k_i + 1) over the distinct nonzero eps of an
+ * (eps, delta) composition. */
+static double rr_lattice(const dpa_leafset *L)
+{
+    double prod = 1;
+    for (size_t i = 0; i < L->n; i++) {
+        double e = L->v[i].rr_eps;
+        if (!(e > 0)) continue;
+        int seen = 0;
+        for (size_t j = 0; j < i; j++) seen |= (L->v[j].rr_eps == e);
+        if (seen) continue;
+        double k = 0;
+        for (size_t j = i; j < L->n; j++)
+            if (L->v[j].rr_eps == e) k += L->v[j].count;
+        prod *= k + 1;
+    }
+    return prod;
+}
+
+/* Group the leaves of an (eps, delta) composition by eps (LT Thm 4.6). */
+static dpa_status build_rr(dpa_accountant *a, dpa_error *err)
+{
+    const dpa_leafset *L = &a->leaves;
+    dpa_rr_comp *c = &a->rr;
+    c->eps = malloc((L->n ? L->n : 1) * sizeof *c->eps);
+    c->count = malloc((L->n ? L->n : 1) * sizeof *c->count);
+    if (!c->eps || !c->count) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    c->m = 0;
+    c->log_keep = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        const dpa_leaf *l = &L->v[i];
+        c->log_keep += l->count * log1p(-l->rr_delta);
+        if (!(l->rr_eps > 0)) continue;
+        size_t j = 0;
+        while (j < c->m && c->eps[j] != l->rr_eps) j++;
+        if (j == c->m) {
+            c->eps[c->m] = l->rr_eps;
+            c->count[c->m++] = 0;
+        }
+        c->count[j] += l->count;
+    }
+    a->exact_rr = 1;
+    return dpa_rr_prepare(c, err);
 }
 
 dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt, dpa_error *err)
@@ -140,18 +191,29 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
         return NULL;
     }
     a->method = a->opt.method;
-    if (a->method == DPA_METHOD_AUTO) a->method = a->leaves.all_gaussian ? DPA_METHOD_EXACT : DPA_METHOD_PLD;
+    int rr_ok = a->leaves.all_rr && rr_lattice(&a->leaves) <= DPA_RR_MAX_LATTICE;
+    int exact_ok = a->leaves.all_gaussian || rr_ok;
+    if (a->method == DPA_METHOD_AUTO) a->method = exact_ok ? DPA_METHOD_EXACT : DPA_METHOD_PLD;
     if (a->method == DPA_METHOD_EXACT) {
-        if (!a->leaves.all_gaussian) {
+        if (!exact_ok) {
             dpa_error_set(err, DPA_EUNSUPPORTED,
-                          "method exact applies to compositions of gaussian and gdp leaves only "
-                          "(this spec has other mechanisms or subsampling); use method pld");
+                          a->leaves.all_rr
+                              ? "method exact: this composition of (eps, delta) steps has too many distinct "
+                                "epsilons for the exact lattice sum; use method pld"
+                              : "method exact applies to compositions of gaussian/gdp leaves, or of "
+                                "pure/randomized_response/approx leaves, without subsampling; use method pld");
             dpa_accountant_free(a);
             return NULL;
         }
-        double s = 0;
-        for (size_t i = 0; i < a->leaves.n; i++) s += a->leaves.v[i].count * a->leaves.v[i].mu * a->leaves.v[i].mu;
-        a->mu = sqrt(s);
+        if (a->leaves.all_gaussian) {
+            double s = 0;
+            for (size_t i = 0; i < a->leaves.n; i++)
+                s += a->leaves.v[i].count * a->leaves.v[i].mu * a->leaves.v[i].mu;
+            a->mu = sqrt(s);
+        } else if (build_rr(a, err)) {
+            dpa_accountant_free(a);
+            return NULL;
+        }
         return a;
     }
     a->fft = dpa_fft_new();
@@ -227,6 +289,44 @@ out:
     return st;
 }
 
+/* Atom lattice of the composition: the spacing b of the atom-only leaf with
+ * the largest count whose finite atoms are all integer multiples of b (RR,
+ * pure, approx, discrete Laplace); 0 if there is none.  A grid step dividing
+ * b puts those atoms on grid points, where both discretizations are exact;
+ * off the grid an atom costs first-order accuracy. */
+static double atom_lattice(const dpa_accountant *a)
+{
+    double best_b = 0, best_k = 0;
+    for (size_t i = 0; i < a->leaves.n; i++) {
+        const dpa_pair *p = a->leaves.v[i].pair;
+        if (p->kind != DPA_PAIR_ATOMS || a->leaves.v[i].count <= best_k) continue;
+        double b = INFINITY;
+        for (size_t j = 0; j < p->natoms; j++) {
+            double w = fabs(p->atoms[j].w);
+            if (isfinite(w) && w > 0 && p->atoms[j].la > -INFINITY && w < b) b = w;
+        }
+        if (!isfinite(b)) continue;
+        int ok = 1;
+        for (size_t j = 0; j < p->natoms && ok; j++) {
+            double w = p->atoms[j].w;
+            if (!isfinite(w)) continue;
+            double r = w / b;
+            ok = fabs(r - round(r)) <= ATOM_LATTICE_TOL * fmax(1.0, fabs(r));
+        }
+        if (ok) { best_b = b; best_k = a->leaves.v[i].count; }
+    }
+    return best_b;
+}
+
+/* The largest step <= step that divides the atom lattice (if any). */
+static double align_step(const dpa_accountant *a, double step)
+{
+    if (a->opt.grid_step > 0) return step;
+    double b = atom_lattice(a);
+    if (!(b > 0)) return step;
+    return b / ceil(b / step * (1 - 1e-12));
+}
+
 /* A Gaussian-DP estimate of eps(delta) for the composition (mu^2 = sum of
  * loss variances): only used to size the first grid. */
 static double eps_estimate(const dpa_accountant *a, double delta)
@@ -245,7 +345,7 @@ static double initial_step(const dpa_accountant *a, double acc, double eps)
     if (a->opt.grid_step > 0) return a->opt.grid_step;
     double k = fmax(1.0, a->leaves.total_count);
     double s = sqrt(acc * fmax(1.0, eps) / (STEP_MODEL_C * k));
-    return fmin(STEP_MAX, fmax(STEP_MIN, s));
+    return align_step(a, fmin(STEP_MAX, fmax(STEP_MIN, s)));
 }
 
 /* Make sure a build at (step, tau) or finer exists; on a grid that does not
@@ -329,7 +429,8 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "delta must be in (0, 1), got %g", delta);
     result_init(out, a);
     if (a->method == DPA_METHOD_EXACT) {
-        dpa_exact_epsilon(a->mu, delta, &out->upper, &out->lower);
+        if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
+        else dpa_exact_epsilon(a->mu, delta, &out->upper, &out->lower);
         out->upper_remove = out->upper_add = out->upper;
         return DPA_OK;
     }
@@ -364,7 +465,7 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
             return DPA_OK;
         }
         double f = sqrt(REFINE_AIM * tol / gap);
-        step = a->step * fmin(0.8, fmax(0.125, f));
+        step = align_step(a, a->step * fmin(0.8, fmax(0.125, f)));
         if (step < STEP_MIN) { out->accuracy_met = 0; return DPA_OK; }
         dpa_error e2;
         if (ensure(a, step, tau, &e2)) { /* finer grid does not fit: keep the last result */
@@ -381,7 +482,8 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
 {
     result_init(out, a);
     if (a->method == DPA_METHOD_EXACT) {
-        dpa_exact_delta(a->mu, eps, &out->upper, &out->lower);
+        if (a->exact_rr) dpa_rr_delta(&a->rr, eps, &out->upper, &out->lower);
+        else dpa_exact_delta(a->mu, eps, &out->upper, &out->lower);
         out->upper_remove = out->upper_add = out->upper;
         return DPA_OK;
     }
@@ -408,7 +510,7 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
             return DPA_OK;
         }
         double f = sqrt(REFINE_AIM * tol / gap);
-        step = a->step * fmin(0.8, fmax(0.125, f));
+        step = align_step(a, a->step * fmin(0.8, fmax(0.125, f)));
         if (step < STEP_MIN) { out->accuracy_met = 0; return DPA_OK; }
         dpa_error e2;
         if (ensure(a, step, DEFAULT_TAIL, &e2)) {

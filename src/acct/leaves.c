@@ -66,7 +66,7 @@ static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_error 
     return NULL;
 }
 
-static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, const double key[6],
+static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, double rr_eps, double rr_delta, const double key[6],
                            const char *path, dpa_error *err)
 {
     dpa_leafset *s = w->set;
@@ -92,7 +92,7 @@ static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, con
         w->cap = nc;
     }
     memcpy(w->keys[s->n], key, sizeof w->keys[s->n]);
-    s->v[s->n++] = (dpa_leaf){pair, count, mu};
+    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta};
     if (!pair->symmetric) s->asymmetric = 1;
     return DPA_OK;
 }
@@ -150,19 +150,23 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         if (!p) return err ? err->status : DPA_ENOMEM;
         double key[6] = {(double)c->kind, c->p[0], c->p[1], (double)e->kind, rate, 0};
         w->set->all_gaussian = 0;
-        return add_leaf(w, p, mult, NAN, key, path, err);
+        w->set->all_rr = 0;
+        return add_leaf(w, p, mult, NAN, NAN, NAN, key, path, err);
     }
     default: {
         char leafpath[PATH_MAX_LEN + 32];
         snprintf(leafpath, sizeof leafpath, "%s/%s", path, kind_name(e->kind));
         dpa_pair *p = mechanism_pair(e, leafpath, err);
         if (!p) return err ? err->status : DPA_EINVAL;
-        double mu = NAN;
+        double mu = NAN, re = NAN, rd = NAN;
         if (e->kind == DPA_EV_GAUSSIAN) mu = e->p[1] / e->p[0];
         else if (e->kind == DPA_EV_GDP) mu = e->p[0];
         else w->set->all_gaussian = 0;
+        if (e->kind == DPA_EV_PURE || e->kind == DPA_EV_RANDOMIZED_RESPONSE) { re = e->p[0]; rd = 0; }
+        else if (e->kind == DPA_EV_APPROX) { re = e->p[0]; rd = e->p[1]; }
+        else w->set->all_rr = 0;
         double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0};
-        return add_leaf(w, p, mult, mu, key, leafpath, err);
+        return add_leaf(w, p, mult, mu, re, rd, key, leafpath, err);
     }
     }
 }
@@ -179,6 +183,7 @@ dpa_status dpa_leaves_build(const dpa_spec *spec, dpa_leafset *out, dpa_error *e
 {
     memset(out, 0, sizeof *out);
     out->all_gaussian = 1;
+    out->all_rr = 1;
     walk w = {spec, out, 0, NULL};
     dpa_status st = walk_event(&w, spec->root, 1.0, "", err);
     free(w.keys);

@@ -13,6 +13,7 @@ typedef struct dpa_leaf {
     dpa_pair *pair;   /* owned */
     double count;
     double mu;        /* for Gaussian-type leaves (exact method): mu; else NAN */
+    double rr_eps, rr_delta; /* for (eps, delta)-DP leaves (pure, RR, approx); else NAN */
 } dpa_leaf;
 
 typedef struct dpa_leafset {
@@ -20,6 +21,7 @@ typedef struct dpa_leafset {
     size_t n;
     int asymmetric;     /* some pair is not symmetric: both directions differ */
     int all_gaussian;   /* every leaf is Gaussian/GDP and unsampled */
+    int all_rr;         /* every leaf is pure/RR/approx and unsampled */
     double total_count; /* sum of counts */
 } dpa_leafset;
 

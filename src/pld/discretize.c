@@ -17,8 +17,9 @@
  * outputs are merged so that every merged output has likelihood ratio exactly
  * e^{z_i}.  Post-processing can only lower h (Blackwell), and merging keeps
  * A- and B-mass, so compositions lose O(k step^2), like connect-the-dots.
- * Mass below the window seeds the first merge; mass above it that is left
- * over is rounded down to the last point.
+ * The merges sweep up from the bottom and down from the top (so atoms at
+ * either end are balanced exactly); leftovers that cannot be balanced are
+ * rounded down to the grid.
  *
  */
 #include <math.h>
@@ -176,77 +177,159 @@ static double excess(double A, double la, double lb, double z)
     return A * -expm1(z + lb - la);
 }
 
-/* Optimistic grid measure by garbling (see the file comment): grid point t
- * collects an "open bin" of mass whose losses lie below z_t (negative
- * excess) and pulls proportional portions of the next cells (positive excess
- * relative to z_t) until the excess is 0, i.e. the merged outputs have
- * likelihood ratio exactly e^{z_t}.  The rest of the last cell pulled opens
- * the bin of the next point.  Merging outputs is post-processing of the pair,
- * so the result is dominated by it, and it keeps A- and B-mass (second-order
- * accurate, like connect-the-dots).  At the ends: mass left over above the
- * window is rounded down to the last point, and a bin that cannot be balanced
- * is placed at the grid point below its actual loss (rounding losses down only
- * lowers the hockey-stick curve). */
-static void build_opt(const dpa_cells *c, dpa_grid_pmf *opt)
+/* Optimistic grid measure by garbling (see the file comment).
+ *
+ * Up-sweep (from the bottom): grid point t holds an "open bin" whose losses
+ * lie below z_t (negative excess) and pulls proportional portions of the next
+ * cells (positive excess relative to z_t) until the excess is 0, i.e. the
+ * merged outputs have likelihood ratio exactly e^{z_t}; the rest of the last
+ * cell pulled opens the bin of the next point.  Down-sweep (from the top):
+ * the mirror image, bins with losses above z_t pulling cells below.  The two
+ * sweeps meet at a cell of small mass in the middle of the distribution; the
+ * up-sweep's open bin then pulls from the down-sweep's.  Merging outputs is
+ * post-processing of the pair, so the result is dominated by it, and it keeps
+ * A- and B-mass (second-order accurate).  What cannot be balanced is placed at
+ * the highest grid point not above its loss (rounding losses down only lowers
+ * the hockey-stick curve). */
+typedef struct bin { size_t t; double A, E; } bin;
+
+static void place_below(const dpa_cells *c, dpa_grid_pmf *opt, const bin *b)
 {
-    size_t n = c->n;
+    if (!(b->A > 0)) return;
+    if (b->E >= 0) { opt->mass[b->t] += b->A; return; }
+    double d = -log1p(-b->E / b->A);        /* loss - z_t < 0 */
+    double idx = (double)b->t + floor(d / c->step);
+    if (idx >= 0) opt->mass[(size_t)idx] += b->A; /* else dropped */
+}
+
+/* meeting cell: the cell of least A-mass among those between the 5% and
+ * 95% points of the cells' A-mass (a dense cell there would leave a large
+ * unbalanced remainder) */
+static size_t meeting_cell(const dpa_cells *c)
+{
+    size_t nc = c->n - 1, lo = 0, hi = nc - 1;
+    double tot = 0, cum = 0;
+    for (size_t m = 0; m < nc; m++) tot += exp(c->la[m]);
+    for (size_t m = 0; m < nc; m++) {
+        cum += exp(c->la[m]);
+        if (cum < 0.05 * tot) lo = m + 1;
+        if (cum <= 0.95 * tot) hi = m + 1;
+    }
+    if (hi >= nc) hi = nc - 1;
+    if (lo > hi) lo = hi;
+    size_t best = lo;
+    for (size_t m = lo; m <= hi; m++)
+        if (c->la[m] < c->la[best]) best = m;
+    return best;
+}
+
+/* One candidate: cells 0..s up-swept, s+1..nc-1 down-swept (s = -1: all
+ * down; s = nc - 1: all up).  opt->mass must be zero on entry. */
+static void build_opt_at(const dpa_cells *c, dpa_grid_pmf *opt, long s)
+{
+    size_t n = c->n, nc = n - 1;
     double step = c->step;
 #define Z(i) ((double)(c->lo + (long long)(i)) * step)
-    double binA = 0, binE = 0;
-    size_t t = 0;
-    if (c->left_a > 0) {
-        binA = c->left_a;
-        binE = fmin(0.0, excess(c->left_a, log(c->left_a), log(c->left_b), Z(0)));
+    /* ---- down-sweep over cells nc-1 .. s+1, seeded by the right tail ---- */
+    bin hi = {n - 1, 0, 0};
+    if (c->right_a > 0) {
+        hi.A = c->right_a;
+        hi.E = fmax(0.0, excess(c->right_a, log(c->right_a), log(c->right_b), Z(n - 1)));
     }
-    for (size_t m = 0; m + 1 < n; m++) {
+    for (size_t m = nc; m-- > (size_t)(s + 1);) {
         double A = exp(c->la[m]);
         if (A == 0) continue;
-        if (binA > 0 && binE < 0) {
-            double e = excess(A, c->la[m], c->lb[m], Z(t));
-            if (binE + e < 0) { /* absorb the whole cell */
-                binA += A;
-                binE += e;
-                continue;
-            }
-            double th = -binE / e;
-            opt->mass[t] += binA + th * A;
+        if (hi.A > 0 && hi.E > 0) {
+            double e = excess(A, c->la[m], c->lb[m], Z(hi.t)); /* <= 0 */
+            if (hi.E + e > 0) { hi.A += A; hi.E += e; continue; }
+            double th = hi.E / -e;
+            opt->mass[hi.t] += hi.A + th * A;
             A *= 1 - th;
-        } else if (binA > 0) {
-            opt->mass[t] += binA; /* balanced exactly */
+        } else if (hi.A > 0) {
+            opt->mass[hi.t] += hi.A; /* balanced exactly */
         }
-        /* the rest of cell m opens the bin of point m + 1 */
-        t = m + 1;
-        binA = A;
-        binE = (A > 0) ? fmin(0.0, excess(A, c->la[m], c->lb[m], Z(t))) : 0;
+        hi.t = m;
+        hi.A = A;
+        hi.E = (A > 0) ? fmax(0.0, excess(A, c->la[m], c->lb[m], Z(m))) : 0;
     }
-    double Ar = c->right_a;
-    if (binA > 0 && binE < 0 && Ar > 0) {
-        double e = excess(Ar, log(Ar), log(c->right_b), Z(t));
-        if (binE + e >= 0) {
-            double th = -binE / e;
-            opt->mass[t] += binA + th * Ar;
-            Ar *= 1 - th;
-            binA = 0;
+    /* ---- up-sweep over cells 0 .. s, seeded by the left tail ---- */
+    bin lo = {0, 0, 0};
+    if (c->left_a > 0) {
+        lo.A = c->left_a;
+        lo.E = fmin(0.0, excess(c->left_a, log(c->left_a), log(c->left_b), Z(0)));
+    }
+    for (long mm = 0; mm <= s; mm++) {
+        size_t m = (size_t)mm;
+        double A = exp(c->la[m]);
+        if (A == 0) continue;
+        if (lo.A > 0 && lo.E < 0) {
+            double e = excess(A, c->la[m], c->lb[m], Z(lo.t)); /* >= 0 */
+            if (lo.E + e < 0) { lo.A += A; lo.E += e; continue; }
+            double th = -lo.E / e;
+            opt->mass[lo.t] += lo.A + th * A;
+            A *= 1 - th;
+        } else if (lo.A > 0) {
+            opt->mass[lo.t] += lo.A;
+        }
+        lo.t = m + 1;
+        lo.A = A;
+        lo.E = (A > 0) ? fmin(0.0, excess(A, c->la[m], c->lb[m], Z(m + 1))) : 0;
+    }
+    /* ---- the up-sweep's open bin pulls from the down-sweep's ---- */
+    if (lo.A > 0 && lo.E < 0 && hi.A > 0) {
+        /* hi's loss is >= z_{hi.t} >= z_{lo.t}; B_hi = (A_hi - E_hi) e^{-z_hi} */
+        double e = hi.A - (hi.A - hi.E) * exp(Z(lo.t) - Z(hi.t));
+        if (e > 0 && lo.E + e >= 0) {
+            double th = -lo.E / e;
+            opt->mass[lo.t] += lo.A + th * hi.A;
+            hi.A *= 1 - th;
+            hi.E *= 1 - th;
+            lo.A = 0;
         } else {
-            binA += Ar;
-            binE += e;
-            Ar = 0;
+            lo.A += hi.A;   /* absorb all: the merged loss is below z_{lo.t} */
+            lo.E += e;
+            hi.A = 0;
         }
     }
-    if (binA > 0) {
-        if (binE >= 0) {
-            opt->mass[t] += binA;
-        } else {
-            /* unbalanced: the bin's loss is z_t - log(1 - binE/binA) < z_t */
-            double d = -log1p(-binE / binA);
-            double k = floor(d / step);           /* d < 0, so k <= -1 */
-            double idx = (double)t + k;
-            if (idx >= 0) opt->mass[(size_t)idx] += binA; /* else dropped */
-        }
-    }
-    opt->mass[n - 1] += Ar; /* finite mass above the window, rounded down */
+    place_below(c, opt, &lo);
+    place_below(c, opt, &hi);
     opt->inf = c->inf_a;
 #undef Z
+}
+
+/* sum_i mass_i z_i: the A-expectation of the loss (the KL divergence for a
+ * pair).  Garbling and rounding losses down can only lower it, so among
+ * valid candidates the largest is the least lossy. */
+static double loss_mean(const dpa_grid_pmf *g)
+{
+    double s = 0;
+    for (size_t i = 0; i < g->n; i++) s += g->mass[i] * (double)(g->lo + (long long)i);
+    return s * g->step;
+}
+
+/* The optimistic measure: the best of three meeting points (all up, a light
+ * cell in the middle, all down).  An atom at the bottom of the support is
+ * balanced exactly by the up-sweep, one at the top by the down-sweep. */
+static dpa_status build_opt(const dpa_cells *c, dpa_grid_pmf *opt, dpa_error *err)
+{
+    long nc = (long)c->n - 1;
+    long cand[3] = {nc - 1, (long)meeting_cell(c), -1};
+    double *best = NULL, best_mean = -INFINITY;
+    for (int k = 0; k < 3; k++) {
+        if (k > 0 && cand[k] == cand[k - 1]) continue;
+        memset(opt->mass, 0, c->n * sizeof *opt->mass);
+        build_opt_at(c, opt, cand[k]);
+        double m = loss_mean(opt);
+        if (m > best_mean) {
+            best_mean = m;
+            if (!best && !(best = malloc(c->n * sizeof *best)))
+                return dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu grid points)", c->n);
+            memcpy(best, opt->mass, c->n * sizeof *best);
+        }
+    }
+    memcpy(opt->mass, best, c->n * sizeof *best);
+    free(best);
+    return DPA_OK;
 }
 
 dpa_status dpa_cells_discretize(const dpa_cells *c, dpa_grid_pmf *pess, dpa_grid_pmf *opt, dpa_error *err)
@@ -263,7 +346,7 @@ dpa_status dpa_cells_discretize(const dpa_cells *c, dpa_grid_pmf *pess, dpa_grid
         core[i] += A - b;
         core[i + 1] += b;
     }
-    build_opt(c, opt);
+    if ((st = build_opt(c, opt, err))) goto fail;
     /* pessimistic: the right tail goes to +inf, the left tail is rounded up
      * to the first point, truncation slack is moved to the safe side */
     core[0] += c->left_a + c->slack_lo;
