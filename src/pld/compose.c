@@ -43,6 +43,8 @@
 #define LAMBDA_SCAN_LO (-9)
 #define LAMBDA_SCAN_HI 1
 #define LAMBDA_SCAN_STEP 2
+/* the fixed scan covers lam = 2^(r + SHIFT) for the same r: 2^-3 .. 2^7 */
+#define LAMBDA_FIXED_SHIFT 6
 /* Unit round-off and the constant of the a-posteriori round-off allowance
  * (per frequency: C u (log2 N + sum_j (k_j |log X_j| + 1)) relative error,
  * C covering the FFT's normwise constant and the complex log/exp). */
@@ -173,17 +175,23 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
     if (var > 0) {
         /* U(lam) = (sum_j k_j log M_j(lam) - log tau) / lam is quasi-convex in
          * lam; scan lam0 * 2^r (lam0 Gaussian-optimal), heavy right tails
-         * want much smaller lam than the variance suggests */
+         * want much smaller lam than the variance suggests.  When the variance
+         * says little (a near-degenerate measure with a far, tiny tail), the
+         * window can still be wide: then scan lam = 2^r in loss units too. */
         double lam0 = sqrt(-2.0 * ltau / var);
         double bestU = INFINITY, bestL = -INFINITY;
-        for (int r = LAMBDA_SCAN_LO; r <= LAMBDA_SCAN_HI; r += LAMBDA_SCAN_STEP) {
-            double lam = lam0 * ldexp(1.0, r), su = 0, sl = 0;
-            for (size_t j = 0; j < nf; j++) {
-                su += f[j].count * log_mgf(f[j].pmf, &st[j], lam);
-                sl += f[j].count * log_mgf(f[j].pmf, &st[j], -lam);
+        for (int pass = 0; pass < 2; pass++) {
+            for (int r = LAMBDA_SCAN_LO; r <= LAMBDA_SCAN_HI; r += LAMBDA_SCAN_STEP) {
+                double lam = (pass == 0 ? lam0 : 1.0) * ldexp(1.0, pass == 0 ? r : r + LAMBDA_FIXED_SHIFT);
+                double su = 0, sl = 0;
+                for (size_t j = 0; j < nf; j++) {
+                    su += f[j].count * log_mgf(f[j].pmf, &st[j], lam);
+                    sl += f[j].count * log_mgf(f[j].pmf, &st[j], -lam);
+                }
+                bestU = fmin(bestU, (su - ltau) / lam);
+                bestL = fmax(bestL, -(sl - ltau) / lam);
             }
-            bestU = fmin(bestU, (su - ltau) / lam);
-            bestL = fmax(bestL, -(sl - ltau) / lam);
+            if (fmin(bestU, zmax) - fmax(bestL, zmin) <= (double)max_n * step) break;
         }
         if (bestU < U) { U = bestU; tail_hi = tail_tau; }
         if (bestL > L) { L = bestL; tail_lo = tail_tau; }

@@ -58,6 +58,11 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
     dpa_status st = dpa_pair_support(p, tau, both, &tlo, &thi, err);
     if (st) return st;
     double flo = floor(tlo / step), fhi = ceil(thi / step);
+    /* the end points, as computed below ((lo + i) * step in floating point),
+     * must enclose the support: an atom an ulp above the last point would
+     * otherwise be treated as mass above the window */
+    while (flo * step > tlo) flo -= 1;
+    while (fhi * step < thi) fhi += 1;
     if (fhi <= flo) fhi = flo + 1;
     if (!(fhi - flo + 1 <= (double)max_points))
         return dpa_error_set(err, DPA_ENOMEM,
@@ -193,6 +198,19 @@ static double excess(double A, double la, double lb, double z)
  * the hockey-stick curve). */
 typedef struct bin { size_t t; double A, E; } bin;
 
+/* Per-cell quantities shared by the candidates: A-mass and the excess of the
+ * whole cell relative to its left (>= 0) and right (<= 0) end points. */
+typedef struct cellx { double *A, *eL, *eR; } cellx;
+
+/* excess of cell m relative to grid point t: the precomputed values for
+ * t = m, m + 1, else computed */
+static double cell_excess(const dpa_cells *c, const cellx *x, size_t m, size_t t)
+{
+    if (t == m) return x->eL[m];
+    if (t == m + 1) return x->eR[m];
+    return excess(x->A[m], c->la[m], c->lb[m], (double)(c->lo + (long long)t) * c->step);
+}
+
 static void place_below(const dpa_cells *c, dpa_grid_pmf *opt, const bin *b)
 {
     if (!(b->A > 0)) return;
@@ -205,13 +223,13 @@ static void place_below(const dpa_cells *c, dpa_grid_pmf *opt, const bin *b)
 /* meeting cell: the cell of least A-mass among those between the 5% and
  * 95% points of the cells' A-mass (a dense cell there would leave a large
  * unbalanced remainder) */
-static size_t meeting_cell(const dpa_cells *c)
+static size_t meeting_cell(const dpa_cells *c, const cellx *x)
 {
     size_t nc = c->n - 1, lo = 0, hi = nc - 1;
     double tot = 0, cum = 0;
-    for (size_t m = 0; m < nc; m++) tot += exp(c->la[m]);
+    for (size_t m = 0; m < nc; m++) tot += x->A[m];
     for (size_t m = 0; m < nc; m++) {
-        cum += exp(c->la[m]);
+        cum += x->A[m];
         if (cum < 0.05 * tot) lo = m + 1;
         if (cum <= 0.95 * tot) hi = m + 1;
     }
@@ -225,7 +243,7 @@ static size_t meeting_cell(const dpa_cells *c)
 
 /* One candidate: cells 0..s up-swept, s+1..nc-1 down-swept (s = -1: all
  * down; s = nc - 1: all up).  opt->mass must be zero on entry. */
-static void build_opt_at(const dpa_cells *c, dpa_grid_pmf *opt, long s)
+static void build_opt_at(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt, long s)
 {
     size_t n = c->n, nc = n - 1;
     double step = c->step;
@@ -237,20 +255,21 @@ static void build_opt_at(const dpa_cells *c, dpa_grid_pmf *opt, long s)
         hi.E = fmax(0.0, excess(c->right_a, log(c->right_a), log(c->right_b), Z(n - 1)));
     }
     for (size_t m = nc; m-- > (size_t)(s + 1);) {
-        double A = exp(c->la[m]);
+        double A = x->A[m];
         if (A == 0) continue;
         if (hi.A > 0 && hi.E > 0) {
-            double e = excess(A, c->la[m], c->lb[m], Z(hi.t)); /* <= 0 */
+            double e = cell_excess(c, x, m, hi.t); /* <= 0 */
             if (hi.E + e > 0) { hi.A += A; hi.E += e; continue; }
             double th = hi.E / -e;
             opt->mass[hi.t] += hi.A + th * A;
             A *= 1 - th;
-        } else if (hi.A > 0) {
-            opt->mass[hi.t] += hi.A; /* balanced exactly */
+            hi.E = fmax(0.0, (1 - th) * x->eL[m]);
+        } else {
+            if (hi.A > 0) opt->mass[hi.t] += hi.A; /* balanced exactly */
+            hi.E = fmax(0.0, x->eL[m]);
         }
         hi.t = m;
         hi.A = A;
-        hi.E = (A > 0) ? fmax(0.0, excess(A, c->la[m], c->lb[m], Z(m))) : 0;
     }
     /* ---- up-sweep over cells 0 .. s, seeded by the left tail ---- */
     bin lo = {0, 0, 0};
@@ -260,20 +279,21 @@ static void build_opt_at(const dpa_cells *c, dpa_grid_pmf *opt, long s)
     }
     for (long mm = 0; mm <= s; mm++) {
         size_t m = (size_t)mm;
-        double A = exp(c->la[m]);
+        double A = x->A[m];
         if (A == 0) continue;
         if (lo.A > 0 && lo.E < 0) {
-            double e = excess(A, c->la[m], c->lb[m], Z(lo.t)); /* >= 0 */
+            double e = cell_excess(c, x, m, lo.t); /* >= 0 */
             if (lo.E + e < 0) { lo.A += A; lo.E += e; continue; }
             double th = -lo.E / e;
             opt->mass[lo.t] += lo.A + th * A;
             A *= 1 - th;
-        } else if (lo.A > 0) {
-            opt->mass[lo.t] += lo.A;
+            lo.E = fmin(0.0, (1 - th) * x->eR[m]);
+        } else {
+            if (lo.A > 0) opt->mass[lo.t] += lo.A;
+            lo.E = fmin(0.0, x->eR[m]);
         }
         lo.t = m + 1;
         lo.A = A;
-        lo.E = (A > 0) ? fmin(0.0, excess(A, c->la[m], c->lb[m], Z(m + 1))) : 0;
     }
     /* ---- the up-sweep's open bin pulls from the down-sweep's ---- */
     if (lo.A > 0 && lo.E < 0 && hi.A > 0) {
@@ -307,29 +327,60 @@ static double loss_mean(const dpa_grid_pmf *g)
     return s * g->step;
 }
 
+/* Candidate marker: round every loss down to the grid instead of merging. */
+#define ROUND_DOWN (-2L)
+
+/* Rounding down: each cell's A-mass at its left end point, the right tail at
+ * the last point, the left tail dropped.  First-order accurate, but never
+ * degenerate: on grids much coarser than the loss distribution all merges
+ * collapse to one point and this candidate wins. */
+static void build_round_down(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt)
+{
+    for (size_t m = 0; m + 1 < c->n; m++) opt->mass[m] += x->A[m];
+    opt->mass[c->n - 1] += c->right_a;
+    opt->inf = c->inf_a;
+}
+
 /* The optimistic measure: the best of three meeting points (all up, a light
- * cell in the middle, all down).  An atom at the bottom of the support is
- * balanced exactly by the up-sweep, one at the top by the down-sweep. */
+ * cell in the middle, all down) and plain rounding down.  An atom at the
+ * bottom of the support is balanced exactly by the up-sweep, one at the top
+ * by the down-sweep. */
 static dpa_status build_opt(const dpa_cells *c, dpa_grid_pmf *opt, dpa_error *err)
 {
-    long nc = (long)c->n - 1;
-    long cand[3] = {nc - 1, (long)meeting_cell(c), -1};
-    double *best = NULL, best_mean = -INFINITY;
-    for (int k = 0; k < 3; k++) {
+    size_t nc = c->n - 1;
+    cellx x = {malloc(nc * sizeof(double)), malloc(nc * sizeof(double)), malloc(nc * sizeof(double))};
+    double *best = malloc(c->n * sizeof *best);
+    dpa_status st = DPA_OK;
+    if (!x.A || !x.eL || !x.eR || !best) {
+        st = dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu grid points)", c->n);
+        goto out;
+    }
+    for (size_t m = 0; m < nc; m++) {
+        double z = (double)(c->lo + (long long)m) * c->step;
+        x.A[m] = exp(c->la[m]);
+        x.eL[m] = excess(x.A[m], c->la[m], c->lb[m], z);
+        x.eR[m] = excess(x.A[m], c->la[m], c->lb[m], z + c->step);
+    }
+    long cand[4] = {(long)nc - 1, (long)meeting_cell(c, &x), -1, ROUND_DOWN};
+    double best_mean = -INFINITY;
+    for (int k = 0; k < 4; k++) {
         if (k > 0 && cand[k] == cand[k - 1]) continue;
         memset(opt->mass, 0, c->n * sizeof *opt->mass);
-        build_opt_at(c, opt, cand[k]);
+        if (cand[k] == ROUND_DOWN) build_round_down(c, &x, opt);
+        else build_opt_at(c, &x, opt, cand[k]);
         double m = loss_mean(opt);
         if (m > best_mean) {
             best_mean = m;
-            if (!best && !(best = malloc(c->n * sizeof *best)))
-                return dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu grid points)", c->n);
             memcpy(best, opt->mass, c->n * sizeof *best);
         }
     }
     memcpy(opt->mass, best, c->n * sizeof *best);
+out:
+    free(x.A);
+    free(x.eL);
+    free(x.eR);
     free(best);
-    return DPA_OK;
+    return st;
 }
 
 dpa_status dpa_cells_discretize(const dpa_cells *c, dpa_grid_pmf *pess, dpa_grid_pmf *opt, dpa_error *err)
