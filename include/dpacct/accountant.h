@@ -9,16 +9,21 @@
  * says how much is left on the table.
  *
  * Methods:
- *   DPA_METHOD_EXACT  closed form; compositions of Gaussian and GDP leaves only
- *                     (mu = sqrt(sum mu_i^2)).  Interval width is round-off.
+ *   DPA_METHOD_EXACT  closed forms: compositions of Gaussian and GDP leaves
+ *                     (mu = sqrt(sum mu_i^2)), or of pure, randomized_response
+ *                     and approx leaves (LT Thm 4.6 lattice sum; at most
+ *                     2e5 lattice points), without subsampling.  Interval
+ *                     width is evaluation round-off.
  *   DPA_METHOD_PLD    privacy loss distributions on a uniform grid, pessimistic
  *                     (connect-the-dots) and optimistic discretizations,
  *                     composed with FFTW.  Any tree of the supported leaves.
  *   DPA_METHOD_AUTO   EXACT when it applies, else PLD.
  * zCDP leaves are refused by both (DPA_EUNSUPPORTED).
  *
- * Thread safety: an accountant is not safe for concurrent queries; distinct
- * accountants are independent (no global mutable state).
+ * Thread safety: an accountant is not safe for concurrent queries.  The
+ * library has no global mutable state of its own, but FFTW's planner is
+ * process-global: accountants used from several threads need
+ * fftw_make_planner_thread_safe() called once by the application.
  */
 #ifndef DPACCT_ACCOUNTANT_H
 #define DPACCT_ACCOUNTANT_H
@@ -80,23 +85,30 @@ typedef struct dpa_result {
     /* PLD settings and error budget (0 for EXACT): */
     double grid_step;      /* loss grid spacing used */
     size_t grid_size;      /* FFT length of the composed PLD */
-    double truncated_mass; /* probability mass moved to +inf (upper) / dropped (lower) by windowing */
+    double truncated_mass; /* Chernoff bound on the composed mass outside the FFT window
+                            * (both sides; per-mechanism truncation is separate, at most a
+                            * quarter of it); enters the delta bounds */
     double roundoff;       /* floating-point allowance added to delta bounds */
     int accuracy_met;      /* 1 if the requested accuracy was reached */
 } dpa_result;
 
 typedef struct dpa_accountant dpa_accountant;
 
-/* Build an accountant.  opt may be NULL (defaults).  The spec is copied; the
- * caller keeps ownership of it.  Errors: DPA_EINVAL for bad options,
- * DPA_EUNSUPPORTED when the method cannot evaluate the spec (message names the
- * JSON path of the offending event), DPA_ENOMEM. */
+/* Build an accountant.  opt may be NULL (defaults).  The spec is read, not
+ * kept (its flattened leaves are); the caller keeps ownership of it.  Errors:
+ * DPA_EINVAL for bad options, DPA_EUNSUPPORTED when the method cannot evaluate
+ * the spec (for an unsupported event the message names its JSON path),
+ * DPA_ENOMEM. */
 dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt, dpa_error *err);
 void dpa_accountant_free(dpa_accountant *a);
 
 /* Smallest eps >= 0 with delta(eps) <= delta, bounded.  Domain: delta in (0, 1).
- * upper = +INFINITY only when the true eps is infinite (the composition has
- * probability >= delta of a loss of +inf); then lower = +INFINITY too. */
+ * upper = lower = +INFINITY when the true eps is infinite (the composition
+ * has probability >= delta of a loss of +inf).  The PLD method can also
+ * return upper = +INFINITY with a finite lower bound when delta exceeds the
+ * +inf mass by less than its round-off and truncation allowances (delta below
+ * the method's numerical floor, ~1e-12 for large grids); it then sets
+ * accuracy_met = 0.  The EXACT method has no such floor. */
 dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err);
 
 /* delta(eps) = H_{e^eps}, bounded.  Domain: any finite eps (negative too). */

@@ -3,8 +3,8 @@
  *
  * Given a template (a spec with one numeric parameter written "?", see
  * event.h), find
- *   - for a noise parameter (sigma, scale): the smallest value,
- *   - for any other parameter (count, rate, n, m, epsilon, mu, ...): the largest value,
+ *   - for a noise parameter (sigma, scale, and sample's population n): the smallest value,
+ *   - for any other parameter (count, rate, m, epsilon, mu, ...): the largest value,
  * whose certified upper bound eps_upper(delta) is <= epsilon.
  * Integer parameters stay integers.  The search first brackets (geometric
  * growth by a factor of 2 from a starting point inside the domain, see

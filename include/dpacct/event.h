@@ -113,7 +113,7 @@ char *dpa_spec_to_json(const dpa_spec *s);
 typedef struct dpa_template dpa_template;
 
 typedef enum dpa_param_role {
-    DPA_ROLE_NOISE,  /* larger value = more private (sigma, scale): calibrate to the smallest */
+    DPA_ROLE_NOISE,  /* larger value = more private (sigma, scale, sample's n): calibrate to the smallest */
     DPA_ROLE_BUDGET  /* larger value = less private (count, rate, epsilon, mu, ...): the largest */
 } dpa_param_role;
 

@@ -455,9 +455,15 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
             double room = delta - a->comp[0][1].inf;
             if (it < MAX_REFINE && room > 0) { tau = fmin(tau, 1e-3 * room); continue; }
         }
+        if (isinf(out->upper)) {
+            /* infinite for real (lower infinite too), or delta below the
+             * numerical floor: refining the grid cannot help */
+            out->accuracy_met = isinf(out->lower);
+            return DPA_OK;
+        }
         double gap = out->upper - out->lower;
         double tol = acc * fmax(1.0, out->upper);
-        if (!(gap > tol) || isinf(out->upper)) return DPA_OK;
+        if (!(gap > tol)) return DPA_OK;
         /* stop when refining no longer pays: the gap is then set by the
          * round-off and truncation allowances, not by the grid */
         if (a->opt.grid_step > 0 || it >= MAX_REFINE || gap > STALL_RATIO * prev_gap) {

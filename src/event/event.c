@@ -158,8 +158,10 @@ void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
     if (!name)
         return;
     snprintf(dom->name, sizeof dom->name, "%s", name);
-    dom->role = (!strcmp(name, "sigma") || !strcmp(name, "scale")) ? DPA_ROLE_NOISE
-                                                                    : DPA_ROLE_BUDGET;
+    /* larger sigma, scale or population n (a smaller sampling rate m/n) is
+     * more private */
+    dom->role = (!strcmp(name, "sigma") || !strcmp(name, "scale") || !strcmp(name, "n")) ? DPA_ROLE_NOISE
+                                                                                        : DPA_ROLE_BUDGET;
     set_range(dom, 0, 0, DBL_MAX, 0);
     switch (k) {
     case DPA_EV_GAUSSIAN:

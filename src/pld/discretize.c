@@ -117,7 +117,7 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
 
 /* The reversed pair (B, A) has loss -W: cells mirror, A and B swap.  An atom
  * at a grid point lands on the closed end of its mirrored cell; the split and
- * gap formulas are exact for atoms at either end, so nothing is lost. */
+ * split and excess formulas are exact for atoms at either end, so nothing is lost. */
 dpa_status dpa_cells_reverse(const dpa_cells *c, dpa_cells *out, dpa_error *err)
 {
     memset(out, 0, sizeof *out);

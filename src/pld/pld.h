@@ -59,9 +59,9 @@ dpa_status dpa_cells_discretize(const dpa_cells *c, dpa_grid_pmf *pess, dpa_grid
  *   pess: connect-the-dots (Doroshenko et al. 2022), cell by cell, with mass
  *         below the support window rounded up to its first point and mass
  *         above it moved to +inf: h_pess >= h_true everywhere.
- *   opt:  the greatest convex minorant of the connect-the-dots values lowered
- *         by a per-cell chord-gap bound, with mass below the window dropped
- *         and mass above rounded down to its last point: h_opt <= h_true.
+ *   opt:  a garbling onto the grid (outputs merged so that each merged output
+ *         has likelihood ratio exactly e^{z_i}; see discretize.c), or rounding
+ *         losses down where that is better: h_opt <= h_true everywhere.
  * tau: A-mass allowed outside the window on each side.  max_points caps the
  * grid (DPA_ENOMEM with a message if the support needs more points).
  * Both outputs are allocated here; free with dpa_grid_pmf_free. */
@@ -83,8 +83,8 @@ typedef struct dpa_composed {
                             * freed by dpa_composed_prepare, which keeps mass0 */
     double mass0;          /* mass[0] (kept for queries below the window) */
     double inf;            /* exact composition of the factors' +inf masses */
-    double tail_above;     /* bound on the mass of the true composition above the window */
-    double tail_outside;   /* bound on the mass outside the window, both sides */
+    double tail_above;     /* bound on the mass of the composed grid measure above the window */
+    double tail_outside;   /* the same, both sides */
     double roundoff;       /* a-posteriori round-off allowance on delta (absolute) */
     /* query tables (dpa_composed_prepare): D[m] = sum_{j>m} mass[j](1 - e^{z_m - z_j}),
      * E[m] = sum_{j>m} mass[j] e^{z_m - z_j} */
