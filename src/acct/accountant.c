@@ -40,8 +40,10 @@
 /* A refinement aims at this fraction of the tolerance (gap ~ step^2). */
 #define REFINE_AIM 0.7
 /* A refinement that does not shrink the gap below this fraction of the
- * previous one means the grid no longer limits accuracy: stop. */
+ * previous one is a stall; MAX_STALLS of them mean the grid no longer limits
+ * accuracy (the gap is not monotone in the step: one stall is not enough). */
 #define STALL_RATIO 0.9
+#define MAX_STALLS 2
 #define STEP_MAX 0.05
 /* Atoms count as on a lattice b when w / b is within this of an integer. */
 #define ATOM_LATTICE_TOL 1e-9
@@ -235,6 +237,7 @@ static dpa_status build(dpa_accountant *a, double step, double tau, dpa_error *e
     size_t nl = L->n, nd = (size_t)a->ndir;
     /* leaf truncation: all leaves together move at most tau/4 */
     double tau_leaf = fmax(0.25 * tau / fmax(1.0, L->total_count), 1e-300);
+    double snap = 0;
     dpa_grid_pmf *pm = calloc(nl * nd * 2, sizeof *pm);
     dpa_factor *fac = calloc(nl, sizeof *fac);
     dpa_status st = DPA_OK;
@@ -256,6 +259,9 @@ static dpa_status build(dpa_accountant *a, double step, double tau, dpa_error *e
                 dpa_cells_free(&r);
             }
         }
+        /* snapped atoms moved by at most snap_shift in loss: h moves by at
+         * most that much per factor */
+        snap += L->v[j].count * c.snap_shift;
         dpa_cells_free(&c);
         if (st) goto out;
     }
@@ -269,7 +275,7 @@ static dpa_status build(dpa_accountant *a, double step, double tau, dpa_error *e
             /* discretization round-off: each factor's grid masses carry a
              * relative error of a few u; by the composition lemma the
              * hockey-stick error adds up over the factors */
-            a->comp[d][k].roundoff += 4 * UNIT_ROUNDOFF * (L->total_count + (double)nl);
+            a->comp[d][k].roundoff += 4 * UNIT_ROUNDOFF * (L->total_count + (double)nl) + snap;
         }
         for (size_t j = 0; j < nl; j++) {
             dpa_grid_pmf_free(&PM(j, d, 0));
@@ -437,6 +443,7 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     double acc = a->opt.accuracy, tau = fmin(EPS_TAIL_MAX, EPS_TAIL_SHARE * acc * delta);
     double step = a->built ? a->step : initial_step(a, acc, eps_estimate(a, delta));
     double prev_gap = INFINITY;
+    int stalls = 0;
     for (int it = 0;; it++) {
         dpa_status st = ensure(a, step, tau, err);
         if (st) return st;
@@ -466,7 +473,7 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
         if (!(gap > tol)) return DPA_OK;
         /* stop when refining no longer pays: the gap is then set by the
          * round-off and truncation allowances, not by the grid */
-        if (a->opt.grid_step > 0 || it >= MAX_REFINE || gap > STALL_RATIO * prev_gap) {
+        if (a->opt.grid_step > 0 || it >= MAX_REFINE || (stalls += gap > STALL_RATIO * prev_gap) >= MAX_STALLS) {
             out->accuracy_met = 0;
             return DPA_OK;
         }
@@ -496,6 +503,7 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
     double acc = a->opt.accuracy;
     double step = a->built ? a->step : initial_step(a, acc, eps);
     double prev_gap = INFINITY;
+    int stalls = 0;
     for (int it = 0;; it++) {
         dpa_status st = ensure(a, step, DEFAULT_TAIL, err);
         if (st) return st;
@@ -510,7 +518,7 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
         fill_pld_info(out, a);
         double gap = out->upper - out->lower, tol = acc * out->upper + 1e-14;
         if (!(gap > tol)) return DPA_OK;
-        if (!refine || a->opt.grid_step > 0 || it >= MAX_REFINE || gap > STALL_RATIO * prev_gap ||
+        if (!refine || a->opt.grid_step > 0 || it >= MAX_REFINE || (stalls += gap > STALL_RATIO * prev_gap) >= MAX_STALLS ||
             gap <= 4 * (out->roundoff + out->truncated_mass)) {
             out->accuracy_met = 0;
             return DPA_OK;

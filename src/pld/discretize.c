@@ -35,6 +35,12 @@ void dpa_grid_pmf_free(dpa_grid_pmf *g)
     g->n = 0;
 }
 
+/* Atoms this close (relative) to a grid point are snapped onto it: 64 ulp. */
+#define ATOM_SNAP (64 * 1.1102230246251565e-16)
+/* A cell whose excess over its left end point is below this fraction of
+ * its mass times the step holds (snapped) atoms at that point. */
+#define LEFT_END_TOL 1e-12
+
 static double lsub(double a, double b)
 {
     if (!(a > b)) return -INFINITY;
@@ -63,6 +69,7 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
      * otherwise be treated as mass above the window */
     while (flo * step > tlo) flo -= 1;
     while (fhi * step < thi) fhi += 1;
+    fhi += 1; /* a snapped top atom needs a cell above its grid point */
     if (fhi <= flo) fhi = flo + 1;
     if (!(fhi - flo + 1 <= (double)max_points))
         return dpa_error_set(err, DPA_ENOMEM,
@@ -105,9 +112,21 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
         const dpa_atom *a = &p->atoms[k];
         if (a->w == INFINITY) { c->inf_a += exp(a->la); continue; }
         if (a->w == -INFINITY) { c->ninf_b += exp(a->lb); continue; }
-        if (a->w <= z0) { c->left_a += exp(a->la); c->left_b += exp(a->lb); continue; }
-        if (a->w > zn) { c->right_a += exp(a->la); c->right_b += exp(a->lb); continue; }
-        double fi = ceil(a->w / step) - (double)c->lo - 1.0;
+        /* an atom within ATOM_SNAP relative of a grid point is that grid
+         * point (the grid product itself is only accurate to an ulp): it is
+         * put at the left end of the cell above it, where both
+         * discretizations keep it exactly */
+        double r = a->w / step, g = round(r), fi;
+        int snapped = fabs(r - g) <= ATOM_SNAP * fmax(1.0, fabs(g)) &&
+                      g >= (double)c->lo && g < (double)(c->lo + (long long)nc);
+        if (snapped) {
+            fi = g - (double)c->lo;
+            c->snap_shift = fmax(c->snap_shift, fabs(r - g) * step + ATOM_SNAP * fabs(a->w));
+        } else {
+            if (a->w <= z0) { c->left_a += exp(a->la); c->left_b += exp(a->lb); continue; }
+            if (a->w > zn) { c->right_a += exp(a->la); c->right_b += exp(a->lb); continue; }
+            fi = ceil(r) - (double)c->lo - 1.0;
+        }
         size_t i = fi < 0 ? 0 : (fi > (double)(nc - 1) ? nc - 1 : (size_t)fi);
         c->la[i] = dpa_log_add_exp(c->la[i], a->la);
         c->lb[i] = dpa_log_add_exp(c->lb[i], a->lb);
@@ -117,7 +136,7 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
 
 /* The reversed pair (B, A) has loss -W: cells mirror, A and B swap.  An atom
  * at a grid point lands on the closed end of its mirrored cell; the split and
- * split and excess formulas are exact for atoms at either end, so nothing is lost. */
+ * excess formulas are exact for atoms at either end, so nothing is lost. */
 dpa_status dpa_cells_reverse(const dpa_cells *c, dpa_cells *out, dpa_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -143,6 +162,7 @@ dpa_status dpa_cells_reverse(const dpa_cells *c, dpa_cells *out, dpa_error *err)
     out->ninf_b = c->inf_a;
     out->slack_lo = c->slack_hi;
     out->slack_hi = c->slack_lo;
+    out->snap_shift = c->snap_shift;
     return DPA_OK;
 }
 
@@ -257,6 +277,7 @@ static void build_opt_at(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt, 
     for (size_t m = nc; m-- > (size_t)(s + 1);) {
         double A = x->A[m];
         if (A == 0) continue;
+        if (x->eL[m] <= LEFT_END_TOL * step * A) { opt->mass[m] += A; continue; }
         if (hi.A > 0 && hi.E > 0) {
             double e = cell_excess(c, x, m, hi.t); /* <= 0 */
             if (hi.E + e > 0) { hi.A += A; hi.E += e; continue; }
@@ -281,6 +302,7 @@ static void build_opt_at(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt, 
         size_t m = (size_t)mm;
         double A = x->A[m];
         if (A == 0) continue;
+        if (x->eL[m] <= LEFT_END_TOL * step * A) { opt->mass[m] += A; continue; }
         if (lo.A > 0 && lo.E < 0) {
             double e = cell_excess(c, x, m, lo.t); /* >= 0 */
             if (lo.E + e < 0) { lo.A += A; lo.E += e; continue; }
@@ -317,14 +339,22 @@ static void build_opt_at(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt, 
 #undef Z
 }
 
-/* sum_i mass_i z_i: the A-expectation of the loss (the KL divergence for a
- * pair).  Garbling and rounding losses down can only lower it, so among
- * valid candidates the largest is the least lossy. */
-static double loss_mean(const dpa_grid_pmf *g)
+/* sum_i h(e^{z_i}) over the grid and one point below it: the area under the hockey-stick curve in
+ * loss coordinates.  It is monotone in the order that matters (if
+ * h_1 <= h_2 pointwise, the area is smaller), so among valid candidates the
+ * largest area is the least lossy; unlike E[Z] it is not raised by dropping
+ * mass with negative loss.  Same positive-term recurrence as query.c. */
+static double hockey_area(const dpa_grid_pmf *g)
 {
-    double s = 0;
-    for (size_t i = 0; i < g->n; i++) s += g->mass[i] * (double)(g->lo + (long long)i);
-    return s * g->step;
+    double ed = exp(-g->step), omed = -expm1(-g->step), D = 0, E = 0, area = 0;
+    /* points z_{n-2} down to z_{-1}: one point below the window, so that
+     * mass at its first point counts too */
+    for (size_t m = g->n; m-- > 0;) {
+        D += omed * (g->mass[m] + E);
+        E = ed * (E + g->mass[m]);
+        area += D;
+    }
+    return area;
 }
 
 /* Candidate marker: round every loss down to the grid instead of merging. */
@@ -368,7 +398,7 @@ static dpa_status build_opt(const dpa_cells *c, dpa_grid_pmf *opt, dpa_error *er
         memset(opt->mass, 0, c->n * sizeof *opt->mass);
         if (cand[k] == ROUND_DOWN) build_round_down(c, &x, opt);
         else build_opt_at(c, &x, opt, cand[k]);
-        double m = loss_mean(opt);
+        double m = hockey_area(opt);
         if (m > best_mean) {
             best_mean = m;
             memcpy(best, opt->mass, c->n * sizeof *best);

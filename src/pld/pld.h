@@ -44,6 +44,7 @@ typedef struct dpa_cells {
     double inf_a;         /* A(W = +inf) */
     double ninf_b;        /* B(W = -inf) */
     double slack_lo, slack_hi; /* omitted-mass bounds (see pair.h) */
+    double snap_shift;    /* largest loss shift of an atom snapped onto a grid point */
 } dpa_cells;
 
 /* both = 1 sizes the window for the B-mass too, so dpa_cells_reverse may be used. */
