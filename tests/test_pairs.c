@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "mech/pair.h"
 
@@ -529,5 +530,8 @@ int main(void)
         cmocka_unit_test(test_symmetrized_gdp_c_p),
         cmocka_unit_test(test_symmetrized_rr_c_p),
     };
+    /* DPA_TEST_FILTER=pattern runs only the matching tests (cmocka wildcards) */
+    const char *filter = getenv("DPA_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
