@@ -52,8 +52,12 @@ typedef struct dpa_options {
     /* Requested accuracy a (default 1e-4).  PLD refines its grid until
      *   eps queries:   upper - lower <= a * max(1, upper)
      *   delta queries: upper - lower <= a * upper + 1e-14
-     * or the grid limit is hit (then the result says accuracy_met = 0; the
-     * bounds are still certified). Domain: [1e-8, 1]. */
+     * It stops early, with accuracy_met = 0 in the result (the bounds are
+     * still certified), when the grid limit or the smallest step is reached,
+     * after 6 refinements, or when refining stops shrinking the gap because
+     * the floating-point and truncation allowances dominate it (deltas within
+     * ~1e-11 of the composition's +inf mass, or below ~1e-12).
+     * Domain: [1e-8, 1]. */
     double accuracy;
     /* Fixed PLD grid step (loss units); 0 (default) chooses it automatically
      * from `accuracy`. Domain: 0 or [1e-7, 1]. */

@@ -35,27 +35,30 @@ void dpa_exact_delta(double mu, double eps, double *up, double *lo)
     if (*lo < 0) *lo = 0;
 }
 
-/* smallest eps >= 0 with delta_side(eps) <= target (side 0: upper evaluation,
- * 1: lower evaluation) */
+/* f(eps) = delta_side(eps) - target, decreasing in eps */
+typedef struct solve_ctx { double mu, target; int side; } solve_ctx;
+
+static double excess_delta(double eps, void *ctx)
+{
+    const solve_ctx *c = ctx;
+    double up, lo;
+    dpa_exact_delta(c->mu, eps, &up, &lo);
+    return (c->side ? lo : up) - c->target;
+}
+
+/* smallest eps >= 0 with delta_side(eps) <= target (side 0: upper
+ * evaluation, 1: lower evaluation): scan up from 0 for the first sign change,
+ * then bisect; the infeasible end is a lower bound on the true eps, the
+ * feasible end an upper bound */
 static double solve(double mu, double target, int side)
 {
-    double up, lo;
-    dpa_exact_delta(mu, 0.0, &up, &lo);
-    if ((side ? lo : up) <= target) return 0.0;
-    double a = 0, b = mu * mu / 2 + mu + 1;
-    for (int i = 0; i < 2000; i++) {
-        dpa_exact_delta(mu, b, &up, &lo);
-        if ((side ? lo : up) <= target) break;
-        a = b;
-        b *= 2;
-    }
-    for (int i = 0; i < 400 && b - a > EPS_REL_TOL * b; i++) {
-        double m = 0.5 * (a + b);
-        dpa_exact_delta(mu, m, &up, &lo);
-        if ((side ? lo : up) <= target) b = m;
-        else a = m;
-    }
-    return side ? a : b;
+    solve_ctx c = {mu, target, side};
+    if (excess_delta(0.0, &c) <= 0) return 0.0;
+    double a, b, lo, hi;
+    if (dpa_scan_bracket(excess_delta, &c, 0.0, 0.5 * mu * mu + mu + 1, +1, 0.0, 1e300, &a, &b) ||
+        dpa_bisect(excess_delta, &c, a, b, 0.0, EPS_REL_TOL, &lo, &hi))
+        return side ? 0.0 : INFINITY; /* cannot happen for finite mu: delta -> 0 */
+    return side ? lo : hi;
 }
 
 void dpa_exact_epsilon(double mu, double delta, double *up, double *lo)

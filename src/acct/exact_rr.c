@@ -96,22 +96,27 @@ void dpa_rr_delta(const dpa_rr_comp *c, double t, double *up, double *lo)
     *lo = fmax(floor_, fmin(v_lo, *up));
 }
 
-/* smallest t in [0, tmax] with delta_side(t) <= target */
+typedef struct solve_ctx { const dpa_rr_comp *c; double target; int side; } solve_ctx;
+
+/* delta_side(t) - target, non-increasing in t */
+static double excess_delta(double t, void *ctx)
+{
+    const solve_ctx *s = ctx;
+    double up, lo;
+    dpa_rr_delta(s->c, t, &up, &lo);
+    return (s->side ? lo : up) - s->target;
+}
+
+/* smallest t in [0, tmax] with delta_side(t) <= target, by bisection: the
+ * infeasible end bounds the true eps from below, the feasible end from above */
 static double solve(const dpa_rr_comp *c, double target, int side, double tmax)
 {
-    double up, lo;
-    dpa_rr_delta(c, 0.0, &up, &lo);
-    if ((side ? lo : up) <= target) return 0.0;
-    double a = 0, b = tmax;
-    dpa_rr_delta(c, b, &up, &lo);
-    if (!((side ? lo : up) <= target)) return INFINITY;
-    for (int i = 0; i < 400 && b - a > EPS_REL_TOL * b; i++) {
-        double m = 0.5 * (a + b);
-        dpa_rr_delta(c, m, &up, &lo);
-        if ((side ? lo : up) <= target) b = m;
-        else a = m;
-    }
-    return side ? a : b;
+    solve_ctx s = {c, target, side};
+    if (excess_delta(0.0, &s) <= 0) return 0.0;
+    if (excess_delta(tmax, &s) > 0) return INFINITY;
+    double lo, hi;
+    if (dpa_bisect(excess_delta, &s, 0.0, tmax, 0.0, EPS_REL_TOL, &lo, &hi)) return side ? 0.0 : INFINITY;
+    return side ? lo : hi;
 }
 
 void dpa_rr_epsilon(const dpa_rr_comp *c, double delta, double *up, double *lo)

@@ -146,20 +146,27 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
     double *buf = NULL, *errsum = NULL;
     fftw_complex *X = NULL, *Xt = NULL, *acc = NULL, *prod = NULL;
 
-    /* +inf masses compose exactly: 1 - prod (1 - inf_j)^{k_j} */
-    double logfin = 0, mean = 0, var = 0, zmin = 0, zmax = 0;
+    /* +inf masses compose exactly: with factor totals T_j = fin_j + inf_j,
+     * the composition has T^k = prod T_j^{k_j} in all and prod fin_j^{k_j}
+     * finite, so inf = T^k (1 - prod (1 - inf_j / T_j)^{k_j}); T_j is 1 up to
+     * round-off and dropped mass */
+    double logtot = 0, logkeep = 0, mean = 0, var = 0, zmin = 0, zmax = 0;
     int zero = 0;
     for (size_t j = 0; j < nf; j++) {
         const dpa_grid_pmf *g = f[j].pmf;
-        logfin += f[j].count * log1p(-fmin(g->inf, 1.0));
         factor_stats(g, &st[j]);
+        double T = st[j].total + g->inf;
+        if (T > 0) {
+            logtot += f[j].count * log(T);
+            logkeep += f[j].count * log1p(-fmin(g->inf / T, 1.0));
+        }
         if (st[j].total <= 0) { zero = 1; continue; }
         mean += f[j].count * st[j].mean;
         var += f[j].count * st[j].var;
         zmin += f[j].count * (double)(g->lo + (long long)st[j].first) * step;
         zmax += f[j].count * (double)(g->lo + (long long)st[j].last) * step;
     }
-    out->inf = -expm1(logfin);
+    out->inf = exp(logtot) * -expm1(logkeep);
     if (zero) {
         /* some factor has no finite mass: the composition is all at +inf */
         out->lo = 0;
