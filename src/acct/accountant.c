@@ -56,6 +56,7 @@ struct dpa_accountant {
     int exact_rr;       /* EXACT is the (eps, delta) composition below */
     dpa_rr_comp rr;
     dpa_fft *fft;
+    dpa_compose_ws ws;  /* FFT working arrays, reused by every composition */
     int ndir;
     int built;
     double step, tau;
@@ -125,6 +126,7 @@ void dpa_accountant_free(dpa_accountant *a)
     if (!a) return;
     release_build(a);
     dpa_rr_free(&a->rr);
+    dpa_compose_ws_free(&a->ws);
     dpa_leaves_free(&a->leaves);
     dpa_fft_free(a->fft);
     free(a);
@@ -268,7 +270,7 @@ static dpa_status build(dpa_accountant *a, double step, double tau, dpa_error *e
     for (size_t d = 0; d < nd; d++) {
         for (int k = 0; k < 2; k++) {
             for (size_t j = 0; j < nl; j++) fac[j] = (dpa_factor){&PM(j, d, k), L->v[j].count};
-            st = dpa_compose(a->fft, fac, nl, tau, a->opt.max_grid, &a->comp[d][k], err);
+            st = dpa_compose(a->fft, &a->ws, fac, nl, tau, a->opt.max_grid, &a->comp[d][k], err);
             if (st) goto out;
             st = dpa_composed_prepare(&a->comp[d][k], err);
             if (st) goto out;

@@ -26,8 +26,11 @@
 /* Repeat counts from which the accurate low-frequency path is used: below it
  * k * (FFT relative error ~ 1e-15) is negligible next to any delta of interest. */
 #define ACCURATE_MIN_COUNT 32.0
-/* Frequencies with k |log |X|| below this are "important" (|X|^k > e^{-46} = 1e-20). */
-#define IMPORTANT_LOG 46.0
+/* Frequencies with k |log |X|| below this are "important" (|X|^k > e^{-25},
+ * about 1.4e-11) and get the accurate path; elsewhere the FFT's relative
+ * error, amplified k times, multiplies a value below 1.4e-11 and is counted
+ * in the round-off allowance. */
+#define IMPORTANT_LOG 25.0
 /* At most this many frequencies per factor get the accurate path. */
 #define IMPORTANT_MAX 8192
 /* A frequency whose accumulated log-magnitude is below this contributes
@@ -40,7 +43,7 @@
 #define BULK_HALF 2048
 /* Chernoff parameters tried: lam0 * 2^r for r in [LO, HI] by STEP (a
  * factor 4 apart: the window end is within a few percent of the optimum). */
-#define LAMBDA_SCAN_LO (-9)
+#define LAMBDA_SCAN_LO (-7)
 #define LAMBDA_SCAN_HI 1
 #define LAMBDA_SCAN_STEP 2
 /* the fixed scan covers lam = 2^(r + SHIFT) for the same r: 2^-3 .. 2^7 */
@@ -133,7 +136,46 @@ static double complex clog1p(double complex z)
     return CMPLX(re, im);
 }
 
-dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail_tau,
+void dpa_compose_ws_free(dpa_compose_ws *ws)
+{
+    if (!ws) return;
+    free(ws->errsum);
+    fftw_free(ws->buf);
+    fftw_free(ws->X);
+    fftw_free(ws->Xt);
+    fftw_free(ws->acc);
+    fftw_free(ws->prod);
+    memset(ws, 0, sizeof *ws);
+}
+
+/* Make the workspace hold FFT length n. */
+static dpa_status ws_reserve(dpa_compose_ws *ws, size_t n, dpa_error *err)
+{
+    if (ws->cap >= n) return DPA_OK;
+    dpa_compose_ws_free(ws);
+    size_t nh = n / 2 + 1;
+    ws->buf = dpa_fft_alloc_real(n);
+    ws->errsum = malloc(nh * sizeof *ws->errsum);
+    ws->X = dpa_fft_alloc_complex(nh);
+    ws->acc = dpa_fft_alloc_complex(nh);
+    if (!ws->buf || !ws->errsum || !ws->X || !ws->acc) {
+        dpa_compose_ws_free(ws);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory (FFT length %zu)", n);
+    }
+    ws->cap = n;
+    return DPA_OK;
+}
+
+/* The optional arrays (products of single factors, tails of repeated
+ * ones), allocated at the workspace's length on first use. */
+static fftw_complex *ws_optional(dpa_compose_ws *ws, fftw_complex **slot, dpa_error *err)
+{
+    if (!*slot && !(*slot = dpa_fft_alloc_complex(ws->cap / 2 + 1)))
+        dpa_error_set(err, DPA_ENOMEM, "out of memory (FFT length %zu)", ws->cap);
+    return *slot;
+}
+
+dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                        size_t max_n, dpa_composed *out, dpa_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -224,17 +266,28 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
     out->tail_outside = tail_hi + tail_lo;
 
     size_t nh = N / 2 + 1;
-    buf = dpa_fft_alloc_real(N);
-    X = dpa_fft_alloc_complex(nh);
-    acc = dpa_fft_alloc_complex(nh);
-    errsum = calloc(nh, sizeof *errsum);
-    if (!buf || !X || !acc || !errsum) { rc = dpa_error_set(err, DPA_ENOMEM, "out of memory (FFT length %zu)", N); goto done; }
-    for (size_t k = 0; k < nh; k++) acc[k] = 0;
+    if ((rc = ws_reserve(ws, N, err))) goto done;
+    buf = ws->buf;
+    X = ws->X;
+    acc = ws->acc;
+    errsum = ws->errsum;
     /* factors with count 1 multiply into prod (cheap); repeated factors add
      * k log X into acc; the transform of the composition is prod * e^{acc} */
-    prod = dpa_fft_alloc_complex(nh);
-    if (!prod) { rc = dpa_error_set(err, DPA_ENOMEM, "out of memory (FFT length %zu)", N); goto done; }
-    for (size_t k = 0; k < nh; k++) prod[k] = 1;
+    int any_single = 0, any_accurate = 0;
+    for (size_t j = 0; j < nf; j++) {
+        any_single |= (f[j].count == 1);
+        any_accurate |= (f[j].count >= ACCURATE_MIN_COUNT);
+    }
+    if ((any_single && !(prod = ws_optional(ws, &ws->prod, err))) ||
+        (any_accurate && !(Xt = ws_optional(ws, &ws->Xt, err)))) {
+        rc = DPA_ENOMEM;
+        goto done;
+    }
+    for (size_t k = 0; k < nh; k++) {
+        acc[k] = 0;
+        errsum[k] = 0;
+        if (prod) prod[k] = 1;
+    }
 
     long long Cmod = 0;
     for (size_t j = 0; j < nf; j++) {
@@ -265,7 +318,6 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
             }
             bfirst = (bf > (long long)s->first) ? (size_t)bf : s->first;
             blast = (bl < (long long)s->last) ? (size_t)bl : s->last;
-            if (!Xt && !(Xt = dpa_fft_alloc_complex(nh))) { rc = dpa_error_set(err, DPA_ENOMEM, "out of memory"); goto done; }
             memset(buf, 0, N * sizeof *buf);
             for (size_t i = s->first; i <= s->last; i++) {
                 if (i >= bfirst && i <= blast) continue;
@@ -280,7 +332,7 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
             for (size_t q = 0; q < nh; q++) {
                 if (creal(acc[q]) < DEAD_LOG) continue;
                 prod[q] *= X[q];
-                errsum[q] += 2.0;
+                errsum[q] += 2.0 + log2((double)N);
             }
             continue;
         }
@@ -293,7 +345,11 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
                 continue;
             }
             double complex lx;
-            if (accurate && nimp < IMPORTANT_MAX && k * -0.5 * log(a2) < IMPORTANT_LOG) {
+            if (!accurate) {
+                lx = clog(x);
+                acc[q] += k * lx;
+                errsum[q] += k * (cabs(lx) + log2((double)N)) + 1.0;
+            } else if (nimp < IMPORTANT_MAX && k * -0.5 * log(a2) < IMPORTANT_LOG) {
                 nimp++;
                 double th = 2.0 * M_PI * (double)q / (double)N, re = 0, im = 0;
                 for (size_t i = bfirst; i <= blast; i++) {
@@ -305,11 +361,14 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
                 }
                 double complex z = CMPLX(re - deficit - tail_mass, im) + Xt[q];
                 lx = clog1p(z);
+                acc[q] += k * lx;
+                errsum[q] += k * cabs(lx) + 1.0;
             } else {
+                /* the FFT's error in X, relative ~ u log2 N, grows k-fold */
                 lx = clog(x);
+                acc[q] += k * lx;
+                errsum[q] += k * (cabs(lx) + log2((double)N)) + 1.0;
             }
-            acc[q] += k * lx;
-            errsum[q] += k * cabs(lx) + 1.0;
         }
     }
 
@@ -324,7 +383,7 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
     for (size_t q = 0; q < nh; q++) {
         double complex a = acc[q];
         double complex y = (creal(a) < DEAD_LOG) ? 0
-                         : prod[q] * cexp(CMPLX(creal(a), remainder(cimag(a), 2 * M_PI)));
+                         : (prod ? prod[q] : 1) * cexp(CMPLX(creal(a), remainder(cimag(a), 2 * M_PI)));
         double w = (q == 0 || 2 * q == N) ? 1.0 : 2.0;
         double e = cabs(y) * ROUNDOFF_C * UNIT_ROUNDOFF * (lg + errsum[q]);
         r2 += w * e * e;
@@ -344,12 +403,6 @@ dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail
     out->roundoff = roundoff + clamped;
 done:
     free(st);
-    free(errsum);
-    fftw_free(buf);
-    fftw_free(X);
-    fftw_free(Xt);
-    fftw_free(acc);
-    fftw_free(prod);
     if (rc) dpa_composed_free(out);
     return rc;
 }

@@ -371,10 +371,10 @@ static void build_round_down(const dpa_cells *c, const cellx *x, dpa_grid_pmf *o
     opt->inf = c->inf_a;
 }
 
-/* The optimistic measure: the best of three meeting points (all up, a light
- * cell in the middle, all down) and plain rounding down.  An atom at the
- * bottom of the support is balanced exactly by the up-sweep, one at the top
- * by the down-sweep. */
+/* The optimistic measure: the best of two meeting points (all up; a light
+ * cell in the middle, up below it and down above it) and plain rounding down.
+ * An atom at the bottom of the support is balanced exactly by the up-sweep,
+ * one at the top by the down-sweep. */
 static dpa_status build_opt(const dpa_cells *c, dpa_grid_pmf *opt, dpa_error *err)
 {
     size_t nc = c->n - 1;
@@ -391,9 +391,9 @@ static dpa_status build_opt(const dpa_cells *c, dpa_grid_pmf *opt, dpa_error *er
         x.eL[m] = excess(x.A[m], c->la[m], c->lb[m], z);
         x.eR[m] = excess(x.A[m], c->la[m], c->lb[m], z + c->step);
     }
-    long cand[4] = {(long)nc - 1, (long)meeting_cell(c, &x), -1, ROUND_DOWN};
+    long cand[3] = {(long)nc - 1, (long)meeting_cell(c, &x), ROUND_DOWN};
     double best_mean = -INFINITY;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 3; k++) {
         if (k > 0 && cand[k] == cand[k - 1]) continue;
         memset(opt->mass, 0, c->n * sizeof *opt->mass);
         if (cand[k] == ROUND_DOWN) build_round_down(c, &x, opt);

@@ -100,7 +100,17 @@ void dpa_composed_free(dpa_composed *c);
  * domain with repeat counts applied through complex logarithms, so the cost
  * does not grow with the counts.  All factors must share `step`.
  * DPA_ENOMEM (with a message) if the window needs more than max_n points. */
-dpa_status dpa_compose(dpa_fft *fft, const dpa_factor *f, size_t nf, double tail_tau,
+/* Working arrays of dpa_compose, kept by the caller (one per accountant) and
+ * grown on demand, so repeated compositions do not reallocate.  Zero-init
+ * before first use; free with dpa_compose_ws_free. */
+typedef struct dpa_compose_ws {
+    size_t cap;            /* FFT length the arrays hold */
+    double *buf, *errsum;
+    fftw_complex *X, *Xt, *acc, *prod;
+} dpa_compose_ws;
+void dpa_compose_ws_free(dpa_compose_ws *ws);
+
+dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                        size_t max_n, dpa_composed *out, dpa_error *err);
 
 /* Build the query tables D, E (O(n)) and release `mass` (queries need only
