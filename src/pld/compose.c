@@ -33,12 +33,17 @@
 #define IMPORTANT_LOG 25.0
 /* At most this many frequencies per factor get the accurate path. */
 #define IMPORTANT_MAX 8192
-/* A frequency whose accumulated log-magnitude is below this contributes
- * e^{-800} < 1e-347 (zero in double) and is skipped from then on. */
-#define DEAD_LOG (-800.0)
+/* A frequency whose accumulated log-magnitude falls below this is set to 0
+ * and skipped from then on: all such frequencies together move a delta by at
+ * most N e^{DEAD_LOG} (about 1e-20 for N = 1e6), which is added to the
+ * round-off allowance. */
+#define DEAD_LOG (-60.0)
+#define DEAD_P2 7.667648073722e-53 /* e^{2 DEAD_LOG} */
 /* The directly summed bulk leaves at most this fraction of the mass to the
  * FFT, whose absolute error is then ~1e-3 u per frequency. */
 #define BULK_TAIL 1e-3
+/* Exact sin/cos anchors in the direct bulk sum, every this many points. */
+#define ANCHOR_EVERY 32
 /* Half width (grid points) of the bulk summed directly. */
 #define BULK_HALF 2048
 /* Chernoff parameters tried: lam0 * 2^r for r in [LO, HI] by STEP (a
@@ -119,6 +124,22 @@ static double log_mgf(const dpa_grid_pmf *g, const fstat *s, double lam)
     }
     double zref = (double)(g->lo + (long long)s->first) * step;
     return lam * zref + log(acc) + (double)(s->last - s->first + 2) * 2 * UNIT_ROUNDOFF;
+}
+
+/* FFT length for a window of n points: the smallest m * 2^b >= n with m in
+ * {8, 9, 10, 12, 14} (7-smooth, at most 17% above n).  The coarse set makes
+ * the windows of the four compositions of an accountant (two directions,
+ * upper and lower) share one length, so FFTW plans once per accountant. */
+static size_t plan_size(size_t n)
+{
+    static const size_t mult[] = {8, 9, 10, 12, 14};
+    size_t base = 2;
+    while (16 * base < n) base *= 2;
+    for (;;) {
+        for (size_t i = 0; i < sizeof mult / sizeof *mult; i++)
+            if (mult[i] * base >= n) return mult[i] * base;
+        base *= 2;
+    }
 }
 
 static long long mod_ll(long long a, long long n)
@@ -251,7 +272,8 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
     if (!(fabs(flo) < 4e18 && fabs(fhi) < 4e18))
         { rc = dpa_error_set(err, DPA_ENOMEM, "composed privacy loss range [%g, %g] is too wide for grid step %g", L, U, step); goto done; }
     double len = fhi - flo + 1;
-    size_t N = (len <= (double)max_n) ? dpa_fft_good_size((size_t)len) : 0;
+    size_t N = (len <= (double)max_n) ? plan_size((size_t)len) : 0;
+    if (N > max_n && len <= (double)max_n) N = dpa_fft_good_size((size_t)len);
     if (N == 0 || N > max_n) {
         rc = dpa_error_set(err, DPA_ENOMEM,
                            "the composed privacy loss spans [%g, %g]: %.3g grid points at step %g exceed the limit of %zu; "
@@ -333,6 +355,8 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
                 if (creal(acc[q]) < DEAD_LOG) continue;
                 prod[q] *= X[q];
                 errsum[q] += 2.0 + log2((double)N);
+                double p2 = creal(prod[q]) * creal(prod[q]) + cimag(prod[q]) * cimag(prod[q]);
+                if (p2 < DEAD_P2) acc[q] = CMPLX(-INFINITY, 0.0);
             }
             continue;
         }
@@ -351,11 +375,21 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
                 errsum[q] += k * (cabs(lx) + log2((double)N)) + 1.0;
             } else if (nimp < IMPORTANT_MAX && k * -0.5 * log(a2) < IMPORTANT_LOG) {
                 nimp++;
+                /* sin and cos of h d, h = theta / 2, by angle addition from
+                 * exact anchors every ANCHOR_EVERY points (|h d| < pi / 2
+                 * here, so every term is positive: ~2 u per step) */
                 double th = 2.0 * M_PI * (double)q / (double)N, re = 0, im = 0;
+                double h = 0.5 * th, sh1, ch1, sh = 0, ch = 1;
+                sincos(h, &sh1, &ch1);
                 for (size_t i = bfirst; i <= blast; i++) {
                     double d = (double)(g->lo + (long long)i - s->centre);
-                    double sh, ch;
-                    sincos(0.5 * th * d, &sh, &ch);
+                    if ((i - bfirst) % ANCHOR_EVERY == 0) {
+                        sincos(h * d, &sh, &ch);
+                    } else {
+                        double ns = sh * ch1 + ch * sh1;
+                        ch = ch * ch1 - sh * sh1;
+                        sh = ns;
+                    }
                     re -= 2.0 * g->mass[i] * sh * sh;
                     im -= 2.0 * g->mass[i] * sh * ch;
                 }
@@ -389,7 +423,7 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
         r2 += w * e * e;
         X[q] = y;
     }
-    double roundoff = sqrt(r2);
+    double roundoff = sqrt(r2) + (double)N * exp(DEAD_LOG);
     if ((rc = dpa_fft_c2r(fft, N, X, buf))) { dpa_error_set(err, rc, "FFT failed (length %zu)", N); goto done; }
     out->mass = malloc(N * sizeof *out->mass);
     if (!out->mass) { rc = dpa_error_set(err, DPA_ENOMEM, "out of memory"); goto done; }
