@@ -35,6 +35,12 @@ void dpa_grid_pmf_free(dpa_grid_pmf *g)
     g->n = 0;
 }
 
+/* Adaptive cells: widths up to WIDE_MAX steps while max(A, B)(C) w^2 <=
+ * WIDE_RHO (log: WIDE_LOG_RHO).  With a few thousand cells this adds at most
+ * ~1e-3 step^2 to a step's discretization error, against ~step^2 / 6 from the
+ * one-step cells holding the mass. */
+#define WIDE_MAX 4096
+#define WIDE_LOG_RHO (-13.815510557964274) /* log 1e-6 */
 /* Atoms this close (relative) to a grid point are snapped onto it: 64 ulp. */
 #define ATOM_SNAP (64 * 1.1102230246251565e-16)
 /* A cell whose excess over its left end point is below this fraction of
@@ -52,7 +58,80 @@ void dpa_cells_free(dpa_cells *c)
     if (!c) return;
     free(c->la);
     free(c->lb);
+    free(c->bk);
     c->la = c->lb = NULL;
+    c->bk = NULL;
+}
+
+/* grid index and loss of cell end point j */
+static long long cb(const dpa_cells *c, size_t j)
+{
+    return c->bk ? c->bk[j] : c->lo + (long long)j;
+}
+
+static double cz(const dpa_cells *c, size_t j)
+{
+    return (double)cb(c, j) * c->step;
+}
+
+/* Continuous part on adaptive cells: from the bottom of the window, each
+ * cell is as wide as allowed (up to WIDE_MAX steps, widths at most doubling
+ * from one cell to the next) with max(A, B)(C) w^2 <= WIDE_RHO.  One tail
+ * evaluation per cell, plus one per halving. */
+static dpa_status adaptive_cells(const dpa_pair *p, dpa_cells *c, long long hi, dpa_error *err)
+{
+    size_t cap = 1024, nc = 0;
+    long long *bk = malloc((cap + 1) * sizeof *bk);
+    double *la = malloc(cap * sizeof *la), *lb = malloc(cap * sizeof *lb);
+    if (!bk || !la || !lb) goto nomem;
+    double half_a = p->lca - M_LN2, half_b = p->lcb - M_LN2, step = c->step;
+    double prev[4], cur[4];
+    long long pos = c->lo, w = 1;
+    dpa_pair_ctail(p, (double)pos * step, prev);
+    c->left_a += exp(prev[1]);
+    c->left_b += exp(prev[3]);
+    bk[0] = pos;
+    while (pos < hi) {
+        long long wt = w * 2 < WIDE_MAX ? w * 2 : WIDE_MAX;
+        double a, b;
+        for (;;) {
+            if (wt > hi - pos) wt = hi - pos;
+            dpa_pair_ctail(p, (double)(pos + wt) * step, cur);
+            a = (prev[0] <= half_a) ? lsub(prev[0], cur[0]) : lsub(cur[1], prev[1]);
+            b = (prev[2] <= half_b) ? lsub(prev[2], cur[2]) : lsub(cur[3], prev[3]);
+            double wd = (double)wt;
+            if (wt == 1 || fmax(a, b) + 2 * log(wd) <= WIDE_LOG_RHO) break;
+            wt /= 2;
+        }
+        if (nc == cap) {
+            cap *= 2;
+            long long *nb = realloc(bk, (cap + 1) * sizeof *bk);
+            if (nb) bk = nb;
+            double *na = realloc(la, cap * sizeof *la);
+            if (na) la = na;
+            double *nl = realloc(lb, cap * sizeof *lb);
+            if (nl) lb = nl;
+            if (!nb || !na || !nl) goto nomem;
+        }
+        la[nc] = a;
+        lb[nc] = b;
+        pos += wt;
+        bk[++nc] = pos;
+        w = wt;
+        memcpy(prev, cur, sizeof prev);
+    }
+    c->right_a += exp(prev[0]);
+    c->right_b += exp(prev[2]);
+    c->bk = bk;
+    c->la = la;
+    c->lb = lb;
+    c->nc = nc;
+    return DPA_OK;
+nomem:
+    free(bk);
+    free(la);
+    free(lb);
+    return dpa_error_set(err, DPA_ENOMEM, "out of memory (grid cells)");
 }
 
 dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both, size_t max_points,
@@ -81,7 +160,10 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
     c->step = step;
     c->slack_lo = p->slack_lo;
     c->slack_hi = p->slack_hi;
+    if (p->natoms == 0 && (p->lca > -INFINITY || p->lcb > -INFINITY))
+        return adaptive_cells(p, c, (long long)fhi, err);
     size_t nc = c->n - 1;
+    c->nc = nc;
     c->la = malloc(nc * sizeof *c->la);
     c->lb = malloc(nc * sizeof *c->lb);
     if (!c->la || !c->lb) {
@@ -140,13 +222,15 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
 dpa_status dpa_cells_reverse(const dpa_cells *c, dpa_cells *out, dpa_error *err)
 {
     memset(out, 0, sizeof *out);
-    size_t nc = c->n - 1;
+    size_t nc = c->nc;
     out->n = c->n;
+    out->nc = nc;
     out->step = c->step;
-    out->lo = -(c->lo + (long long)nc);
+    out->lo = -(c->lo + (long long)c->n - 1);
     out->la = malloc(nc * sizeof *out->la);
     out->lb = malloc(nc * sizeof *out->lb);
-    if (!out->la || !out->lb) {
+    if (c->bk) out->bk = malloc((nc + 1) * sizeof *out->bk);
+    if (!out->la || !out->lb || (c->bk && !out->bk)) {
         dpa_cells_free(out);
         return dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu grid cells)", nc);
     }
@@ -154,6 +238,8 @@ dpa_status dpa_cells_reverse(const dpa_cells *c, dpa_cells *out, dpa_error *err)
         out->la[i] = c->lb[nc - 1 - i];
         out->lb[i] = c->la[nc - 1 - i];
     }
+    if (c->bk)
+        for (size_t j = 0; j <= nc; j++) out->bk[j] = -c->bk[nc - j];
     out->left_a = c->right_b;
     out->left_b = c->right_a;
     out->right_a = c->left_b;
@@ -166,8 +252,9 @@ dpa_status dpa_cells_reverse(const dpa_cells *c, dpa_cells *out, dpa_error *err)
     return DPA_OK;
 }
 
-/* Connect-the-dots split of cell i: mass to the right end point (b) given
- * A(C_i) = e^{la}, B(C_i) = e^{lb}; the rest stays at the left end point. */
+/* Connect-the-dots split of cell i of width `step` (loss units): mass to the
+ * right end point (b) given A(C_i) = e^{la}, B(C_i) = e^{lb}; the rest stays
+ * at the left end point. */
 static double split_right(double la, double lb, double zi, double step, double A)
 {
     if (A == 0) return 0;
@@ -228,15 +315,21 @@ static double cell_excess(const dpa_cells *c, const cellx *x, size_t m, size_t t
 {
     if (t == m) return x->eL[m];
     if (t == m + 1) return x->eR[m];
-    return excess(x->A[m], c->la[m], c->lb[m], (double)(c->lo + (long long)t) * c->step);
+    return excess(x->A[m], c->la[m], c->lb[m], cz(c, t));
+}
+
+/* grid-point (measure) index of cell end point t */
+static size_t mi(const dpa_cells *c, size_t t)
+{
+    return (size_t)(cb(c, t) - c->lo);
 }
 
 static void place_below(const dpa_cells *c, dpa_grid_pmf *opt, const bin *b)
 {
     if (!(b->A > 0)) return;
-    if (b->E >= 0) { opt->mass[b->t] += b->A; return; }
+    if (b->E >= 0) { opt->mass[mi(c, b->t)] += b->A; return; }
     double d = -log1p(-b->E / b->A);        /* loss - z_t < 0 */
-    double idx = (double)b->t + floor(d / c->step);
+    double idx = (double)mi(c, b->t) + floor(d / c->step);
     if (idx >= 0) opt->mass[(size_t)idx] += b->A; /* else dropped */
 }
 
@@ -245,7 +338,7 @@ static void place_below(const dpa_cells *c, dpa_grid_pmf *opt, const bin *b)
  * unbalanced remainder) */
 static size_t meeting_cell(const dpa_cells *c, const cellx *x)
 {
-    size_t nc = c->n - 1, lo = 0, hi = nc - 1;
+    size_t nc = c->nc, lo = 0, hi = nc - 1;
     double tot = 0, cum = 0;
     for (size_t m = 0; m < nc; m++) tot += x->A[m];
     for (size_t m = 0; m < nc; m++) {
@@ -265,28 +358,29 @@ static size_t meeting_cell(const dpa_cells *c, const cellx *x)
  * down; s = nc - 1: all up).  opt->mass must be zero on entry. */
 static void build_opt_at(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt, long s)
 {
-    size_t n = c->n, nc = n - 1;
-    double step = c->step;
-#define Z(i) ((double)(c->lo + (long long)(i)) * step)
+    size_t nc = c->nc;
+#define Z(i) cz(c, (i))
+#define M(t) opt->mass[mi(c, (t))]
+#define W(m) ((double)(cb(c, (m) + 1) - cb(c, (m))) * c->step)
     /* ---- down-sweep over cells nc-1 .. s+1, seeded by the right tail ---- */
-    bin hi = {n - 1, 0, 0};
+    bin hi = {nc, 0, 0};
     if (c->right_a > 0) {
         hi.A = c->right_a;
-        hi.E = fmax(0.0, excess(c->right_a, log(c->right_a), log(c->right_b), Z(n - 1)));
+        hi.E = fmax(0.0, excess(c->right_a, log(c->right_a), log(c->right_b), Z(nc)));
     }
     for (size_t m = nc; m-- > (size_t)(s + 1);) {
         double A = x->A[m];
         if (A == 0) continue;
-        if (x->eL[m] <= LEFT_END_TOL * step * A) { opt->mass[m] += A; continue; }
+        if (x->eL[m] <= LEFT_END_TOL * W(m) * A) { M(m) += A; continue; }
         if (hi.A > 0 && hi.E > 0) {
             double e = cell_excess(c, x, m, hi.t); /* <= 0 */
             if (hi.E + e > 0) { hi.A += A; hi.E += e; continue; }
             double th = hi.E / -e;
-            opt->mass[hi.t] += hi.A + th * A;
+            M(hi.t) += hi.A + th * A;
             A *= 1 - th;
             hi.E = fmax(0.0, (1 - th) * x->eL[m]);
         } else {
-            if (hi.A > 0) opt->mass[hi.t] += hi.A; /* balanced exactly */
+            if (hi.A > 0) M(hi.t) += hi.A; /* balanced exactly */
             hi.E = fmax(0.0, x->eL[m]);
         }
         hi.t = m;
@@ -302,16 +396,16 @@ static void build_opt_at(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt, 
         size_t m = (size_t)mm;
         double A = x->A[m];
         if (A == 0) continue;
-        if (x->eL[m] <= LEFT_END_TOL * step * A) { opt->mass[m] += A; continue; }
+        if (x->eL[m] <= LEFT_END_TOL * W(m) * A) { M(m) += A; continue; }
         if (lo.A > 0 && lo.E < 0) {
             double e = cell_excess(c, x, m, lo.t); /* >= 0 */
             if (lo.E + e < 0) { lo.A += A; lo.E += e; continue; }
             double th = -lo.E / e;
-            opt->mass[lo.t] += lo.A + th * A;
+            M(lo.t) += lo.A + th * A;
             A *= 1 - th;
             lo.E = fmin(0.0, (1 - th) * x->eR[m]);
         } else {
-            if (lo.A > 0) opt->mass[lo.t] += lo.A;
+            if (lo.A > 0) M(lo.t) += lo.A;
             lo.E = fmin(0.0, x->eR[m]);
         }
         lo.t = m + 1;
@@ -323,7 +417,7 @@ static void build_opt_at(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt, 
         double e = hi.A - (hi.A - hi.E) * exp(Z(lo.t) - Z(hi.t));
         if (e > 0 && lo.E + e >= 0) {
             double th = -lo.E / e;
-            opt->mass[lo.t] += lo.A + th * hi.A;
+            M(lo.t) += lo.A + th * hi.A;
             hi.A *= 1 - th;
             hi.E *= 1 - th;
             lo.A = 0;
@@ -337,6 +431,8 @@ static void build_opt_at(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt, 
     place_below(c, opt, &hi);
     opt->inf = c->inf_a;
 #undef Z
+#undef M
+#undef W
 }
 
 /* sum_i h(e^{z_i}) over the grid and one point below it: the area under the hockey-stick curve in
@@ -366,7 +462,7 @@ static double hockey_area(const dpa_grid_pmf *g)
  * collapse to one point and this candidate wins. */
 static void build_round_down(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt)
 {
-    for (size_t m = 0; m + 1 < c->n; m++) opt->mass[m] += x->A[m];
+    for (size_t m = 0; m < c->nc; m++) opt->mass[mi(c, m)] += x->A[m];
     opt->mass[c->n - 1] += c->right_a;
     opt->inf = c->inf_a;
 }
@@ -377,7 +473,7 @@ static void build_round_down(const dpa_cells *c, const cellx *x, dpa_grid_pmf *o
  * one at the top by the down-sweep. */
 static dpa_status build_opt(const dpa_cells *c, dpa_grid_pmf *opt, dpa_error *err)
 {
-    size_t nc = c->n - 1;
+    size_t nc = c->nc;
     cellx x = {malloc(nc * sizeof(double)), malloc(nc * sizeof(double)), malloc(nc * sizeof(double))};
     double *best = malloc(c->n * sizeof *best);
     dpa_status st = DPA_OK;
@@ -386,10 +482,9 @@ static dpa_status build_opt(const dpa_cells *c, dpa_grid_pmf *opt, dpa_error *er
         goto out;
     }
     for (size_t m = 0; m < nc; m++) {
-        double z = (double)(c->lo + (long long)m) * c->step;
         x.A[m] = exp(c->la[m]);
-        x.eL[m] = excess(x.A[m], c->la[m], c->lb[m], z);
-        x.eR[m] = excess(x.A[m], c->la[m], c->lb[m], z + c->step);
+        x.eL[m] = excess(x.A[m], c->la[m], c->lb[m], cz(c, m));
+        x.eR[m] = excess(x.A[m], c->la[m], c->lb[m], cz(c, m + 1));
     }
     long cand[3] = {(long)nc - 1, (long)meeting_cell(c, &x), ROUND_DOWN};
     double best_mean = -INFINITY;
@@ -419,13 +514,12 @@ dpa_status dpa_cells_discretize(const dpa_cells *c, dpa_grid_pmf *pess, dpa_grid
     memset(opt, 0, sizeof *opt);
     dpa_status st;
     if ((st = pmf_alloc(pess, c, err)) || (st = pmf_alloc(opt, c, err))) goto fail;
-    double step = c->step;
     double *core = pess->mass;
-    for (size_t i = 0; i + 1 < c->n; i++) {
+    for (size_t i = 0; i < c->nc; i++) {
         double A = exp(c->la[i]);
-        double b = split_right(c->la[i], c->lb[i], (double)(c->lo + (long long)i) * step, step, A);
-        core[i] += A - b;
-        core[i + 1] += b;
+        double b = split_right(c->la[i], c->lb[i], cz(c, i), cz(c, i + 1) - cz(c, i), A);
+        core[mi(c, i)] += A - b;
+        core[mi(c, i + 1)] += b;
     }
     if ((st = build_opt(c, opt, err))) goto fail;
     /* pessimistic: the right tail goes to +inf, the left tail is rounded up

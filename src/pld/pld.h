@@ -33,12 +33,19 @@ void dpa_grid_pmf_free(dpa_grid_pmf *g);
 
 /* Cell masses of a pair on a grid: the expensive, special-function part of
  * discretization, shared by both directions of an asymmetric pair.
- * Cells are C_i = (z_i, z_{i+1}], i < n - 1, z_i = (lo + i) step. */
+ * Cells are C_i = (z_{bk[i]}, z_{bk[i+1]}], z_j = j step: one grid step wide
+ * where the mass is, wider in the tails of continuous pairs (a cell of
+ * width w steps is allowed while max(A, B)(C) w^2 <= 1e-6, so all wide cells
+ * together add a small fraction to the discretization error), and always one
+ * step wide for pairs with atoms. */
 typedef struct dpa_cells {
     long long lo;
-    size_t n;             /* grid points */
+    size_t n;             /* grid points (of the measures built from the cells) */
     double step;
-    double *la, *lb;      /* n - 1 log masses A(C_i), B(C_i) */
+    size_t nc;            /* cells */
+    long long *bk;        /* nc + 1 grid indices of the cell end points, or NULL:
+                           * cell i is then (z_{lo+i}, z_{lo+i+1}] (nc = n - 1) */
+    double *la, *lb;      /* nc log masses A(C_i), B(C_i) */
     double left_a, left_b;   /* finite masses at W <= z_0 */
     double right_a, right_b; /* finite masses at W > z_{n-1} */
     double inf_a;         /* A(W = +inf) */
