@@ -232,18 +232,131 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
 
 /* ---------------- PLD build ---------------- */
 
+/* Two-stage composition of long repetitions: a leaf repeated k >= SPLIT_MIN
+ * times is composed as (m-fold on the fine grid, coarsened by L)^r times the
+ * (k - r m)-fold remainder, r = floor(k / m).  The coarse grid's error enters
+ * r times instead of k times; with L = sqrt(m) / 2 it is about a quarter of
+ * the fine grid's, while the FFT lengths shrink by about L. */
+#define SPLIT_MIN 16384.0
+
+/* Coarsening factor L (1: single stage) and block length m. */
+static long long two_stage_plan(const dpa_accountant *a, double *m_out)
+{
+    const dpa_leafset *L = &a->leaves;
+    double kmin = INFINITY;
+    for (size_t j = 0; j < L->n; j++) kmin = fmin(kmin, L->v[j].count);
+    if (!(kmin >= SPLIT_MIN)) return 1;
+    double m = exp2(floor(log2(fmin(4 * sqrt(kmin), kmin / 16))));
+    long long Lc = (long long)floor(0.5 * sqrt(m));
+    if (Lc < 2) return 1;
+    *m_out = m;
+    return Lc;
+}
+
+/* Block length for a leaf repeated k times: a divisor of k in [m/2, m] if
+ * there is one (no remainder to compose separately), else m. */
+static double block_length(double k, double m)
+{
+    for (double d = m; d >= 0.5 * m && d >= 2 && m - d < 4096; d--)
+        if (fmod(k, d) == 0) return d;
+    return m;
+}
+
+/* The cnt-fold composition of fine grid measure g (upper if k = 0, lower if
+ * k = 1), coarsened by Lc.  *allow: the fine stage's additive allowance on
+ * delta (window tails, FFT round-off, discretization round-off and snapping
+ * of cnt steps), to be counted once per use of the result. */
+static dpa_status fine_power(dpa_accountant *a, const dpa_grid_pmf *g, double cnt, long long Lc, int k,
+                             double tau_f, double snap, dpa_grid_pmf *out, double *allow, dpa_error *err)
+{
+    dpa_factor f = {g, cnt};
+    dpa_composed cm;
+    dpa_status st = dpa_compose(a->fft, &a->ws, &f, 1, tau_f, a->opt.max_grid, &cm, err);
+    if (st) return st;
+    *allow = (k == 0 ? cm.tail_above : cm.tail_outside) + cm.roundoff +
+             4 * UNIT_ROUNDOFF * (cnt + 1) + cnt * snap;
+    dpa_cells cc;
+    st = dpa_cells_from_composed(&cm, Lc, &cc, err);
+    dpa_composed_free(&cm);
+    if (st) return st;
+    dpa_grid_pmf up, lo;
+    st = dpa_cells_discretize(&cc, &up, &lo, err);
+    dpa_cells_free(&cc);
+    if (st) return st;
+    if (k == 0) { *out = up; dpa_grid_pmf_free(&lo); }
+    else { *out = lo; dpa_grid_pmf_free(&up); }
+    return DPA_OK;
+}
+
+/* Compose direction d, measure kind k (0 upper, 1 lower) from the leaves'
+ * fine grid measures pm (nl of them), single or two-stage. */
+static dpa_status compose_dir(dpa_accountant *a, dpa_grid_pmf *const *pm, const double *snap, double tau,
+                              long long Lc, double m, int k, dpa_composed *out, dpa_error *err)
+{
+    const dpa_leafset *L = &a->leaves;
+    size_t nl = L->n;
+    dpa_factor *fac = calloc(2 * nl, sizeof *fac);
+    dpa_grid_pmf *cp = calloc(2 * nl, sizeof *cp);
+    dpa_status st = DPA_OK;
+    double allow = 0, snap_all = 0;
+    size_t nf = 0;
+    if (!fac || !cp) { st = dpa_error_set(err, DPA_ENOMEM, "out of memory"); goto out; }
+    for (size_t j = 0; j < nl; j++) snap_all += L->v[j].count * snap[j];
+    if (Lc <= 1) {
+        for (size_t j = 0; j < nl; j++) fac[nf++] = (dpa_factor){pm[j], L->v[j].count};
+        st = dpa_compose(a->fft, &a->ws, fac, nf, tau, a->opt.max_grid, out, err);
+        if (st) goto out;
+        /* discretization round-off: each factor's grid masses carry a
+         * relative error of a few u; by the composition lemma the
+         * hockey-stick error adds up over the factors */
+        allow = 4 * UNIT_ROUNDOFF * (L->total_count + (double)nl) + snap_all;
+    } else {
+        double uses = 0;
+        for (size_t j = 0; j < nl; j++) uses += floor(L->v[j].count / block_length(L->v[j].count, m)) + 1;
+        double tau_f = tau / (4 * uses);
+        for (size_t j = 0; j < nl; j++) {
+            double k_j = L->v[j].count, m_j = block_length(k_j, m);
+            double r = floor(k_j / m_j), rem = k_j - r * m_j, al;
+            st = fine_power(a, pm[j], m_j, Lc, k, tau_f, snap[j], &cp[nf], &al, err);
+            if (st) goto out;
+            fac[nf] = (dpa_factor){&cp[nf], r};
+            nf++;
+            allow += r * al;
+            if (rem > 0) {
+                st = fine_power(a, pm[j], rem, Lc, k, tau_f, snap[j], &cp[nf], &al, err);
+                if (st) goto out;
+                fac[nf] = (dpa_factor){&cp[nf], 1};
+                nf++;
+                allow += al;
+            }
+        }
+        st = dpa_compose(a->fft, &a->ws, fac, nf, tau, a->opt.max_grid, out, err);
+        if (st) goto out;
+        allow += 4 * UNIT_ROUNDOFF * (uses + (double)nf);
+    }
+    out->roundoff += allow;
+    st = dpa_composed_prepare(out, err);
+out:
+    for (size_t i = 0; cp && i < 2 * nl; i++) dpa_grid_pmf_free(&cp[i]);
+    free(cp);
+    free(fac);
+    return st;
+}
+
 static dpa_status build(dpa_accountant *a, double step, double tau, dpa_error *err)
 {
     release_build(a);
     const dpa_leafset *L = &a->leaves;
     size_t nl = L->n, nd = (size_t)a->ndir;
+    double m = 1;
+    long long Lc = two_stage_plan(a, &m);
     /* leaf truncation: all leaves together move at most tau/4 */
     double tau_leaf = fmax(0.25 * tau / fmax(1.0, L->total_count), 1e-300);
-    double snap = 0;
     dpa_grid_pmf *pm = calloc(nl * nd * 2, sizeof *pm);
-    dpa_factor *fac = calloc(nl, sizeof *fac);
+    dpa_grid_pmf **sel = calloc(nl, sizeof *sel);
+    double *snap = calloc(nl, sizeof *snap);
     dpa_status st = DPA_OK;
-    if (!pm || !fac) {
+    if (!pm || !sel || !snap) {
         st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
         goto out;
     }
@@ -263,21 +376,15 @@ static dpa_status build(dpa_accountant *a, double step, double tau, dpa_error *e
         }
         /* snapped atoms moved by at most snap_shift in loss: h moves by at
          * most that much per factor */
-        snap += L->v[j].count * c.snap_shift;
+        snap[j] = c.snap_shift;
         dpa_cells_free(&c);
         if (st) goto out;
     }
     for (size_t d = 0; d < nd; d++) {
         for (int k = 0; k < 2; k++) {
-            for (size_t j = 0; j < nl; j++) fac[j] = (dpa_factor){&PM(j, d, k), L->v[j].count};
-            st = dpa_compose(a->fft, &a->ws, fac, nl, tau, a->opt.max_grid, &a->comp[d][k], err);
+            for (size_t j = 0; j < nl; j++) sel[j] = &PM(j, d, k);
+            st = compose_dir(a, sel, snap, tau, Lc, m, k, &a->comp[d][k], err);
             if (st) goto out;
-            st = dpa_composed_prepare(&a->comp[d][k], err);
-            if (st) goto out;
-            /* discretization round-off: each factor's grid masses carry a
-             * relative error of a few u; by the composition lemma the
-             * hockey-stick error adds up over the factors */
-            a->comp[d][k].roundoff += 4 * UNIT_ROUNDOFF * (L->total_count + (double)nl) + snap;
         }
         for (size_t j = 0; j < nl; j++) {
             dpa_grid_pmf_free(&PM(j, d, 0));
@@ -292,7 +399,8 @@ out:
     if (pm)
         for (size_t i = 0; i < nl * nd * 2; i++) dpa_grid_pmf_free(&pm[i]);
     free(pm);
-    free(fac);
+    free(sel);
+    free(snap);
     if (st) release_build(a);
     return st;
 }

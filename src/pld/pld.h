@@ -120,6 +120,11 @@ void dpa_compose_ws_free(dpa_compose_ws *ws);
 dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                        size_t max_n, dpa_composed *out, dpa_error *err);
 
+/* Cells of a grid L times coarser holding the masses of a composed measure
+ * (before dpa_composed_prepare): dpa_cells_discretize of the result gives an
+ * upper measure of an upper f and a lower measure of a lower f (coarsen.c). */
+dpa_status dpa_cells_from_composed(const dpa_composed *f, long long L, dpa_cells *c, dpa_error *err);
+
 /* Build the query tables D, E (O(n)) and release `mass` (queries need only
  * D, E and mass0). */
 dpa_status dpa_composed_prepare(dpa_composed *c, dpa_error *err);
