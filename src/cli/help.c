@@ -12,7 +12,8 @@ static const char *const command_names[CLI_NCOMMANDS] = {
 static const char common_options[] =
     "Accounting options (all commands):\n"
     "  --method M       auto (default), pld or exact. auto uses exact for\n"
-    "                   compositions of Gaussian/GDP leaves, pld otherwise.\n"
+    "                   compositions of Gaussian/GDP leaves, or of pure/\n"
+    "                   randomized_response/approx leaves, pld otherwise.\n"
     "  --accuracy A     requested relative accuracy of the bracket, in [1e-8, 1]\n"
     "                   (default %g)\n"
     "  --grid-step S    fixed PLD grid step, 0 (automatic, default) or in [1e-7, 1]\n"

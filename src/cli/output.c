@@ -138,7 +138,7 @@ static int json_calibration(const cli_args *a, const dpa_param_info *info,
 static void print_method(const dpa_result *r)
 {
     if (r->method == DPA_METHOD_EXACT) {
-        puts("method: exact (Gaussian composition, closed form)");
+        puts("method: exact (closed form)");
         return;
     }
     printf("method: %s (grid step %.1e, FFT size %zu, truncated mass %.1e, "
