@@ -539,51 +539,58 @@ static dpa_direction binding(const dpa_accountant *a, double rem, double add)
     return rem >= add ? DPA_DIR_REMOVE : DPA_DIR_ADD;
 }
 
-dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err)
+/* A query: eps(delta) (is_eps, x = delta) or delta(eps) (x = eps). */
+typedef struct query { int is_eps; double x; int refine; } query;
+
+/* Bounds of the current build, max over the directions. */
+static void evaluate(const dpa_accountant *a, const query *q, dpa_result *out)
 {
-    if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "epsilon: NULL argument");
-    if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "delta must be in (0, 1), got %g", delta);
-    result_init(out, a);
-    if (a->method == DPA_METHOD_EXACT) {
-        if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
-        else dpa_exact_epsilon(a->mu, delta, &out->upper, &out->lower);
-        out->upper_remove = out->upper_add = out->upper;
-        return DPA_OK;
+    double up[2], lo[2];
+    for (int d = 0; d < a->ndir; d++) {
+        if (q->is_eps) pld_eps_dir(a, d, q->x, &up[d], &lo[d]);
+        else pld_delta_dir(a, d, q->x, &up[d], &lo[d]);
     }
-    double acc = a->opt.accuracy, tau = fmin(EPS_TAIL_MAX, EPS_TAIL_SHARE * acc * delta);
-    double step = a->built ? a->step : initial_step(a, acc, eps_estimate(a, delta));
-    double prev_gap = INFINITY;
+    if (a->ndir == 1) { up[1] = up[0]; lo[1] = lo[0]; }
+    out->upper = fmax(up[0], up[1]);
+    out->lower = fmax(lo[0], lo[1]);
+    out->upper_remove = up[0];
+    out->upper_add = up[1];
+    out->binding = binding(a, up[0], up[1]);
+    fill_pld_info(out, a);
+}
+
+/* The PLD query loop: evaluate, and refine the grid until the accuracy
+ * target holds or refining stops paying (see dpa_options.accuracy). */
+static dpa_status pld_query(dpa_accountant *a, const query *q, double tau, double step,
+                            dpa_result *out, dpa_error *err)
+{
+    double acc = a->opt.accuracy, prev_gap = INFINITY;
     int stalls = 0;
     for (int it = 0;; it++) {
         dpa_status st = ensure(a, step, tau, err);
         if (st) return st;
-        double up[2], lo[2];
-        for (int d = 0; d < a->ndir; d++) pld_eps_dir(a, d, delta, &up[d], &lo[d]);
-        if (a->ndir == 1) { up[1] = up[0]; lo[1] = lo[0]; }
-        out->upper = fmax(up[0], up[1]);
-        out->lower = fmax(lo[0], lo[1]);
-        out->upper_remove = up[0];
-        out->upper_add = up[1];
-        out->binding = binding(a, up[0], up[1]);
-        fill_pld_info(out, a);
-        if (isinf(out->upper) && !isinf(out->lower)) {
-            /* the window's truncated mass made the bound infinite although
-             * the true eps is finite: shrink the tail budget */
-            double room = delta - a->comp[0][1].inf;
-            if (it < MAX_REFINE && room > 0) { tau = fmin(tau, 1e-3 * room); continue; }
-        }
-        if (isinf(out->upper)) {
+        evaluate(a, q, out);
+        if (q->is_eps && isinf(out->upper)) {
+            /* the window's truncated mass can make the bound infinite
+             * although the true eps is finite: shrink the tail budget */
+            double room = q->x - a->comp[0][1].inf;
+            if (!isinf(out->lower) && it < MAX_REFINE && room > 0 && 1e-3 * room < tau) {
+                tau = 1e-3 * room;
+                continue;
+            }
             /* infinite for real (lower infinite too), or delta below the
              * numerical floor: refining the grid cannot help */
             out->accuracy_met = isinf(out->lower);
             return DPA_OK;
         }
         double gap = out->upper - out->lower;
-        double tol = acc * fmax(1.0, out->upper);
+        double tol = q->is_eps ? acc * fmax(1.0, out->upper) : acc * out->upper + 1e-14;
         if (!(gap > tol)) return DPA_OK;
         /* stop when refining no longer pays: the gap is then set by the
          * round-off and truncation allowances, not by the grid */
-        if (a->opt.grid_step > 0 || it >= MAX_REFINE || (stalls += gap > STALL_RATIO * prev_gap) >= MAX_STALLS) {
+        int at_floor = !q->is_eps && gap <= 4 * (out->roundoff + out->truncated_mass);
+        if (!q->refine || a->opt.grid_step > 0 || it >= MAX_REFINE || at_floor ||
+            (stalls += gap > STALL_RATIO * prev_gap) >= MAX_STALLS) {
             out->accuracy_met = 0;
             return DPA_OK;
         }
@@ -601,6 +608,23 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     }
 }
 
+dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err)
+{
+    if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "epsilon: NULL argument");
+    if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "delta must be in (0, 1), got %g", delta);
+    result_init(out, a);
+    if (a->method == DPA_METHOD_EXACT) {
+        if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
+        else dpa_exact_epsilon(a->mu, delta, &out->upper, &out->lower);
+        out->upper_remove = out->upper_add = out->upper;
+        return DPA_OK;
+    }
+    double acc = a->opt.accuracy, tau = fmin(EPS_TAIL_MAX, EPS_TAIL_SHARE * acc * delta);
+    double step = a->built ? a->step : initial_step(a, acc, eps_estimate(a, delta));
+    query q = {1, delta, 1};
+    return pld_query(a, &q, tau, step, out, err);
+}
+
 static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, int refine, dpa_error *err)
 {
     result_init(out, a);
@@ -610,41 +634,9 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
         out->upper_remove = out->upper_add = out->upper;
         return DPA_OK;
     }
-    double acc = a->opt.accuracy;
-    double step = a->built ? a->step : initial_step(a, acc, eps);
-    double prev_gap = INFINITY;
-    int stalls = 0;
-    for (int it = 0;; it++) {
-        dpa_status st = ensure(a, step, DEFAULT_TAIL, err);
-        if (st) return st;
-        double up[2], lo[2];
-        for (int d = 0; d < a->ndir; d++) pld_delta_dir(a, d, eps, &up[d], &lo[d]);
-        if (a->ndir == 1) { up[1] = up[0]; lo[1] = lo[0]; }
-        out->upper = fmax(up[0], up[1]);
-        out->lower = fmax(lo[0], lo[1]);
-        out->upper_remove = up[0];
-        out->upper_add = up[1];
-        out->binding = binding(a, up[0], up[1]);
-        fill_pld_info(out, a);
-        double gap = out->upper - out->lower, tol = acc * out->upper + 1e-14;
-        if (!(gap > tol)) return DPA_OK;
-        if (!refine || a->opt.grid_step > 0 || it >= MAX_REFINE || (stalls += gap > STALL_RATIO * prev_gap) >= MAX_STALLS ||
-            gap <= 4 * (out->roundoff + out->truncated_mass)) {
-            out->accuracy_met = 0;
-            return DPA_OK;
-        }
-        double f = sqrt(REFINE_AIM * tol / gap);
-        step = align_step(a, a->step * fmin(0.8, fmax(0.125, f)));
-        if (step < STEP_MIN) { out->accuracy_met = 0; return DPA_OK; }
-        dpa_error e2;
-        if (ensure(a, step, DEFAULT_TAIL, &e2)) {
-            out->accuracy_met = 0;
-            ensure(a, a->step, DEFAULT_TAIL, NULL);
-            return a->built ? DPA_OK : dpa_error_set(err, e2.status, "%s", e2.message);
-        }
-        step = a->step;
-        prev_gap = gap;
-    }
+    double step = a->built ? a->step : initial_step(a, a->opt.accuracy, eps);
+    query q = {0, eps, refine};
+    return pld_query(a, &q, DEFAULT_TAIL, step, out, err);
 }
 
 dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, dpa_error *err)

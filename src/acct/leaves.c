@@ -17,26 +17,6 @@ typedef struct walk {
     double (*keys)[6];
 } walk;
 
-static const char *kind_name(dpa_event_kind k)
-{
-    switch (k) {
-    case DPA_EV_GAUSSIAN: return "gaussian";
-    case DPA_EV_LAPLACE: return "laplace";
-    case DPA_EV_DISCRETE_LAPLACE: return "discrete_laplace";
-    case DPA_EV_DISCRETE_GAUSSIAN: return "discrete_gaussian";
-    case DPA_EV_RANDOMIZED_RESPONSE: return "randomized_response";
-    case DPA_EV_PURE: return "pure";
-    case DPA_EV_APPROX: return "approx";
-    case DPA_EV_ZCDP: return "zcdp";
-    case DPA_EV_GDP: return "gdp";
-    case DPA_EV_COMPOSE: return "compose";
-    case DPA_EV_REPEAT: return "repeat";
-    case DPA_EV_POISSON: return "poisson";
-    case DPA_EV_SAMPLE: return "sample";
-    }
-    return "?";
-}
-
 static int is_mechanism(dpa_event_kind k)
 {
     return k != DPA_EV_COMPOSE && k != DPA_EV_REPEAT && k != DPA_EV_POISSON && k != DPA_EV_SAMPLE;
@@ -118,7 +98,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
     }
     case DPA_EV_POISSON:
     case DPA_EV_SAMPLE: {
-        const char *name = kind_name(e->kind);
+        const char *name = dpa_ev_kind_name(e->kind);
         if (e->kind == DPA_EV_POISSON && nb != DPA_ADD_REMOVE)
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "%s/poisson: Poisson subsampling is analysed under add_remove neighboring "
@@ -140,9 +120,9 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         if (!is_mechanism(c->kind))
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "%s: %s subsampling must wrap a single mechanism, got \"%s\" "
-                                 "(subsample each mechanism instead)", sub, name, kind_name(c->kind));
+                                 "(subsample each mechanism instead)", sub, name, dpa_ev_kind_name(c->kind));
         char leafpath[PATH_MAX_LEN + 32]; /* sub plus one kind name always fits */
-        snprintf(leafpath, sizeof leafpath, "%s/%s", sub, kind_name(c->kind));
+        snprintf(leafpath, sizeof leafpath, "%s/%s", sub, dpa_ev_kind_name(c->kind));
         dpa_pair *base = mechanism_pair(c, leafpath, err);
         if (!base) return err ? err->status : DPA_EINVAL;
         dpa_pair *p = dpa_pair_poisson(base, rate, err);
@@ -155,7 +135,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
     }
     default: {
         char leafpath[PATH_MAX_LEN + 32];
-        snprintf(leafpath, sizeof leafpath, "%s/%s", path, kind_name(e->kind));
+        snprintf(leafpath, sizeof leafpath, "%s/%s", path, dpa_ev_kind_name(e->kind));
         dpa_pair *p = mechanism_pair(e, leafpath, err);
         if (!p) return err ? err->status : DPA_EINVAL;
         double mu = NAN, re = NAN, rd = NAN;

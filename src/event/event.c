@@ -17,21 +17,6 @@
 #include <string.h>
 #include "event_internal.h"
 
-/* ---- internal interface shared with event_json.c ----
- * (declared again, identically, at the top of event_json.c) */
-const char *dpa_ev_kind_name(dpa_event_kind k);
-int dpa_ev_kind_from_name(const char *name, dpa_event_kind *k);
-int dpa_ev_num_params(dpa_event_kind k);
-int dpa_ev_arity(dpa_event_kind k);
-const char *dpa_ev_param_name(dpa_event_kind k, int slot);
-int dpa_ev_param_default(dpa_event_kind k, int slot, double *def);
-void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
-                         dpa_param_info *dom);
-int dpa_ev_check_value(const dpa_param_info *dom, double v, char *problem, size_t n);
-int dpa_ev_check_params(dpa_event_kind k, const double *p, int *bad_slot,
-                        char *problem, size_t n);
-dpa_event *dpa_ev_make(dpa_event_kind k, const double *p,
-                       dpa_event *const *children, size_t nchild, dpa_error *err);
 
 /* Largest accepted integer sensitivity of the discrete mechanisms. */
 #define DPA_MAX_DISCRETE_SENSITIVITY 1e6

@@ -31,4 +31,29 @@ struct dpa_spec {
     dpa_neighboring nb;
 };
 
+/* ---- the kind table and shared validation (event.c), used by the JSON
+ * reader and writer (event_json.c) and the accountants ---- */
+/* JSON name of a kind ("gaussian", ..., "sample"). */
+const char *dpa_ev_kind_name(dpa_event_kind k);
+/* 1 and *k set if name is a kind's JSON name, else 0. */
+int dpa_ev_kind_from_name(const char *name, dpa_event_kind *k);
+/* Number of parameter slots of a kind, and its arity (0 leaf, 1 one child,
+ * -1 one or more children). */
+int dpa_ev_num_params(dpa_event_kind k);
+int dpa_ev_arity(dpa_event_kind k);
+/* Name of parameter slot `slot`; whether it is optional (default in *def). */
+const char *dpa_ev_param_name(dpa_event_kind k, int slot);
+int dpa_ev_param_default(dpa_event_kind k, int slot, double *def);
+/* Domain of a slot (sibling: the other slots, for m <= n). */
+void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
+                         dpa_param_info *dom);
+/* 1 if v is in dom; else 0 with the problem text ("must be ..., got ..."). */
+int dpa_ev_check_value(const dpa_param_info *dom, double v, char *problem, size_t n);
+/* Check all slots of a kind; on failure the bad slot and the problem. */
+int dpa_ev_check_params(dpa_event_kind k, const double *p, int *bad_slot,
+                        char *problem, size_t n);
+/* Build a validated event (takes ownership of the children in every case). */
+dpa_event *dpa_ev_make(dpa_event_kind k, const double *p,
+                       dpa_event *const *children, size_t nchild, dpa_error *err);
+
 #endif
