@@ -43,20 +43,13 @@ dpa_pair *dpa_pair_discrete_gaussian(double sigma, double sensitivity, dpa_error
     double s = sensitivity, v2 = 2.0 * sigma * sigma;
     double omin = floor(-DG_K * sigma) - 1, omax = ceil(s + DG_K * sigma) + 1;
     size_t n = (size_t)(omax - omin) + 1;
-    dpa_pair *p = calloc(1, sizeof *p);
-    if (!p || !(p->atoms = malloc(n * sizeof *p->atoms))) {
-        free(p);
-        dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu atoms)", n);
-        return NULL;
-    }
+    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, n, err);
+    if (!p) return NULL;
     double lz = log_normalizer(sigma);
     for (size_t i = 0; i < n; i++) {
         double o = omin + (double)i;
         p->atoms[i] = (dpa_atom){(2.0 * o * s - s * s) / v2, -(o - s) * (o - s) / v2 - lz, -o * o / v2 - lz};
     }
-    p->natoms = n;
-    p->kind = DPA_PAIR_ATOMS;
-    p->lca = p->lcb = -INFINITY;
     p->slack_hi = p->slack_lo = DG_SLACK;
     p->symmetric = 1;
     return p;

@@ -18,14 +18,8 @@ dpa_pair *dpa_pair_discrete_laplace(double scale, double sensitivity, dpa_error 
     double ib = 1.0 / scale;
     double lend = -log1p(exp(-ib));               /* log P(o <= 0) = log 1/(1+e^{-1/b}) */
     double lc = log(-expm1(-ib)) - log1p(exp(-ib)); /* log tanh(1/(2b)) */
-    dpa_pair *p = calloc(1, sizeof *p);
-    if (!p || !(p->atoms = malloc((s + 1) * sizeof *p->atoms))) {
-        free(p);
-        dpa_error_set(err, DPA_ENOMEM, "out of memory");
-        return NULL;
-    }
-    p->kind = DPA_PAIR_ATOMS;
-    p->lca = p->lcb = -INFINITY;
+    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, s + 1, err);
+    if (!p) return NULL;
     p->symmetric = 1;
     double e0 = (double)s * ib;
     size_t k = 0;

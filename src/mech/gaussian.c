@@ -12,27 +12,14 @@ dpa_pair *dpa_pair_gaussian(double mu, dpa_error *err)
         dpa_error_set(err, DPA_EINVAL, "gaussian: mu must be >= 0 and finite, got %g", mu);
         return NULL;
     }
-    dpa_pair *p = calloc(1, sizeof *p);
-    if (!p) {
-        dpa_error_set(err, DPA_ENOMEM, "out of memory");
-        return NULL;
-    }
+    /* mu = 0: no information, the loss is 0 almost surely */
+    dpa_pair *p = dpa_pair_alloc(mu == 0 ? DPA_PAIR_ATOMS : DPA_PAIR_GAUSSIAN, mu == 0 ? 1 : 0, err);
+    if (!p) return NULL;
     p->symmetric = 1;
     if (mu == 0) {
-        /* no information: the loss is 0 almost surely */
-        p->kind = DPA_PAIR_ATOMS;
-        p->atoms = malloc(sizeof *p->atoms);
-        if (!p->atoms) {
-            free(p);
-            dpa_error_set(err, DPA_ENOMEM, "out of memory");
-            return NULL;
-        }
         p->atoms[0] = (dpa_atom){0.0, 0.0, 0.0};
-        p->natoms = 1;
-        p->lca = p->lcb = -INFINITY;
         return p;
     }
-    p->kind = DPA_PAIR_GAUSSIAN;
     p->par[0] = mu;
     p->lca = p->lcb = 0.0;
     return p;

@@ -15,15 +15,9 @@ dpa_pair *dpa_pair_laplace(double scale, double sensitivity, dpa_error *err)
         return NULL;
     }
     double e0 = sensitivity / scale;
-    dpa_pair *p = calloc(1, sizeof *p);
-    if (!p || !(p->atoms = malloc(2 * sizeof *p->atoms))) {
-        free(p);
-        dpa_error_set(err, DPA_ENOMEM, "out of memory");
-        return NULL;
-    }
-    p->kind = DPA_PAIR_LAPLACE;
+    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_LAPLACE, 2, err);
+    if (!p) return NULL;
     p->par[0] = e0;
-    p->natoms = 2;
     p->atoms[0] = (dpa_atom){-e0, -e0 - LOG2, -LOG2};
     p->atoms[1] = (dpa_atom){e0, -LOG2, -e0 - LOG2};
     p->lca = p->lcb = log(-expm1(-e0)) - LOG2;

@@ -192,7 +192,7 @@ nomem:
 
 /* ---------------- transforms ---------------- */
 
-static dpa_pair *pair_alloc(dpa_pair_kind kind, size_t natoms, dpa_error *err)
+dpa_pair *dpa_pair_alloc(dpa_pair_kind kind, size_t natoms, dpa_error *err)
 {
     dpa_pair *p = calloc(1, sizeof *p);
     if (!p) {
@@ -217,7 +217,7 @@ dpa_pair *dpa_pair_reverse(dpa_pair *base, dpa_error *err)
 {
     if (!base) return NULL;
     if (base->symmetric) return base;
-    dpa_pair *p = pair_alloc(base->kind == DPA_PAIR_ATOMS ? DPA_PAIR_ATOMS : DPA_PAIR_REVERSE,
+    dpa_pair *p = dpa_pair_alloc(base->kind == DPA_PAIR_ATOMS ? DPA_PAIR_ATOMS : DPA_PAIR_REVERSE,
                              base->natoms, err);
     if (!p) { dpa_pair_free(base); return NULL; }
     for (size_t i = 0; i < base->natoms; i++) {
@@ -243,7 +243,7 @@ dpa_pair *dpa_pair_poisson(dpa_pair *base, double q, dpa_error *err)
     }
     if (q == 1) return base;
     double lq = log(q), l1q = log1p(-q);
-    dpa_pair *p = pair_alloc(base->kind == DPA_PAIR_ATOMS ? DPA_PAIR_ATOMS : DPA_PAIR_POISSON,
+    dpa_pair *p = dpa_pair_alloc(base->kind == DPA_PAIR_ATOMS ? DPA_PAIR_ATOMS : DPA_PAIR_POISSON,
                              base->natoms, err);
     if (!p) { dpa_pair_free(base); return NULL; }
     p->par[0] = q;
@@ -270,7 +270,7 @@ dpa_pair *dpa_pair_symmetrize(dpa_pair *base, dpa_error *err)
     size_t npos = 0;
     for (size_t i = 0; i < base->natoms; i++)
         if (base->atoms[i].w > 0) npos++;
-    dpa_pair *p = pair_alloc(base->kind == DPA_PAIR_ATOMS ? DPA_PAIR_ATOMS : DPA_PAIR_SYMMETRIZE,
+    dpa_pair *p = dpa_pair_alloc(base->kind == DPA_PAIR_ATOMS ? DPA_PAIR_ATOMS : DPA_PAIR_SYMMETRIZE,
                              2 * npos + 1, err);
     if (!p) { dpa_pair_free(base); return NULL; }
     double c[4];

@@ -67,6 +67,10 @@ double dpa_pair_log_inf(const dpa_pair *p);
 
 void dpa_pair_free(dpa_pair *p);
 
+/* A zeroed pair of the given kind with room for natoms atoms (natoms set,
+ * no continuous part: lca = lcb = -inf).  NULL + DPA_ENOMEM on failure. */
+dpa_pair *dpa_pair_alloc(dpa_pair_kind kind, size_t natoms, dpa_error *err);
+
 /* ---- constructors (return NULL and set err on failure) ---- */
 /* Gaussian with mu = sensitivity/sigma >= 0 (mu = 0: the trivial pair). */
 dpa_pair *dpa_pair_gaussian(double mu, dpa_error *err);

@@ -13,14 +13,8 @@ dpa_pair *dpa_pair_rr(double eps, double delta, dpa_error *err)
         dpa_error_set(err, DPA_EINVAL, "randomized response: need eps >= 0 finite and delta in [0, 1], got eps=%g delta=%g", eps, delta);
         return NULL;
     }
-    dpa_pair *p = calloc(1, sizeof *p);
-    if (!p || !(p->atoms = malloc(4 * sizeof *p->atoms))) {
-        free(p);
-        dpa_error_set(err, DPA_ENOMEM, "out of memory");
-        return NULL;
-    }
-    p->kind = DPA_PAIR_ATOMS;
-    p->lca = p->lcb = -INFINITY;
+    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, 4, err);
+    if (!p) return NULL;
     p->symmetric = 1;
     size_t k = 0;
     double l1d = log1p(-delta), ld = log(delta);
