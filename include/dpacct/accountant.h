@@ -87,7 +87,9 @@ typedef struct dpa_result {
     dpa_direction binding; /* direction attaining `upper` */
     dpa_method method;     /* method actually used (never AUTO) */
     /* PLD settings and error budget (0 for EXACT): */
-    double grid_step;      /* loss grid spacing used */
+    double grid_step;      /* spacing of the final composed loss grid (for long repetitions
+                            * composed in two stages the mechanisms are discretized on a
+                            * grid several times finer, see docs/guarantees.md) */
     size_t grid_size;      /* FFT length of the composed PLD */
     double truncated_mass; /* Chernoff bound on the composed mass outside the FFT window
                             * (both sides; per-mechanism truncation is separate, at most a
@@ -112,7 +114,8 @@ void dpa_accountant_free(dpa_accountant *a);
  * return upper = +INFINITY with a finite lower bound when delta exceeds the
  * +inf mass by less than its round-off and truncation allowances (delta below
  * the method's numerical floor, ~1e-12 for large grids); it then sets
- * accuracy_met = 0.  The EXACT method has no such floor. */
+ * accuracy_met = 0.  The EXACT method's floor is a few ulp of the +inf
+ * mass (then also upper = +INFINITY, lower finite, accuracy_met = 0). */
 dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err);
 
 /* delta(eps) = H_{e^eps}, bounded.  Domain: any finite eps (negative too). */

@@ -37,6 +37,8 @@
  * Gaussians; a wrong guess only costs a refinement). */
 #define STEP_MODEL_C 6.0
 #define STEP_MIN 1e-7
+/* Relative round-off of a composed +inf mass (a few exp/log1p/expm1). */
+#define INF_MARGIN (16 * UNIT_ROUNDOFF)
 /* A refinement aims at this fraction of the tolerance (gap ~ step^2). */
 #define REFINE_AIM 0.7
 /* A refinement that does not shrink the gap below this fraction of the
@@ -202,8 +204,8 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
         if (!exact_ok) {
             dpa_error_set(err, DPA_EUNSUPPORTED,
                           a->leaves.all_rr
-                              ? "method exact: this composition of (eps, delta) steps has too many distinct "
-                                "epsilons for the exact lattice sum; use method pld"
+                              ? "method exact: the lattice sum for this composition of (eps, delta) steps "
+                                "would need more than 2e5 points; use method pld"
                               : "method exact applies to compositions of gaussian/gdp leaves, or of "
                                 "pure/randomized_response/approx leaves, without subsampling; use method pld");
             dpa_accountant_free(a);
@@ -244,7 +246,12 @@ static long long two_stage_plan(const dpa_accountant *a, double *m_out)
 {
     const dpa_leafset *L = &a->leaves;
     double kmin = INFINITY;
-    for (size_t j = 0; j < L->n; j++) kmin = fmin(kmin, L->v[j].count);
+    for (size_t j = 0; j < L->n; j++) {
+        kmin = fmin(kmin, L->v[j].count);
+        /* atoms sit on an aligned fine grid, which a coarse grid L times
+         * wider would not keep: atom pairs stay single-stage */
+        if (L->v[j].pair->natoms) return 1;
+    }
     if (!(kmin >= SPLIT_MIN)) return 1;
     double m = exp2(floor(log2(fmin(4 * sqrt(kmin), kmin / 16))));
     long long Lc = (long long)floor(0.5 * sqrt(m));
@@ -476,7 +483,7 @@ static dpa_status ensure(dpa_accountant *a, double step, double tau, dpa_error *
     for (int i = 0; i < 40; i++) {
         dpa_status st = build(a, step, tau, err);
         if (st != DPA_ENOMEM || a->opt.grid_step > 0 || step * 2 > 1.0) return st;
-        step *= 2;
+        step = align_step(a, step * 2);
     }
     return dpa_error_set(err, DPA_ENOMEM, "no grid step fits the grid limit");
 }
@@ -493,7 +500,7 @@ static void result_init(dpa_result *r, const dpa_accountant *a)
 
 static void fill_pld_info(dpa_result *r, const dpa_accountant *a)
 {
-    r->grid_step = a->step;
+    r->grid_step = a->comp[0][0].step;
     r->grid_size = a->comp[0][0].n;
     r->truncated_mass = 0;
     r->roundoff = 0;
@@ -522,7 +529,9 @@ static void pld_eps_dir(const dpa_accountant *a, int d, double delta, double *up
     const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
     double tp = (delta - P->tail_above - P->roundoff) / (1 + 2 * (double)P->n * UNIT_ROUNDOFF);
     double to = (delta + O->tail_outside + O->roundoff) / (1 - 2 * (double)O->n * UNIT_ROUNDOFF);
-    if (delta <= O->inf) { /* truly infinite: the +inf mass alone exceeds delta */
+    /* truly infinite: the +inf mass alone exceeds delta (O->inf is the exact
+     * composition of the +inf masses up to a few ulp: keep a margin) */
+    if (delta < O->inf * (1 - INF_MARGIN)) {
         *up = *lo = INFINITY;
         return;
     }
@@ -573,7 +582,7 @@ static dpa_status pld_query(dpa_accountant *a, const query *q, double tau, doubl
         if (q->is_eps && isinf(out->upper)) {
             /* the window's truncated mass can make the bound infinite
              * although the true eps is finite: shrink the tail budget */
-            double room = q->x - a->comp[0][1].inf;
+            double room = q->x - fmax(a->comp[0][1].inf, a->comp[a->ndir - 1][1].inf);
             if (!isinf(out->lower) && it < MAX_REFINE && room > 0 && 1e-3 * room < tau) {
                 tau = 1e-3 * room;
                 continue;
@@ -617,6 +626,9 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
         if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
         else dpa_exact_epsilon(a->mu, delta, &out->upper, &out->lower);
         out->upper_remove = out->upper_add = out->upper;
+        /* within a few ulp of the +inf mass even the closed form cannot
+         * decide finiteness */
+        if (isinf(out->upper) && !isinf(out->lower)) out->accuracy_met = 0;
         return DPA_OK;
     }
     double acc = a->opt.accuracy, tau = fmin(EPS_TAIL_MAX, EPS_TAIL_SHARE * acc * delta);

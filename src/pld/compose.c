@@ -51,7 +51,7 @@
 #define LAMBDA_SCAN_LO (-7)
 #define LAMBDA_SCAN_HI 1
 #define LAMBDA_SCAN_STEP 2
-/* the fixed scan covers lam = 2^(r + SHIFT) for the same r: 2^-3 .. 2^7 */
+/* the fixed scan covers lam = 2^(r + SHIFT) for the same r: 2^-1 .. 2^7 */
 #define LAMBDA_FIXED_SHIFT 6
 /* Unit round-off and the constant of the a-posteriori round-off allowance
  * (per frequency: C u (log2 N + sum_j (k_j |log X_j| + 1)) relative error,
@@ -127,7 +127,7 @@ static double log_mgf(const dpa_grid_pmf *g, const fstat *s, double lam)
 }
 
 /* FFT length for a window of n points: the smallest m * 2^b >= n with m in
- * {8, 9, 10, 12, 14} (7-smooth, at most 17% above n).  The coarse set makes
+ * {8, 9, 10, 12, 14} (7-smooth, at most 20% above n).  The coarse set makes
  * the windows of the four compositions of an accountant (two directions,
  * upper and lower) share one length, so FFTW plans once per accountant. */
 static size_t plan_size(size_t n)
