@@ -24,7 +24,7 @@ int main(void)
     dpa_accountant *a = spec ? dpa_accountant_new(spec, NULL, &err) : NULL;
     dpa_result r;
     int ok = a && dpa_accountant_epsilon(a, 1e-5, &r, &err) == DPA_OK;
-    if (ok) printf("%.9f %.9f\n", r.lower, r.upper);
+    if (ok) printf("%.17g %.17g\n", r.lower, r.upper);
     dpa_accountant_free(a);
     dpa_spec_free(spec);
     return ok ? 0 : 1;
