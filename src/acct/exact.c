@@ -18,18 +18,27 @@ void dpa_exact_delta(double mu, double eps, double *up, double *lo)
         *up = *lo = v;
         return;
     }
-    double a = dpa_log_ndtr(-eps / mu + 0.5 * mu);
-    double b = eps + dpa_log_ndtr(-eps / mu - 0.5 * mu);
+    double xa = -eps / mu + 0.5 * mu, xb = -eps / mu - 0.5 * mu;
+    double a = dpa_log_ndtr(xa);
+    double b = eps + dpa_log_ndtr(xb);
+    /* Forming the arguments costs an absolute error ex ~ 2 u (|eps/mu| +
+     * mu/2) in x, which log Phi turns into about ex (1 + |x|) (its slope is
+     * below 1 + |x|); eps + ... adds u |eps|. */
+    double ex = 2 * UNIT_ROUNDOFF * (fabs(eps / mu) + 0.5 * mu);
+    double da = ex * (1 + fabs(xa)) + 4 * UNIT_ROUNDOFF * fabs(a);
+    double db = ex * (1 + fabs(xb)) + 4 * UNIT_ROUNDOFF * (fabs(eps) + fabs(b));
     if (!(a > b)) {
         /* the terms agree to round-off: delta is below their error */
         *lo = 0;
-        *up = fmin(1.0, exp(a) * 4 * EVAL_REL * (1 + fabs(a) + fabs(b)));
+        *up = fmin(1.0, exp(a) * (4 * EVAL_REL * (1 + fabs(a) + fabs(b)) + 4 * expm1(da + db)));
         return;
     }
     double v = exp(dpa_log_sub_exp(a, b));
     /* cancellation factor 1/(1 - e^{b - a}), times the error of each term;
-     * log Phi's relative error becomes an absolute error |a| u in log space */
-    double rel = (EVAL_REL * (1 + fabs(a) + fabs(b))) / -expm1(b - a);
+     * log Phi's relative error becomes an absolute error |a| u in log space,
+     * and the arguments' errors da, db are relative errors of e^a, e^b */
+    double r = exp(b - a);
+    double rel = (EVAL_REL * (1 + fabs(a) + fabs(b)) + 2 * (expm1(da) + r * expm1(db))) / -expm1(b - a);
     *up = fmin(1.0, v * (1 + rel));
     *lo = v * (1 - rel);
     if (*lo < 0) *lo = 0;

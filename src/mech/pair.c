@@ -358,24 +358,25 @@ static void atom_range(const dpa_pair *p, int which, double half, double *lo, do
 {
     double cum = 0;
     size_t i = p->natoms;
-    while (i > 0 && !(p->atoms[i - 1].w < INFINITY)) i--;
+    /* atoms beyond +-DPA_GRID_LOSS_MAX stay outside any grid (tail mass) */
+    while (i > 0 && !(p->atoms[i - 1].w <= DPA_GRID_LOSS_MAX)) i--;
     while (i > 0) {
         double m = exp(which ? p->atoms[i - 1].lb : p->atoms[i - 1].la);
         if (cum + m > half && m > 0) break;
         cum += m;
         i--;
     }
-    if (i > 0) *hi = fmax(*hi, p->atoms[i - 1].w);
+    if (i > 0 && p->atoms[i - 1].w >= -DPA_GRID_LOSS_MAX) *hi = fmax(*hi, p->atoms[i - 1].w);
     cum = 0;
     size_t j = 0;
-    while (j < p->natoms && !(p->atoms[j].w > -INFINITY)) j++;
-    while (j < p->natoms && p->atoms[j].w < INFINITY) {
+    while (j < p->natoms && !(p->atoms[j].w >= -DPA_GRID_LOSS_MAX)) j++;
+    while (j < p->natoms && p->atoms[j].w <= DPA_GRID_LOSS_MAX) {
         double m = exp(which ? p->atoms[j].lb : p->atoms[j].la);
         if (cum + m > half && m > 0) break;
         cum += m;
         j++;
     }
-    if (j < p->natoms && p->atoms[j].w < INFINITY) *lo = fmin(*lo, p->atoms[j].w);
+    if (j < p->natoms && p->atoms[j].w <= DPA_GRID_LOSS_MAX) *lo = fmin(*lo, p->atoms[j].w);
 }
 
 dpa_status dpa_pair_support(const dpa_pair *p, double tau, int both, double *lo, double *hi, dpa_error *err)

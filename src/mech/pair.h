@@ -100,6 +100,11 @@ dpa_pair *dpa_pair_copy(const dpa_pair *p, dpa_error *err);
  * Poisson subsampling. */
 double dpa_pair_var_estimate(const dpa_pair *p);
 
+/* Atoms with |loss| above this are left outside every grid window and
+ * treated as tail mass by the discretizer (+inf for upper measures, rounded
+ * down to the window for lower ones): grid indices must stay exact doubles. */
+#define DPA_GRID_LOSS_MAX 1e9
+
 /* ---- support helpers ---- */
 /* An interval [*lo, *hi] of finite loss values outside which the A-mass of
  * the finite part is at most tau on each side (continuous part via tails,

@@ -70,6 +70,7 @@ void dpa_composed_free(dpa_composed *c)
 
 typedef struct fstat {
     double total, mean, var;
+    long double total_ld;   /* the total, summed in long double */
     size_t first, last;   /* nonzero range of the pmf */
     long long centre;     /* grid index of the folding centre */
 } fstat;
@@ -78,19 +79,22 @@ static void factor_stats(const dpa_grid_pmf *g, fstat *s)
 {
     memset(s, 0, sizeof *s);
     size_t first = g->n, last = 0;
-    double t = 0, m1 = 0;
+    /* long double: the total enters 1 - X(0) of the accurate path, which
+     * the k-th power amplifies k times */
+    long double t = 0, m1 = 0;
     for (size_t i = 0; i < g->n; i++) {
         double m = g->mass[i];
         if (m > 0) {
             if (first == g->n) first = i;
             last = i;
             t += m;
-            m1 += m * (double)i;
+            m1 += (long double)m * (long double)i;
         }
     }
-    s->total = t;
+    s->total = (double)t;
+    s->total_ld = t;
     if (t <= 0) return;
-    double mean = m1 / t, var = 0;
+    double mean = (double)(m1 / t), var = 0;
     for (size_t i = first; i <= last; i++) {
         double d = (double)i - mean;
         var += g->mass[i] * d * d;
@@ -197,7 +201,7 @@ static fftw_complex *ws_optional(dpa_compose_ws *ws, fftw_complex **slot, dpa_er
 }
 
 dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
-                       size_t max_n, dpa_composed *out, dpa_error *err)
+                       int lower, size_t max_n, dpa_composed *out, dpa_error *err)
 {
     memset(out, 0, sizeof *out);
     if (nf == 0) return dpa_error_set(err, DPA_EINVAL, "compose: no factors");
@@ -220,8 +224,12 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
         factor_stats(g, &st[j]);
         double T = st[j].total + g->inf;
         if (T > 0) {
-            logtot += f[j].count * log(T);
-            logkeep += f[j].count * log1p(-fmin(g->inf / T, 1.0));
+            /* a lower measure must not overstate the +inf mass: a factor
+             * total above 1 (FFT round-off in a coarsened block) only
+             * inflates it, so the lower side uses totals capped at 1 */
+            double Tc = lower ? fmax(T, 1.0) : T;
+            if (!lower) logtot += f[j].count * log(T);
+            logkeep += f[j].count * log1p(-fmin(g->inf / Tc, 1.0));
         }
         if (st[j].total <= 0) { zero = 1; continue; }
         mean += f[j].count * st[j].mean;
@@ -324,7 +332,7 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
                                  mod_ll(s->centre, (long long)N), (long long)N);
 
         int accurate = (k >= ACCURATE_MIN_COUNT);
-        double tail_mass = 0;
+        long double tail_sum = 0;
         size_t bfirst = s->first, blast = s->last;
         if (accurate) {
             /* bulk = the smallest window around the centre holding all but
@@ -344,11 +352,12 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
             for (size_t i = s->first; i <= s->last; i++) {
                 if (i >= bfirst && i <= blast) continue;
                 buf[mod_ll(g->lo + (long long)i - s->centre, (long long)N)] += g->mass[i];
-                tail_mass += g->mass[i];
+                tail_sum += g->mass[i];
             }
             if ((rc = dpa_fft_r2c(fft, N, buf, Xt))) { dpa_error_set(err, rc, "FFT failed (length %zu)", N); goto done; }
         }
-        double deficit = 1.0 - s->total; /* +inf mass and anything dropped */
+        double tail_mass = (double)tail_sum;
+        double deficit = (double)(1.0L - s->total_ld); /* +inf mass and anything dropped */
         size_t nimp = 0;
         if (k == 1) {
             for (size_t q = 0; q < nh; q++) {

@@ -117,8 +117,10 @@ typedef struct dpa_compose_ws {
 } dpa_compose_ws;
 void dpa_compose_ws_free(dpa_compose_ws *ws);
 
+/* lower = 1 for lower (optimistic) measures: the composed +inf mass is then
+ * computed so as never to exceed the true one (factor totals capped at 1). */
 dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
-                       size_t max_n, dpa_composed *out, dpa_error *err);
+                       int lower, size_t max_n, dpa_composed *out, dpa_error *err);
 
 /* Cells of a grid L times coarser holding the masses of a composed measure
  * (before dpa_composed_prepare): dpa_cells_discretize of the result gives an
