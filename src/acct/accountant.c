@@ -22,9 +22,12 @@
 #include "pld/pld.h"
 
 #define UNIT_ROUNDOFF 1.1102230246251565e-16
-/* Per-factor hockey-stick error from the round-off of a grid measure's
- * masses (relative errors of a few u, up to ~|log mass| u in the tails). */
-#define DISC_ROUNDOFF (16 * UNIT_ROUNDOFF)
+/* Round-off of a grid measure's masses: relative errors of a few u (up to
+ * ~|log mass| u far in the tails, where masses are negligible).  Masses
+ * off by a relative e move every hockey-stick value by a relative e at most,
+ * so a composition of K factors is off by a relative K e: the bounds carry a
+ * factor (1 +- DISC_REL * K). */
+#define DISC_REL (16 * UNIT_ROUNDOFF)
 /* Window tail mass (each side) of composed PLDs for delta queries: far
  * below any delta anyone claims, and below the 1e-14 absolute floor of the
  * delta accuracy target. */
@@ -289,8 +292,7 @@ static dpa_status fine_power(dpa_accountant *a, const dpa_grid_pmf *g, double cn
     dpa_composed cm;
     dpa_status st = dpa_compose(a->fft, &a->ws, &f, 1, tau_f, k, a->opt.max_grid, &cm, err);
     if (st) return st;
-    *allow = (k == 0 ? cm.tail_above : cm.tail_outside) + cm.roundoff +
-             DISC_ROUNDOFF * (cnt + 1) + cnt * snap;
+    *allow = (k == 0 ? cm.tail_above : cm.tail_outside) + cm.roundoff + cnt * snap;
     dpa_cells cc;
     st = dpa_cells_from_composed(&cm, Lc, &cc, err);
     dpa_composed_free(&cm);
@@ -322,11 +324,7 @@ static dpa_status compose_dir(dpa_accountant *a, dpa_grid_pmf *const *pm, const 
         for (size_t j = 0; j < nl; j++) fac[nf++] = (dpa_factor){pm[j], L->v[j].count};
         st = dpa_compose(a->fft, &a->ws, fac, nf, tau, k, a->opt.max_grid, out, err);
         if (st) goto out;
-        /* discretization round-off: each factor's grid masses carry a
-         * relative error of a few u (up to ~|log mass| u from exp of the log
-         * masses); by the composition lemma the hockey-stick error adds up
-         * over the factors */
-        allow = DISC_ROUNDOFF * (L->total_count + (double)nl) + snap_all;
+        allow = snap_all;
     } else {
         double uses = 0;
         for (size_t j = 0; j < nl; j++) uses += floor(L->v[j].count / block_length(L->v[j].count, m)) + 1;
@@ -349,9 +347,11 @@ static dpa_status compose_dir(dpa_accountant *a, dpa_grid_pmf *const *pm, const 
         }
         st = dpa_compose(a->fft, &a->ws, fac, nf, tau, k, a->opt.max_grid, out, err);
         if (st) goto out;
-        allow += DISC_ROUNDOFF * (uses + (double)nf);
+        /* the coarsened blocks' masses are rounded once more */
+        out->rel_err += DISC_REL * (uses + (double)nf);
     }
     out->roundoff += allow;
+    out->rel_err += DISC_REL * (L->total_count + (double)nl);
     st = dpa_composed_prepare(out, err);
 out:
     for (size_t i = 0; cp && i < 2 * nl; i++) dpa_grid_pmf_free(&cp[i]);
@@ -526,8 +526,8 @@ static void pld_delta_dir(const dpa_accountant *a, int d, double eps, double *up
     const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
     double vp = dpa_composed_delta(P, eps), vo = dpa_composed_delta(O, eps);
     /* the query recurrences add positive terms: relative error <= 2 n u */
-    double u = vp * (1 + 2 * (double)P->n * UNIT_ROUNDOFF) + P->tail_above + P->roundoff;
-    double l = vo * (1 - 2 * (double)O->n * UNIT_ROUNDOFF) - O->tail_outside - O->roundoff;
+    double u = vp * (1 + 2 * (double)P->n * UNIT_ROUNDOFF + P->rel_err) + P->tail_above + P->roundoff;
+    double l = vo * (1 - 2 * (double)O->n * UNIT_ROUNDOFF - O->rel_err) - O->tail_outside - O->roundoff;
     double floor_ = fmax(O->inf * (1 - INF_MARGIN), eps < 0 ? -expm1(eps) : 0.0);
     *up = fmin(1.0, u);
     *lo = fmax(l, floor_);
@@ -537,8 +537,8 @@ static void pld_delta_dir(const dpa_accountant *a, int d, double eps, double *up
 static void pld_eps_dir(const dpa_accountant *a, int d, double delta, double *up, double *lo)
 {
     const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
-    double tp = (delta - P->tail_above - P->roundoff) / (1 + 2 * (double)P->n * UNIT_ROUNDOFF);
-    double to = (delta + O->tail_outside + O->roundoff) / (1 - 2 * (double)O->n * UNIT_ROUNDOFF);
+    double tp = (delta - P->tail_above - P->roundoff) / (1 + 2 * (double)P->n * UNIT_ROUNDOFF + P->rel_err);
+    double to = (delta + O->tail_outside + O->roundoff) / (1 - 2 * (double)O->n * UNIT_ROUNDOFF - O->rel_err);
     /* truly infinite: the +inf mass alone exceeds delta (O->inf is the exact
      * composition of the +inf masses up to a few ulp: keep a margin) */
     if (delta < O->inf * (1 - INF_MARGIN)) {

@@ -43,9 +43,6 @@ void dpa_grid_pmf_free(dpa_grid_pmf *g)
 #define WIDE_LOG_RHO (-13.815510557964274) /* log 1e-6 */
 /* Largest grid index magnitude (2^52: exact in double and long long). */
 #define GRID_INDEX_MAX 4503599627370496.0
-/* Margin on the computed total mass of an upper measure: the summation's
- * rounding, ~log2(n) u, with room. */
-#define TOTAL_MARGIN (64 * 1.1102230246251565e-16)
 /* Atoms this close (relative) to a grid point are snapped onto it: 64 ulp. */
 #define ATOM_SNAP (64 * 1.1102230246251565e-16)
 /* A cell whose excess over its left end point is below this fraction of
@@ -536,13 +533,6 @@ dpa_status dpa_cells_discretize(const dpa_cells *c, dpa_grid_pmf *pess, dpa_grid
      * to the first point, truncation slack is moved to the safe side */
     core[0] += c->left_a + c->slack_lo;
     pess->inf = c->inf_a + c->right_a + c->slack_hi;
-    /* The A-masses sum to 1 in exact arithmetic; rounding can leave the sum a
-     * few ulp short, which k-fold composition would amplify k times.  Top the
-     * deficit (plus the summation's own error) up at +inf, which can only
-     * raise the hockey-stick curve. */
-    double total = pess->inf;
-    for (size_t i = 0; i < pess->n; i++) total += core[i];
-    pess->inf += fmax(0.0, 1.0 - total) + TOTAL_MARGIN;
     return DPA_OK;
 fail:
     dpa_grid_pmf_free(pess);

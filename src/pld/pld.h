@@ -94,6 +94,8 @@ typedef struct dpa_composed {
     double tail_above;     /* bound on the mass of the composed grid measure above the window */
     double tail_outside;   /* the same, both sides */
     double roundoff;       /* a-posteriori round-off allowance on delta (absolute) */
+    double rel_err;        /* relative allowance on delta: round-off of the factors'
+                            * masses (set by the caller, 0 from dpa_compose) */
     /* query tables (dpa_composed_prepare): D[m] = sum_{j>m} mass[j](1 - e^{z_m - z_j}),
      * E[m] = sum_{j>m} mass[j] e^{z_m - z_j} */
     double *D, *E;
