@@ -94,7 +94,8 @@ typedef struct dpa_result {
     double truncated_mass; /* Chernoff bound on the composed mass outside the FFT window
                             * (both sides; per-mechanism truncation is separate, at most a
                             * quarter of it); enters the delta bounds */
-    double roundoff;       /* floating-point allowance added to delta bounds */
+    double roundoff;       /* floating-point allowance included in the delta bounds at this
+                            * query (absolute; for eps queries at the queried delta) */
     int accuracy_met;      /* 1 if the requested accuracy was reached */
 } dpa_result;
 

@@ -577,6 +577,11 @@ static void evaluate(const dpa_accountant *a, const query *q, dpa_result *out)
     out->binding = binding(a, up[0], up[1]);
     out->lower += 0.0; /* -0 -> +0 */
     fill_pld_info(out, a);
+    /* report the round-off allowance at this query: absolute part plus the
+     * relative part times the delta it applies to */
+    double rel = 0;
+    for (int d = 0; d < a->ndir; d++) rel = fmax(rel, fmax(a->comp[d][0].rel_err, a->comp[d][1].rel_err));
+    out->roundoff += rel * fmin(1.0, q->is_eps ? q->x : out->upper);
 }
 
 /* The PLD query loop: evaluate, and refine the grid until the accuracy
