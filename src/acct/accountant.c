@@ -11,7 +11,6 @@
  * direction from the reflected cells) and the max is reported.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dpacct/accountant.h"
