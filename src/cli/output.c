@@ -162,10 +162,15 @@ static void print_binding(const dpa_result *r, int digits)
 
 static void print_accuracy(const dpa_result *r)
 {
-    if (!r->accuracy_met)
-        puts("note: accuracy target not met (the grid could not be refined enough; try a "
-             "larger --max-grid or a looser --accuracy); the bounds are still certified, "
-             "only wider than requested");
+    if (r->accuracy_met) return;
+    if (isinf(r->upper) && !isinf(r->lower))
+        puts("note: accuracy target not met: delta exceeds the composition's +inf mass by less "
+             "than this method's floating-point allowance, so no finite upper bound can be "
+             "certified here (a larger delta, or --method exact where it applies, gives one)");
+    else
+        puts("note: accuracy target not met (the grid could not be refined enough, or the "
+             "floating-point allowance dominates the gap; try a larger --max-grid or a looser "
+             "--accuracy); the bounds are still certified, only wider than requested");
 }
 
 /* "NAME <= U   (NOTE)" and "NAME >= L   (lower bound; gap G)". */
