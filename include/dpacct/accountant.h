@@ -111,7 +111,7 @@ void dpa_accountant_free(dpa_accountant *a);
 
 /* Smallest eps >= 0 with delta(eps) <= delta, bounded.  Domain: delta in (0, 1).
  * upper = lower = +INFINITY when the true eps is infinite (the composition
- * has probability >= delta of a loss of +inf).  The PLD method can also
+ * has probability > delta of a loss of +inf).  The PLD method can also
  * return upper = +INFINITY with a finite lower bound when delta exceeds the
  * +inf mass by less than its round-off and truncation allowances (delta below
  * the method's numerical floor, ~1e-12 for large grids); it then sets

@@ -492,7 +492,9 @@ static dpa_status ensure(dpa_accountant *a, double step, double tau, dpa_error *
     for (int i = 0; i < 40; i++) {
         dpa_status st = build(a, step, tau, err);
         if (st != DPA_ENOMEM || a->opt.grid_step > 0 || step * 2 > 1.0) return st;
-        step = align_step(a, step * 2);
+        /* coarsen; alignment to the atom lattice cannot go past its spacing */
+        double next = align_step(a, step * 2);
+        step = next > step ? next : step * 2;
     }
     return dpa_error_set(err, DPA_ENOMEM, "no grid step fits the grid limit");
 }
@@ -641,9 +643,13 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
         if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
         else dpa_exact_epsilon(a->mu, delta, &out->upper, &out->lower);
         out->upper_remove = out->upper_add = out->upper;
+        out->lower += 0.0; /* -0 -> +0 */
         /* within a few ulp of the +inf mass even the closed form cannot
-         * decide finiteness */
-        if (isinf(out->upper) && !isinf(out->lower)) out->accuracy_met = 0;
+         * decide finiteness; for huge mu its evaluation error can exceed
+         * the target */
+        if (isinf(out->upper) ? !isinf(out->lower)
+                              : out->upper - out->lower > a->opt.accuracy * fmax(1.0, out->upper))
+            out->accuracy_met = 0;
         return DPA_OK;
     }
     double acc = a->opt.accuracy, tau = fmin(EPS_TAIL_MAX, EPS_TAIL_SHARE * acc * delta);
@@ -659,6 +665,8 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
         if (a->exact_rr) dpa_rr_delta(&a->rr, eps, &out->upper, &out->lower);
         else dpa_exact_delta(a->mu, eps, &out->upper, &out->lower);
         out->upper_remove = out->upper_add = out->upper;
+        out->lower += 0.0; /* -0 -> +0 */
+        if (out->upper - out->lower > a->opt.accuracy * out->upper + 1e-14) out->accuracy_met = 0;
         return DPA_OK;
     }
     double step = a->built ? a->step : initial_step(a, a->opt.accuracy, eps);

@@ -1,5 +1,6 @@
 /* Closed-form accountant for compositions of Gaussians (see exact.h).
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <float.h>
 #include <math.h>
 #include "acct/exact.h"
 #include "num/num.h"
@@ -30,7 +31,8 @@ void dpa_exact_delta(double mu, double eps, double *up, double *lo)
     if (!(a > b)) {
         /* the terms agree to round-off: delta is below their error */
         *lo = 0;
-        *up = fmin(1.0, exp(a) * (4 * EVAL_REL * (1 + fabs(a) + fabs(b)) + 4 * expm1(da + db)));
+        double w = exp(a) * (4 * EVAL_REL * (1 + fabs(a) + fabs(b)) + 4 * expm1(da + db));
+        *up = isnan(w) ? 1.0 : fmin(1.0, fmax(w, DBL_TRUE_MIN)); /* 0 * inf: no information */
         return;
     }
     double v = exp(dpa_log_sub_exp(a, b));
@@ -40,8 +42,11 @@ void dpa_exact_delta(double mu, double eps, double *up, double *lo)
     double r = exp(b - a);
     double rel = (EVAL_REL * (1 + fabs(a) + fabs(b)) + 2 * (expm1(da) + r * expm1(db))) / -expm1(b - a);
     *up = fmin(1.0, v * (1 + rel));
+    /* delta > 0 here: never report an upper bound of 0 when it underflows */
+    if (!(*up > 0)) *up = DBL_TRUE_MIN;
+    if (isnan(*up)) *up = 1.0;
     *lo = v * (1 - rel);
-    if (*lo < 0) *lo = 0;
+    if (!(*lo > 0)) *lo = 0; /* also -0 and NaN */
 }
 
 /* f(eps) = delta_side(eps) - target, decreasing in eps */

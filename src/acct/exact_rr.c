@@ -14,6 +14,8 @@
 #include "num/num.h"
 
 #define UNIT_ROUNDOFF 1.1102230246251565e-16
+/* Relative round-off of the +inf mass -expm1(sum k log1p(-delta)). */
+#define INF_MARGIN (16 * UNIT_ROUNDOFF)
 /* Bisection of eps(delta) stops at this relative bracket width. */
 #define EPS_REL_TOL 1e-13
 
@@ -125,7 +127,11 @@ void dpa_rr_epsilon(const dpa_rr_comp *c, double delta, double *up, double *lo)
     for (size_t i = 0; i < c->m; i++) tmax += c->eps[i] * c->count[i];
     /* above the largest finite loss only the +inf mass remains */
     tmax *= 1 + 1e-12;
-    if (delta <= -expm1(c->log_keep)) {
+    /* truly infinite only when delta is below the +inf mass (at equality
+     * eps is the largest finite loss); the margin covers the mass's own
+     * round-off.  Within the margin the search below returns an infinite
+     * upper bound and a finite lower one. */
+    if (delta < -expm1(c->log_keep) * (1 - INF_MARGIN)) {
         *up = *lo = INFINITY;
         return;
     }

@@ -164,9 +164,11 @@ static void print_accuracy(const dpa_result *r)
 {
     if (r->accuracy_met) return;
     if (isinf(r->upper) && !isinf(r->lower))
-        puts("note: accuracy target not met: delta exceeds the composition's +inf mass by less "
-             "than this method's floating-point allowance, so no finite upper bound can be "
-             "certified here (a larger delta, or --method exact where it applies, gives one)");
+        printf("note: accuracy target not met: delta exceeds the composition's +inf mass by less "
+               "than this method's floating-point allowance, so no finite upper bound can be "
+               "certified here (%s)\n",
+               r->method == DPA_METHOD_EXACT ? "a slightly larger delta gives one"
+                                             : "a larger delta, or --method exact where it applies, gives one");
     else
         puts("note: accuracy target not met (the grid could not be refined enough, or the "
              "floating-point allowance dominates the gap; try a larger --max-grid or a looser "
