@@ -23,7 +23,11 @@
  * Thread safety: an accountant is not safe for concurrent queries.  The
  * library has no global mutable state of its own, but FFTW's planner is
  * process-global: accountants used from several threads need
- * fftw_make_planner_thread_safe() called once by the application.
+ * fftw_make_planner_thread_safe() called once by the application.  GSL's
+ * error handler is switched off around each GSL call and then restored (the
+ * caller's handler is never left changed), and that save/restore is itself
+ * process-global: concurrent queries should be serialized, or the
+ * application should switch GSL's handler off once itself.
  */
 #ifndef DPACCT_ACCOUNTANT_H
 #define DPACCT_ACCOUNTANT_H
