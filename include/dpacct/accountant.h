@@ -72,7 +72,7 @@ typedef struct dpa_options {
     size_t max_grid;
 } dpa_options;
 
-/* Fill defaults. */
+/* Fill defaults (NULL: no-op). */
 void dpa_options_init(dpa_options *opt);
 
 typedef enum dpa_direction {
@@ -107,7 +107,9 @@ typedef struct dpa_accountant dpa_accountant;
 
 /* Build an accountant.  opt may be NULL (defaults).  The spec is read, not
  * kept (its flattened leaves are); the caller keeps ownership of it.  Errors:
- * DPA_EINVAL for bad options, DPA_EUNSUPPORTED when the method cannot evaluate
+ * DPA_EINVAL for bad options or a leaf whose total count (product of the
+ * enclosing repeat counts, summed over identical leaves) exceeds
+ * DPA_MAX_COUNT, DPA_EUNSUPPORTED when the method cannot evaluate
  * the spec (for an unsupported event the message names its JSON path),
  * DPA_ENOMEM. */
 dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt, dpa_error *err);

@@ -78,6 +78,7 @@ dpa_event *dpa_event_copy(const dpa_event *e);
 void dpa_event_free(dpa_event *e);
 
 /* ---- inspection ---- */
+/* e must not be NULL (NULL returns DPA_EV_GAUSSIAN, meaningless). */
 dpa_event_kind dpa_event_get_kind(const dpa_event *e);
 /* Number of children (0 for leaves) and the i-th child (borrowed pointer). */
 size_t dpa_event_num_children(const dpa_event *e);

@@ -82,6 +82,7 @@ const char *dpa_method_name(dpa_method m)
 
 dpa_status dpa_method_parse(const char *name, dpa_method *out, dpa_error *err)
 {
+    if (!out) return dpa_error_set(err, DPA_EINVAL, "method parse: NULL output");
     static const dpa_method all[] = {DPA_METHOD_AUTO, DPA_METHOD_PLD, DPA_METHOD_EXACT};
     for (size_t i = 0; name && i < sizeof all / sizeof *all; i++)
         if (strcmp(name, dpa_method_name(all[i])) == 0) {
@@ -103,6 +104,7 @@ const char *dpa_direction_name(dpa_direction d)
 
 void dpa_options_init(dpa_options *opt)
 {
+    if (!opt) return;
     opt->method = DPA_METHOD_AUTO;
     opt->accuracy = 1e-4;
     opt->grid_step = 0;

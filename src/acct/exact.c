@@ -4,6 +4,7 @@
 #include <math.h>
 #include "acct/exact.h"
 #include "num/num.h"
+#include "mech/pair.h"
 
 #define UNIT_ROUNDOFF 1.1102230246251565e-16
 /* Relative error of one log Phi evaluation (test_num: <= 4e-16) plus the
@@ -14,6 +15,10 @@
 
 void dpa_exact_delta(double mu, double eps, double *up, double *lo)
 {
+    if (mu > DPA_MU_NONPRIVATE) { /* non-private limit (pair.h) */
+        *up = *lo = 1.0;
+        return;
+    }
     if (mu == 0) {
         double v = eps < 0 ? -expm1(eps) : 0.0;
         *up = *lo = v;
@@ -77,6 +82,10 @@ static double solve(double mu, double target, int side)
 
 void dpa_exact_epsilon(double mu, double delta, double *up, double *lo)
 {
+    if (mu > DPA_MU_NONPRIVATE) {
+        *up = *lo = INFINITY;
+        return;
+    }
     if (mu == 0) {
         *up = *lo = 0;
         return;

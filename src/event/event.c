@@ -474,7 +474,7 @@ void dpa_event_free(dpa_event *e)
 
 dpa_event_kind dpa_event_get_kind(const dpa_event *e)
 {
-    return e->kind;
+    return e ? e->kind : DPA_EV_GAUSSIAN; /* NULL: documented as meaningless */
 }
 
 size_t dpa_event_num_children(const dpa_event *e)

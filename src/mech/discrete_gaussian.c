@@ -14,6 +14,7 @@
 
 #define DG_K 12.0
 #define DG_SLACK 1e-30
+#define DG_V2_MIN 1e-290
 
 /* log sum_{o in Z} exp(-o^2 / (2 s^2)). For s >= 1 by Poisson summation,
  * Z = sqrt(2 pi) s (1 + 2 sum_k exp(-2 pi^2 s^2 k^2)), whose correction is
@@ -41,6 +42,10 @@ dpa_pair *dpa_pair_discrete_gaussian(double sigma, double sensitivity, dpa_error
         return NULL;
     }
     double s = sensitivity, v2 = 2.0 * sigma * sigma;
+    /* sigma so small that 2 sigma^2 (nearly) underflows: every atom but o = s
+     * has P-mass below e^{-1e290}; the pair is the non-private one to double
+     * precision (and computing it would form 0/0) */
+    if (!(v2 >= DG_V2_MIN)) return dpa_pair_nonprivate(err);
     double omin = floor(-DG_K * sigma) - 1, omax = ceil(s + DG_K * sigma) + 1;
     size_t n = (size_t)(omax - omin) + 1;
     dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, n, err);

@@ -8,10 +8,11 @@
 
 dpa_pair *dpa_pair_gaussian(double mu, dpa_error *err)
 {
-    if (!(mu >= 0 && isfinite(mu))) {
-        dpa_error_set(err, DPA_EINVAL, "gaussian: mu must be >= 0 and finite, got %g", mu);
+    if (!(mu >= 0)) {
+        dpa_error_set(err, DPA_EINVAL, "gaussian: mu = sensitivity/sigma must be >= 0, got %g", mu);
         return NULL;
     }
+    if (mu > DPA_MU_NONPRIVATE) return dpa_pair_nonprivate(err);
     /* mu = 0: no information, the loss is 0 almost surely */
     dpa_pair *p = dpa_pair_alloc(mu == 0 ? DPA_PAIR_ATOMS : DPA_PAIR_GAUSSIAN, mu == 0 ? 1 : 0, err);
     if (!p) return NULL;

@@ -213,6 +213,16 @@ dpa_pair *dpa_pair_alloc(dpa_pair_kind kind, size_t natoms, dpa_error *err)
     return p;
 }
 
+dpa_pair *dpa_pair_nonprivate(dpa_error *err)
+{
+    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, 2, err);
+    if (!p) return NULL;
+    p->atoms[0] = (dpa_atom){-INFINITY, -INFINITY, 0.0};
+    p->atoms[1] = (dpa_atom){INFINITY, 0.0, -INFINITY};
+    p->symmetric = 1;
+    return p;
+}
+
 dpa_pair *dpa_pair_reverse(dpa_pair *base, dpa_error *err)
 {
     if (!base) return NULL;

@@ -72,7 +72,14 @@ void dpa_pair_free(dpa_pair *p);
 dpa_pair *dpa_pair_alloc(dpa_pair_kind kind, size_t natoms, dpa_error *err);
 
 /* ---- constructors (return NULL and set err on failure) ---- */
-/* Gaussian with mu = sensitivity/sigma >= 0 (mu = 0: the trivial pair). */
+/* The non-private pair: loss +inf with probability 1 (delta(eps) = 1 for all
+ * eps).  Limit of mechanisms whose noise is negligible in double precision. */
+dpa_pair *dpa_pair_nonprivate(dpa_error *err);
+/* Gaussian mu above this is treated as the non-private pair: delta then
+ * differs from 1 by less than e^{-mu^2/8} < e^{-1e299} for eps below mu^2/4. */
+#define DPA_MU_NONPRIVATE 1e150
+/* Gaussian with mu = sensitivity/sigma >= 0 (mu = 0: the trivial pair; mu
+ * above DPA_MU_NONPRIVATE, +inf included: the non-private pair). */
 dpa_pair *dpa_pair_gaussian(double mu, dpa_error *err);
 /* Laplace: scale b, sensitivity s (pair Lap(0,b) vs Lap(s,b)). */
 dpa_pair *dpa_pair_laplace(double scale, double sensitivity, dpa_error *err);

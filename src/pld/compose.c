@@ -23,6 +23,11 @@
 #include <string.h>
 #include "pld/pld.h"
 
+/* C11's CMPLX is missing from some toolchains (clang with older glibc) */
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+
 /* Repeat counts from which the accurate low-frequency path is used: below it
  * k * (FFT relative error ~ 1e-15) is negligible next to any delta of interest. */
 #define ACCURATE_MIN_COUNT 32.0
