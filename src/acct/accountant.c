@@ -20,13 +20,12 @@
 #include "event/event_internal.h"
 #include "pld/pld.h"
 
-#define UNIT_ROUNDOFF 1.1102230246251565e-16
 /* Round-off of a grid measure's masses: relative errors of a few u (up to
  * ~|log mass| u far in the tails, where masses are negligible).  Masses
  * off by a relative e move every hockey-stick value by a relative e at most,
  * so a composition of K factors is off by a relative K e: the bounds carry a
  * factor (1 +- DISC_REL * K). */
-#define DISC_REL (16 * UNIT_ROUNDOFF)
+#define DISC_REL (16 * DPA_UNIT_ROUNDOFF)
 /* Window tail mass (each side) of composed PLDs for delta queries: far
  * below any delta anyone claims, and below the 1e-14 absolute floor of the
  * delta accuracy target. */
@@ -43,7 +42,7 @@
 #define STEP_MODEL_C 6.0
 #define STEP_MIN 1e-7
 /* Relative round-off of a composed +inf mass (a few exp/log1p/expm1). */
-#define INF_MARGIN (16 * UNIT_ROUNDOFF)
+#define INF_MARGIN (16 * DPA_UNIT_ROUNDOFF)
 /* A refinement aims at this fraction of the tolerance (gap ~ step^2). */
 #define REFINE_AIM 0.7
 /* A refinement that does not shrink the gap below this fraction of the
@@ -529,8 +528,8 @@ static void pld_delta_dir(const dpa_accountant *a, int d, double eps, double *up
     const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
     double vp = dpa_composed_delta(P, eps), vo = dpa_composed_delta(O, eps);
     /* the query recurrences add positive terms: relative error <= 2 n u */
-    double u = vp * (1 + 2 * (double)P->n * UNIT_ROUNDOFF + P->rel_err) + P->tail_above + P->roundoff;
-    double l = vo * (1 - 2 * (double)O->n * UNIT_ROUNDOFF - O->rel_err) - O->tail_outside - O->roundoff;
+    double u = vp * (1 + 2 * (double)P->n * DPA_UNIT_ROUNDOFF + P->rel_err) + P->tail_above + P->roundoff;
+    double l = vo * (1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err) - O->tail_outside - O->roundoff;
     double floor_ = fmax(O->inf * (1 - INF_MARGIN), eps < 0 ? -expm1(eps) : 0.0);
     *up = fmin(1.0, u);
     *lo = fmax(l, floor_);
@@ -540,8 +539,8 @@ static void pld_delta_dir(const dpa_accountant *a, int d, double eps, double *up
 static void pld_eps_dir(const dpa_accountant *a, int d, double delta, double *up, double *lo)
 {
     const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
-    double tp = (delta - P->tail_above - P->roundoff) / (1 + 2 * (double)P->n * UNIT_ROUNDOFF + P->rel_err);
-    double to = (delta + O->tail_outside + O->roundoff) / (1 - 2 * (double)O->n * UNIT_ROUNDOFF - O->rel_err);
+    double tp = (delta - P->tail_above - P->roundoff) / (1 + 2 * (double)P->n * DPA_UNIT_ROUNDOFF + P->rel_err);
+    double to = (delta + O->tail_outside + O->roundoff) / (1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err);
     /* truly infinite: the +inf mass alone exceeds delta (O->inf is the exact
      * composition of the +inf masses up to a few ulp: keep a margin) */
     if (delta < O->inf * (1 - INF_MARGIN)) {

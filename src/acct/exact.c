@@ -6,10 +6,9 @@
 #include "num/num.h"
 #include "mech/pair.h"
 
-#define UNIT_ROUNDOFF 1.1102230246251565e-16
 /* Relative error of one log Phi evaluation (test_num: <= 4e-16) plus the
  * exp/log of the difference, with margin. */
-#define EVAL_REL (64 * UNIT_ROUNDOFF)
+#define EVAL_REL (64 * DPA_UNIT_ROUNDOFF)
 /* Bisection stops at this relative width of the eps bracket. */
 #define EPS_REL_TOL 1e-13
 
@@ -30,9 +29,9 @@ void dpa_exact_delta(double mu, double eps, double *up, double *lo)
     /* Forming the arguments costs an absolute error ex ~ 2 u (|eps/mu| +
      * mu/2) in x, which log Phi turns into about ex (1 + |x|) (its slope is
      * below 1 + |x|); eps + ... adds u |eps|. */
-    double ex = 2 * UNIT_ROUNDOFF * (fabs(eps / mu) + 0.5 * mu);
-    double da = ex * (1 + fabs(xa)) + 4 * UNIT_ROUNDOFF * fabs(a);
-    double db = ex * (1 + fabs(xb)) + 4 * UNIT_ROUNDOFF * (fabs(eps) + fabs(b));
+    double ex = 2 * DPA_UNIT_ROUNDOFF * (fabs(eps / mu) + 0.5 * mu);
+    double da = ex * (1 + fabs(xa)) + 4 * DPA_UNIT_ROUNDOFF * fabs(a);
+    double db = ex * (1 + fabs(xb)) + 4 * DPA_UNIT_ROUNDOFF * (fabs(eps) + fabs(b));
     if (!(a > b)) {
         /* the terms agree to round-off: delta is below their error */
         *lo = 0;

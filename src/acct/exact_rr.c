@@ -13,9 +13,8 @@
 #include "acct/exact_rr.h"
 #include "num/num.h"
 
-#define UNIT_ROUNDOFF 1.1102230246251565e-16
 /* Relative round-off of the +inf mass -expm1(sum k log1p(-delta)). */
-#define INF_MARGIN (16 * UNIT_ROUNDOFF)
+#define INF_MARGIN (16 * DPA_UNIT_ROUNDOFF)
 /* Bisection of eps(delta) stops at this relative bracket width. */
 #define EPS_REL_TOL 1e-13
 
@@ -90,9 +89,9 @@ void dpa_rr_delta(const dpa_rr_comp *c, double t, double *up, double *lo)
     /* relative error of the finite part: lgamma and the products carry an
      * absolute error ~ (|log term| + 4) u in log space per term, the log-sum
      * adds ~ log2(terms) u; margin 16 */
-    double rel = 16 * UNIT_ROUNDOFF * (w.mag + 8 + log2(w.terms + 1) + fabs(c->log_keep));
-    double v_up = inf_mass * (1 + 4 * UNIT_ROUNDOFF) + fin * (1 + rel);
-    double v_lo = inf_mass * (1 - 4 * UNIT_ROUNDOFF) + fin * (1 - rel);
+    double rel = 16 * DPA_UNIT_ROUNDOFF * (w.mag + 8 + log2(w.terms + 1) + fabs(c->log_keep));
+    double v_up = inf_mass * (1 + 4 * DPA_UNIT_ROUNDOFF) + fin * (1 + rel);
+    double v_lo = inf_mass * (1 - 4 * DPA_UNIT_ROUNDOFF) + fin * (1 - rel);
     double floor_ = t < 0 ? -expm1(t) : 0.0;
     *up = fmin(1.0, v_up);
     *lo = fmax(floor_, fmin(v_lo, *up));

@@ -8,14 +8,6 @@
 
 #define LOG2 0.69314718055994530942
 
-/* a - b in log space, clamped at -inf when b >= a (round-off can make a
- * monotone difference of tails non-positive). */
-static double lsub(double a, double b)
-{
-    if (!(a > b)) return -INFINITY;
-    return dpa_log_sub_exp(a, b);
-}
-
 /* log Phibar(x) and log Phi(x): the smaller one directly (accurate in the
  * tail), the other as log(1 - that), which is accurate where it is >= 1/2. */
 static void ndtr_pair(double x, double *lbar, double *l)
@@ -110,14 +102,14 @@ void dpa_pair_ctail(const dpa_pair *p, double t, double out[4])
         if (t > 0) {
             dpa_pair_ctail(p->base, t, r);
             out[0] = r[0];
-            out[1] = dpa_log_add_exp(rb0, lsub(ra0, r[0]));
+            out[1] = dpa_log_add_exp(rb0, dpa_log_sub_exp_clamped(ra0, r[0]));
             out[2] = r[2];
-            out[3] = dpa_log_add_exp(ra0, lsub(rb0, r[2]));
+            out[3] = dpa_log_add_exp(ra0, dpa_log_sub_exp_clamped(rb0, r[2]));
         } else if (t < 0) {
             dpa_pair_ctail(p->base, -t, r);
-            out[0] = dpa_log_add_exp(ra0, lsub(rb0, r[2]));
+            out[0] = dpa_log_add_exp(ra0, dpa_log_sub_exp_clamped(rb0, r[2]));
             out[1] = r[2];
-            out[2] = dpa_log_add_exp(rb0, lsub(ra0, r[0]));
+            out[2] = dpa_log_add_exp(rb0, dpa_log_sub_exp_clamped(ra0, r[0]));
             out[3] = r[0];
         } else {
             out[0] = ra0; out[1] = rb0; out[2] = rb0; out[3] = ra0;
@@ -148,7 +140,7 @@ double dpa_pair_log_delta(const dpa_pair *p, double eps)
 {
     double tl[2];
     dpa_pair_tail_gt(p, eps, tl);
-    return lsub(tl[0], eps + tl[1]);
+    return dpa_log_sub_exp_clamped(tl[0], eps + tl[1]);
 }
 
 double dpa_pair_log_inf(const dpa_pair *p)

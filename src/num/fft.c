@@ -152,26 +152,33 @@ static dpa_status check_args(const dpa_fft *f, size_t n, void *a, void *b)
     return DPA_OK;
 }
 
-dpa_status dpa_fft_r2c(dpa_fft *f, size_t n, double *in, fftw_complex *out)
+/* Checked arguments and the cached plans for length n (NULL on failure,
+ * with the status in *st). */
+static dpa_fft_entry *entry_for(dpa_fft *f, size_t n, void *a, void *b, dpa_status *st)
 {
-    dpa_status st = check_args(f, n, in, out);
-    if (st != DPA_OK)
-        return st;
+    *st = check_args(f, n, a, b);
+    if (*st != DPA_OK)
+        return NULL;
     dpa_fft_entry *e = get_entry(f, n);
     if (!e)
-        return DPA_ENOMEM;
-    fftw_execute_dft_r2c(e->r2c, in, out);
-    return DPA_OK;
+        *st = DPA_ENOMEM;
+    return e;
+}
+
+dpa_status dpa_fft_r2c(dpa_fft *f, size_t n, double *in, fftw_complex *out)
+{
+    dpa_status st;
+    dpa_fft_entry *e = entry_for(f, n, in, out, &st);
+    if (e)
+        fftw_execute_dft_r2c(e->r2c, in, out);
+    return st;
 }
 
 dpa_status dpa_fft_c2r(dpa_fft *f, size_t n, fftw_complex *in, double *out)
 {
-    dpa_status st = check_args(f, n, in, out);
-    if (st != DPA_OK)
-        return st;
-    dpa_fft_entry *e = get_entry(f, n);
-    if (!e)
-        return DPA_ENOMEM;
-    fftw_execute_dft_c2r(e->c2r, in, out);
-    return DPA_OK;
+    dpa_status st;
+    dpa_fft_entry *e = entry_for(f, n, in, out, &st);
+    if (e)
+        fftw_execute_dft_c2r(e->c2r, in, out);
+    return st;
 }

@@ -80,3 +80,9 @@ double dpa_log_sum_exp(const double *x, size_t n)
     }
     return m + log1p(s + c);
 }
+
+double dpa_log_sub_exp_clamped(double a, double b)
+{
+    if (!(a > b)) return -INFINITY;
+    return dpa_log_sub_exp(a, b);
+}

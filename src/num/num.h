@@ -14,12 +14,18 @@
 #include <gsl/gsl_errno.h>
 #include "dpacct/status.h"
 
+/* Unit round-off of double (2^-53); every error allowance is a multiple. */
+#define DPA_UNIT_ROUNDOFF 1.1102230246251565e-16
+
 /* ---------- log-space arithmetic (log_arith.c) ----------
  * Arguments may be -INFINITY (log 0).  Never return NaN for non-NaN input
  * inside the documented domain. */
 double dpa_log_add_exp(double a, double b);   /* log(e^a + e^b) */
 /* log(e^a - e^b) for a >= b; -INFINITY when a == b; NaN if a < b (caller bug). */
 double dpa_log_sub_exp(double a, double b);
+/* log(e^a - e^b), or -INFINITY when b >= a: for differences of tails that
+ * are non-negative in exact arithmetic but may not be after round-off. */
+double dpa_log_sub_exp_clamped(double a, double b);
 double dpa_log1mexp(double a);                /* log(1 - e^a), a <= 0; -INF at 0 */
 /* log(sum_i e^{x[i]}) over n values (n = 0: -INFINITY). */
 double dpa_log_sum_exp(const double *x, size_t n);

@@ -61,7 +61,6 @@
 /* Unit round-off and the constant of the a-posteriori round-off allowance
  * (per frequency: C u (log2 N + sum_j (k_j |log X_j| + 1)) relative error,
  * C covering the FFT's normwise constant and the complex log/exp). */
-#define UNIT_ROUNDOFF 1.1102230246251565e-16
 #define ROUNDOFF_C 8.0
 
 void dpa_composed_free(dpa_composed *c)
@@ -124,7 +123,7 @@ static double log_mgf(const dpa_grid_pmf *g, const fstat *s, double lam)
             term *= r;
         }
         double zref = (double)(g->lo + (long long)s->last) * step;
-        return lam * zref + log(acc) + (double)(s->last - s->first + 2) * 2 * UNIT_ROUNDOFF;
+        return lam * zref + log(acc) + (double)(s->last - s->first + 2) * 2 * DPA_UNIT_ROUNDOFF;
     }
     double r = exp(lam * step);
     for (size_t i = s->first; i <= s->last; i++) {
@@ -132,7 +131,7 @@ static double log_mgf(const dpa_grid_pmf *g, const fstat *s, double lam)
         term *= r;
     }
     double zref = (double)(g->lo + (long long)s->first) * step;
-    return lam * zref + log(acc) + (double)(s->last - s->first + 2) * 2 * UNIT_ROUNDOFF;
+    return lam * zref + log(acc) + (double)(s->last - s->first + 2) * 2 * DPA_UNIT_ROUNDOFF;
 }
 
 /* FFT length for a window of n points: the smallest m * 2^b >= n with m in
@@ -433,7 +432,7 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
         double complex y = (creal(a) < DEAD_LOG) ? 0
                          : (prod ? prod[q] : 1) * cexp(CMPLX(creal(a), remainder(cimag(a), 2 * M_PI)));
         double w = (q == 0 || 2 * q == N) ? 1.0 : 2.0;
-        double e = cabs(y) * ROUNDOFF_C * UNIT_ROUNDOFF * (lg + errsum[q]);
+        double e = cabs(y) * ROUNDOFF_C * DPA_UNIT_ROUNDOFF * (lg + errsum[q]);
         r2 += w * e * e;
         X[q] = y;
     }

@@ -44,16 +44,10 @@ void dpa_grid_pmf_free(dpa_grid_pmf *g)
 /* Largest grid index magnitude (2^52: exact in double and long long). */
 #define GRID_INDEX_MAX 4503599627370496.0
 /* Atoms this close (relative) to a grid point are snapped onto it: 64 ulp. */
-#define ATOM_SNAP (64 * 1.1102230246251565e-16)
+#define ATOM_SNAP (64 * DPA_UNIT_ROUNDOFF)
 /* A cell whose excess over its left end point is below this fraction of
  * its mass times the step holds (snapped) atoms at that point. */
 #define LEFT_END_TOL 1e-12
-
-static double lsub(double a, double b)
-{
-    if (!(a > b)) return -INFINITY;
-    return dpa_log_sub_exp(a, b);
-}
 
 void dpa_cells_free(dpa_cells *c)
 {
@@ -99,8 +93,8 @@ static dpa_status adaptive_cells(const dpa_pair *p, dpa_cells *c, long long hi, 
         for (;;) {
             if (wt > hi - pos) wt = hi - pos;
             dpa_pair_ctail(p, (double)(pos + wt) * step, cur);
-            a = (prev[0] <= half_a) ? lsub(prev[0], cur[0]) : lsub(cur[1], prev[1]);
-            b = (prev[2] <= half_b) ? lsub(prev[2], cur[2]) : lsub(cur[3], prev[3]);
+            a = (prev[0] <= half_a) ? dpa_log_sub_exp_clamped(prev[0], cur[0]) : dpa_log_sub_exp_clamped(cur[1], prev[1]);
+            b = (prev[2] <= half_b) ? dpa_log_sub_exp_clamped(prev[2], cur[2]) : dpa_log_sub_exp_clamped(cur[3], prev[3]);
             double wd = (double)wt;
             if (wt == 1 || fmax(a, b) + 2 * log(wd) <= WIDE_LOG_RHO) break;
             wt /= 2;
@@ -189,8 +183,8 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
         c->left_b += exp(prev[3]);
         for (size_t i = 0; i < nc; i++) {
             dpa_pair_ctail(p, (double)(c->lo + (long long)i + 1) * step, cur);
-            c->la[i] = (prev[0] <= half_a) ? lsub(prev[0], cur[0]) : lsub(cur[1], prev[1]);
-            c->lb[i] = (prev[2] <= half_b) ? lsub(prev[2], cur[2]) : lsub(cur[3], prev[3]);
+            c->la[i] = (prev[0] <= half_a) ? dpa_log_sub_exp_clamped(prev[0], cur[0]) : dpa_log_sub_exp_clamped(cur[1], prev[1]);
+            c->lb[i] = (prev[2] <= half_b) ? dpa_log_sub_exp_clamped(prev[2], cur[2]) : dpa_log_sub_exp_clamped(cur[3], prev[3]);
             memcpy(prev, cur, sizeof prev);
         }
         c->right_a += exp(prev[0]);
