@@ -140,51 +140,6 @@ void dpa_accountant_free(dpa_accountant *a)
     free(a);
 }
 
-/* Lattice size prod (k_i + 1) over the distinct nonzero eps of an
- * (eps, delta) composition. */
-static double rr_lattice(const dpa_leafset *L)
-{
-    double prod = 1;
-    for (size_t i = 0; i < L->n; i++) {
-        double e = L->v[i].rr_eps;
-        if (!(e > 0)) continue;
-        int seen = 0;
-        for (size_t j = 0; j < i; j++) seen |= (L->v[j].rr_eps == e);
-        if (seen) continue;
-        double k = 0;
-        for (size_t j = i; j < L->n; j++)
-            if (L->v[j].rr_eps == e) k += L->v[j].count;
-        prod *= k + 1;
-    }
-    return prod;
-}
-
-/* Group the leaves of an (eps, delta) composition by eps (LT Thm 4.6). */
-static dpa_status build_rr(dpa_accountant *a, dpa_error *err)
-{
-    const dpa_leafset *L = &a->leaves;
-    dpa_rr_comp *c = &a->rr;
-    c->eps = malloc((L->n ? L->n : 1) * sizeof *c->eps);
-    c->count = malloc((L->n ? L->n : 1) * sizeof *c->count);
-    if (!c->eps || !c->count) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
-    c->m = 0;
-    c->log_keep = 0;
-    for (size_t i = 0; i < L->n; i++) {
-        const dpa_leaf *l = &L->v[i];
-        c->log_keep += l->count * log1p(-l->rr_delta);
-        if (!(l->rr_eps > 0)) continue;
-        size_t j = 0;
-        while (j < c->m && c->eps[j] != l->rr_eps) j++;
-        if (j == c->m) {
-            c->eps[c->m] = l->rr_eps;
-            c->count[c->m++] = 0;
-        }
-        c->count[j] += l->count;
-    }
-    a->exact_rr = 1;
-    return dpa_rr_prepare(c, err);
-}
-
 dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt, dpa_error *err)
 {
     if (!spec) {
@@ -203,7 +158,7 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
         return NULL;
     }
     a->method = a->opt.method;
-    int rr_ok = a->leaves.all_rr && rr_lattice(&a->leaves) <= DPA_RR_MAX_LATTICE;
+    int rr_ok = a->leaves.all_rr && dpa_rr_applicable(&a->leaves);
     int exact_ok = a->leaves.all_gaussian || rr_ok;
     if (a->method == DPA_METHOD_AUTO) a->method = exact_ok ? DPA_METHOD_EXACT : DPA_METHOD_PLD;
     if (a->method == DPA_METHOD_EXACT) {
@@ -222,7 +177,7 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
             for (size_t i = 0; i < a->leaves.n; i++)
                 s += a->leaves.v[i].count * a->leaves.v[i].mu * a->leaves.v[i].mu;
             a->mu = sqrt(s);
-        } else if (build_rr(a, err)) {
+        } else if ((a->exact_rr = 1, dpa_rr_build(&a->rr, &a->leaves, err))) {
             dpa_accountant_free(a);
             return NULL;
         }

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "acct/exact_rr.h"
+#include "acct/leaves.h"
 #include "num/num.h"
 
 /* Relative round-off of the +inf mass -expm1(sum k log1p(-delta)). */
@@ -137,4 +138,50 @@ void dpa_rr_epsilon(const dpa_rr_comp *c, double delta, double *up, double *lo)
     *up = solve(c, delta, 0, tmax);
     *lo = solve(c, delta, 1, tmax);
     if (*lo > *up) *lo = *up;
+}
+
+/* Lattice size prod (k_i + 1) over the distinct nonzero eps of an
+ * (eps, delta) composition. */
+static double rr_lattice(const dpa_leafset *L)
+{
+    double prod = 1;
+    for (size_t i = 0; i < L->n; i++) {
+        double e = L->v[i].rr_eps;
+        if (!(e > 0)) continue;
+        int seen = 0;
+        for (size_t j = 0; j < i; j++) seen |= (L->v[j].rr_eps == e);
+        if (seen) continue;
+        double k = 0;
+        for (size_t j = i; j < L->n; j++)
+            if (L->v[j].rr_eps == e) k += L->v[j].count;
+        prod *= k + 1;
+    }
+    return prod;
+}
+
+int dpa_rr_applicable(const dpa_leafset *L)
+{
+    return L->all_rr && rr_lattice(L) <= DPA_RR_MAX_LATTICE;
+}
+
+dpa_status dpa_rr_build(dpa_rr_comp *c, const dpa_leafset *L, dpa_error *err)
+{
+    c->eps = malloc((L->n ? L->n : 1) * sizeof *c->eps);
+    c->count = malloc((L->n ? L->n : 1) * sizeof *c->count);
+    if (!c->eps || !c->count) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    c->m = 0;
+    c->log_keep = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        const dpa_leaf *l = &L->v[i];
+        c->log_keep += l->count * log1p(-l->rr_delta);
+        if (!(l->rr_eps > 0)) continue;
+        size_t j = 0;
+        while (j < c->m && c->eps[j] != l->rr_eps) j++;
+        if (j == c->m) {
+            c->eps[c->m] = l->rr_eps;
+            c->count[c->m++] = 0;
+        }
+        c->count[j] += l->count;
+    }
+    return dpa_rr_prepare(c, err);
 }

@@ -16,6 +16,15 @@ typedef struct dpa_rr_comp {
     double **lpmf;     /* m tables: log Bin(y; k_i, p_i), y = 0..k_i (dpa_rr_prepare) */
 } dpa_rr_comp;
 
+struct dpa_leafset;
+/* 1 if the leaf set is an unsampled (eps, delta) composition (all_rr) that
+ * this method can evaluate within its cost limit. */
+int dpa_rr_applicable(const struct dpa_leafset *L);
+/* Group the leaves of an all_rr leaf set by eps and prepare the tables
+ * (LT Thm 4.6).  *c must be zeroed; dpa_rr_free releases it, also after a
+ * failure.  DPA_ENOMEM. */
+dpa_status dpa_rr_build(dpa_rr_comp *c, const struct dpa_leafset *L, dpa_error *err);
+
 /* Precompute the binomial tables (after eps, count, m are set).  DPA_ENOMEM. */
 dpa_status dpa_rr_prepare(dpa_rr_comp *c, dpa_error *err);
 /* Free eps, count and the tables. */
