@@ -121,6 +121,17 @@ static dpa_result check_eps_x(const char *json, dpa_method method, double delta,
         dpa_accountant_free(a);
         return res;
     }
+    if (res.upper_source != DPA_SOURCE_METHOD) {
+        /* below the PLD floor the largest finite loss (or the DP
+         * domination) certifies a finite but possibly loose upper bound */
+        CHECK(res.accuracy_met || res.upper - res.lower > acc * fmax(1.0, res.upper),
+              "%s: eps(%g) from %s with accuracy_met = 1 but gap %.3g", json, delta,
+              dpa_bound_source_name(res.upper_source), res.upper - res.lower);
+        print_message("    note: %s (method %s): eps(%g) in [%.17g, %.17g] (upper from %s)\n", json,
+                      dpa_method_name(res.method), delta, res.lower, res.upper, dpa_bound_source_name(res.upper_source));
+        dpa_accountant_free(a);
+        return res;
+    }
     CHECK(res.accuracy_met || !need_met,
           "ACCURACY %s (method %s): eps(%g): accuracy_met = 0 (bounds [%.17g, %.17g], gap %.3g, step %g, grid %zu)",
           json, dpa_method_name(method), delta, res.lower, res.upper, res.upper - res.lower, res.grid_step,

@@ -84,6 +84,25 @@ typedef enum dpa_direction {
 /* "both" (the pair is symmetric), "remove", "add". */
 const char *dpa_direction_name(dpa_direction d);
 
+/* Where a result's upper bound comes from. */
+typedef enum dpa_bound_source {
+    DPA_SOURCE_METHOD = 0,     /* the method's own computation */
+    DPA_SOURCE_MAX_LOSS = 1,   /* the largest finite privacy loss of the composition (the sum
+                                * over steps of each step's largest finite loss): for eps
+                                * queries, eps <= that loss whenever delta is at least the
+                                * mass at +inf; for delta queries, delta <= the +inf mass
+                                * beyond it.  Used where it beats the method (e.g. below the
+                                * PLD method's floating-point floor) */
+    DPA_SOURCE_DOMINATION = 2  /* each step replaced by the randomized-response pair of its own
+                                * (eps_i, delta_i)-DP guarantee, eps_i its largest finite loss
+                                * (LT Thm 4.5), composed exactly (LT Thm 4.6): a looser but
+                                * certified bound, used where the method cannot run (e.g. a
+                                * grid too large for 10^12 Laplace steps) */
+} dpa_bound_source;
+
+/* "method", "largest_finite_loss", "dp_domination". */
+const char *dpa_bound_source_name(dpa_bound_source s);
+
 typedef struct dpa_result {
     double upper;          /* certified upper bound on the queried quantity */
     double lower;          /* certified lower bound (<= upper) */
@@ -101,6 +120,8 @@ typedef struct dpa_result {
     double roundoff;       /* floating-point allowance included in the delta bounds at this
                             * query (absolute; for eps queries at the queried delta) */
     int accuracy_met;      /* 1 if the requested accuracy was reached */
+    dpa_bound_source upper_source; /* what certifies `upper` (DPA_SOURCE_METHOD unless the
+                            * method's own bound was worse or unavailable) */
 } dpa_result;
 
 typedef struct dpa_accountant dpa_accountant;

@@ -66,6 +66,9 @@ struct dpa_accountant {
     int ndir;
     int built;
     double step, tau;
+    /* per direction: the composition's largest finite loss (rounded up) and
+     * an upper bound on its mass at +inf (docs/guarantees.md §3.12) */
+    double wmax[2], infub[2];
     dpa_composed comp[2][2]; /* [direction][0 pessimistic, 1 optimistic] */
 };
 
@@ -89,6 +92,88 @@ dpa_status dpa_method_parse(const char *name, dpa_method *out, dpa_error *err)
             return DPA_OK;
         }
     return dpa_error_set(err, DPA_EINVAL, "unknown method \"%s\" (expected auto, pld or exact)", name ? name : "(null)");
+}
+
+const char *dpa_bound_source_name(dpa_bound_source s)
+{
+    switch (s) {
+    case DPA_SOURCE_METHOD: return "method";
+    case DPA_SOURCE_MAX_LOSS: return "largest_finite_loss";
+    case DPA_SOURCE_DOMINATION: return "dp_domination";
+    }
+    return "?";
+}
+
+/* ---------------- loss range of a composition ---------------- */
+
+/* Largest finite loss *wmax of leaf l in direction d (0 remove, 1 add:
+ * the reversed pair) and an upper bound *inf on its mass above that loss
+ * (its +inf atom and omitted atoms).  *wmax = +inf when there is no finite
+ * bound. */
+static void set_range(const dpa_leafset *L, int d, double *wmax, double *inf);
+
+static void leaf_range(const dpa_leaf *l, int d, double *wmax, double *inf)
+{
+    if (l->pair) {
+        const dpa_pair *p = l->pair;
+        double lo, hi;
+        dpa_pair_loss_range(p, &lo, &hi);
+        if (d == 0 || p->symmetric) {
+            *wmax = hi;
+            *inf = dpa_pair_inf_bound(p);
+            return;
+        }
+        if (!l->sample && l->rate < 1) {
+            /* add direction of Poisson subsampling (Q, qP + (1-q)Q):
+             * dQ/d(qP + (1-q)Q) <= 1/(1-q), no mass at +inf */
+            *wmax = -log1p(-l->rate) * (1 + 8 * DPA_UNIT_ROUNDOFF);
+            *inf = 0;
+            return;
+        }
+        /* reversed: largest finite loss -lo, +inf mass = B's atom at -inf */
+        *wmax = -lo;
+        *inf = 0;
+        for (size_t i = 0; i < p->natoms; i++)
+            if (p->atoms[i].w == -INFINITY) *inf += exp(p->atoms[i].lb) * (1 + 8 * DPA_UNIT_ROUNDOFF);
+        if (p->slack_lo > 0) *wmax = INFINITY; /* B-mass of omitted low atoms unknown */
+        return;
+    }
+    /* composite: the inner composition's remove pair, subsampled */
+    double wi, ii, q = l->rate;
+    set_range(l->inner, 0, &wi, &ii);
+    double w0 = isinf(wi) ? wi : dpa_log_add_exp(log(q) + wi, log1p(-q));
+    w0 += 8 * DPA_UNIT_ROUNDOFF * (fabs(w0) + 1e-300);
+    if (l->sample) { /* symmetrized: [-max(w0, 0), max(w0, 0)], both directions */
+        *wmax = fmax(w0, 0.0);
+        *inf = q * ii * (1 + 4 * DPA_UNIT_ROUNDOFF);
+    } else if (d == 0) {
+        *wmax = w0;
+        *inf = q * ii * (1 + 4 * DPA_UNIT_ROUNDOFF);
+    } else {
+        /* add direction (Q, qP + (1-q)Q): dQ/d(qP + (1-q)Q) <= 1/(1-q) */
+        *wmax = -log1p(-q) * (1 + 8 * DPA_UNIT_ROUNDOFF);
+        *inf = 0;
+    }
+}
+
+/* The same for a composition: losses add, +inf masses compose as
+ * 1 - prod (1 - inf_i)^{k_i}; both rounded up. */
+static void set_range(const dpa_leafset *L, int d, double *wmax, double *inf)
+{
+    double w = 0, aw = 0, lk = 0;
+    int full = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        double wi, ii;
+        leaf_range(&L->v[i], d, &wi, &ii);
+        w += L->v[i].count * wi;
+        aw += L->v[i].count * fabs(wi);
+        if (ii >= 1) full = 1;
+        else lk += L->v[i].count * log1p(-ii);
+    }
+    /* each product and sum rounds: (n + 2) u relative of sum |.|, margin 4 */
+    *wmax = isnan(w) ? INFINITY : w + 4 * ((double)L->n + 2) * DPA_UNIT_ROUNDOFF * aw;
+    /* -expm1 and the log1p sum: a few u relative (log1p(-x) ~ -x) */
+    *inf = full ? 1.0 : fmin(1.0, -expm1(lk) * (1 + 4 * ((double)L->n + 4) * DPA_UNIT_ROUNDOFF));
 }
 
 const char *dpa_direction_name(dpa_direction d)
@@ -190,6 +275,7 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
         return NULL;
     }
     a->ndir = a->leaves.asymmetric ? 2 : 1;
+    for (int d = 0; d < 2; d++) set_range(&a->leaves, d < a->ndir ? d : 0, &a->wmax[d], &a->infub[d]);
     return a;
 }
 
@@ -216,8 +302,9 @@ static long long two_stage_plan(const dpa_accountant *a, double *m_out)
     for (size_t j = 0; j < L->n; j++) {
         kmin = fmin(kmin, L->v[j].count);
         /* atoms sit on an aligned fine grid, which a coarse grid L times
-         * wider would not keep: atom pairs stay single-stage */
-        if (L->v[j].pair->natoms) return 1;
+         * wider would not keep: atom pairs (and composite leaves, whose
+         * pairs are atoms) stay single-stage */
+        if (!L->v[j].pair || L->v[j].pair->natoms) return 1;
     }
     if (!(kmin >= SPLIT_MIN)) return 1;
     double m = exp2(floor(log2(fmin(BLOCK_SQRT_FACTOR * sqrt(kmin), kmin / 16))));
@@ -241,13 +328,13 @@ static double block_length(double k, double m)
  * delta (window tails, FFT round-off, discretization round-off and snapping
  * of cnt steps), to be counted once per use of the result. */
 static dpa_status fine_power(dpa_accountant *a, const dpa_grid_pmf *g, double cnt, long long Lc, int k,
-                             double tau_f, double snap, dpa_grid_pmf *out, double *allow, dpa_error *err)
+                             double tau_f, double leaf_allow, dpa_grid_pmf *out, double *allow, dpa_error *err)
 {
     dpa_factor f = {g, cnt};
     dpa_composed cm;
     dpa_status st = dpa_compose(a->fft, &a->ws, &f, 1, tau_f, k, a->opt.max_grid, &cm, err);
     if (st) return st;
-    *allow = (k == 0 ? cm.tail_above : cm.tail_outside) + cm.roundoff + cnt * snap;
+    *allow = (k == 0 ? cm.tail_above : cm.tail_outside) + cm.roundoff + cnt * leaf_allow;
     dpa_cells cc;
     st = dpa_cells_from_composed(&cm, Lc, &cc, err);
     dpa_composed_free(&cm);
@@ -261,25 +348,26 @@ static dpa_status fine_power(dpa_accountant *a, const dpa_grid_pmf *g, double cn
     return DPA_OK;
 }
 
-/* Compose direction d, measure kind k (0 upper, 1 lower) from the leaves'
- * fine grid measures pm (nl of them), single or two-stage. */
-static dpa_status compose_dir(dpa_accountant *a, dpa_grid_pmf *const *pm, const double *snap, double tau,
-                              long long Lc, double m, int k, dpa_composed *out, dpa_error *err)
+/* Compose measure kind k (0 upper, 1 lower) of one direction from the
+ * leaves' grid measures pm (one per leaf of L) with their per-use additive
+ * allowances allow[], single or two-stage; prepare: build the query tables
+ * (the top level), else keep the masses (inner compositions). */
+static dpa_status compose_dir(dpa_accountant *a, const dpa_leafset *L, dpa_grid_pmf *const *pm, const double *allow_leaf,
+                              double tau, long long Lc, double m, int k, int prepare, dpa_composed *out, dpa_error *err)
 {
-    const dpa_leafset *L = &a->leaves;
     size_t nl = L->n;
-    dpa_factor *fac = calloc(2 * nl, sizeof *fac);
-    dpa_grid_pmf *cp = calloc(2 * nl, sizeof *cp);
+    dpa_factor *fac = calloc(2 * nl + 1, sizeof *fac);
+    dpa_grid_pmf *cp = calloc(2 * nl + 1, sizeof *cp);
     dpa_status st = DPA_OK;
-    double allow = 0, snap_all = 0;
+    double allow = 0, allow_all = 0;
     size_t nf = 0;
     if (!fac || !cp) { st = dpa_error_set(err, DPA_ENOMEM, "out of memory"); goto out; }
-    for (size_t j = 0; j < nl; j++) snap_all += L->v[j].count * snap[j];
+    for (size_t j = 0; j < nl; j++) allow_all += L->v[j].count * allow_leaf[j];
     if (Lc <= 1) {
         for (size_t j = 0; j < nl; j++) fac[nf++] = (dpa_factor){pm[j], L->v[j].count};
         st = dpa_compose(a->fft, &a->ws, fac, nf, tau, k, a->opt.max_grid, out, err);
         if (st) goto out;
-        allow = snap_all;
+        allow = allow_all;
     } else {
         double uses = 0;
         for (size_t j = 0; j < nl; j++) uses += floor(L->v[j].count / block_length(L->v[j].count, m)) + 1;
@@ -287,13 +375,13 @@ static dpa_status compose_dir(dpa_accountant *a, dpa_grid_pmf *const *pm, const 
         for (size_t j = 0; j < nl; j++) {
             double k_j = L->v[j].count, m_j = block_length(k_j, m);
             double r = floor(k_j / m_j), rem = k_j - r * m_j, al;
-            st = fine_power(a, pm[j], m_j, Lc, k, tau_f, snap[j], &cp[nf], &al, err);
+            st = fine_power(a, pm[j], m_j, Lc, k, tau_f, allow_leaf[j], &cp[nf], &al, err);
             if (st) goto out;
             fac[nf] = (dpa_factor){&cp[nf], r};
             nf++;
             allow += r * al;
             if (rem > 0) {
-                st = fine_power(a, pm[j], rem, Lc, k, tau_f, snap[j], &cp[nf], &al, err);
+                st = fine_power(a, pm[j], rem, Lc, k, tau_f, allow_leaf[j], &cp[nf], &al, err);
                 if (st) goto out;
                 fac[nf] = (dpa_factor){&cp[nf], 1};
                 nf++;
@@ -307,74 +395,303 @@ static dpa_status compose_dir(dpa_accountant *a, dpa_grid_pmf *const *pm, const 
     }
     out->roundoff += allow;
     out->rel_err += DISC_REL * (L->total_count + (double)nl);
-    st = dpa_composed_prepare(out, err);
+    if (prepare) st = dpa_composed_prepare(out, err);
 out:
-    for (size_t i = 0; cp && i < 2 * nl; i++) dpa_grid_pmf_free(&cp[i]);
+    for (size_t i = 0; cp && i < 2 * nl + 1; i++) dpa_grid_pmf_free(&cp[i]);
     free(cp);
     free(fac);
+    return st;
+}
+
+/* The grid measures of one leaf in one build, [direction][kind 0 upper,
+ * 1 lower], and the additive allowance of each per use: pointwise
+ * h_true <= h_upper + allow[d][0] and h_true >= h_lower - allow[d][1]. */
+typedef struct leaf_grid {
+    dpa_grid_pmf pm[2][2];
+    double allow[2][2];
+} leaf_grid;
+
+static dpa_status dpa_grid_pmf_copy(const dpa_grid_pmf *src, dpa_grid_pmf *dst, dpa_error *err)
+{
+    *dst = *src;
+    dst->mass = malloc((src->n ? src->n : 1) * sizeof *dst->mass);
+    if (!dst->mass) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    memcpy(dst->mass, src->mass, src->n * sizeof *dst->mass);
+    return DPA_OK;
+}
+
+static void leaf_grid_free(leaf_grid *g)
+{
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 2; k++) dpa_grid_pmf_free(&g->pm[d][k]);
+}
+
+static dpa_status compose_set(dpa_accountant *a, const dpa_leafset *L, double step, double tau, int nd, long long Lc,
+                              double m, int prepare, dpa_composed (*out)[2], dpa_error *err);
+
+/* Pessimistic/optimistic grid measures of a mechanism leaf, both directions
+ * from one set of cells (the add direction from the mirrored cells). */
+static dpa_status plain_leaf_grid(dpa_accountant *a, const dpa_pair *p, double step, double tau_leaf, int nd,
+                                  leaf_grid *g, dpa_error *err)
+{
+    dpa_cells c, r;
+    dpa_status st = dpa_cells_build(p, step, tau_leaf, nd == 2, a->opt.max_grid, &c, err);
+    if (st) return st;
+    st = dpa_cells_discretize(&c, &g->pm[0][0], &g->pm[0][1], err);
+    if (!st && nd == 2) {
+        if (p->symmetric) {
+            st = dpa_cells_discretize(&c, &g->pm[1][0], &g->pm[1][1], err);
+        } else if (!(st = dpa_cells_reverse(&c, &r, err))) {
+            st = dpa_cells_discretize(&r, &g->pm[1][0], &g->pm[1][1], err);
+            dpa_cells_free(&r);
+        }
+    }
+    /* snapped atoms moved by at most snap_shift in loss: h moves by at most
+     * that much per factor */
+    for (int d = 0; d < 2; d++) g->allow[d][0] = g->allow[d][1] = c.snap_shift;
+    dpa_cells_free(&c);
+    return st;
+}
+
+/* The atom pair of a subsampled composed measure (docs/sampling.md §3).
+ * mu: the inner composition's grid measure (masses at z_i = (lo + i) step
+ * plus mu->inf at +inf): for dir 0 the law of the inner loss L under P, for
+ * dir 1 the law of L' = log(Q/P) under Q (the inner reversed composition).
+ *   dir 0 (remove, (qP + (1-q)Q, Q)): atom w = log(q e^z + 1 - q) with
+ *     A = m (q + (1-q) e^{-z}), B = m e^{-z}; +inf keeps A = q mu_inf; and
+ *     the B-only mass beta = 1 - sum m e^{-z} (Q's mass where P = 0, taken
+ *     as >= 0) gives an atom at log(1 - q) with A = (1-q) beta, B = beta.
+ *     Then h_sub(x) = q h_mu((x - 1 + q)/q) for x > 1 - q and
+ *     q mu(total) + (1 - q - x) max(1, sum m e^{-z}) below: monotone in h_mu.
+ *   dir 1 (add, (Q, qP + (1-q)Q)): atom w = -log(q e^{-z} + 1 - q) with
+ *     A = m, B = m e^{-w}; +inf of mu goes to -log(1 - q).  Then
+ *     h_sub(x) = (1 - x(1-q)) h_mu(x q / (1 - x(1-q))) for x < 1/(1-q), else
+ *     0: monotone in h_mu, for any measure mu.
+ * *werr: sum over atoms of A-mass times the round-off bound of its w (an
+ * atom moved by dw moves h by at most A dw); *bsum: sum m e^{-z}. */
+static dpa_pair *subsampled_atoms(const dpa_composed *mu, double q, int dir, double *werr, long double *bsum,
+                                  dpa_error *err)
+{
+    size_t cnt = 0;
+    for (size_t i = 0; i < mu->n; i++) cnt += mu->mass[i] > 0;
+    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, cnt + 2, err);
+    if (!p) return NULL;
+    double lq = log(q), l1q = log1p(-q);
+    long double bs = 0, we = 0;
+    size_t k = 0;
+    if (dir == 0) p->atoms[k++] = (dpa_atom){l1q, -INFINITY, -INFINITY}; /* B-only mass, set below */
+    for (size_t i = 0; i < mu->n; i++) {
+        double mi = mu->mass[i];
+        if (!(mi > 0)) continue;
+        double z = (double)(mu->lo + (long long)i) * mu->step, lm = log(mi);
+        bs += (long double)mi * expl(-(long double)z);
+        double w, la, lb;
+        if (dir == 0) {
+            double t = dpa_log_add_exp(lq, l1q - z); /* log(q + (1-q) e^{-z}) */
+            w = z + t;
+            la = lm + t;
+            lb = lm - z;
+        } else {
+            double t = dpa_log_add_exp(lq - z, l1q); /* log(q e^{-z} + 1 - q) */
+            w = -t;
+            la = lm;
+            lb = lm + t;
+        }
+        /* w: log-add-exp (<= 3 u relative plus 2 u absolute, with the
+         * rounding of z) and one addition: |dw| <= 4 u (|w| + |z| + 2) */
+        we += (long double)mi * 4 * DPA_UNIT_ROUNDOFF * (fabs(w) + fabs(z) + 2);
+        p->atoms[k++] = (dpa_atom){w, la, lb};
+    }
+    if (mu->inf > 0) {
+        if (dir == 0) p->atoms[k++] = (dpa_atom){INFINITY, lq + log(mu->inf), -INFINITY};
+        else {
+            p->atoms[k++] = (dpa_atom){-l1q, log(mu->inf), l1q + log(mu->inf)};
+            if (q < 1) we += (long double)mu->inf * 4 * DPA_UNIT_ROUNDOFF * (fabs(l1q) + 1);
+        }
+    }
+    if (dir == 0) {
+        double beta = (double)(1.0L - bs);
+        if (beta > 0) p->atoms[0] = (dpa_atom){l1q, l1q + log(beta), log(beta)};
+        if (q < 1) we += (long double)fmax(beta, 0.0) * 4 * DPA_UNIT_ROUNDOFF * (fabs(l1q) + 1);
+    }
+    p->natoms = k;
+    /* atoms sorted by w: the map is increasing in z; the B-only atom at
+     * log(1 - q) lies below all others (w > log(1 - q) for finite z) and
+     * +inf is last; drop an unused first slot */
+    if (dir == 0 && p->atoms[0].la == -INFINITY) {
+        memmove(p->atoms, p->atoms + 1, (k - 1) * sizeof *p->atoms);
+        p->natoms = k - 1;
+    }
+    /* a map rounded into a tie or an inversion would break the sort
+     * order the discretizer relies on: keep it non-decreasing */
+    for (size_t i = 1; i < p->natoms; i++)
+        if (p->atoms[i].w < p->atoms[i - 1].w) p->atoms[i].w = p->atoms[i - 1].w;
+    p->symmetric = 0;
+    *werr = (double)we * (1 + 1e-3);
+    *bsum = bs;
+    return p;
+}
+
+/* A lower measure whose implied B-mass sum m e^{-z} exceeds 1 (rounding
+ * losses down raises it) would raise the subsampled h below x = 1 - q
+ * (subsampled_atoms); lowering masses only lowers h, so take the excess
+ * off the lowest losses, where it costs the least A-mass. */
+static void trim_lower_bmass(dpa_composed *mu)
+{
+    long double bs = 0;
+    for (size_t i = 0; i < mu->n; i++)
+        if (mu->mass[i] > 0) bs += (long double)mu->mass[i] * expl(-(long double)((double)(mu->lo + (long long)i) * mu->step));
+    /* the long double sum is good to far better than 1e-15 relative: a
+     * margin of 1e-15 keeps the trimmed sum at or below 1 */
+    long double excess = bs - 1.0L + 1e-15L;
+    for (size_t i = 0; i < mu->n && excess > 0; i++) {
+        if (!(mu->mass[i] > 0)) continue;
+        long double e = expl(-(long double)((double)(mu->lo + (long long)i) * mu->step));
+        long double b = (long double)mu->mass[i] * e;
+        if (b <= excess) {
+            excess -= b;
+            mu->mass[i] = 0;
+        } else {
+            mu->mass[i] = (double)(((long double)mu->mass[i] - excess / e) * (1 - 1e-15L));
+            excess = 0;
+        }
+    }
+}
+
+/* Grid measures of a composite leaf: the inner composition on the same grid
+ * (remove direction, and for poisson the inner reversed direction too),
+ * mapped through the subsampling (subsampled_atoms; sample additionally
+ * symmetrized), then discretized like any atom pair. */
+static dpa_status composite_leaf_grid(dpa_accountant *a, const dpa_leaf *l, double step, double tau_leaf, int nd,
+                                      leaf_grid *g, dpa_error *err)
+{
+    const dpa_leafset *in = l->inner;
+    int ind = (!l->sample && in->asymmetric) ? 2 : 1; /* inner directions composed */
+    dpa_composed ic[2][2];
+    memset(ic, 0, sizeof ic);
+    dpa_status st = compose_set(a, in, step, tau_leaf, ind, 1, 1, 0, ic, err);
+    if (st) return st;
+    double q = l->rate;
+    int od = l->sample ? 1 : 2; /* directions of the leaf's own pair */
+    for (int d = 0; d < od && !st; d++) {
+        for (int k = 0; k < 2 && !st; k++) {
+            dpa_composed *mu = &ic[d < ind ? d : 0][k];
+            if (d == 0 && k == 1) trim_lower_bmass(mu);
+            /* the inner measure's bounds as an additive allowance: h <= total
+             * mass bounds the relative part */
+            double tot = mu->inf;
+            for (size_t i = 0; i < mu->n; i++) tot += mu->mass[i];
+            double ain = (k == 0 ? mu->tail_above : mu->tail_outside) + mu->roundoff + mu->rel_err * tot * (1 + 1e-3);
+            double werr;
+            long double bsum;
+            dpa_pair *p = subsampled_atoms(mu, q, d, &werr, &bsum, err);
+            if (!p) { st = err ? err->status : DPA_ENOMEM; break; }
+            double al = werr;
+            if (d == 0) {
+                al += q * ain;
+                /* lower: B's total above 1 raises h below x = 1 - q
+                 * (trimmed above: only round-off is left) */
+                if (k == 1 && bsum > 1.0L) al += (double)(bsum - 1.0L) * (1 + 1e-3);
+            } else {
+                al += ain;
+            }
+            if (l->sample) {
+                /* S(x) = 1 - x + x h_R(1/x) below x = 1 needs the atom at 0
+                 * of mass 1 - A(W > 0) - B(W > 0) >= 0 (docs/sampling.md);
+                 * clamping it lowers S by the excess, and its round-off
+                 * moves S by a few u */
+                double tl[2];
+                dpa_pair_tail_gt(p, 0.0, tl);
+                double excess = exp(tl[0]) + exp(tl[1]) - 1.0;
+                al += 8 * DPA_UNIT_ROUNDOFF + (k == 0 && excess > 0 ? excess * (1 + 1e-3) : 0);
+                p = dpa_pair_symmetrize(p, err);
+                if (!p) { st = err ? err->status : DPA_ENOMEM; break; }
+            }
+            dpa_cells c;
+            st = dpa_cells_build(p, step, tau_leaf, 0, a->opt.max_grid, &c, err);
+            dpa_pair_free(p);
+            if (st) break;
+            dpa_grid_pmf other;
+            st = k == 0 ? dpa_cells_discretize(&c, &g->pm[d][0], &other, err)
+                        : dpa_cells_discretize(&c, &other, &g->pm[d][1], err);
+            if (!st) dpa_grid_pmf_free(&other);
+            g->allow[d][k] = al + c.snap_shift;
+            dpa_cells_free(&c);
+        }
+    }
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 2; k++) dpa_composed_free(&ic[d][k]);
+    if (st) return st;
+    if (nd == 2 && od == 1) { /* symmetric: the add direction is the same */
+        for (int k = 0; k < 2 && !st; k++) {
+            st = dpa_grid_pmf_copy(&g->pm[0][k], &g->pm[1][k], err);
+            g->allow[1][k] = g->allow[0][k];
+        }
+    }
+    return st;
+}
+
+/* Compose leaf set L at (step, tau) into out[d][k] for d < nd directions
+ * (d = 1: the reversed pairs) and both kinds. */
+static dpa_status compose_set(dpa_accountant *a, const dpa_leafset *L, double step, double tau, int nd, long long Lc,
+                              double m, int prepare, dpa_composed (*out)[2], dpa_error *err)
+{
+    size_t nl = L->n;
+    /* leaf truncation: all leaves together move at most tau/4 */
+    double tau_leaf = fmax(0.25 * tau / fmax(1.0, L->total_count), 1e-300);
+    leaf_grid *g = calloc(nl ? nl : 1, sizeof *g);
+    dpa_grid_pmf **sel = calloc(nl ? nl : 1, sizeof *sel);
+    double *allow = calloc(nl ? nl : 1, sizeof *allow);
+    dpa_status st = DPA_OK;
+    if (!g || !sel || !allow) {
+        st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t j = 0; j < nl && !st; j++) {
+        const dpa_leaf *l = &L->v[j];
+        st = l->inner ? composite_leaf_grid(a, l, step, tau_leaf, nd, &g[j], err)
+                      : plain_leaf_grid(a, l->pair, step, tau_leaf, nd, &g[j], err);
+    }
+    if (st) goto out;
+    for (int d = 0; d < nd && !st; d++) {
+        for (int k = 0; k < 2 && !st; k++) {
+            for (size_t j = 0; j < nl; j++) {
+                sel[j] = &g[j].pm[d][k];
+                allow[j] = g[j].allow[d][k];
+            }
+            st = compose_dir(a, L, sel, allow, tau, Lc, m, k, prepare, &out[d][k], err);
+        }
+        for (size_t j = 0; j < nl; j++) {
+            dpa_grid_pmf_free(&g[j].pm[d][0]);
+            dpa_grid_pmf_free(&g[j].pm[d][1]);
+        }
+    }
+out:
+    if (g)
+        for (size_t j = 0; j < nl; j++) leaf_grid_free(&g[j]);
+    free(g);
+    free(sel);
+    free(allow);
+    if (st)
+        for (int d = 0; d < 2; d++)
+            for (int k = 0; k < 2; k++) dpa_composed_free(&out[d][k]);
     return st;
 }
 
 static dpa_status build(dpa_accountant *a, double step, double tau, dpa_error *err)
 {
     release_build(a);
-    const dpa_leafset *L = &a->leaves;
-    size_t nl = L->n, nd = (size_t)a->ndir;
     double m = 1;
     long long Lc = two_stage_plan(a, &m);
-    /* leaf truncation: all leaves together move at most tau/4 */
-    double tau_leaf = fmax(0.25 * tau / fmax(1.0, L->total_count), 1e-300);
-    dpa_grid_pmf *pm = calloc(nl * nd * 2, sizeof *pm);
-    dpa_grid_pmf **sel = calloc(nl, sizeof *sel);
-    double *snap = calloc(nl, sizeof *snap);
-    dpa_status st = DPA_OK;
-    if (!pm || !sel || !snap) {
-        st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
-        goto out;
+    dpa_status st = compose_set(a, &a->leaves, step, tau, a->ndir, Lc, m, 1, a->comp, err);
+    if (st) {
+        release_build(a);
+        return st;
     }
-#define PM(j, d, k) pm[((j) * nd + (d)) * 2 + (k)]
-    for (size_t j = 0; j < nl; j++) {
-        dpa_cells c, r;
-        st = dpa_cells_build(L->v[j].pair, step, tau_leaf, nd == 2, a->opt.max_grid, &c, err);
-        if (st) goto out;
-        st = dpa_cells_discretize(&c, &PM(j, 0, 0), &PM(j, 0, 1), err);
-        if (!st && nd == 2) {
-            if (L->v[j].pair->symmetric) {
-                st = dpa_cells_discretize(&c, &PM(j, 1, 0), &PM(j, 1, 1), err);
-            } else if (!(st = dpa_cells_reverse(&c, &r, err))) {
-                st = dpa_cells_discretize(&r, &PM(j, 1, 0), &PM(j, 1, 1), err);
-                dpa_cells_free(&r);
-            }
-        }
-        /* snapped atoms moved by at most snap_shift in loss: h moves by at
-         * most that much per factor */
-        snap[j] = c.snap_shift;
-        dpa_cells_free(&c);
-        if (st) goto out;
-    }
-    for (size_t d = 0; d < nd; d++) {
-        for (int k = 0; k < 2; k++) {
-            for (size_t j = 0; j < nl; j++) sel[j] = &PM(j, d, k);
-            st = compose_dir(a, sel, snap, tau, Lc, m, k, &a->comp[d][k], err);
-            if (st) goto out;
-        }
-        for (size_t j = 0; j < nl; j++) {
-            dpa_grid_pmf_free(&PM(j, d, 0));
-            dpa_grid_pmf_free(&PM(j, d, 1));
-        }
-    }
-#undef PM
     a->built = 1;
     a->step = step;
     a->tau = tau;
-out:
-    if (pm)
-        for (size_t i = 0; i < nl * nd * 2; i++) dpa_grid_pmf_free(&pm[i]);
-    free(pm);
-    free(sel);
-    free(snap);
-    if (st) release_build(a);
-    return st;
+    return DPA_OK;
 }
 
 /* Atom lattice of the composition: the spacing b of the atom-only leaf with
@@ -387,7 +704,7 @@ static double atom_lattice(const dpa_accountant *a)
     double best_b = 0, best_k = 0;
     for (size_t i = 0; i < a->leaves.n; i++) {
         const dpa_pair *p = a->leaves.v[i].pair;
-        if (!p->natoms || a->leaves.v[i].count <= best_k) continue;
+        if (!p || !p->natoms || a->leaves.v[i].count <= best_k) continue;
         double b = INFINITY;
         for (size_t j = 0; j < p->natoms; j++) {
             double w = fabs(p->atoms[j].w);
@@ -415,12 +732,25 @@ static double align_step(const dpa_accountant *a, double step)
     return b / ceil(b / step * (1 - 1e-12));
 }
 
+/* A rough loss variance of a leaf set (a scale, not a bound): composite
+ * leaves as Poisson subsampling of their inner composition. */
+static double set_var_estimate(const dpa_leafset *L)
+{
+    double v = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        const dpa_leaf *l = &L->v[i];
+        double vi = l->pair ? dpa_pair_var_estimate(l->pair)
+                            : l->rate * l->rate * expm1(fmin(set_var_estimate(l->inner), 50.0));
+        v += l->count * vi;
+    }
+    return v;
+}
+
 /* A Gaussian-DP estimate of eps(delta) for the composition (mu^2 = sum of
  * loss variances): only used to size the first grid. */
 static double eps_estimate(const dpa_accountant *a, double delta)
 {
-    double v = 0;
-    for (size_t i = 0; i < a->leaves.n; i++) v += a->leaves.v[i].count * dpa_pair_var_estimate(a->leaves.v[i].pair);
+    double v = set_var_estimate(&a->leaves);
     double up, lo;
     dpa_exact_epsilon(sqrt(v), delta, &up, &lo);
     return isfinite(up) ? up : 1.0;
@@ -518,20 +848,45 @@ static dpa_direction binding(const dpa_accountant *a, double rem, double add)
 /* A query: eps(delta) (is_eps, x = delta) or delta(eps) (x = eps). */
 typedef struct query { int is_eps; double x; int refine; } query;
 
-/* Bounds of the current build, max over the directions. */
-static void evaluate(const dpa_accountant *a, const query *q, dpa_result *out)
+/* The largest-finite-loss bound of direction d (docs/guarantees.md §3.12):
+ * every finite loss of the composition is <= wmax[d], so for eps >= wmax[d]
+ * delta(eps) is at most the +inf mass infub[d], and eps(delta) <= wmax[d]
+ * for delta >= infub[d].  Caps *up where that is better; returns 1 if so. */
+static int cap_by_max_loss(const dpa_accountant *a, const query *q, int d, double *up, double *lo)
+{
+    int capped = 0;
+    if (q->is_eps) {
+        if (q->x >= a->infub[d] && a->wmax[d] < *up) {
+            *up = fmax(a->wmax[d], 0.0);
+            capped = 1;
+        }
+    } else if (q->x >= a->wmax[d] && a->infub[d] < *up) {
+        *up = a->infub[d];
+        capped = 1;
+    }
+    if (*lo > *up) *lo = *up;
+    return capped;
+}
+
+/* Bounds of the current build, max over the directions; returns 1 if the
+ * PLD's own upper bound was +inf (before the largest-loss cap). */
+static int evaluate(const dpa_accountant *a, const query *q, dpa_result *out)
 {
     double up[2], lo[2];
+    int capped[2] = {0, 0}, raw_inf = 0;
     for (int d = 0; d < a->ndir; d++) {
         if (q->is_eps) pld_eps_dir(a, d, q->x, &up[d], &lo[d]);
         else pld_delta_dir(a, d, q->x, &up[d], &lo[d]);
+        raw_inf |= isinf(up[d]);
+        capped[d] = cap_by_max_loss(a, q, d, &up[d], &lo[d]);
     }
-    if (a->ndir == 1) { up[1] = up[0]; lo[1] = lo[0]; }
+    if (a->ndir == 1) { up[1] = up[0]; lo[1] = lo[0]; capped[1] = capped[0]; }
     out->upper = fmax(up[0], up[1]);
     out->lower = fmax(lo[0], lo[1]);
     out->upper_remove = up[0];
     out->upper_add = up[1];
     out->binding = binding(a, up[0], up[1]);
+    out->upper_source = capped[up[0] >= up[1] ? 0 : 1] ? DPA_SOURCE_MAX_LOSS : DPA_SOURCE_METHOD;
     out->lower += 0.0; /* -0 -> +0 */
     fill_pld_info(out, a);
     /* report the round-off allowance at this query: absolute part plus the
@@ -539,6 +894,7 @@ static void evaluate(const dpa_accountant *a, const query *q, dpa_result *out)
     double rel = 0;
     for (int d = 0; d < a->ndir; d++) rel = fmax(rel, fmax(a->comp[d][0].rel_err, a->comp[d][1].rel_err));
     out->roundoff += rel * fmin(1.0, q->is_eps ? q->x : out->upper);
+    return raw_inf;
 }
 
 /* The PLD query loop: evaluate, and refine the grid until the accuracy
@@ -551,8 +907,10 @@ static dpa_status pld_query(dpa_accountant *a, const query *q, double tau, doubl
     for (int it = 0;; it++) {
         dpa_status st = ensure(a, step, tau, err);
         if (st) return st;
-        evaluate(a, q, out);
-        if (q->is_eps && isinf(out->upper)) {
+        int raw_inf = evaluate(a, q, out);
+        double gap = out->upper - out->lower;
+        double tol = q->is_eps ? acc * fmax(1.0, out->upper) : acc * out->upper + 1e-14;
+        if (q->is_eps && raw_inf) {
             /* the window's truncated mass can make the bound infinite
              * although the true eps is finite: shrink the tail budget */
             double room = q->x - fmax(a->comp[0][1].inf, a->comp[a->ndir - 1][1].inf);
@@ -561,12 +919,11 @@ static dpa_status pld_query(dpa_accountant *a, const query *q, double tau, doubl
                 continue;
             }
             /* infinite for real (lower infinite too), or delta below the
-             * numerical floor: refining the grid cannot help */
-            out->accuracy_met = isinf(out->lower);
+             * numerical floor: refining the grid cannot help.  The
+             * largest-loss cap may still have given a finite bound. */
+            out->accuracy_met = isinf(out->lower) || (isfinite(out->upper) && !(gap > tol));
             return DPA_OK;
         }
-        double gap = out->upper - out->lower;
-        double tol = q->is_eps ? acc * fmax(1.0, out->upper) : acc * out->upper + 1e-14;
         if (!(gap > tol)) return DPA_OK;
         /* stop when refining no longer pays: the gap is then set by the
          * round-off and truncation allowances, not by the grid */

@@ -15,6 +15,7 @@ typedef struct walk {
     size_t cap;
     /* identity of each leaf for merging: kind, params, wrapper */
     double (*keys)[6];
+    long long next_id; /* for the unique keys of composite leaves */
 } walk;
 
 static int is_mechanism(dpa_event_kind k)
@@ -72,8 +73,68 @@ static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, dou
         w->cap = nc;
     }
     memcpy(w->keys[s->n], key, sizeof w->keys[s->n]);
-    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta};
-    if (!pair->symmetric) s->asymmetric = 1;
+    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta, NULL, NAN, 0};
+    if (pair && !pair->symmetric) s->asymmetric = 1;
+    return DPA_OK;
+}
+
+static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const char *path, dpa_error *err);
+static void leafset_free(dpa_leafset *s);
+
+/* Subsampling (e: poisson or sample, total rate `rate`) of a composition c
+ * (compose or repeat): the mechanisms of c all see the same subsample, so
+ * the step's pair is the subsampled pair of c's composed pair (docs/sampling.md
+ * §3).  c is flattened into its own leaf set; a composition of Gaussian/GDP
+ * leaves collapses to one Gaussian (mu = sqrt(sum k mu^2), GDP Cor 3.3),
+ * anything else becomes a composite leaf.  path: the JSON path of c. */
+static dpa_status add_composite(walk *w, const dpa_event *e, const dpa_event *c, double rate, double mult,
+                                const char *path, dpa_error *err)
+{
+    /* Poisson subsampling at rate 1 keeps every record: the composition itself */
+    if (e->kind == DPA_EV_POISSON && rate == 1) return walk_event(w, c, mult, path, err);
+    dpa_leafset *in = calloc(1, sizeof *in);
+    if (!in) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    in->all_gaussian = 1;
+    in->all_rr = 1;
+    walk sw = {w->spec, in, 0, NULL, w->next_id};
+    dpa_status st = walk_event(&sw, c, 1.0, path, err);
+    free(sw.keys);
+    w->next_id = sw.next_id;
+    if (st) {
+        leafset_free(in);
+        return st;
+    }
+    for (size_t i = 0; i < in->n; i++) in->total_count += in->v[i].count;
+    int sample = e->kind == DPA_EV_SAMPLE;
+    w->set->all_gaussian = 0;
+    w->set->all_rr = 0;
+    if (in->all_gaussian) {
+        double s2 = 0;
+        for (size_t i = 0; i < in->n; i++) s2 += in->v[i].count * in->v[i].mu * in->v[i].mu;
+        double mu = sqrt(s2);
+        leafset_free(in);
+        dpa_pair *p = dpa_pair_poisson(dpa_pair_gaussian(mu, err), rate, err);
+        if (p && sample) p = dpa_pair_symmetrize(p, err);
+        if (!p) return err ? err->status : DPA_ENOMEM;
+        /* the same pair as a subsampled gdp leaf with this mu */
+        double key[6] = {(double)DPA_EV_GDP, mu, 0, (double)e->kind, rate, 0};
+        return add_leaf(w, p, mult, NAN, NAN, NAN, key, path, err);
+    }
+    /* composite leaves are never merged: a unique key */
+    double key[6] = {-1, (double)w->next_id++, 0, (double)e->kind, rate, 0};
+    dpa_status s2 = add_leaf(w, NULL, mult, NAN, NAN, NAN, key, path, err);
+    if (s2) {
+        leafset_free(in);
+        return s2;
+    }
+    dpa_leaf *l = &w->set->v[w->set->n - 1];
+    l->inner = in;
+    l->rate = rate;
+    l->sample = sample;
+    w->set->composite = 1;
+    /* the remove-direction pair of a Poisson-subsampled step is asymmetric;
+     * sample's symmetrized pair is symmetric if the inner one is */
+    if (!sample || in->asymmetric) w->set->asymmetric = 1;
     return DPA_OK;
 }
 
@@ -102,7 +163,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         if (e->kind == DPA_EV_POISSON && nb != DPA_ADD_REMOVE)
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "%s/poisson: Poisson subsampling is analysed under add_remove neighboring "
-                                 "(MATH.md §4); for replace-one use \"sample\"", path);
+                                 "(LT Thm 5.1; docs/sampling.md); for replace-one use \"sample\"", path);
         if (e->kind == DPA_EV_SAMPLE && nb != DPA_REPLACE)
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "%s/sample: sampling without replacement is analysed under \"neighboring\": "
@@ -117,10 +178,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
             snprintf(sub + len, sizeof sub - len, "/poisson/event");
             c = c->child[0];
         }
-        if (!is_mechanism(c->kind))
-            return dpa_error_set(err, DPA_EUNSUPPORTED,
-                                 "%s: %s subsampling must wrap a single mechanism, got \"%s\" "
-                                 "(subsample each mechanism instead)", sub, name, dpa_ev_kind_name(c->kind));
+        if (!is_mechanism(c->kind)) return add_composite(w, e, c, rate, mult, sub, err);
         char leafpath[PATH_MAX_LEN + 32]; /* sub plus one kind name always fits */
         snprintf(leafpath, sizeof leafpath, "%s/%s", sub, dpa_ev_kind_name(c->kind));
         dpa_pair *base = mechanism_pair(c, leafpath, err);
@@ -131,7 +189,13 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         double key[6] = {(double)c->kind, c->p[0], c->p[1], (double)e->kind, rate, 0};
         w->set->all_gaussian = 0;
         w->set->all_rr = 0;
-        return add_leaf(w, p, mult, NAN, NAN, NAN, key, path, err);
+        size_t n0 = w->set->n;
+        dpa_status st = add_leaf(w, p, mult, NAN, NAN, NAN, key, path, err);
+        if (!st && w->set->n > n0) {
+            w->set->v[n0].rate = rate;
+            w->set->v[n0].sample = e->kind == DPA_EV_SAMPLE;
+        }
+        return st;
     }
     default: {
         char leafpath[PATH_MAX_LEN + 32];
@@ -154,9 +218,20 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
 void dpa_leaves_free(dpa_leafset *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->n; i++) dpa_pair_free(s->v[i].pair);
+    for (size_t i = 0; i < s->n; i++) {
+        dpa_pair_free(s->v[i].pair);
+        leafset_free(s->v[i].inner);
+    }
     free(s->v);
     memset(s, 0, sizeof *s);
+}
+
+/* Free a heap-allocated leaf set (inner sets of composite leaves). */
+static void leafset_free(dpa_leafset *s)
+{
+    if (!s) return;
+    dpa_leaves_free(s);
+    free(s);
 }
 
 dpa_status dpa_leaves_build(const dpa_spec *spec, dpa_leafset *out, dpa_error *err)
@@ -164,7 +239,7 @@ dpa_status dpa_leaves_build(const dpa_spec *spec, dpa_leafset *out, dpa_error *e
     memset(out, 0, sizeof *out);
     out->all_gaussian = 1;
     out->all_rr = 1;
-    walk w = {spec, out, 0, NULL};
+    walk w = {spec, out, 0, NULL, 0};
     dpa_status st = walk_event(&w, spec->root, 1.0, "", err);
     free(w.keys);
     if (st) {

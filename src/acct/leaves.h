@@ -7,13 +7,26 @@
 #include "dpacct/event.h"
 #include "mech/pair.h"
 
+struct dpa_leafset;
+
 /* One distinct leaf: its remove-direction pair (the add direction is its
- * reversal) and how many times it occurs in the composition. */
+ * reversal) and how many times it occurs in the composition.
+ *
+ * A subsampled composition (poisson or sample wrapping a compose/repeat: one
+ * batch shared by several mechanisms) is a *composite* leaf: pair is NULL and
+ * inner holds the flattened inner composition, whose remove-direction pair is
+ * the product of its leaves' pairs.  The accountant composes it on the grid
+ * and applies the subsampling map to the composed measures
+ * (docs/sampling.md §3).  Inner compositions of Gaussian/GDP leaves only are
+ * not composite: they are one Gaussian with mu = sqrt(sum k_i mu_i^2). */
 typedef struct dpa_leaf {
-    dpa_pair *pair;   /* owned */
+    dpa_pair *pair;   /* owned; NULL for a composite leaf */
     double count;
     double mu;        /* for Gaussian-type leaves (exact method): mu; else NAN */
     double rr_eps, rr_delta; /* for (eps, delta)-DP leaves (pure, RR, approx); else NAN */
+    struct dpa_leafset *inner; /* owned; composite leaves only */
+    double rate;      /* subsampled leaves: Poisson rate, or m/n for sample; NAN if unsampled */
+    int sample;       /* subsampled leaves: 1 for sample (replace-one, symmetrized), 0 for poisson */
 } dpa_leaf;
 
 typedef struct dpa_leafset {
@@ -22,14 +35,16 @@ typedef struct dpa_leafset {
     int asymmetric;     /* some pair is not symmetric: both directions differ */
     int all_gaussian;   /* every leaf is Gaussian/GDP and unsampled */
     int all_rr;         /* every leaf is pure/RR/approx and unsampled */
+    int composite;      /* some leaf is composite (at any depth) */
     double total_count; /* sum of counts */
 } dpa_leafset;
 
 /* Walk the spec: compose -> children, repeat -> counts multiply, poisson and
- * sample wrap one mechanism leaf (nested poisson rates multiply).  Identical
- * leaves are merged.  Errors name the JSON path: DPA_EUNSUPPORTED for zcdp
- * leaves, subsampled compositions, poisson under "replace" and sample under
- * "add_remove"; DPA_EINVAL for a total count above DPA_MAX_COUNT. */
+ * sample wrap a mechanism leaf or a composition (nested poisson rates
+ * multiply; see dpa_leaf for composite leaves).  Identical leaves are
+ * merged.  Errors name the JSON path: DPA_EUNSUPPORTED for zcdp leaves,
+ * poisson under "replace" and sample under "add_remove"; DPA_EINVAL for a
+ * total count above DPA_MAX_COUNT. */
 dpa_status dpa_leaves_build(const dpa_spec *spec, dpa_leafset *out, dpa_error *err);
 void dpa_leaves_free(dpa_leafset *s);
 

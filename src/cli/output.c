@@ -68,6 +68,7 @@ static int json_query(const cli_args *a, const dpa_result *r)
     put(o, "truncated_mass", json_real(r->truncated_mass), &ok);
     put(o, "roundoff", json_real(r->roundoff), &ok);
     put(o, "accuracy_met", json_boolean(r->accuracy_met), &ok);
+    put(o, "upper_source", json_string(dpa_bound_source_name(r->upper_source)), &ok);
     return emit_json(o, ok && o);
 }
 
@@ -160,9 +161,34 @@ static void print_binding(const dpa_result *r, int digits)
            r->binding == DPA_DIR_REMOVE ? "add" : "remove", other);
 }
 
+static void print_source(const cli_args *a, const dpa_result *r)
+{
+    int eps = a->cmd == CLI_EPSILON;
+    switch (r->upper_source) {
+    case DPA_SOURCE_METHOD: return;
+    case DPA_SOURCE_MAX_LOSS:
+        printf("note: the upper bound is the composition's largest finite privacy loss (%s), "
+               "which the method's own bound does not beat here%s\n",
+               eps ? "eps <= that loss once delta covers the mass at +inf"
+                   : "beyond it delta is at most the mass at +inf",
+               r->method == DPA_METHOD_PLD ? " (delta is below the PLD method's floating-point floor)" : "");
+        return;
+    case DPA_SOURCE_DOMINATION:
+        printf("note: the upper bound treats every step as the randomized-response pair of its own "
+               "(eps_i, delta_i)-DP guarantee, eps_i its largest finite loss (LT Thm 4.5), composed "
+               "exactly (LT Thm 4.6): certified, but looser than the %s method, which could not run "
+               "here\n", dpa_method_name(r->method));
+        return;
+    }
+}
+
 static void print_accuracy(const dpa_result *r)
 {
     if (r->accuracy_met) return;
+    if (r->upper_source != DPA_SOURCE_METHOD) {
+        puts("note: accuracy target not met; the bounds are still certified");
+        return;
+    }
     if (isinf(r->upper) && !isinf(r->lower))
         printf("note: accuracy target not met: delta exceeds the composition's +inf mass by less "
                "than this method's floating-point allowance, so no finite upper bound can be "
@@ -205,6 +231,7 @@ static int human_query(const cli_args *a, const dpa_result *r)
     printf("at %s = %s\n", eps ? "delta" : "epsilon", at);
     print_method(r);
     print_binding(r, cli_digits_for(r->upper, r->lower));
+    print_source(a, r);
     print_accuracy(r);
     return CLI_EXIT_OK;
 }

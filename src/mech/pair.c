@@ -433,3 +433,68 @@ double dpa_pair_var_estimate(const dpa_pair *p)
     }
     return 0;
 }
+
+/* ---------------- loss range ---------------- */
+
+/* x rounded up by a few ulp (x may be negative or infinite). */
+static double up_ulps(double x)
+{
+    return isfinite(x) ? x + 8 * DPA_UNIT_ROUNDOFF * (fabs(x) + 1e-300) : x;
+}
+
+void dpa_pair_loss_range(const dpa_pair *p, double *wmin, double *wmax)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < p->natoms; i++) {
+        const dpa_atom *a = &p->atoms[i];
+        if (!isfinite(a->w) || (a->la == -INFINITY && a->lb == -INFINITY)) continue;
+        lo = fmin(lo, a->w);
+        hi = fmax(hi, a->w);
+    }
+    /* omitted atoms (slack) are not covered: dpa_pair_inf_bound counts the
+     * mass above as if it were at +inf */
+    double clo = INFINITY, chi = -INFINITY; /* the continuous part's range */
+    switch (p->kind) {
+    case DPA_PAIR_ATOMS: break;
+    case DPA_PAIR_GAUSSIAN: clo = -INFINITY; chi = INFINITY; break;
+    case DPA_PAIR_LAPLACE: clo = -p->par[0]; chi = p->par[0]; break;
+    case DPA_PAIR_POISSON: {
+        double q = p->par[0], l1q = log1p(-q), blo, bhi;
+        dpa_pair_loss_range(p->base, &blo, &bhi);
+        /* W_q = log(q e^W + 1 - q) is increasing, > log(1 - q) */
+        if (p->base->lca > -INFINITY || p->base->lcb > -INFINITY) {
+            clo = blo == -INFINITY ? l1q : dpa_log_add_exp(log(q) + blo, l1q);
+            chi = bhi == INFINITY ? INFINITY : dpa_log_add_exp(log(q) + bhi, l1q);
+        }
+        break;
+    }
+    case DPA_PAIR_REVERSE: {
+        double blo, bhi;
+        dpa_pair_loss_range(p->base, &blo, &bhi);
+        if (p->base->lca > -INFINITY || p->base->lcb > -INFINITY) { clo = -bhi; chi = -blo; }
+        break;
+    }
+    case DPA_PAIR_SYMMETRIZE: {
+        double blo, bhi;
+        dpa_pair_loss_range(p->base, &blo, &bhi);
+        if (p->base->lca > -INFINITY || p->base->lcb > -INFINITY) {
+            double m = fmax(bhi, 0.0);
+            clo = -m;
+            chi = m;
+        }
+        break;
+    }
+    }
+    lo = fmin(lo, clo);
+    hi = fmax(hi, chi);
+    /* the maps above round: widen by a few ulp */
+    *wmin = -up_ulps(-lo);
+    *wmax = up_ulps(hi);
+}
+
+double dpa_pair_inf_bound(const dpa_pair *p)
+{
+    /* A's atom at +inf, plus the omitted mass above the listed atoms */
+    double m = exp(dpa_pair_log_inf(p)) + p->slack_hi;
+    return m * (1 + 8 * DPA_UNIT_ROUNDOFF);
+}

@@ -112,6 +112,20 @@ double dpa_pair_var_estimate(const dpa_pair *p);
  * down to the window for lower ones): grid indices must stay exact doubles. */
 #define DPA_GRID_LOSS_MAX 1e9
 
+/* ---- loss range ---- */
+/* An interval [*wmin, *wmax] (rounded outwards) containing every finite
+ * loss value of the pair's listed atoms and continuous part (the finite
+ * parts of A and B have the same support): +-INFINITY where there is no
+ * finite bound (a Gaussian part).  Atoms omitted from a truncated list
+ * (slack_lo/slack_hi) may lie outside.  For eps >= wmax, delta(eps) is at
+ * most dpa_pair_inf_bound(p), which counts A's omitted mass above as +inf;
+ * the reversed pair's range is [-wmax, -wmin] (its omitted low atoms are
+ * not bounded by slack_lo, which is an A-mass). */
+void dpa_pair_loss_range(const dpa_pair *p, double *wmin, double *wmax);
+/* An upper bound (linear) on A's mass above the largest finite loss: the
+ * atom at +inf plus the omitted mass slack_hi. */
+double dpa_pair_inf_bound(const dpa_pair *p);
+
 /* ---- support helpers ---- */
 /* An interval [*lo, *hi] of finite loss values outside which the A-mass of
  * the finite part is at most tau on each side (continuous part via tails,
