@@ -69,6 +69,10 @@ struct dpa_accountant {
     /* per direction: the composition's largest finite loss (rounded up) and
      * an upper bound on its mass at +inf (docs/guarantees.md §3.12) */
     double wmax[2], infub[2];
+    /* the (eps_i, delta_i)-DP domination bound (DPA_SOURCE_DOMINATION):
+     * 0 not built yet, 1 built in fb, -1 unavailable */
+    int fb_state;
+    dpa_rr_comp fb;
     dpa_composed comp[2][2]; /* [direction][0 pessimistic, 1 optimistic] */
 };
 
@@ -219,6 +223,7 @@ void dpa_accountant_free(dpa_accountant *a)
     if (!a) return;
     release_build(a);
     dpa_rr_free(&a->rr);
+    dpa_rr_free(&a->fb);
     dpa_compose_ws_free(&a->ws);
     dpa_leaves_free(&a->leaves);
     dpa_fft_free(a->fft);
@@ -947,6 +952,77 @@ static dpa_status pld_query(dpa_accountant *a, const query *q, double tau, doubl
     }
 }
 
+/* ---------------- (eps, delta)-DP domination fallback ---------------- */
+
+/* Every leaf whose finite losses lie in [-E, E] in both directions, with
+ * mass at most D at +inf in each, is (E, D)-DP both ways and so dominated
+ * by RR_{E, D} (LT Thm 4.5); the composition of those is evaluated exactly
+ * (LT Thm 4.6, exact_rr.c).  A certified upper bound for any count, looser
+ * than PLD; used where PLD cannot run (its grid would be too large) or
+ * certifies nothing finite.  Returns 1 if available (built on first use). */
+static int fallback_ready(dpa_accountant *a)
+{
+    if (a->fb_state) return a->fb_state > 0;
+    a->fb_state = -1;
+    const dpa_leafset *L = &a->leaves;
+    dpa_leafset t;
+    memset(&t, 0, sizeof t);
+    t.v = calloc(L->n ? L->n : 1, sizeof *t.v);
+    if (!t.v) return 0;
+    t.n = L->n;
+    t.all_rr = 1;
+    int ok = 1;
+    for (size_t i = 0; i < L->n && ok; i++) {
+        double w0, i0, w1, i1;
+        leaf_range(&L->v[i], 0, &w0, &i0);
+        leaf_range(&L->v[i], 1, &w1, &i1);
+        double e = fmax(fmax(w0, w1), 0.0), d = fmax(i0, i1);
+        ok = isfinite(e) && d < 1;
+        t.v[i] = (dpa_leaf){NULL, L->v[i].count, NAN, e, d, NULL, NAN, 0};
+        t.total_count += L->v[i].count;
+    }
+    if (ok && dpa_rr_applicable(&t) && dpa_rr_build(&a->fb, &t, NULL) == DPA_OK) a->fb_state = 1;
+    else dpa_rr_free(&a->fb);
+    free(t.v);
+    return a->fb_state > 0;
+}
+
+/* Replace a PLD result by the domination bound where that is better, or
+ * where PLD failed (pld_status != DPA_OK: then the result is built from
+ * the fallback alone, with the trivial lower bounds).  Returns the status
+ * to report. */
+static dpa_status apply_fallback(dpa_accountant *a, const query *q, dpa_status pld_status, dpa_result *out,
+                                 dpa_error *err)
+{
+    int failed = pld_status != DPA_OK;
+    if (failed && pld_status != DPA_ENOMEM) return pld_status;
+    if (!failed && isfinite(out->upper) && out->accuracy_met) return DPA_OK;
+    if (!fallback_ready(a)) return pld_status;
+    double up, lo;
+    if (q->is_eps) dpa_rr_epsilon(&a->fb, q->x, &up, &lo);
+    else dpa_rr_delta(&a->fb, q->x, &up, &lo);
+    if (failed) {
+        result_init(out, a);
+        /* lower bounds known without the method: +inf only if the true eps
+         * is (never claimed here), delta >= max(0, 1 - e^eps) */
+        out->lower = q->is_eps ? 0.0 : (q->x < 0 ? -expm1(q->x) * (1 - 2 * DPA_UNIT_ROUNDOFF) : 0.0);
+        out->upper = INFINITY;
+        out->accuracy_met = 0;
+        if (err) dpa_error_clear(err);
+    }
+    if (up < out->upper) {
+        out->upper = out->upper_remove = out->upper_add = up;
+        out->upper_source = DPA_SOURCE_DOMINATION;
+        out->binding = a->ndir == 1 ? DPA_DIR_BOTH : out->binding;
+        if (out->lower > out->upper) out->lower = out->upper;
+        double gap = out->upper - out->lower;
+        double tol = q->is_eps ? a->opt.accuracy * fmax(1.0, out->upper) : a->opt.accuracy * out->upper + 1e-14;
+        out->accuracy_met = gap <= tol;
+    }
+    (void)lo;
+    return isinf(out->upper) && failed ? pld_status : DPA_OK;
+}
+
 dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err)
 {
     if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "epsilon: NULL argument");
@@ -968,7 +1044,8 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     double acc = a->opt.accuracy, tau = fmin(EPS_TAIL_MAX, EPS_TAIL_SHARE * acc * delta);
     double step = a->built ? a->step : initial_step(a, acc, eps_estimate(a, delta));
     query q = {1, delta, 1};
-    return pld_query(a, &q, tau, step, out, err);
+    dpa_status st = pld_query(a, &q, tau, step, out, err);
+    return apply_fallback(a, &q, st, out, err);
 }
 
 static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, int refine, dpa_error *err)
@@ -984,7 +1061,8 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
     }
     double step = a->built ? a->step : initial_step(a, a->opt.accuracy, eps);
     query q = {0, eps, refine};
-    return pld_query(a, &q, DEFAULT_TAIL, step, out, err);
+    dpa_status st = pld_query(a, &q, DEFAULT_TAIL, step, out, err);
+    return apply_fallback(a, &q, st, out, err);
 }
 
 dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, dpa_error *err)
