@@ -7,10 +7,13 @@
  *   - for any other parameter (count, rate, m, epsilon, mu, ...): the largest value,
  * whose certified upper bound eps_upper(delta) is <= epsilon.
  * Integer parameters stay integers.  The search first brackets (geometric
- * growth by a factor of 2 from a starting point inside the domain, see
- * docs/calibration.md), then bisects until the bracket is narrower than
- * `rel_tol` (relative) or is two adjacent integers.  The value returned always
- * satisfies the target (it is the feasible end of the final bracket).
+ * growth from a starting point inside the domain, extrapolated by a power
+ * law), then narrows the bracket by safeguarded interpolation until it is
+ * narrower than `rel_tol` (relative) or is two adjacent integers, first with
+ * a coarse accuracy (max(accuracy, 1e-2)) and then with the caller's (see
+ * docs/calibration.md).  The value returned always satisfies the target (it
+ * is the feasible end of the final bracket, certified by the evaluation
+ * reported in at_value).
  */
 #ifndef DPACCT_CALIBRATE_H
 #define DPACCT_CALIBRATE_H
