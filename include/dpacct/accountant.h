@@ -93,14 +93,18 @@ typedef enum dpa_bound_source {
                                 * mass at +inf; for delta queries, delta <= the +inf mass
                                 * beyond it.  Used where it beats the method (e.g. below the
                                 * PLD method's floating-point floor) */
-    DPA_SOURCE_DOMINATION = 2  /* each step replaced by the randomized-response pair of its own
+    DPA_SOURCE_DOMINATION = 2, /* each step replaced by the randomized-response pair of its own
                                 * (eps_i, delta_i)-DP guarantee, eps_i its largest finite loss
                                 * (LT Thm 4.5), composed exactly (LT Thm 4.6): a looser but
                                 * certified bound, used where the method cannot run (e.g. a
                                 * grid too large for 10^12 Laplace steps) */
+    DPA_SOURCE_CHERNOFF = 3    /* the exact (eps, delta) method for a count too large to sum
+                                * exactly (a binomial window above 2^27 points, e.g. 10^15
+                                * steps): a certified Chernoff bound, possibly looser than the
+                                * accuracy target suggests */
 } dpa_bound_source;
 
-/* "method", "largest_finite_loss", "dp_domination". */
+/* "method", "largest_finite_loss", "dp_domination", "chernoff". */
 const char *dpa_bound_source_name(dpa_bound_source s);
 
 typedef struct dpa_result {

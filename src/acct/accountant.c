@@ -104,6 +104,7 @@ const char *dpa_bound_source_name(dpa_bound_source s)
     case DPA_SOURCE_METHOD: return "method";
     case DPA_SOURCE_MAX_LOSS: return "largest_finite_loss";
     case DPA_SOURCE_DOMINATION: return "dp_domination";
+    case DPA_SOURCE_CHERNOFF: return "chernoff";
     }
     return "?";
 }
@@ -125,6 +126,8 @@ static void leaf_range(const dpa_leaf *l, int d, double *wmax, double *inf)
         if (d == 0 || p->symmetric) {
             *wmax = hi;
             *inf = dpa_pair_inf_bound(p);
+            /* pure/RR/approx leaves: the +inf mass is the leaf's delta itself */
+            if (l->rr_delta >= 0) *inf = l->rr_delta;
             return;
         }
         if (!l->sample && l->rate < 1) {
@@ -138,7 +141,8 @@ static void leaf_range(const dpa_leaf *l, int d, double *wmax, double *inf)
         *wmax = -lo;
         *inf = 0;
         for (size_t i = 0; i < p->natoms; i++)
-            if (p->atoms[i].w == -INFINITY) *inf += exp(p->atoms[i].lb) * (1 + 8 * DPA_UNIT_ROUNDOFF);
+            if (p->atoms[i].w == -INFINITY && p->atoms[i].lb > -INFINITY)
+                *inf += exp(p->atoms[i].lb) * (1 + 4 * DPA_UNIT_ROUNDOFF * (fabs(p->atoms[i].lb) + 6));
         if (p->slack_lo > 0) *wmax = INFINITY; /* B-mass of omitted low atoms unknown */
         return;
     }
@@ -256,7 +260,9 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
             dpa_error_set(err, DPA_EUNSUPPORTED,
                           a->leaves.all_rr
                               ? "method exact: the lattice sum for this composition of (eps, delta) steps "
-                                "would need more than 2e5 points; use method pld"
+                                "would need more than 2e5 window points per evaluation (several distinct "
+                                "epsilons with large counts); method auto evaluates it on the PLD grid, with "
+                                "the exact method's (eps, delta) domination as a certified fallback"
                               : "method exact applies to compositions of gaussian/gdp leaves, or of "
                                 "pure/randomized_response/approx leaves, without subsampling; use method pld");
             dpa_accountant_free(a);
@@ -977,6 +983,10 @@ static int fallback_ready(dpa_accountant *a)
         leaf_range(&L->v[i], 0, &w0, &i0);
         leaf_range(&L->v[i], 1, &w1, &i1);
         double e = fmax(fmax(w0, w1), 0.0), d = fmax(i0, i1);
+        if (L->v[i].rr_eps >= 0) { /* an (eps, delta) leaf is its own dominating RR */
+            e = L->v[i].rr_eps;
+            d = L->v[i].rr_delta;
+        }
         ok = isfinite(e) && d < 1;
         t.v[i] = (dpa_leaf){NULL, L->v[i].count, NAN, e, d, NULL, NAN, 0};
         t.total_count += L->v[i].count;
@@ -1012,7 +1022,7 @@ static dpa_status apply_fallback(dpa_accountant *a, const query *q, dpa_status p
     }
     if (up < out->upper) {
         out->upper = out->upper_remove = out->upper_add = up;
-        out->upper_source = DPA_SOURCE_DOMINATION;
+        out->upper_source = a->fb.loose ? DPA_SOURCE_CHERNOFF : DPA_SOURCE_DOMINATION;
         out->binding = a->ndir == 1 ? DPA_DIR_BOTH : out->binding;
         if (out->lower > out->upper) out->lower = out->upper;
         double gap = out->upper - out->lower;
@@ -1029,6 +1039,7 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "delta must be in (0, 1), got %g", delta);
     result_init(out, a);
     if (a->method == DPA_METHOD_EXACT) {
+        if (a->exact_rr && a->rr.loose) out->upper_source = DPA_SOURCE_CHERNOFF;
         if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
         else dpa_exact_epsilon(a->mu, delta, &out->upper, &out->lower);
         out->upper_remove = out->upper_add = out->upper;
@@ -1052,6 +1063,7 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
 {
     result_init(out, a);
     if (a->method == DPA_METHOD_EXACT) {
+        if (a->exact_rr && a->rr.loose) out->upper_source = DPA_SOURCE_CHERNOFF;
         if (a->exact_rr) dpa_rr_delta(&a->rr, eps, &out->upper, &out->lower);
         else dpa_exact_delta(a->mu, eps, &out->upper, &out->lower);
         out->upper_remove = out->upper_add = out->upper;

@@ -142,6 +142,10 @@ static void print_method(const dpa_result *r)
         puts("method: exact (closed form)");
         return;
     }
+    if (r->grid_size == 0) {
+        printf("method: %s (no grid could be built for this spec; see the note below)\n", dpa_method_name(r->method));
+        return;
+    }
     printf("method: %s (grid step %.1e, FFT size %zu, truncated mass %.1e, "
            "round-off allowance %.1e)\n", dpa_method_name(r->method), r->grid_step,
            r->grid_size, r->truncated_mass, r->roundoff);
@@ -173,11 +177,16 @@ static void print_source(const cli_args *a, const dpa_result *r)
                    : "beyond it delta is at most the mass at +inf",
                r->method == DPA_METHOD_PLD ? " (delta is below the PLD method's floating-point floor)" : "");
         return;
+    case DPA_SOURCE_CHERNOFF:
+        puts("note: the count is too large to sum the exact (eps, delta) composition term by term; "
+             "the upper bound is a certified Chernoff bound (docs/guarantees.md §2.2)");
+        return;
     case DPA_SOURCE_DOMINATION:
         printf("note: the upper bound treats every step as the randomized-response pair of its own "
                "(eps_i, delta_i)-DP guarantee, eps_i its largest finite loss (LT Thm 4.5), composed "
-               "exactly (LT Thm 4.6): certified, but looser than the %s method, which could not run "
-               "here\n", dpa_method_name(r->method));
+               "exactly (LT Thm 4.6): certified but loose, used because the %s method %s\n",
+               dpa_method_name(r->method),
+               r->grid_size == 0 ? "could not build its grid here" : "certified a larger bound here");
         return;
     }
 }

@@ -495,6 +495,10 @@ void dpa_pair_loss_range(const dpa_pair *p, double *wmin, double *wmax)
 double dpa_pair_inf_bound(const dpa_pair *p)
 {
     /* A's atom at +inf, plus the omitted mass above the listed atoms */
-    double m = exp(dpa_pair_log_inf(p)) + p->slack_hi;
-    return m * (1 + 8 * DPA_UNIT_ROUNDOFF);
+    /* exp of a log mass l: the log carries ~u |l| of round-off from its own
+     * computation (e.g. log(delta)), which exp turns into a relative error
+     * of about u |l|; allow 4 u (|l| + 4) */
+    double l = dpa_pair_log_inf(p);
+    double m = (l == -INFINITY ? 0.0 : exp(l) * (1 + 4 * DPA_UNIT_ROUNDOFF * (fabs(l) + 4))) + p->slack_hi;
+    return m * (1 + 4 * DPA_UNIT_ROUNDOFF);
 }
