@@ -1,10 +1,20 @@
-/* dpacct benchmark: per case, eps upper and lower bounds, their gap, the
- * median wall time of building an accountant and answering the query, and
- * the peak resident memory of the process that ran the case.
- * Each case runs in its own child process (fork) so that peak memory is per
- * case.  Usage: bench [repetitions (default 7)]
+/* dpacct benchmark: the cases of the issue "Speed and memory", each with its
+ * goal.  Per case: the bounds (eps, delta or a calibrated parameter), their
+ * gap, whether the requested accuracy was met, the median wall time over
+ * repetitions of parse + build + query + free (a fresh accountant each
+ * repetition, so FFTW planning is included), the peak resident memory of the
+ * process that ran the case, and PASS/FAIL against the goal.
+ *
+ * Each case runs in its own child process (fork), so that peak memory is per
+ * case and a crash or a time-out in one case does not stop the others.
+ *
+ * Usage: bench [options] [CASE ...]      (bench -h for the options)
+ * CASE is a case number (1-based, see bench --list), a case id, or a
+ * substring of an id; no CASE runs every case.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,18 +24,122 @@
 #include <unistd.h>
 #include "dpacct/dpacct.h"
 
+typedef enum query_kind {
+    Q_EPSILON,  /* eps for a delta (arg = delta) */
+    Q_DELTA,    /* delta for an eps (arg = eps) */
+    Q_CALIBRATE /* the "?" of a template for eps <= target_eps at delta = arg */
+} query_kind;
+
 typedef struct bench_case {
-    const char *name;
-    double delta;
-    double target_ms;
-    char *json; /* malloc'd */
+    const char *id;       /* short name used to select the case */
+    const char *title;    /* what it is */
+    query_kind query;
+    double arg;           /* delta (Q_EPSILON, Q_CALIBRATE) or eps (Q_DELTA) */
+    double target_eps;    /* Q_CALIBRATE only */
+    double goal_ms;       /* time goal (median) */
+    double goal_mb;       /* peak-memory goal; 0: none */
+    /* An interval known to contain the true value (an exact closed form where
+     * one exists, else the certified bounds of an earlier build, see
+     * bench/README.md); a result disjoint from it is flagged.  NAN: no check. */
+    double ref_lo, ref_hi;
+    const char *json;     /* the spec (or template); NULL: built by make_json */
+    char *(*make_json)(void);
 } bench_case;
 
 typedef struct bench_out {
-    double upper, lower, median_ms;
     int ok;
+    int reps;             /* repetitions run */
+    double upper, lower;  /* Q_CALIBRATE: value and nearest infeasible value */
+    double cal_eps_upper, cal_eps_lower; /* Q_CALIBRATE: eps bounds at value */
+    int evaluations;      /* Q_CALIBRATE */
+    int accuracy_met;
+    int method;
+    double median_ms, min_ms;
+    char param[32];       /* Q_CALIBRATE: the parameter's name */
     char msg[DPA_ERROR_MESSAGE_MAX];
 } bench_out;
+
+/* ---- the cases ---- */
+
+/* n distinct Poisson(rate)-subsampled Gaussians, sigma_i = 1 + step * i, i = 0 .. n-1 */
+static char *hetero(int n, double rate, double step)
+{
+    size_t cap = 64 + (size_t)n * 112;
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    size_t len = (size_t)snprintf(s, cap, "{\"compose\": [");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(s + len, cap - len,
+                                "%s{\"poisson\": {\"rate\": %.17g, \"event\": {\"gaussian\": {\"sigma\": %.17g}}}}",
+                                i ? ", " : "", rate, 1 + step * i);
+    snprintf(s + len, cap - len, "]}");
+    return s;
+}
+static char *hetero1000(void) { return hetero(1000, 0.01, 0.001); }
+static char *hetero100(void) { return hetero(100, 0.01, 0.01); }
+
+/* 21 distinct mechanisms of every supported kind (add/remove), counts 1 ... 3000 */
+static const char MIXTURE21[] =
+    "{\"compose\": ["
+    "{\"repeat\": {\"count\": 100, \"event\": {\"gaussian\": {\"sigma\": 40}}}}, "
+    "{\"gaussian\": {\"sigma\": 50, \"sensitivity\": 2}}, "
+    "{\"repeat\": {\"count\": 50, \"event\": {\"laplace\": {\"scale\": 400}}}}, "
+    "{\"repeat\": {\"count\": 3, \"event\": {\"laplace\": {\"scale\": 20, \"sensitivity\": 0.5}}}}, "
+    "{\"repeat\": {\"count\": 20, \"event\": {\"discrete_laplace\": {\"scale\": 100}}}}, "
+    "{\"repeat\": {\"count\": 5, \"event\": {\"discrete_laplace\": {\"scale\": 30, \"sensitivity\": 2}}}}, "
+    "{\"repeat\": {\"count\": 30, \"event\": {\"discrete_gaussian\": {\"sigma\": 30}}}}, "
+    "{\"repeat\": {\"count\": 10, \"event\": {\"discrete_gaussian\": {\"sigma\": 40, \"sensitivity\": 3}}}}, "
+    "{\"repeat\": {\"count\": 20, \"event\": {\"randomized_response\": {\"epsilon\": 0.05}}}}, "
+    "{\"randomized_response\": {\"p\": 0.55}}, "
+    "{\"repeat\": {\"count\": 10, \"event\": {\"pure\": {\"epsilon\": 0.02}}}}, "
+    "{\"repeat\": {\"count\": 10, \"event\": {\"approx\": {\"epsilon\": 0.05, \"delta\": 1e-9}}}}, "
+    "{\"repeat\": {\"count\": 10, \"event\": {\"gdp\": {\"mu\": 0.05}}}}, "
+    "{\"repeat\": {\"count\": 1000, \"event\": {\"poisson\": {\"rate\": 0.01, \"event\": {\"gaussian\": {\"sigma\": 1.5}}}}}}, "
+    "{\"repeat\": {\"count\": 3000, \"event\": {\"poisson\": {\"rate\": 0.001, \"event\": {\"gaussian\": {\"sigma\": 0.7}}}}}}, "
+    "{\"repeat\": {\"count\": 200, \"event\": {\"poisson\": {\"rate\": 0.02, \"event\": {\"laplace\": {\"scale\": 2}}}}}}, "
+    "{\"repeat\": {\"count\": 100, \"event\": {\"poisson\": {\"rate\": 0.02, \"event\": {\"randomized_response\": {\"epsilon\": 1}}}}}}, "
+    "{\"repeat\": {\"count\": 100, \"event\": {\"poisson\": {\"rate\": 0.1, \"event\": {\"discrete_gaussian\": {\"sigma\": 5}}}}}}, "
+    "{\"repeat\": {\"count\": 100, \"event\": {\"poisson\": {\"rate\": 0.03, \"event\": {\"pure\": {\"epsilon\": 0.5}}}}}}, "
+    "{\"repeat\": {\"count\": 50, \"event\": {\"poisson\": {\"rate\": 0.05, \"event\": {\"discrete_laplace\": {\"scale\": 2}}}}}}, "
+    "{\"repeat\": {\"count\": 100, \"event\": {\"poisson\": {\"rate\": 0.01, \"event\": {\"approx\": {\"epsilon\": 0.2, \"delta\": 1e-8}}}}}}"
+    "]}";
+
+/* Reference intervals: exact closed forms (rr-delta, rr-tiny: bench/peers.py,
+ * peer "exact"), otherwise the certified bounds of the build this harness was
+ * written against (commit 384c521 plus work in progress, default accuracy). */
+static const bench_case CASES[] = {
+    {"dpsgd", "DP-SGD: sigma 1.1, q 256/60000, 14063 steps", Q_EPSILON, 1e-5, 0, 15, 0,
+     2.3816404, 2.3817144,
+     "{\"repeat\": {\"count\": 14063, \"event\": {\"poisson\": {\"rate\": 0.0042666667, "
+     "\"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}", NULL},
+    {"steps1e6", "10^6 steps: sigma 0.8, q 1e-3", Q_EPSILON, 1e-6, 0, 50, 0,
+     10.682278, 10.682474,
+     "{\"repeat\": {\"count\": 1000000, \"event\": {\"poisson\": {\"rate\": 0.001, "
+     "\"event\": {\"gaussian\": {\"sigma\": 0.8}}}}}}", NULL},
+    {"hetero1000", "1000 distinct: q 0.01, sigma 1 + 0.001 i", Q_EPSILON, 1e-5, 0, 500, 150,
+     1.0732338, 1.0732896, NULL, hetero1000},
+    {"rr-delta", "100 x Poisson(0.1) RR eps 5: delta at eps 42.97", Q_DELTA, 42.97, 0, 200, 100,
+     0.00618763836, 0.00618763837,
+     "{\"repeat\": {\"count\": 100, \"event\": {\"poisson\": {\"rate\": 0.1, "
+     "\"event\": {\"randomized_response\": {\"epsilon\": 5}}}}}}", NULL},
+    {"rr-tiny", "one Poisson(1e-9) RR eps 20 step", Q_EPSILON, 1e-10, 0, 10, 0,
+     0.362313092, 0.362313093,
+     "{\"poisson\": {\"rate\": 1e-9, \"event\": {\"randomized_response\": {\"epsilon\": 20}}}}", NULL},
+    {"laplace1e6", "10^6 Laplace steps: scale 1000", Q_EPSILON, 1e-5, 0, 50, 50,
+     4.37629, 4.37633,
+     "{\"repeat\": {\"count\": 1000000, \"event\": {\"laplace\": {\"scale\": 1000}}}}", NULL},
+    {"mixture21", "21 distinct mechanisms of every kind", Q_EPSILON, 1e-6, 0, 200, 0,
+     3.5112172, 3.5122075, MIXTURE21, NULL},
+    {"calibrate", "calibrate DP-SGD sigma: eps 1 at delta 1e-5", Q_CALIBRATE, 1e-5, 1.0, 100, 0,
+     NAN, NAN,
+     "{\"repeat\": {\"count\": 14063, \"event\": {\"poisson\": {\"rate\": 0.0042666667, "
+     "\"event\": {\"gaussian\": {\"sigma\": \"?\"}}}}}}", NULL},
+    {"hetero100", "(extra) 100 distinct: q 0.01, sigma 1 + 0.01 i", Q_EPSILON, 1e-5, 0, 100, 0,
+     0.40775223, 0.40783825, NULL, hetero100},
+};
+#define NCASES (sizeof CASES / sizeof *CASES)
+
+/* ---- running a case ---- */
 
 static double now_ms(void)
 {
@@ -40,100 +154,371 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static char *hetero(int n)
-{
-    size_t cap = 64 + (size_t)n * 96;
-    char *s = malloc(cap);
-    if (!s) return NULL;
-    size_t len = (size_t)snprintf(s, cap, "{\"compose\": [");
-    for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(s + len, cap - len,
-                                "%s{\"poisson\": {\"rate\": 0.01, \"event\": {\"gaussian\": {\"sigma\": %.17g}}}}",
-                                i ? ", " : "", 1 + 0.01 * i);
-    snprintf(s + len, cap - len, "]}");
-    return s;
-}
-
-static void run_case(const bench_case *c, int reps, bench_out *o)
+/* One repetition: parse, build, query, free.  0 on success. */
+static int run_once(const bench_case *c, const char *json, bench_out *o)
 {
     dpa_error err;
-    dpa_spec *spec = dpa_spec_from_json(c->json, &err);
-    if (!spec) {
-        snprintf(o->msg, sizeof o->msg, "%s", err.message);
+    dpa_result res;
+    memset(&res, 0, sizeof res);
+    if (c->query == Q_CALIBRATE) {
+        dpa_template *t = dpa_template_from_json(json, &err);
+        if (!t) goto fail;
+        dpa_calibration cal;
+        dpa_status st = dpa_calibrate(t, c->target_eps, c->arg, NULL, 0, &cal, &err);
+        if (st == DPA_OK) snprintf(o->param, sizeof o->param, "%s", dpa_template_param(t)->name);
+        dpa_template_free(t);
+        if (st != DPA_OK) goto fail;
+        o->upper = cal.value;
+        o->lower = cal.infeasible;
+        o->cal_eps_upper = cal.at_value.upper;
+        o->cal_eps_lower = cal.at_value.lower;
+        o->evaluations = cal.evaluations;
+        o->accuracy_met = cal.at_value.accuracy_met;
+        o->method = (int)cal.at_value.method;
+        return 0;
+    }
+    dpa_spec *spec = dpa_spec_from_json(json, &err);
+    if (!spec) goto fail;
+    dpa_accountant *a = dpa_accountant_new(spec, NULL, &err);
+    dpa_status st = DPA_ENOMEM;
+    if (a)
+        st = c->query == Q_DELTA ? dpa_accountant_delta(a, c->arg, &res, &err)
+                                 : dpa_accountant_epsilon(a, c->arg, &res, &err);
+    dpa_accountant_free(a);
+    dpa_spec_free(spec);
+    if (!a || st != DPA_OK) goto fail;
+    o->upper = res.upper;
+    o->lower = res.lower;
+    o->accuracy_met = res.accuracy_met;
+    o->method = (int)res.method;
+    return 0;
+fail:
+    snprintf(o->msg, sizeof o->msg, "%s", err.message);
+    return -1;
+}
+
+/* Repeat up to reps times, stopping early once budget_ms of wall time is spent
+ * (at least one repetition). */
+static void run_case(const bench_case *c, const char *json, int reps, double budget_ms, bench_out *o)
+{
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t) {
+        snprintf(o->msg, sizeof o->msg, "out of memory");
         return;
     }
-    double *t = malloc((size_t)reps * sizeof *t);
-    for (int r = 0; r < reps && t; r++) {
+    double spent = 0;
+    int r = 0;
+    while (r < reps) {
         double t0 = now_ms();
-        dpa_accountant *a = dpa_accountant_new(spec, NULL, &err);
-        dpa_result res;
-        if (!a || dpa_accountant_epsilon(a, c->delta, &res, &err)) {
-            snprintf(o->msg, sizeof o->msg, "%s", err.message);
-            dpa_accountant_free(a);
+        if (run_once(c, json, o)) {
             free(t);
-            dpa_spec_free(spec);
             return;
         }
         t[r] = now_ms() - t0;
-        o->upper = res.upper;
-        o->lower = res.lower;
-        dpa_accountant_free(a);
+        spent += t[r++];
+        if (spent >= budget_ms) break;
     }
-    if (t) {
-        qsort(t, (size_t)reps, sizeof *t, cmp_double);
-        o->median_ms = t[reps / 2];
-        o->ok = 1;
-    }
+    qsort(t, (size_t)r, sizeof *t, cmp_double);
+    o->reps = r;
+    o->median_ms = r % 2 ? t[r / 2] : 0.5 * (t[r / 2 - 1] + t[r / 2]);
+    o->min_ms = t[0];
+    o->ok = 1;
     free(t);
-    dpa_spec_free(spec);
+}
+
+/* ---- output ---- */
+
+static const char *query_label(const bench_case *c, char *buf, size_t n)
+{
+    switch (c->query) {
+    case Q_EPSILON: snprintf(buf, n, "eps @ delta=%g", c->arg); break;
+    case Q_DELTA: snprintf(buf, n, "delta @ eps=%g", c->arg); break;
+    case Q_CALIBRATE: snprintf(buf, n, "? for eps<=%g @ delta=%g", c->target_eps, c->arg); break;
+    }
+    return buf;
+}
+
+static const char *query_name(query_kind q)
+{
+    return q == Q_EPSILON ? "epsilon" : q == Q_DELTA ? "delta" : "calibrate";
+}
+
+/* 1 when [lo, hi] and the reference interval are disjoint (the true value
+ * cannot lie in both: one of the two is wrong). */
+static int inconsistent(const bench_case *c, const bench_out *o)
+{
+    if (c->query == Q_CALIBRATE || isnan(c->ref_lo) || isnan(c->ref_hi)) return 0;
+    return o->lower > c->ref_hi || o->upper < c->ref_lo;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bench [options] [CASE ...]\n"
+            "  CASE           case number (1-based), id, or substring of an id; default: all cases\n"
+            "  -r, --reps N   repetitions per case (default 5); the median is reported\n"
+            "  -b, --budget S stop repeating a case once S seconds were spent on it (default 10;\n"
+            "                 at least one repetition always runs)\n"
+            "  -T, --timeout S kill a case after S seconds (default 0: no limit)\n"
+            "  -l, --list     list the cases (number, id, query, goals) and exit\n"
+            "      --specs    print one line per case: id, query, arg, target_eps, JSON (tab-separated)\n"
+            "      --tsv      tab-separated output (one header line, one line per case)\n"
+            "      --tsv-file F  also write the tab-separated output to file F\n"
+            "  -h, --help     this text\n"
+            "Columns: bounds of the queried quantity (for calibrate: the calibrated value and the\n"
+            "nearest infeasible value), their gap, acc = requested accuracy met, median/min wall time\n"
+            "of parse + build + query + free (ms), peak RSS of the case's process (MB = 2^20 bytes),\n"
+            "the goals, and PASS / FAIL (time, mem) / ERROR / TIMEOUT; \"!ref\" marks bounds disjoint\n"
+            "from the case's reference interval (a correctness bug).\n");
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0)) return -1;
+    *out = v;
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    int reps = argc > 1 ? atoi(argv[1]) : 7;
-    if (reps < 1) reps = 1;
-    bench_case cases[] = {
-        {"DP-SGD: sigma 1.1, q 256/60000, 14063 steps", 1e-5, 30,
-         strdup("{\"repeat\": {\"count\": 14063, \"event\": {\"poisson\": {\"rate\": 0.0042666667, "
-                "\"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}")},
-        {"1e6 steps: sigma 0.8, q 1e-3", 1e-6, 50,
-         strdup("{\"repeat\": {\"count\": 1000000, \"event\": {\"poisson\": {\"rate\": 0.001, "
-                "\"event\": {\"gaussian\": {\"sigma\": 0.8}}}}}}")},
-        {"100 distinct steps: q 0.01, sigma 1 + 0.01 i", 1e-5, 100, hetero(100)},
-        {"1000 distinct steps: q 0.01, sigma 1 + 0.01 i", 1e-5, 1000, hetero(1000)},
-    };
-    size_t n = sizeof cases / sizeof *cases;
-    printf("| case | delta | eps upper | eps lower | gap | median time (ms) | target (ms) | peak memory (MB) |\n");
-    printf("|---|---|---|---|---|---|---|---|\n");
-    for (size_t i = 0; i < n; i++) {
+    int reps = 5, list = 0, specs = 0, tsv = 0;
+    const char *tsv_file = NULL;
+    double budget_s = 10, timeout_s = 0;
+    int selected[NCASES];
+    int any_selected = 0;
+    memset(selected, 0, sizeof selected);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if ((!strcmp(a, "-r") || !strcmp(a, "--reps")) && i + 1 < argc) {
+            double v;
+            if (parse_double(argv[++i], &v) || v < 1 || v > 1e6) {
+                fprintf(stderr, "bench: bad repetition count '%s'\n", argv[i]);
+                return 2;
+            }
+            reps = (int)v;
+        } else if ((!strcmp(a, "-b") || !strcmp(a, "--budget")) && i + 1 < argc) {
+            if (parse_double(argv[++i], &budget_s)) {
+                fprintf(stderr, "bench: bad budget '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if ((!strcmp(a, "-T") || !strcmp(a, "--timeout")) && i + 1 < argc) {
+            if (parse_double(argv[++i], &timeout_s) || timeout_s > 1e6) {
+                fprintf(stderr, "bench: bad timeout '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "-l") || !strcmp(a, "--list")) {
+            list = 1;
+        } else if (!strcmp(a, "--specs")) {
+            specs = 1;
+        } else if (!strcmp(a, "--tsv")) {
+            tsv = 1;
+        } else if (!strcmp(a, "--tsv-file") && i + 1 < argc) {
+            tsv_file = argv[++i];
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "bench: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        } else {
+            /* a case: number, exact id, or substring of ids */
+            int hit = 0;
+            char *end;
+            long k = strtol(a, &end, 10);
+            if (*a && !*end) {
+                if (k >= 1 && (size_t)k <= NCASES) selected[k - 1] = hit = 1;
+            } else {
+                for (size_t j = 0; j < NCASES; j++)
+                    if (!strcmp(CASES[j].id, a)) selected[j] = hit = 1;
+                if (!hit)
+                    for (size_t j = 0; j < NCASES; j++)
+                        if (strstr(CASES[j].id, a)) selected[j] = hit = 1;
+            }
+            if (!hit) {
+                fprintf(stderr, "bench: no case matches '%s' (bench --list shows them)\n", a);
+                return 2;
+            }
+            any_selected = 1;
+        }
+    }
+    if (!any_selected)
+        for (size_t j = 0; j < NCASES; j++) selected[j] = 1;
+
+    char qbuf[96];
+    if (list) {
+        printf("| # | id | case | query | goal (ms) | goal (MB) |\n|---|---|---|---|---|---|\n");
+        for (size_t j = 0; j < NCASES; j++) {
+            if (!selected[j]) continue;
+            const bench_case *c = &CASES[j];
+            printf("| %zu | %s | %s | %s | %g | ", j + 1, c->id, c->title, query_label(c, qbuf, sizeof qbuf),
+                   c->goal_ms);
+            if (c->goal_mb > 0) printf("%g |\n", c->goal_mb);
+            else printf("- |\n");
+        }
+        return 0;
+    }
+
+    /* the specs (generated ones built once, in the parent, before any fork) */
+    char *json[NCASES];
+    for (size_t j = 0; j < NCASES; j++) {
+        json[j] = NULL;
+        if (!selected[j]) continue;
+        json[j] = CASES[j].json ? strdup(CASES[j].json) : CASES[j].make_json();
+        if (!json[j]) {
+            fprintf(stderr, "bench: out of memory\n");
+            return 1;
+        }
+    }
+    if (specs) {
+        for (size_t j = 0; j < NCASES; j++)
+            if (selected[j])
+                printf("%s\t%s\t%.17g\t%.17g\t%s\n", CASES[j].id, query_name(CASES[j].query), CASES[j].arg,
+                       CASES[j].target_eps, json[j]);
+        for (size_t j = 0; j < NCASES; j++) free(json[j]);
+        return 0;
+    }
+
+    /* tab-separated output goes to these (stdout with --tsv, the --tsv-file) */
+    FILE *tout[2];
+    int ntout = 0;
+    if (tsv) tout[ntout++] = stdout;
+    if (tsv_file) {
+        FILE *f = fopen(tsv_file, "w");
+        if (!f) {
+            fprintf(stderr, "bench: cannot write %s: %s\n", tsv_file, strerror(errno));
+            return 2;
+        }
+        tout[ntout++] = f;
+    }
+    for (int k = 0; k < ntout; k++)
+        fprintf(tout[k], "n\tid\tquery\targ\ttarget_eps\tupper\tlower\tgap\taccuracy_met\treps\tmedian_ms"
+                "\tmin_ms\tgoal_ms\tpeak_mb\tgoal_mb\tresult\tnote\tmethod\n");
+    if (!tsv)
+        printf("| # | case | query | upper | lower | gap | acc | reps | median (ms) | min (ms) | goal (ms) "
+               "| peak (MB) | goal (MB) | result |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    char *notes[NCASES];
+    size_t nnotes = 0;
+    int hard = 0; /* cases that could not run, or whose bounds contradict the reference */
+    for (size_t j = 0; j < NCASES; j++) {
+        if (!selected[j]) continue;
+        const bench_case *c = &CASES[j];
         int fd[2];
-        if (!cases[i].json || pipe(fd)) return 1;
+        if (pipe(fd)) {
+            perror("bench: pipe");
+            return 1;
+        }
         fflush(stdout);
         pid_t pid = fork();
+        if (pid < 0) {
+            perror("bench: fork");
+            return 1;
+        }
         if (pid == 0) {
             close(fd[0]);
+            if (timeout_s > 0) alarm((unsigned)ceil(timeout_s));
             bench_out o;
             memset(&o, 0, sizeof o);
-            run_case(&cases[i], reps, &o);
+            run_case(c, json[j], reps, 1e3 * budget_s, &o);
             ssize_t w = write(fd[1], &o, sizeof o);
             _exit(w == (ssize_t)sizeof o ? 0 : 1);
         }
         close(fd[1]);
         bench_out o;
         memset(&o, 0, sizeof o);
-        ssize_t got = read(fd[0], &o, sizeof o);
+        ssize_t got = 0;
+        while (got < (ssize_t)sizeof o) {
+            ssize_t n = read(fd[0], (char *)&o + got, sizeof o - (size_t)got);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            got += n;
+        }
         close(fd[0]);
-        int status;
+        int status = 0;
         struct rusage ru;
-        wait4(pid, &status, 0, &ru);
+        memset(&ru, 0, sizeof ru);
+        while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {}
+        double peak_mb = (double)ru.ru_maxrss / 1024.0;
+
+        const char *result;
+        char note[DPA_ERROR_MESSAGE_MAX + 64] = "";
         if (got != (ssize_t)sizeof o || !o.ok) {
-            printf("| %s | %g | error: %s |\n", cases[i].name, cases[i].delta, o.msg);
+            if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+                result = "TIMEOUT";
+                snprintf(note, sizeof note, "killed after %g s", timeout_s);
+            } else if (WIFSIGNALED(status)) {
+                result = "ERROR";
+                snprintf(note, sizeof note, "killed by signal %d", WTERMSIG(status));
+            } else {
+                result = "ERROR";
+                snprintf(note, sizeof note, "%s", got == (ssize_t)sizeof o ? o.msg : "no result from child");
+            }
+            hard++;
+            for (int k = 0; k < ntout; k++)
+                fprintf(tout[k], "%zu\t%s\t%s\t%.17g\t%.17g\t\t\t\t\t\t\t\t%g\t%.1f\t%g\t%s\t%s\t\n", j + 1,
+                        c->id, query_name(c->query), c->arg, c->target_eps, c->goal_ms, peak_mb, c->goal_mb, result,
+                        note);
+            if (!tsv)
+                printf("| %zu | %s | %s | | | | | | | | %g | %.1f | %s | %s: %s |\n", j + 1, c->id,
+                       query_label(c, qbuf, sizeof qbuf), c->goal_ms, peak_mb, c->goal_mb > 0 ? "" : "-", result,
+                       note);
+            fflush(stdout);
             continue;
         }
-        printf("| %s | %g | %.8f | %.8f | %.2e | %.1f | %.0f | %.1f |\n", cases[i].name, cases[i].delta,
-               o.upper, o.lower, o.upper - o.lower, o.median_ms, cases[i].target_ms, (double)ru.ru_maxrss / 1024.0);
+        int slow = o.median_ms > c->goal_ms;
+        int fat = c->goal_mb > 0 && peak_mb > c->goal_mb;
+        int bad = inconsistent(c, &o);
+        char res[64];
+        if (!slow && !fat) snprintf(res, sizeof res, "PASS");
+        else snprintf(res, sizeof res, "FAIL (%s%s%s)", slow ? "time" : "", slow && fat ? ", " : "", fat ? "mem" : "");
+        if (bad) {
+            strncat(res, " !ref", sizeof res - strlen(res) - 1);
+            snprintf(note, sizeof note, "bounds disjoint from the reference [%.17g, %.17g]", c->ref_lo, c->ref_hi);
+        }
+        if (bad) hard++;
+        double gap = o.upper - o.lower;
+        if (c->query == Q_CALIBRATE) {
+            gap = fabs(o.upper - o.lower);
+            snprintf(note, sizeof note, "%s = %.8g; eps in [%.8g, %.8g] at that value; %d evaluations", o.param,
+                     o.upper, o.cal_eps_lower, o.cal_eps_upper, o.evaluations);
+        }
+        for (int k = 0; k < ntout; k++)
+            fprintf(tout[k], "%zu\t%s\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.3g\t%d\t%d\t%.3f\t%.3f\t%g\t%.1f\t%g\t%s\t%s\t%s\n",
+                    j + 1, c->id, query_name(c->query), c->arg, c->target_eps, o.upper, o.lower, gap, o.accuracy_met,
+                    o.reps, o.median_ms, o.min_ms, c->goal_ms, peak_mb, c->goal_mb, res, note,
+                    dpa_method_name((dpa_method)o.method));
+        if (!tsv) {
+            char mb[32];
+            if (c->goal_mb > 0) snprintf(mb, sizeof mb, "%g", c->goal_mb);
+            else snprintf(mb, sizeof mb, "-");
+            printf("| %zu | %s | %s | %.10g | %.10g | %.2e | %s | %d | %.1f | %.1f | %g | %.1f | %s | %s |\n", j + 1,
+                   c->id, query_label(c, qbuf, sizeof qbuf), o.upper, o.lower, gap, o.accuracy_met ? "yes" : "no",
+                   o.reps, o.median_ms, o.min_ms, c->goal_ms, peak_mb, mb, res);
+        }
+        if (note[0] && !tsv) {
+            char *line = malloc(strlen(note) + 64);
+            if (line) {
+                sprintf(line, "- #%zu %s: %s", j + 1, c->id, note);
+                notes[nnotes++] = line;
+            }
+        }
+        for (int k = 0; k < ntout; k++) fflush(tout[k]);
         fflush(stdout);
     }
-    for (size_t i = 0; i < n; i++) free(cases[i].json);
-    return 0;
+    if (tsv_file && fclose(tout[ntout - 1])) {
+        fprintf(stderr, "bench: cannot write %s: %s\n", tsv_file, strerror(errno));
+        hard++;
+    }
+    if (nnotes) printf("\n");
+    for (size_t k = 0; k < nnotes; k++) {
+        printf("%s\n", notes[k]);
+        free(notes[k]);
+    }
+    for (size_t j = 0; j < NCASES; j++) free(json[j]);
+    /* Missed goals do not change the exit status (they are goals, not tests);
+     * 1 when a case could not run or its bounds contradict its reference. */
+    return hard ? 1 : 0;
 }
