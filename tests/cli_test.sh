@@ -137,7 +137,8 @@ check "epsilon: Gaussian sigma 1 brackets $EPS_G1 with auto = exact" \
 check "epsilon --json has every documented field" \
     json "set(d) == {'query','delta','epsilon_upper','epsilon_lower','method','binding_direction',
           'epsilon_upper_remove','epsilon_upper_add','grid_step','grid_size','truncated_mass',
-          'roundoff','accuracy_met'} and d['binding_direction'] in ('remove','add','both')"
+          'roundoff','accuracy_met','upper_source'} and d['binding_direction'] in ('remove','add','both') and
+          d['upper_source'] in ('method','largest_finite_loss','dp_domination','chernoff')"
 G_UP=$(json_get "d['epsilon_upper']")
 
 run epsilon --delta 1e-5 --method pld --json "$GAUSS"
@@ -180,6 +181,56 @@ check "delta at a negative epsilon brackets 0.678817974886628" \
 run delta --epsilon 1 "$GAUSS"
 check "delta human output" eval 'rc_is 0 && out_has "delta <= " && out_has "delta >= " &&
     out_has "at epsilon = 1"'
+
+# The exact Gaussian method at extreme epsilons: delta(1e300) is positive but
+# below the smallest subnormal, delta(-1e300) = 1 - e^-1e300 (1 in double);
+# never the trivial bracket [0, 1].
+for spec in "$GAUSS" '{"gdp": {"mu": 1e-8}}' '{"gdp": {"mu": 1e8}}'; do
+    run delta --epsilon 1e300 --json "$spec"
+    check "delta at epsilon 1e300 is [0, 4.9e-324] ($spec)" \
+        json "d['method'] == 'exact' and d['delta_lower'] == 0 and d['delta_upper'] == 5e-324"
+    run delta --epsilon -1e300 --json "$spec"
+    check "delta at epsilon -1e300 is [1 - tiny, 1] ($spec)" \
+        json "d['delta_upper'] == 1 and 1 - 1e-14 <= d['delta_lower'] < 1"
+done
+run delta --epsilon 40 --json "$GAUSS"
+check "delta at epsilon 40 (true value 1.2e-350) is [0, 4.9e-324]" \
+    json "d['delta_lower'] == 0 and d['delta_upper'] == 5e-324"
+run delta --epsilon 30 --json "$GAUSS"
+check "delta at epsilon 30 brackets 4.709326318097e-193, 1e-11 wide" \
+    json "d['delta_lower'] <= 4.709326318097e-193 * (1 + 1e-12) and
+          d['delta_upper'] >= 4.709326318097e-193 * (1 - 1e-12) and
+          d['delta_upper'] - d['delta_lower'] <= 1e-11 * d['delta_upper']"
+run delta --epsilon -40 --json "$GAUSS"
+check "delta at epsilon -40 is [1 - tiny, 1]" json "d['delta_upper'] == 1 and d['delta_lower'] >= 1 - 1e-14"
+
+# Subnormal epsilons are finite numbers: accepted (strtod reports ERANGE for
+# them); overflow and garbage are usage errors that say so.
+for e in 1e-320 -1e-320 4.9e-324 0x1p-1074 2.2e-308; do
+    run delta --epsilon "$e" --json "$GAUSS"
+    check "delta --epsilon $e (subnormal) is accepted" \
+        json "d['epsilon'] == (float.fromhex('$e') if '$e'.startswith('0x') else float('$e')) and
+              d['delta_lower'] <= 0.382924922548026 <= d['delta_upper']"
+done
+run calibrate --epsilon 1e-320 --delta 0.5 '{"gaussian": {"sigma": "?"}}'
+check "calibrate --epsilon 1e-320 is accepted" eval 'rc_is 0 && out_has "sigma = "'
+run epsilon --delta 1e-320 --json "$GAUSS"
+check "epsilon --delta 1e-320 (subnormal) is accepted" json "d['delta'] == 1e-320 and d['epsilon_upper'] > 38"
+for e in 1e400 -1e400 1e309; do
+    usage_error "--epsilon $e (overflow) is a usage error" delta --epsilon "$e" "$GAUSS"
+    check "--epsilon $e message says it is beyond the range of a double" \
+        eval 'err_has "\"$e\"" && err_has "beyond the range of a double"'
+done
+usage_error "--delta 1e-400 (rounds to 0) is a usage error" epsilon --delta 1e-400 "$GAUSS"
+check "--delta 1e-400 message says it rounds to 0" err_has "rounds to 0 in double precision"
+usage_error "--grid-step 1e-400 is not 0 (automatic): a usage error" epsilon --delta 1e-5 --grid-step 1e-400 "$GAUSS"
+check "--grid-step 1e-400 message says it rounds to 0" err_has "rounds to 0 in double precision"
+run delta --epsilon 1e-400 --json "$GAUSS"
+check "delta --epsilon 1e-400 is read as 0 (in the domain)" json "d['epsilon'] == 0"
+for e in 1e-320x x1e-320 1e-320e 0x inf -inf nan; do
+    usage_error "--epsilon '$e' is a usage error" delta --epsilon "$e" "$GAUSS"
+    check "--epsilon '$e' message names the value" err_has "must be a finite number, got \"$e\""
+done
 
 # ----------------------------------------------------------------- DP-SGD --
 
@@ -295,6 +346,30 @@ usage_error "bad JSON with --json prints no JSON" epsilon --delta 1e-5 --json '{
 usage_error "out-of-range rate is an error" epsilon --delta 1e-5 \
     '{"poisson": {"rate": 1.5, "event": {"gaussian": {"sigma": 1}}}}'
 check "out-of-range rate message names /poisson/rate" err_has "/poisson/rate"
+usage_error "unknown event kind is an error" delta --epsilon 1 '{"repeat": {"count": 2, "event": {"gausian": {"sigma": 1}}}}'
+check "unknown event kind message names the path, the kind and the valid kinds" \
+    err_has 'dpacct: /repeat/event: unknown event kind "gausian" (expected gaussian, laplace, discrete_laplace, discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample)'
+usage_error "unknown top-level event kind is an error" delta --epsilon 1 '{"gausian": {"sigma": 1}}'
+check "at the top level the valid keys include neighboring" \
+    err_has 'unknown event kind "gausian" (expected gaussian, laplace, discrete_laplace, discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, or the top-level key neighboring)'
+
+# Every JSON example of docs/spec.md is accepted: specs by an epsilon query,
+# templates (with "?") by calibrate.
+python3 - "$SRC/docs/spec.md" >"$TMP/spec_examples.txt" <<'EOF'
+import json, re, sys
+for b in re.findall(r"```json\n(.*?)```", open(sys.argv[1]).read(), re.S):
+    print(json.dumps(json.loads(b)))
+EOF
+n_examples=0
+while IFS= read -r example; do
+    n_examples=$((n_examples + 1))
+    case $example in
+        *'"?"'*) run calibrate --epsilon 1 --delta 1e-5 --json "$example" ;;
+        *) run epsilon --delta 1e-5 --json "$example" ;;
+    esac
+    check "docs/spec.md example $n_examples runs: ${example:0:60}..." eval 'rc_is 0 && json True'
+done <"$TMP/spec_examples.txt"
+check "docs/spec.md has JSON examples (found $n_examples)" eval '[ "$n_examples" -ge 5 ]'
 usage_error "unknown option is a usage error" epsilon --delta 1e-5 --frobnicate "$GAUSS"
 check "unknown option is named" err_has "--frobnicate"
 usage_error "short unknown option is a usage error" epsilon --delta 1e-5 -x "$GAUSS"

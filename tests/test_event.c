@@ -341,9 +341,48 @@ static void test_errors_keys(void **state)
     expect_err("{\"gausian\":{\"sigma\":1}}", "/", "unknown event kind \"gausian\"");
     expect_err("{\"repeat\":{\"count\":2,\"event\":{\"lapalce\":{}}}}", "/repeat/event",
                "unknown event kind \"lapalce\"");
+    /* An unknown kind lists the valid ones, as an unknown key does
+     * (test_unknown_kind_lists_kinds checks the list is complete). */
+    expect_err("{\"repeat\":{\"count\":2,\"event\":{\"lapalce\":{}}}}", "/repeat/event",
+               "unknown event kind \"lapalce\" (expected gaussian, laplace, discrete_laplace, "
+               "discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, "
+               "poisson, sample)");
+    expect_err("{\"gausian\":{\"sigma\":1}}", "/",
+               "unknown event kind \"gausian\" (expected gaussian, laplace, discrete_laplace, "
+               "discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, "
+               "poisson, sample, or the top-level key neighboring)");
     expect_err("{\"repeat\":{\"count\":2,\"event\":{}}}", "/repeat/event", "found 0");
     /* Odd characters in keys are escaped in the message. */
     expect_err("{\"gaussian\":{\"a\\\"b\\n\":1}}", "/gaussian", "unknown key \"a\\\"b\\x0a\"");
+}
+
+/* The list of kinds in the "unknown event kind" message names every kind
+ * of the table (event.c) exactly once, and nothing else. */
+static void test_unknown_kind_lists_kinds(void **state)
+{
+    (void)state;
+    dpa_error err = {DPA_OK, ""};
+    dpa_spec *s = dpa_spec_from_json("{\"compose\":[{\"nope\":{}}]}", &err);
+    assert_null(s);
+    const char *open = strstr(err.message, "(expected ");
+    assert_non_null(open);
+    char list[DPA_ERROR_MESSAGE_MAX];
+    snprintf(list, sizeof list, "%s", open + strlen("(expected "));
+    char *close = strchr(list, ')');
+    assert_non_null(close);
+    *close = '\0';
+    int seen[DPA_EV_SAMPLE + 1] = {0}, n = 0;
+    for (char *tok = strtok(list, ", "); tok; tok = strtok(NULL, ", ")) {
+        dpa_event_kind k;
+        if (!dpa_ev_kind_from_name(tok, &k))
+            fail_msg("\"%s\" in the list of kinds is not a kind", tok);
+        seen[k]++;
+        n++;
+    }
+    assert_int_equal(n, DPA_EV_SAMPLE + 1);
+    for (int k = 0; k <= DPA_EV_SAMPLE; k++)
+        if (seen[k] != 1)
+            fail_msg("kind %s listed %d times", dpa_ev_kind_name((dpa_event_kind)k), seen[k]);
 }
 
 static void test_errors_types(void **state)
@@ -962,6 +1001,7 @@ int main(void)
         cmocka_unit_test(test_integers),
         cmocka_unit_test(test_errors_domains),
         cmocka_unit_test(test_errors_keys),
+        cmocka_unit_test(test_unknown_kind_lists_kinds),
         cmocka_unit_test(test_errors_types),
         cmocka_unit_test(test_errors_syntax),
         cmocka_unit_test(test_garbage_inputs),

@@ -58,7 +58,7 @@ struct dpa_accountant {
     dpa_options opt;
     dpa_method method;
     dpa_leafset leaves;
-    double mu;          /* EXACT, Gaussian: total mu */
+    double mu, mu_lo;   /* EXACT, Gaussian: total mu enclosed in [mu_lo, mu] */
     int exact_rr;       /* EXACT is the (eps, delta) composition below */
     dpa_rr_comp rr;
     dpa_fft *fft;
@@ -269,10 +269,24 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
             return NULL;
         }
         if (a->leaves.all_gaussian) {
-            double s = 0;
-            for (size_t i = 0; i < a->leaves.n; i++)
-                s += a->leaves.v[i].count * a->leaves.v[i].mu * a->leaves.v[i].mu;
-            a->mu = sqrt(s);
+            /* mu = sqrt(sum k mu_i^2) enclosed without underflow; each mu_i
+             * is sensitivity/sigma, rounded (u relative) */
+            size_t n = a->leaves.n;
+            double *k = malloc((n ? n : 1) * sizeof *k), *m = malloc((n ? n : 1) * sizeof *m);
+            if (!k || !m) {
+                free(k);
+                free(m);
+                dpa_error_set(err, DPA_ENOMEM, "out of memory");
+                dpa_accountant_free(a);
+                return NULL;
+            }
+            for (size_t i = 0; i < n; i++) {
+                k[i] = a->leaves.v[i].count;
+                m[i] = a->leaves.v[i].mu;
+            }
+            dpa_exact_total_mu(k, m, n, DPA_UNIT_ROUNDOFF, &a->mu_lo, &a->mu);
+            free(k);
+            free(m);
         } else if ((a->exact_rr = 1, dpa_rr_build(&a->rr, &a->leaves, err))) {
             dpa_accountant_free(a);
             return NULL;
@@ -1041,7 +1055,12 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     if (a->method == DPA_METHOD_EXACT) {
         if (a->exact_rr && a->rr.loose) out->upper_source = DPA_SOURCE_CHERNOFF;
         if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
-        else dpa_exact_epsilon(a->mu, delta, &out->upper, &out->lower);
+        else {
+            /* eps and delta increase with mu: upper at mu, lower at mu_lo */
+            double t;
+            dpa_exact_epsilon(a->mu, delta, &out->upper, &t);
+            dpa_exact_epsilon(a->mu_lo, delta, &t, &out->lower);
+        }
         out->upper_remove = out->upper_add = out->upper;
         out->lower += 0.0; /* -0 -> +0 */
         /* within a few ulp of the +inf mass even the closed form cannot
@@ -1065,7 +1084,11 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
     if (a->method == DPA_METHOD_EXACT) {
         if (a->exact_rr && a->rr.loose) out->upper_source = DPA_SOURCE_CHERNOFF;
         if (a->exact_rr) dpa_rr_delta(&a->rr, eps, &out->upper, &out->lower);
-        else dpa_exact_delta(a->mu, eps, &out->upper, &out->lower);
+        else {
+            double t;
+            dpa_exact_delta(a->mu, eps, &out->upper, &t);
+            dpa_exact_delta(a->mu_lo, eps, &t, &out->lower);
+        }
         out->upper_remove = out->upper_add = out->upper;
         out->lower += 0.0; /* -0 -> +0 */
         if (out->upper - out->lower > a->opt.accuracy * out->upper + 1e-14) out->accuracy_met = 0;

@@ -4,7 +4,9 @@
  * Long options only (-h aside), as "--opt value" or "--opt=value", before or
  * after the one SPEC argument; "--" ends the options.  Values are parsed
  * strictly: the whole string must be a number (no blanks, no trailing text),
- * finite, and inside the option's domain; an option may be given once. */
+ * within the range of double (subnormals such as 1e-320 are accepted, as
+ * rounded by strtod), and inside the option's domain; an option may be
+ * given once. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -50,7 +52,13 @@ static const unsigned required[CLI_NCOMMANDS] = {
     [CLI_CALIBRATE] = BIT(OPT_EPSILON) | BIT(OPT_DELTA),
 };
 
-/* A finite double, the whole string, no leading blank, no overflow/underflow. */
+/* A finite double, the whole string, no leading blank.  Returns 0, -1 for
+ * text that is not a number (or is inf/nan), -2 for a number beyond the
+ * range of double (strtod: ERANGE with +-HUGE_VAL), 1 for a non-zero number
+ * that rounds to 0 (e.g. 1e-400; *out is set).  strtod also sets ERANGE
+ * when the result underflows (|v| below DBL_MIN, e.g. 1e-320, which is
+ * stored as a subnormal): those are finite values and are accepted as
+ * rounded (return 0, or 1 if rounded to 0). */
 static int parse_real(const char *s, double *out)
 {
     char *end;
@@ -59,10 +67,14 @@ static int parse_real(const char *s, double *out)
         return -1;
     errno = 0;
     v = strtod(s, &end);
-    if (*end || errno == ERANGE || !isfinite(v))
+    if (end == s || *end)
+        return -1;
+    if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL))
+        return -2;
+    if (!isfinite(v))
         return -1;
     *out = v;
-    return 0;
+    return errno == ERANGE && v == 0;
 }
 
 /* A decimal unsigned integer, digits only. */
@@ -85,13 +97,28 @@ static int bad_value(opt_id id, const char *what, const char *val)
     return cli_fail(CLI_EXIT_USAGE, "--%s: must be %s, got \"%s\"", options[id].name, what, val);
 }
 
+/* A number too large for a double: say so (the domain alone would read as
+ * if the text were not a number). */
+static int overflow_value(opt_id id, const char *what, const char *val)
+{
+    return cli_fail(CLI_EXIT_USAGE, "--%s: must be %s, got \"%s\" (beyond the range of a double, about 1.8e308)",
+                    options[id].name, what, val);
+}
+
 /* A real option value in [lo, hi], with open ends as flagged. */
 static int real_in(opt_id id, const char *val, double lo, int lo_open, double hi, int hi_open,
                    const char *what, double *out)
 {
     double v;
-    if (parse_real(val, &v) || v < lo || v > hi || (lo_open && v == lo) || (hi_open && v == hi))
+    int st = parse_real(val, &v);
+    if (st == -2)
+        return overflow_value(id, what, val);
+    if (st < 0)
         return bad_value(id, what, val);
+    if (v < lo || v > hi || (lo_open && v == lo) || (hi_open && v == hi))
+        return st ? cli_fail(CLI_EXIT_USAGE, "--%s: must be %s, got \"%s\" (rounds to 0 in double precision)",
+                             options[id].name, what, val)
+                  : bad_value(id, what, val);
     *out = v;
     return CLI_EXIT_OK;
 }
@@ -116,7 +143,13 @@ static int set_epsilon(cli_args *a, const char *val)
 static int set_grid_step(cli_args *a, const char *val)
 {
     double v;
-    if (parse_real(val, &v) || (v != 0 && (v < CLI_MIN_GRID_STEP || v > 1)))
+    int st = parse_real(val, &v);
+    if (st == -2)
+        return overflow_value(OPT_GRID_STEP, "0 or a number in [1e-07, 1]", val);
+    if (st == 1) /* not "0" (automatic), a step too small for a double */
+        return cli_fail(CLI_EXIT_USAGE, "--grid-step: must be 0 or a number in [1e-07, 1], got \"%s\" "
+                        "(rounds to 0 in double precision)", val);
+    if (st < 0 || (v != 0 && (v < CLI_MIN_GRID_STEP || v > 1)))
         return bad_value(OPT_GRID_STEP, "0 or a number in [1e-07, 1]", val);
     a->opt.grid_step = v;
     return CLI_EXIT_OK;

@@ -459,7 +459,8 @@ static dpa_status find_event_key(walk *w, json_t *obj, const seg *at, int top,
             return fail(w, &sub, "only allowed at the top level of a spec");
         }
         if (!dpa_ev_kind_from_name(key, kind))
-            return fail(w, at, "unknown event kind %s", quote(key, q, sizeof q));
+            return fail(w, at, "unknown event kind %s (expected " EVENT_KEY_LIST "%s)",
+                        quote(key, q, sizeof q), top ? ", or the top-level key neighboring" : "");
         found++;
         *name = dpa_ev_kind_name(*kind);
     }

@@ -1,6 +1,6 @@
 /* Gaussian mechanism: pair N(s, sigma^2) vs N(0, sigma^2), mu = s/sigma.
  * The loss is W ~ N(mu^2/2, mu^2) under A and N(-mu^2/2, mu^2) under B
- * (MATH.md §5; LT Thm 2.4).  GDP mu leaves use the same pair.
+ * (LT Thm 2.4).  GDP mu leaves use the same pair.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <stdlib.h>

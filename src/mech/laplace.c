@@ -1,4 +1,4 @@
-/* Laplace mechanism: pair Lap(0, b) vs Lap(s, b), eps0 = s/b (MATH.md §5).
+/* Laplace mechanism: pair Lap(0, b) vs Lap(s, b), eps0 = s/b (GDP Lemma A.6).
  * Under A the loss has atoms +eps0 (mass 1/2) and -eps0 (mass e^{-eps0}/2)
  * and a continuous part on (-eps0, eps0) (tails in pair.c).
  * SPDX-License-Identifier: GPL-3.0-or-later */

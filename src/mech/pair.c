@@ -28,7 +28,7 @@ static void gaussian_ctail(double mu, double t, double out[4])
     ndtr_pair((t + m) / mu, &out[2], &out[3]);
 }
 
-/* Continuous part of Laplace, eps0 = s/b (MATH.md §5): on (-eps0, eps0) the
+/* Continuous part of Laplace, eps0 = s/b (GDP Lemma A.6): on (-eps0, eps0) the
  * loss is (s - 2o)/b; with u = (eps0 - t)/2, v = (eps0 + t)/2:
  *   A_c(W>t) = (1 - e^{-u})/2,  A_c(W<t) = e^{-u}(1 - e^{-v})/2,
  *   B_c(W>t) = e^{-v}(1 - e^{-u})/2, B_c(W<t) = (1 - e^{-v})/2. */
@@ -51,7 +51,7 @@ static void laplace_ctail(double e0, double lc, double t, double out[4])
 }
 
 /* g(t) = log(1 + (e^t - 1)/q): base loss threshold of the Poisson map
- * W_q = log(q e^W + 1 - q) (MATH.md §4), for t > log(1-q). */
+ * W_q = log(q e^W + 1 - q) (LT Thm 5.1), for t > log(1-q). */
 static double poisson_inverse(double q, double t)
 {
     if (t > 30.0) return t - log(q) + log1p(-(1.0 - q) * exp(-t));
@@ -250,7 +250,7 @@ dpa_pair *dpa_pair_poisson(dpa_pair *base, double q, dpa_error *err)
     if (!p) { dpa_pair_free(base); return NULL; }
     p->par[0] = q;
     /* Atoms map through W_q = log(q e^W + 1 - q), a monotone map, so the
-     * order is kept; A_q = qA + (1-q)B, B_q = B (MATH.md §4). */
+     * order is kept; A_q = qA + (1-q)B, B_q = B (LT Thm 5.1). */
     for (size_t i = 0; i < base->natoms; i++) {
         const dpa_atom *a = &base->atoms[i];
         double w = (a->w == INFINITY) ? INFINITY : dpa_log_add_exp(lq + a->w, l1q);

@@ -4,9 +4,9 @@
  * A pair (A, B) in one direction is described by the privacy loss
  * W = log(dA/dB): a finite list of atoms plus an absolutely continuous part
  * given by its tail functions.  Everything the accountants need is a function
- * of these (MATH.md §1):
+ * of these (LT eq 20):
  *   delta(eps) = A(W > eps) - e^eps B(W > eps)          (including A's atom at +inf)
- * Mechanisms (MATH.md §5) build base pairs; subsampling (§4), reversal (LT eq 7)
+ * Mechanisms build base pairs; subsampling (§4), reversal (LT eq 7)
  * and the replace-one symmetrization (CF Prop 29 / Cor 31, GDP Thm 4.2) are
  * transforms that build new pairs from a base pair.
  *
@@ -58,7 +58,7 @@ void dpa_pair_ctail(const dpa_pair *p, double t, double out[4]);
  * out[0] = log A(W > t), out[1] = log B(W > t). t finite. */
 void dpa_pair_tail_gt(const dpa_pair *p, double t, double out[2]);
 
-/* log delta(eps) = log H_{e^eps}(A || B), exact (MATH.md §1); -inf if 0.
+/* log delta(eps) = log H_{e^eps}(A || B), exact (LT eq 20); -inf if 0.
  * eps finite. */
 double dpa_pair_log_delta(const dpa_pair *p, double eps);
 
@@ -92,7 +92,7 @@ dpa_pair *dpa_pair_discrete_gaussian(double sigma, double sensitivity, dpa_error
 
 /* ---- transforms (take ownership of base in every case) ---- */
 /* Remove direction of Poisson subsampling at rate q in (0, 1]:
- * (qA + (1-q)B, B) (MATH.md §4).  q = 1 returns base. */
+ * (qA + (1-q)B, B) (LT Thm 5.1).  q = 1 returns base. */
 dpa_pair *dpa_pair_poisson(dpa_pair *base, double q, dpa_error *err);
 /* (B, A): W -> -W (LT eq 7).  A symmetric base is returned as is. */
 dpa_pair *dpa_pair_reverse(dpa_pair *base, dpa_error *err);

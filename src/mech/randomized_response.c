@@ -1,7 +1,7 @@
 /* Randomized response RR_{eps,delta}: the dominating pair of every
  * (eps, delta)-DP mechanism (LT Thm 4.5).  Loss +inf w.p. delta,
  * +eps w.p. (1-delta) e^eps/(1+e^eps), -eps w.p. (1-delta)/(1+e^eps) under A;
- * B is the mirror image.  Pure eps-DP is delta = 0 (MATH.md §3, §5).
+ * B is the mirror image.  Pure eps-DP is delta = 0 (LT Thm 4.5).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <stdlib.h>

@@ -61,7 +61,8 @@ dpa_status dpa_bisect(dpa_fn f, void *ctx, double lo, double hi,
  * geometrically (step, 2*step, 4*step, ...) in direction dir (+1 or -1),
  * staying within [xmin, xmax].  On success *a, *b (a < b) bracket a sign change
  * with no sign change skipped between x0 and the bracket (scan, then bisect:
- * avoids the spurious roots of a wide bisection, MATH.md §8).
+ * avoids the spurious roots of a wide bisection where e^eps amplifies
+ * round-off, docs/guarantees.md §2.1).
  * DPA_ENUMERIC if no sign change is found before the limit. */
 dpa_status dpa_scan_bracket(dpa_fn f, void *ctx, double x0, double step, int dir,
                             double xmin, double xmax, double *a, double *b);

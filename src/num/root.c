@@ -1,6 +1,6 @@
 /* Root finding: sign-preserving bracketing (GSL's Brent solver, finished by
  * halving) and a geometric scan for the first sign change (scan, then
- * bisect: MATH.md §8).
+ * bisect, as the eps(delta) searches of docs/guarantees.md §2.1 do).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Zero convention (both functions): a point where f is exactly 0 is a root,
