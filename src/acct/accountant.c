@@ -42,7 +42,10 @@
 #define STEP_MODEL_C 6.0
 #define STEP_MIN 1e-7
 /* Relative round-off of a composed +inf mass (a few exp/log1p/expm1). */
-#define INF_MARGIN (16 * DPA_UNIT_ROUNDOFF)
+/* Relative round-off of a composed +inf mass: a few exp/log1p/expm1, and
+ * the exp of a log mass (an atom's mass stored as its logarithm l carries
+ * about u |l| relative, 40 u for masses near 1e-17): 128 u. */
+#define INF_MARGIN (128 * DPA_UNIT_ROUNDOFF)
 /* A refinement aims at this fraction of the tolerance (gap ~ step^2). */
 #define REFINE_AIM 0.7
 /* A refinement that does not shrink the gap below this fraction of the
@@ -149,7 +152,7 @@ static void leaf_range(const dpa_leaf *l, int d, double *wmax, double *inf)
     /* composite: the inner composition's remove pair, subsampled */
     double wi, ii, q = l->rate;
     set_range(l->inner, 0, &wi, &ii);
-    double w0 = isinf(wi) ? wi : dpa_log_add_exp(log(q) + wi, log1p(-q));
+    double w0 = dpa_poisson_loss(q, wi);
     w0 += 8 * DPA_UNIT_ROUNDOFF * (fabs(w0) + 1e-300);
     if (l->sample) { /* symmetrized: [-max(w0, 0), max(w0, 0)], both directions */
         *wmax = fmax(w0, 0.0);
@@ -512,18 +515,17 @@ static dpa_pair *subsampled_atoms(const dpa_composed *mu, double q, int dir, dou
         bs += (long double)mi * expl(-(long double)z);
         double w, la, lb;
         if (dir == 0) {
-            double t = dpa_log_add_exp(lq, l1q - z); /* log(q + (1-q) e^{-z}) */
-            w = z + t;
-            la = lm + t;
+            w = dpa_poisson_loss(q, z); /* log(q e^z + 1 - q) */
+            la = lm + dpa_log_add_exp(lq, l1q - z);
             lb = lm - z;
         } else {
-            double t = dpa_log_add_exp(lq - z, l1q); /* log(q e^{-z} + 1 - q) */
-            w = -t;
+            w = -dpa_poisson_loss(q, -z); /* -log(q e^{-z} + 1 - q) */
             la = lm;
-            lb = lm + t;
+            lb = lm - w;
         }
-        /* w: log-add-exp (<= 3 u relative plus 2 u absolute, with the
-         * rounding of z) and one addition: |dw| <= 4 u (|w| + |z| + 2) */
+        /* w: log1p(q expm1(.)) is good to ~4 u relative, and the rounding
+         * of z (u |z|) moves it by at most u |z| (|dw/dz| <= 1):
+         * |dw| <= 4 u (|w| + |z| + 2) with margin */
         we += (long double)mi * 4 * DPA_UNIT_ROUNDOFF * (fabs(w) + fabs(z) + 2);
         p->atoms[k++] = (dpa_atom){w, la, lb};
     }
@@ -840,7 +842,8 @@ static void pld_delta_dir(const dpa_accountant *a, int d, double eps, double *up
     /* the query recurrences add positive terms: relative error <= 2 n u */
     double u = vp * (1 + 2 * (double)P->n * DPA_UNIT_ROUNDOFF + P->rel_err) + P->tail_above + P->roundoff;
     double l = vo * (1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err) - O->tail_outside - O->roundoff;
-    double floor_ = fmax(O->inf * (1 - INF_MARGIN), eps < 0 ? -expm1(eps) : 0.0);
+    /* 1 - e^eps is a lower bound; -expm1 is rounded to nearest: round down */
+    double floor_ = fmax(O->inf * (1 - INF_MARGIN), eps < 0 ? -expm1(eps) * (1 - 2 * DPA_UNIT_ROUNDOFF) : 0.0);
     *up = fmin(1.0, u);
     *lo = fmax(l, floor_);
     if (*lo > *up) *lo = *up;
@@ -908,8 +911,8 @@ static int evaluate(const dpa_accountant *a, const query *q, dpa_result *out)
     if (a->ndir == 1) { up[1] = up[0]; lo[1] = lo[0]; capped[1] = capped[0]; }
     out->upper = fmax(up[0], up[1]);
     out->lower = fmax(lo[0], lo[1]);
-    out->upper_remove = up[0];
-    out->upper_add = up[1];
+    out->upper_remove = up[0] + 0.0; /* -0 -> +0 */
+    out->upper_add = up[1] + 0.0;
     out->binding = binding(a, up[0], up[1]);
     out->upper_source = capped[up[0] >= up[1] ? 0 : 1] ? DPA_SOURCE_MAX_LOSS : DPA_SOURCE_METHOD;
     out->lower += 0.0; /* -0 -> +0 */

@@ -91,7 +91,10 @@ static dpa_status add_composite(walk *w, const dpa_event *e, const dpa_event *c,
                                 const char *path, dpa_error *err)
 {
     /* Poisson subsampling at rate 1 keeps every record: the composition itself */
-    if (e->kind == DPA_EV_POISSON && rate == 1) return walk_event(w, c, mult, path, err);
+    /* subsampling at rate 1 keeps every record: the composition itself (for
+     * sample, the symmetrization of a symmetric pair is the pair itself,
+     * and every pair under replace-one is symmetric) */
+    if (rate == 1) return walk_event(w, c, mult, path, err);
     dpa_leafset *in = calloc(1, sizeof *in);
     if (!in) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
     in->all_gaussian = 1;

@@ -235,6 +235,19 @@ dpa_pair *dpa_pair_reverse(dpa_pair *base, dpa_error *err)
     return p;
 }
 
+/* W_q = log(q e^W + 1 - q) with a relative error of a few u also for
+ * small |W| (log1p(q expm1(W)); the log-add-exp form loses the absolute
+ * u |log q| there), and without overflow for large W. */
+double dpa_poisson_loss(double q, double w)
+{
+    if (w == INFINITY) return INFINITY;
+    if (w == -INFINITY) return log1p(-q);
+    if (w <= 700) return log1p(q * expm1(w));
+    return w + log(q) + log1p((1 - q) / q * exp(-w));
+}
+
+static double poisson_loss(double q, double w) { return dpa_poisson_loss(q, w); }
+
 dpa_pair *dpa_pair_poisson(dpa_pair *base, double q, dpa_error *err)
 {
     if (!base) return NULL;
@@ -253,7 +266,7 @@ dpa_pair *dpa_pair_poisson(dpa_pair *base, double q, dpa_error *err)
      * order is kept; A_q = qA + (1-q)B, B_q = B (LT Thm 5.1). */
     for (size_t i = 0; i < base->natoms; i++) {
         const dpa_atom *a = &base->atoms[i];
-        double w = (a->w == INFINITY) ? INFINITY : dpa_log_add_exp(lq + a->w, l1q);
+        double w = poisson_loss(q, a->w);
         p->atoms[i] = (dpa_atom){w, dpa_log_add_exp(lq + a->la, l1q + a->lb), a->lb};
     }
     p->lca = dpa_log_add_exp(lq + base->lca, l1q + base->lcb);
@@ -463,8 +476,8 @@ void dpa_pair_loss_range(const dpa_pair *p, double *wmin, double *wmax)
         dpa_pair_loss_range(p->base, &blo, &bhi);
         /* W_q = log(q e^W + 1 - q) is increasing, > log(1 - q) */
         if (p->base->lca > -INFINITY || p->base->lcb > -INFINITY) {
-            clo = blo == -INFINITY ? l1q : dpa_log_add_exp(log(q) + blo, l1q);
-            chi = bhi == INFINITY ? INFINITY : dpa_log_add_exp(log(q) + bhi, l1q);
+            clo = blo == -INFINITY ? l1q : dpa_poisson_loss(q, blo);
+            chi = dpa_poisson_loss(q, bhi);
         }
         break;
     }

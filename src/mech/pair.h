@@ -94,6 +94,9 @@ dpa_pair *dpa_pair_discrete_gaussian(double sigma, double sensitivity, dpa_error
 /* Remove direction of Poisson subsampling at rate q in (0, 1]:
  * (qA + (1-q)B, B) (LT Thm 5.1).  q = 1 returns base. */
 dpa_pair *dpa_pair_poisson(dpa_pair *base, double q, dpa_error *err);
+/* The Poisson loss map W_q = log(q e^W + 1 - q) (LT Thm 5.1), accurate to
+ * a few u relative for every W (log1p(q expm1(W)) for W <= 700). */
+double dpa_poisson_loss(double q, double w);
 /* (B, A): W -> -W (LT eq 7).  A symmetric base is returned as is. */
 dpa_pair *dpa_pair_reverse(dpa_pair *base, dpa_error *err);
 /* The symmetric pair whose profile is delta_base(eps) for eps >= 0 and
