@@ -1043,6 +1043,1091 @@ static void test_random(void **state)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Two-point pairs (dpa_rr_applicable_dir / dpa_rr_build_dir): Poisson-
+ * subsampled RR in both directions, general two-point pairs, mixtures with
+ * (eps, delta) leaves.
+ *
+ * Reference model (exact_rr.h): the finite losses are the stored atoms' w
+ * (exact doubles), the A-probabilities the true ones: for a Poisson-
+ * subsampled RR(eps) at rate q computed here in MPFR from q and eps
+ * (remove direction a_hi = q p + (1 - q)(1 - p), a_lo = q (1 - p) + (1 - q) p,
+ * p = e^eps / (1 + e^eps); add direction: the B-masses 1 - p at -w_hi and p
+ * at -w_lo), for an explicitly built atom pair exp(la) exactly.
+ * delta(t) = 1 - P + P F(t), F summed in MPFR with S(y) = y w_hi + (k - y) w_lo
+ * exact (SPREC bits). */
+
+#define SPREC 2240
+#define RN MPFR_RNDN
+
+typedef struct rgrp {
+    double whi, wlo, k; /* whi == wlo: one point (p = 1, q = 0); approximations if !exact */
+    mpfr_t p, q;        /* A-probabilities of whi and wlo */
+    mpfr_t wh, wl;      /* the losses (SPREC bits) */
+    int exact;          /* losses are the doubles whi, wlo: S(y) computed exactly */
+} rgrp;
+
+typedef struct rmodel {
+    rgrp g[8];
+    size_t ng;
+    mpfr_t lk; /* sum_j k_j log(1 - A_j(+inf)) */
+    int full;  /* some A_j(+inf) = 1 */
+    int gen;   /* some factor is a two-point pair (losses with a representation range) */
+    double dS; /* sum over two-point factors of k max |w| DPA_RR_LOSS_ULPS u_d */
+} rmodel;
+
+static void model_init(rmodel *M)
+{
+    M->ng = 0;
+    M->full = 0;
+    M->gen = 0;
+    M->dS = 0;
+    mpfr_init2(M->lk, 4 * PREC);
+    mpfr_set_zero(M->lk, 1);
+}
+
+static void model_clear(rmodel *M)
+{
+    for (size_t i = 0; i < M->ng; i++) mpfr_clears(M->g[i].p, M->g[i].q, M->g[i].wh, M->g[i].wl, (mpfr_ptr)0);
+    mpfr_clear(M->lk);
+}
+
+/* a factor with losses wh > wl (SPREC bits; exact: they are doubles) and
+ * A-probabilities proportional to (ph, pl) */
+static void model_add_m(rmodel *M, const mpfr_t wh, const mpfr_t wl, int exact, const mpfr_t ph, const mpfr_t pl,
+                        double k)
+{
+    double whi = mpfr_get_d(wh, RN), wlo = mpfr_get_d(wl, RN);
+    mpfr_t sm, p, q;
+    mpfr_inits2(4 * PREC, sm, p, q, (mpfr_ptr)0);
+    mpfr_add(sm, ph, pl, RN);
+    mpfr_div(p, ph, sm, RN);
+    mpfr_div(q, pl, sm, RN);
+    size_t j = 0;
+    while (j < M->ng && !(M->g[j].whi == whi && M->g[j].wlo == wlo && mpfr_equal_p(M->g[j].p, p))) j++;
+    if (j < M->ng) M->g[j].k += k;
+    else {
+        assert_true(M->ng < N(M->g));
+        rgrp *g = &M->g[M->ng++];
+        g->whi = whi;
+        g->wlo = wlo;
+        g->k = k;
+        g->exact = exact;
+        mpfr_inits2(4 * PREC, g->p, g->q, (mpfr_ptr)0);
+        mpfr_inits2(SPREC, g->wh, g->wl, (mpfr_ptr)0);
+        mpfr_set(g->p, p, RN);
+        mpfr_set(g->q, q, RN);
+        mpfr_set(g->wh, wh, RN);
+        mpfr_set(g->wl, wl, RN);
+    }
+    mpfr_clears(sm, p, q, (mpfr_ptr)0);
+}
+
+static void model_add(rmodel *M, double whi, double wlo, const mpfr_t ph, const mpfr_t pl, double k)
+{
+    mpfr_t a, b;
+    mpfr_inits2(64, a, b, (mpfr_ptr)0);
+    mpfr_set_d(a, whi, RN);
+    mpfr_set_d(b, wlo, RN);
+    model_add_m(M, a, b, 1, ph, pl, k);
+    mpfr_clears(a, b, (mpfr_ptr)0);
+}
+
+/* k factors with A(+inf) = a */
+static void model_inf(rmodel *M, const mpfr_t a, double k)
+{
+    if (mpfr_cmp_ui(a, 1) >= 0) {
+        M->full = 1;
+        return;
+    }
+    mpfr_t t;
+    mpfr_init2(t, 4 * PREC);
+    mpfr_neg(t, a, RN);
+    mpfr_log1p(t, t, RN);
+    mpfr_mul_d(t, t, k, RN);
+    mpfr_add(M->lk, M->lk, t, RN);
+    mpfr_clear(t);
+}
+
+/* k x RR(eps, delta) */
+static void model_rr(rmodel *M, double eps, double delta, double k)
+{
+    mpfr_t a, b;
+    mpfr_inits2(4 * PREC, a, b, (mpfr_ptr)0);
+    if (delta > 0) {
+        mpfr_set_d(a, delta, RN);
+        model_inf(M, a, k);
+    }
+    if (eps > 0 && delta < 1) {
+        mpfr_set_d(a, eps, RN);
+        mpfr_exp(a, a, RN);
+        mpfr_set_ui(b, 1, RN);
+        model_add(M, eps, -eps, a, b, k);
+    }
+    mpfr_clears(a, b, (mpfr_ptr)0);
+}
+
+/* true masses of Poisson(q) RR(eps): m[0] = A(hi), m[1] = A(lo), m[2] =
+ * B(hi) = 1/(1 + e^eps), m[3] = B(lo) = e^eps/(1 + e^eps) */
+static void prr_masses(double q, double eps, mpfr_t m[4])
+{
+    mpfr_t E, pr, pq, Q, Q1;
+    mpfr_inits2(4 * PREC, E, pr, pq, Q, Q1, (mpfr_ptr)0);
+    mpfr_set_d(E, eps, RN);
+    mpfr_exp(E, E, RN);
+    mpfr_add_ui(pq, E, 1, RN);
+    mpfr_div(pr, E, pq, RN);
+    mpfr_ui_div(pq, 1, pq, RN);
+    mpfr_set_d(Q, q, RN);
+    mpfr_ui_sub(Q1, 1, Q, RN);
+    mpfr_mul(m[0], Q, pr, RN);
+    mpfr_fma(m[0], Q1, pq, m[0], RN);
+    mpfr_mul(m[1], Q, pq, RN);
+    mpfr_fma(m[1], Q1, pr, m[1], RN);
+    mpfr_set(m[2], pq, RN);
+    mpfr_set(m[3], pr, RN);
+    mpfr_clears(E, pr, pq, Q, Q1, (mpfr_ptr)0);
+}
+
+/* k x Poisson(q) RR(eps) in direction dir: the losses of the stored pair
+ * (atoms[0] = low, atoms[1] = high), the true masses */
+static void model_prr(rmodel *M, const dpa_pair *P, double q, double eps, int dir, double k)
+{
+    mpfr_t m[4];
+    for (int i = 0; i < 4; i++) mpfr_init2(m[i], 4 * PREC);
+    prr_masses(q, eps, m);
+    assert_int_equal(P->natoms, 2);
+    M->gen = 1;
+    M->dS += k * fmax(fabs(P->atoms[0].w), fabs(P->atoms[1].w)) * DPA_RR_LOSS_ULPS * 0x1p-53;
+    if (dir == 0) model_add(M, P->atoms[1].w, P->atoms[0].w, m[0], m[1], k);
+    else model_add(M, -P->atoms[0].w, -P->atoms[1].w, m[3], m[2], k);
+    for (int i = 0; i < 4; i++) mpfr_clear(m[i]);
+}
+
+/* k x Poisson(q) RR(eps) in direction dir, the mathematical pair: losses
+ * log1p(q expm1(+-eps)) and masses computed here */
+static void model_prr_math(rmodel *M, double q, double eps, int dir, double k)
+{
+    mpfr_t m[4], wh, wl;
+    for (int i = 0; i < 4; i++) mpfr_init2(m[i], 4 * PREC);
+    mpfr_inits2(SPREC, wh, wl, (mpfr_ptr)0);
+    prr_masses(q, eps, m);
+    mpfr_set_d(wh, eps, RN);
+    mpfr_expm1(wh, wh, RN);
+    mpfr_mul_d(wh, wh, q, RN);
+    mpfr_log1p(wh, wh, RN);
+    mpfr_set_d(wl, -eps, RN);
+    mpfr_expm1(wl, wl, RN);
+    mpfr_mul_d(wl, wl, q, RN);
+    mpfr_log1p(wl, wl, RN);
+    M->gen = 1;
+    if (dir == 0) model_add_m(M, wh, wl, 0, m[0], m[1], k);
+    else {
+        mpfr_neg(wh, wh, RN);
+        mpfr_neg(wl, wl, RN);
+        model_add_m(M, wl, wh, 0, m[3], m[2], k);
+    }
+    for (int i = 0; i < 4; i++) mpfr_clear(m[i]);
+    mpfr_clears(wh, wl, (mpfr_ptr)0);
+}
+
+/* k x an explicit atom pair in direction dir: masses exp(la) exactly */
+static void model_atoms(rmodel *M, const dpa_pair *P, int dir, double k)
+{
+    double fw[2] = {0, 0}, fl[2] = {0, 0};
+    int nf = 0;
+    mpfr_t a, b;
+    mpfr_inits2(4 * PREC, a, b, (mpfr_ptr)0);
+    M->gen = 1;
+    for (size_t i = 0; i < P->natoms; i++) {
+        const dpa_atom *at = &P->atoms[i];
+        double w = dir ? -at->w : at->w, la = dir ? at->lb : at->la;
+        if (la == -INFINITY || w == -INFINITY) continue;
+        if (w == INFINITY) {
+            mpfr_set_d(a, la, RN);
+            mpfr_exp(a, a, RN);
+            model_inf(M, a, k);
+            continue;
+        }
+        assert_true(nf < 2);
+        fw[nf] = w;
+        fl[nf++] = la;
+        if (fabs(w) * k * DPA_RR_LOSS_ULPS * 0x1p-53 > 0) M->dS += fabs(w) * k * DPA_RR_LOSS_ULPS * 0x1p-53;
+    }
+    if (nf == 1) {
+        mpfr_set_ui(a, 1, RN);
+        mpfr_set_zero(b, 1);
+        model_add(M, fw[0], fw[0], a, b, k);
+    } else if (nf == 2) {
+        int h = fw[1] > fw[0];
+        mpfr_set_d(a, fl[h], RN);
+        mpfr_exp(a, a, RN);
+        mpfr_set_d(b, fl[1 - h], RN);
+        mpfr_exp(b, b, RN);
+        model_add(M, fw[h], fw[1 - h], a, b, k);
+    }
+    mpfr_clears(a, b, (mpfr_ptr)0);
+}
+
+/* S(y) = y whi + (k - y) wlo, exact when g->exact */
+static void S_at(mpfr_t S, const rgrp *g, double y)
+{
+    mpfr_t a;
+    mpfr_init2(a, SPREC);
+    int in = mpfr_mul_d(S, g->wh, y, RN);
+    in |= mpfr_mul_d(a, g->wl, g->k - y, RN);
+    in |= mpfr_add(S, S, a, RN);
+    if (in && g->exact) fail_msg("S(y) not exact");
+    mpfr_clear(a);
+}
+
+/* F(t) = sum_{S(y) > t} pmf(y) (1 - e^{t - S(y)}) for one group: *F and a
+ * bound *tr on the omitted part (t exact, SPREC bits) */
+static void ref_F2(const rgrp *g, const mpfr_t t, mpfr_t F, mpfr_t tr)
+{
+    mpfr_t S, x, w, r, term, tmp, w0;
+    mpfr_inits2(SPREC, S, x, (mpfr_ptr)0);
+    mpfr_inits2(PREC, w, r, term, tmp, w0, (mpfr_ptr)0);
+    mpfr_set_zero(F, 1);
+    mpfr_set_zero(tr, 1);
+    double k = g->k;
+#define TERM(y)                                  \
+    do {                                         \
+        S_at(S, g, (y));                         \
+        if (mpfr_sub(x, t, S, RN) && g->exact) fail_msg("t - S(y) not exact"); \
+        mpfr_expm1(term, x, RN);                 \
+        mpfr_neg(term, term, RN);                \
+    } while (0)
+    if (mpfr_zero_p(g->q)) { /* all at y = k */
+        S_at(S, g, k);
+        if (mpfr_cmp(S, t) > 0) {
+            TERM(k);
+            mpfr_set(F, term, RN);
+        }
+        goto done;
+    }
+    double D = g->whi - g->wlo;
+    double ys = floor((mpfr_get_d(t, RN) - k * g->wlo) / D) + 1;
+    if (!(ys >= 0)) ys = 0;
+    if (!(ys <= k + 1)) ys = k + 1;
+    while (ys > 0 && (S_at(S, g, ys - 1), mpfr_cmp(S, t) > 0)) ys--;
+    while (ys <= k && (S_at(S, g, ys), mpfr_cmp(S, t) <= 0)) ys++;
+    if (ys > k) goto done;
+    double md = floor((k + 1) * mpfr_get_d(g->p, RN));
+    if (md > k) md = k;
+    double y0 = ys > md ? ys : md;
+    /* pmf(y0) */
+    mpfr_set_d(tmp, k + 1, RN);
+    mpfr_lngamma(w0, tmp, RN);
+    mpfr_set_d(tmp, y0 + 1, RN);
+    mpfr_lngamma(tmp, tmp, RN);
+    mpfr_sub(w0, w0, tmp, RN);
+    mpfr_set_d(tmp, k - y0 + 1, RN);
+    mpfr_lngamma(tmp, tmp, RN);
+    mpfr_sub(w0, w0, tmp, RN);
+    mpfr_log(tmp, g->p, RN);
+    mpfr_mul_d(tmp, tmp, y0, RN);
+    mpfr_add(w0, w0, tmp, RN);
+    mpfr_log(tmp, g->q, RN);
+    mpfr_mul_d(tmp, tmp, k - y0, RN);
+    mpfr_add(w0, w0, tmp, RN);
+    mpfr_exp(w0, w0, RN);
+    mpfr_set(w, w0, RN);
+    for (double y = y0;; y++) {
+        TERM(y);
+        mpfr_mul(term, term, w, RN);
+        mpfr_add(F, F, term, RN);
+        if (y >= k) break;
+        mpfr_set_d(r, k - y, RN);
+        mpfr_div_d(r, r, y + 1, RN);
+        mpfr_mul(r, r, g->p, RN);
+        mpfr_div(r, r, g->q, RN);
+        if (y >= md && mpfr_cmp_ui(r, 1) < 0) {
+            mpfr_ui_sub(tmp, 1, r, RN);
+            mpfr_div(tmp, r, tmp, RN);
+            mpfr_mul(tmp, tmp, w, RN);
+            mpfr_mul_2si(term, F, -stop_bits, RN);
+            if (mpfr_cmp(tmp, term) < 0) {
+                mpfr_mul_d(tmp, tmp, 1.01, MPFR_RNDU);
+                mpfr_add(tr, tr, tmp, MPFR_RNDU);
+                break;
+            }
+        }
+        mpfr_mul(w, w, r, RN);
+    }
+    mpfr_set(w, w0, RN);
+    for (double y = y0; y > ys; y--) {
+        mpfr_set_d(r, y, RN); /* w(y-1) / w(y) = y q / ((k - y + 1) p) */
+        mpfr_div_d(r, r, k - y + 1, RN);
+        mpfr_mul(r, r, g->q, RN);
+        mpfr_div(r, r, g->p, RN);
+        if (y <= md && mpfr_cmp_ui(r, 1) < 0) {
+            mpfr_ui_sub(tmp, 1, r, RN);
+            mpfr_div(tmp, r, tmp, RN);
+            mpfr_mul(tmp, tmp, w, RN);
+            mpfr_mul_2si(term, F, -stop_bits, RN);
+            if (mpfr_cmp(tmp, term) < 0) {
+                mpfr_mul_d(tmp, tmp, 1.01, MPFR_RNDU);
+                mpfr_add(tr, tr, tmp, MPFR_RNDU);
+                break;
+            }
+        }
+        mpfr_mul(w, w, r, RN);
+        TERM(y - 1);
+        mpfr_mul(term, term, w, RN);
+        mpfr_add(F, F, term, RN);
+    }
+#undef TERM
+done:
+    mpfr_clears(S, x, (mpfr_ptr)0);
+    mpfr_clears(w, r, term, tmp, w0, (mpfr_ptr)0);
+}
+
+/* pmf table y = 0..k of one group (small k) */
+static mpfr_t *pmf_table2(const rgrp *g)
+{
+    size_t n = (size_t)g->k + 1;
+    mpfr_t *v = malloc(n * sizeof *v);
+    for (size_t y = 0; y < n; y++) {
+        mpfr_init2(v[y], PREC);
+        if (mpfr_zero_p(g->q)) mpfr_set_ui(v[y], y + 1 == n, RN);
+        else if (y == 0) mpfr_pow_ui(v[0], g->q, (unsigned long)g->k, RN);
+        else {
+            mpfr_mul_d(v[y], v[y - 1], g->k - (double)y + 1, RN);
+            mpfr_div_d(v[y], v[y], (double)y, RN);
+            mpfr_mul(v[y], v[y], g->p, RN);
+            mpfr_div(v[y], v[y], g->q, RN);
+        }
+    }
+    return v;
+}
+
+/* delta(t) of the model: [*v, *v + *tr] contains it.  All groups but the
+ * one with the largest count must have small counts (enumerated). */
+static void ref_delta2(const rmodel *M, double t, mpfr_t v, mpfr_t tr)
+{
+    if (M->full) {
+        mpfr_set_ui(v, 1, RN);
+        mpfr_set_zero(tr, 1);
+        return;
+    }
+    mpfr_t F, T, Fi, Ti, Pw, P, Q, tt, S;
+    mpfr_inits2(PREC, F, T, Fi, Ti, Pw, (mpfr_ptr)0);
+    mpfr_inits2(4 * PREC, P, Q, (mpfr_ptr)0);
+    mpfr_inits2(SPREC, tt, S, (mpfr_ptr)0);
+    mpfr_set_zero(F, 1);
+    mpfr_set_zero(T, 1);
+    size_t m = M->ng, ord[8];
+    for (size_t i = 0; i < m; i++) ord[i] = i;
+    for (size_t i = 0; i + 1 < m; i++) /* largest count last */
+        if (M->g[ord[i]].k > M->g[ord[m - 1]].k) {
+            size_t a = ord[i];
+            ord[i] = ord[m - 1];
+            ord[m - 1] = a;
+        }
+    if (m == 0) {
+        if (t < 0) {
+            mpfr_set_d(F, t, RN);
+            mpfr_expm1(F, F, RN);
+            mpfr_neg(F, F, RN);
+        }
+    } else {
+        mpfr_t *tab[8];
+        size_t idx[8] = {0};
+        for (size_t i = 0; i + 1 < m; i++) tab[i] = pmf_table2(&M->g[ord[i]]);
+        for (;;) {
+            mpfr_set_ui(Pw, 1, RN);
+            mpfr_set_d(tt, t, RN);
+            for (size_t i = 0; i + 1 < m; i++) {
+                mpfr_mul(Pw, Pw, tab[i][idx[i]], RN);
+                S_at(S, &M->g[ord[i]], (double)idx[i]);
+                if (mpfr_sub(tt, tt, S, RN) && M->g[ord[i]].exact) fail_msg("threshold not exact");
+            }
+            if (!mpfr_zero_p(Pw)) {
+                ref_F2(&M->g[ord[m - 1]], tt, Fi, Ti);
+                mpfr_mul(Fi, Fi, Pw, RN);
+                mpfr_add(F, F, Fi, RN);
+                mpfr_mul(Ti, Ti, Pw, MPFR_RNDU);
+                mpfr_add(T, T, Ti, MPFR_RNDU);
+            }
+            size_t i = 0;
+            while (i + 1 < m && ++idx[i] > (size_t)M->g[ord[i]].k) idx[i++] = 0;
+            if (i + 1 >= m) break;
+        }
+        for (size_t i = 0; i + 1 < m; i++) {
+            for (size_t y = 0; y <= (size_t)M->g[ord[i]].k; y++) mpfr_clear(tab[i][y]);
+            free(tab[i]);
+        }
+    }
+    mpfr_exp(P, M->lk, RN);
+    mpfr_expm1(Q, M->lk, RN);
+    mpfr_neg(Q, Q, RN);
+    mpfr_mul(v, F, P, RN);
+    mpfr_add(v, v, Q, RN);
+    mpfr_mul(tr, T, P, MPFR_RNDU);
+    mpfr_clears(F, T, Fi, Ti, Pw, P, Q, tt, S, (mpfr_ptr)0);
+}
+
+static double worst2_delta, worst2_eps;
+
+static void check_delta2(const char *what, const rmodel *M, double t, double lo, double up, double rel, double abs_)
+{
+    mpfr_t v, tr, hi, rlo;
+    mpfr_inits2(PREC, v, tr, hi, rlo, (mpfr_ptr)0);
+    ref_delta2(M, t, v, tr);
+    ref_range(v, tr, rlo, hi);
+    CHECK(!isnan(lo) && !isnan(up) && lo >= 0 && up <= 1 && lo <= up, "%s: delta(%.17g) in [%.17g, %.17g]: malformed",
+          what, t, lo, up);
+    char rs[96];
+    mpfr_snprintf(rs, sizeof rs, "%.20Rg (+%.3Rg)", v, tr);
+    CHECK(mpfr_cmp_d(hi, lo) >= 0 && mpfr_cmp_d(rlo, up) <= 0,
+          "BRACKET %s: delta(%.17g) in [%.17g, %.17g], reference %s", what, t, lo, up, rs);
+    double allow = rel * up + abs_;
+    if (up - lo > allow && M->dS > 0) {
+        /* the losses' representation ranges (exact_rr.h) move S by up to dS:
+         * allow the variation of the profile over t -+ 2 dS as well */
+        mpfr_t v2;
+        mpfr_init2(v2, PREC);
+        ref_delta2(M, t - 2 * M->dS, v2, tr);
+        ref_delta2(M, t + 2 * M->dS, v, tr);
+        mpfr_sub(v2, v2, v, RN);
+        allow += mpfr_get_d(v2, MPFR_RNDU);
+        mpfr_clear(v2);
+    }
+    CHECK(up - lo <= allow, "WIDTH %s: delta(%.17g) in [%.17g, %.17g]: gap %.3g > %.3g", what, t, lo, up, up - lo,
+          allow);
+    if (rel < 1 && up > 1e-290 && (up - lo) / up > worst2_delta) worst2_delta = (up - lo) / up;
+    mpfr_clears(v, tr, hi, rlo, (mpfr_ptr)0);
+}
+
+static void check_eps2(const char *what, const rmodel *M, double delta, double lo, double up, double rel)
+{
+    mpfr_t v, tr, hi, rlo, Q;
+    mpfr_inits2(PREC, v, tr, hi, rlo, (mpfr_ptr)0);
+    mpfr_init2(Q, 4 * PREC);
+    if (M->full) mpfr_set_ui(Q, 1, RN);
+    else {
+        mpfr_expm1(Q, M->lk, RN);
+        mpfr_neg(Q, Q, RN);
+    }
+    int inf_true = mpfr_cmp_d(Q, delta) > 0;
+    CHECK(!isnan(lo) && !isnan(up) && lo >= 0 && lo <= up, "%s: eps(%.3g) in [%.17g, %.17g]: malformed", what, delta,
+          lo, up);
+    if (isinf(lo)) CHECK(inf_true, "INFINITE %s: eps(%.3g) = inf, but 1 - P <= delta", what, delta);
+    else if (isinf(up)) {
+        mpfr_sub_d(Q, Q, delta, RN);
+        mpfr_abs(Q, Q, RN);
+        CHECK(mpfr_cmp_d(Q, 1e-15 * delta) <= 0, "INFINITE %s: eps(%.3g) in [%.17g, inf] far from the +inf mass", what,
+              delta, lo);
+    } else {
+        CHECK(!inf_true, "FINITE %s: eps(%.3g) in [%.17g, %.17g] but the true eps is infinite", what, delta, lo, up);
+        char rs[64];
+        ref_delta2(M, up, v, tr);
+        ref_range(v, tr, rlo, hi);
+        mpfr_snprintf(rs, sizeof rs, "%.20Rg", v);
+        CHECK(mpfr_cmp_d(rlo, delta) <= 0, "BRACKET %s: eps(%.3g) upper %.17g infeasible: delta there %s", what, delta,
+              up, rs);
+        if (lo > 0) {
+            ref_delta2(M, lo, v, tr);
+            ref_range(v, tr, rlo, hi);
+            mpfr_snprintf(rs, sizeof rs, "%.20Rg", v);
+            CHECK(mpfr_cmp_d(hi, delta) > 0, "BRACKET %s: eps(%.3g) lower %.17g feasible: delta there %s", what, delta,
+                  lo, rs);
+        }
+        CHECK(up - lo <= rel * fmax(1, up), "WIDTH %s: eps(%.3g) in [%.17g, %.17g]: gap %.3g", what, delta, lo, up,
+              up - lo);
+        if ((up - lo) / fmax(1, up) > worst2_eps) worst2_eps = (up - lo) / fmax(1, up);
+    }
+    mpfr_clears(v, tr, hi, rlo, Q, (mpfr_ptr)0);
+}
+
+/* the leaf set of a JSON spec (the pairs the library builds) */
+static void leaves_of(const char *json, dpa_leafset *L)
+{
+    dpa_error err;
+    dpa_spec *s = dpa_spec_from_json(json, &err);
+    if (!s) fail_msg("spec %s: %s", json, err.message);
+    if (dpa_leaves_build(s, L, &err) != DPA_OK) fail_msg("leaves %s: %s", json, err.message);
+    dpa_spec_free(s);
+}
+
+static void build_dir(dpa_rr_comp *c, const dpa_leafset *L, int dir, const char *what)
+{
+    dpa_error err;
+    memset(c, 0, sizeof *c);
+    if (!dpa_rr_applicable_dir(L)) fail_msg("%s: dpa_rr_applicable_dir refused", what);
+    if (dpa_rr_build_dir(c, L, dir, &err) != DPA_OK) fail_msg("%s: dpa_rr_build_dir(%d): %s", what, dir, err.message);
+}
+
+/* delta queries around the largest group of M (lattice points, an ulp off,
+ * between lattice points, negative t, the largest loss and beyond) and eps
+ * queries, checked against the model */
+static void check_queries2(const char *what, const dpa_rr_comp *c, const rmodel *M, const rmodel *Mm, double drel,
+                           double erel);
+
+static void check_queries(const char *what, const dpa_rr_comp *c, const rmodel *M, double drel, double erel)
+{
+    check_queries2(what, c, M, NULL, drel, erel);
+}
+
+/* ... and, if Mm is not NULL, the brackets contain Mm's values too (the
+ * mathematical pair of the stored one, within the representation ranges) */
+static void check_queries2(const char *what, const dpa_rr_comp *c, const rmodel *M, const rmodel *Mm, double drel,
+                           double erel)
+{
+    double L = 0, mean = 0, var = 0;
+    int gen = M->gen;
+    const rgrp *big = &M->g[0];
+    for (size_t i = 0; i < M->ng; i++) {
+        const rgrp *g = &M->g[i];
+        double p = mpfr_get_d(g->p, RN), D = g->whi - g->wlo;
+        L += g->k * g->whi;
+        mean += g->k * (g->wlo + p * D);
+        var += g->k * p * (1 - p) * D * D;
+        if (g->k > big->k) big = g;
+    }
+    double sd = sqrt(var), ts[12];
+    int nt = 0;
+    if (M->ng) {
+        double p = mpfr_get_d(big->p, RN), D = big->whi - big->wlo, k = big->k;
+        double y = floor(fmin(k, k * p + 2 * sqrt(k * p * (1 - p)) + 1));
+        double tl = y * big->whi + (k - y) * big->wlo; /* nearest double of a lattice point (alone) */
+        ts[nt++] = tl;
+        ts[nt++] = nextafter(tl, INFINITY);
+        ts[nt++] = nextafter(tl, -INFINITY);
+        ts[nt++] = tl - D * unif();
+        ts[nt++] = mean + sd * (2 * unif() - 1);
+        ts[nt++] = mean + 3 * sd;
+        ts[nt++] = -fabs(mean) - sd * unif();
+        ts[nt++] = 0;
+        ts[nt++] = L;
+        /* an ulp below the largest loss: one group's cell is located
+         * exactly; several groups' thresholds are rounded (~u L), which is
+         * large relative to the distance to the largest loss */
+        ts[nt++] = M->ng == 1 ? nextafter(L, -INFINITY) : L - 1e-4 * (1 + fabs(L));
+        ts[nt++] = L * (1 + 1e-9) + 1e-300;
+    } else ts[nt++] = 0;
+    for (int j = 0; j < nt; j++) {
+        double up, lo;
+        dpa_rr_delta(c, ts[j], &up, &lo);
+        /* within an ulp of the largest loss, several groups' rounded
+         * thresholds leave no relative accuracy, nor do the two-point
+         * losses' representation ranges (exact_rr.h): bracket only */
+        int top = (M->ng > 1 && ts[j] == L) || (gen && fabs(ts[j] - L) <= 1e-12 * fabs(L));
+        check_delta2(what, M, ts[j], lo, up, top ? 1 : drel, 1e-300);
+        if (Mm) check_delta2(what, Mm, ts[j], lo, up, 1, 1);
+    }
+    static const double qd[] = {1e-3, 1e-6, 1e-10, 1e-15};
+    for (size_t j = 0; j < N(qd); j++) {
+        double up, lo;
+        dpa_rr_epsilon(c, qd[j], &up, &lo);
+        check_eps2(what, M, qd[j], lo, up, erel);
+        if (Mm) check_eps2(what, Mm, qd[j], lo, up, 1);
+    }
+}
+
+/* |la - log m| in units of u_d (1 + |la|) */
+static double rep_units(double la, const mpfr_t m)
+{
+    mpfr_t l;
+    mpfr_init2(l, 4 * PREC);
+    mpfr_log(l, m, RN);
+    mpfr_sub_d(l, l, la, RN);
+    double r = fabs(mpfr_get_d(l, RN)) / (0x1p-53 * (1 + fabs(la)));
+    mpfr_clear(l);
+    return r;
+}
+
+/* The stored log masses and losses of Poisson-subsampled RR pairs against
+ * MPFR: the representation errors assumed by exact_rr.c (DPA_RR_REP_ULPS,
+ * DPA_RR_LOSS_ULPS) hold (losses: for rates up to 0.9; above, the loss map
+ * log1p(q expm1(w)) cancels for w << 0 and the largest error is printed). */
+static void test_pair_representation(void **state)
+{
+    (void)state;
+    double worst = 0, worstw = 0, worstw1 = 0;
+    mpfr_t m[4], w, d;
+    for (int i = 0; i < 4; i++) mpfr_init2(m[i], 4 * PREC);
+    mpfr_inits2(4 * PREC, w, d, (mpfr_ptr)0);
+    int n = quick ? 500 : 5000;
+    for (int c = 0; c < n; c++) {
+        double q = c % 3 ? log_unif(1e-12, 0.9) : 1 - log_unif(1e-9, 0.5), eps = log_unif(1e-6, 700);
+        dpa_error err;
+        dpa_pair *P = dpa_pair_poisson(dpa_pair_rr(eps, 0, &err), q, &err);
+        assert_non_null(P);
+        assert_int_equal(P->natoms, 2);
+        prr_masses(q, eps, m);
+        double r[4] = {rep_units(P->atoms[1].la, m[0]), rep_units(P->atoms[0].la, m[1]),
+                       rep_units(P->atoms[1].lb, m[2]), rep_units(P->atoms[0].lb, m[3])};
+        for (int i = 0; i < 4; i++) {
+            if (r[i] > worst) worst = r[i];
+            CHECK(r[i] <= DPA_RR_REP_ULPS, "Poisson(%.17g) RR(%.17g): stored log mass %d off by %.3g u (1 + |la|)", q, eps,
+                  i, r[i]);
+        }
+        /* the losses: log1p(q expm1(+-eps)) */
+        for (int i = 0; i < 2; i++) {
+            mpfr_set_d(w, i ? eps : -eps, RN);
+            mpfr_expm1(w, w, RN);
+            mpfr_mul_d(w, w, q, RN);
+            mpfr_log1p(w, w, RN);
+            mpfr_sub_d(d, w, P->atoms[i].w, RN);
+            mpfr_div(d, d, w, RN);
+            double rw = fabs(mpfr_get_d(d, RN)) / 0x1p-53;
+            if (q <= 0.9) {
+                if (rw > worstw) worstw = rw;
+                CHECK(rw <= DPA_RR_LOSS_ULPS, "Poisson(%.17g) RR(%.17g): stored loss %.17g off by %.3g u_d relative", q,
+                      eps, P->atoms[i].w, rw);
+            } else if (rw > worstw1) worstw1 = rw;
+        }
+        dpa_pair_free(P);
+    }
+    for (int i = 0; i < 4; i++) mpfr_clear(m[i]);
+    mpfr_clears(w, d, (mpfr_ptr)0);
+    print_message("    Poisson RR pairs: largest log-mass error %.2f u_d (1 + |la|) (assumed %d), largest loss error "
+                  "%.2f u_d |w| for rates <= 0.9 (assumed %d); %.3g u_d |w| for rates in (0.9, 1)\n",
+                  worst, DPA_RR_REP_ULPS, worstw, DPA_RR_LOSS_ULPS, worstw1);
+}
+
+/* Poisson-subsampled RR, rates 1e-9..0.9, eps 0.01..20, counts 1..1e6, both
+ * directions, built through the JSON path */
+static void test_poisson_rr(void **state)
+{
+    (void)state;
+    int ncase = quick ? 8 : 40;
+    char json[512], what[256];
+    clock_t t0 = clock();
+    for (int c = 0; c < ncase; c++) {
+        double q = log_unif(1e-9, 0.9), eps = log_unif(0.01, 20);
+        double k = c < 3 ? (double)(1 + 2 * c) : floor(log_unif(1, c % 5 == 0 ? 1e6 : 3e4));
+        if (c == 3) q = 0.9, eps = 20;
+        if (c == 4) q = 1e-9, eps = 0.01;
+        snprintf(json, sizeof json,
+                 "{\"repeat\":{\"count\":%.17g,\"event\":{\"poisson\":{\"rate\":%.17g,\"event\":"
+                 "{\"randomized_response\":{\"epsilon\":%.17g}}}}}}",
+                 k, q, eps);
+        dpa_leafset L;
+        leaves_of(json, &L);
+        assert_int_equal(L.n, 1);
+        for (int dir = 0; dir < 2; dir++) {
+            snprintf(what, sizeof what, "%.17g x Poisson(%.3g) RR(%.3g) dir %d", k, q, eps, dir);
+            dpa_rr_comp cc;
+            build_dir(&cc, &L, dir, what);
+            rmodel M, Mm;
+            model_init(&M);
+            model_init(&Mm);
+            model_prr(&M, L.v[0].pair, q, eps, dir, k);
+            model_prr_math(&Mm, q, eps, dir, k);
+            check_queries2(what, &cc, &M, &Mm, 1e-10, 1e-11);
+            model_clear(&M);
+            model_clear(&Mm);
+            dpa_rr_free(&cc);
+        }
+        dpa_leaves_free(&L);
+    }
+    print_message("    Poisson RR: %d compositions x 2 directions in %.1f s, largest relative gaps: delta %.2g, eps %.2g\n",
+                  ncase, (double)(clock() - t0) / CLOCKS_PER_SEC, worst2_delta, worst2_eps);
+}
+
+/* an atom pair from finite atoms (w, a, b) (w ascending) and the +inf /
+ * -inf masses; masses given linearly, stored as logs */
+static dpa_pair *mk_pair(const double *w, const double *a, const double *b, int n, double ainf, double bninf)
+{
+    dpa_error err;
+    dpa_pair *P = dpa_pair_alloc(DPA_PAIR_ATOMS, (size_t)n + 2, &err);
+    assert_non_null(P);
+    size_t j = 0;
+    if (bninf > 0) P->atoms[j++] = (dpa_atom){-INFINITY, -INFINITY, log(bninf)};
+    for (int i = 0; i < n; i++) P->atoms[j++] = (dpa_atom){w[i], log(a[i]), log(b[i])};
+    if (ainf > 0) P->atoms[j++] = (dpa_atom){INFINITY, log(ainf), -INFINITY};
+    P->natoms = j;
+    return P;
+}
+
+/* a random consistent two-point pair: type 0: w_lo < 0 < w_hi (no inf
+ * atoms), 1: 0 <= w_lo < w_hi (B has mass at -inf), 2: w_lo < w_hi <= 0 (A
+ * has mass at +inf); nice: losses on a dyadic lattice (exact ties) */
+static dpa_pair *rand_pair(int type, int nice)
+{
+    double w[2], a[2], b[2], ainf = 0, bninf = 0;
+    if (type == 0) {
+        w[1] = nice ? 0.75 : log_unif(1e-4, 8);
+        w[0] = nice ? -0.25 : -log_unif(1e-4, 8);
+        double X = expm1(-w[0]), Y = -expm1(-w[1]);
+        a[1] = X / (X + Y);
+        a[0] = Y / (X + Y);
+    } else if (type == 1) {
+        w[0] = nice ? 0.5 : log_unif(1e-3, 2);
+        w[1] = nice ? 1.5 : w[0] + log_unif(1e-3, 3);
+        a[1] = 0.05 + 0.9 * unif();
+        a[0] = 1 - a[1];
+        bninf = 1 - a[0] * exp(-w[0]) - a[1] * exp(-w[1]);
+    } else {
+        w[1] = nice ? -0.5 : -log_unif(1e-3, 2);
+        w[0] = nice ? -1.5 : w[1] - log_unif(1e-3, 3);
+        b[1] = 0.05 + 0.9 * unif();
+        b[0] = 1 - b[1];
+        a[0] = b[0] * exp(w[0]);
+        a[1] = b[1] * exp(w[1]);
+        ainf = 1 - a[0] - a[1];
+    }
+    if (type != 2) b[0] = a[0] * exp(-w[0]), b[1] = a[1] * exp(-w[1]);
+    return mk_pair(w, a, b, 2, ainf, bninf);
+}
+
+static void set_atom_leaf(dpa_leaf *v, dpa_pair *P, double k)
+{
+    memset(v, 0, sizeof *v);
+    v->pair = P;
+    v->count = k;
+    v->mu = v->rr_eps = v->rr_delta = v->rate = NAN;
+}
+
+/* general two-point pairs, alone and composed (explicit atom lists) */
+static void test_two_point_general(void **state)
+{
+    (void)state;
+    int ncase = quick ? 10 : 48;
+    char what[256];
+    for (int c = 0; c < ncase; c++) {
+        int n = c % 4 == 3 ? 2 + (int)(unif() * 2) : 1;
+        dpa_leaf v[3];
+        for (int i = 0; i < n; i++) {
+            double k = n == 1 ? floor(log_unif(1, c % 8 == 0 ? 1e6 : 3e4)) : floor(log_unif(1, i == 0 ? 2000 : 20));
+            set_atom_leaf(&v[i], rand_pair((c + i) % 3, c % 6 == 1), k);
+        }
+        dpa_leafset L;
+        memset(&L, 0, sizeof L);
+        L.v = v;
+        L.n = (size_t)n;
+        L.asymmetric = 1;
+        for (int dir = 0; dir < 2; dir++) {
+            int o = snprintf(what, sizeof what, "dir %d:", dir);
+            for (int i = 0; i < n; i++) {
+                const dpa_pair *P = v[i].pair;
+                o += snprintf(what + o, sizeof what - (size_t)o, " %g x [", v[i].count);
+                for (size_t j = 0; j < P->natoms && o < 200; j++)
+                    o += snprintf(what + o, sizeof what - (size_t)o, "(%.4g %.4g %.4g)", P->atoms[j].w, P->atoms[j].la,
+                                  P->atoms[j].lb);
+                o += snprintf(what + o, sizeof what - (size_t)o, "]");
+            }
+            dpa_rr_comp cc;
+            build_dir(&cc, &L, dir, what);
+            rmodel M;
+            model_init(&M);
+            for (int i = 0; i < n; i++) model_atoms(&M, v[i].pair, dir, v[i].count);
+            check_queries(what, &cc, &M, n == 1 ? 1e-10 : 1e-9, 1e-10);
+            model_clear(&M);
+            dpa_rr_free(&cc);
+        }
+        for (int i = 0; i < n; i++) dpa_pair_free(v[i].pair);
+    }
+    /* one finite atom: Poisson(0.3) of the non-private pair (A: 0.3 at +inf,
+     * 0.7 at log 0.7; B: 1 at log 0.7) */
+    {
+        double w[1] = {log(0.7)}, a[1] = {0.7}, b[1] = {1};
+        dpa_leaf v[1];
+        set_atom_leaf(&v[0], mk_pair(w, a, b, 1, 0.3, 0), 7);
+        dpa_leafset L;
+        memset(&L, 0, sizeof L);
+        L.v = v;
+        L.n = 1;
+        for (int dir = 0; dir < 2; dir++) {
+            snprintf(what, sizeof what, "7 x Poisson(0.3) of non-private, dir %d", dir);
+            dpa_rr_comp cc;
+            build_dir(&cc, &L, dir, what);
+            rmodel M;
+            model_init(&M);
+            model_atoms(&M, v[0].pair, dir, 7);
+            check_queries(what, &cc, &M, 1e-12, 1e-12);
+            model_clear(&M);
+            dpa_rr_free(&cc);
+        }
+        dpa_pair_free(v[0].pair);
+    }
+    print_message("    two-point pairs: largest relative gaps: delta %.2g, eps %.2g\n", worst2_delta, worst2_eps);
+}
+
+/* RR given as an atom pair (general path) against the RR path */
+static void test_two_point_rr_consistency(void **state)
+{
+    (void)state;
+    for (int c = 0; c < (quick ? 6 : 30); c++) {
+        double eps = log_unif(1e-3, 10), k = floor(log_unif(1, 1e5)), dl = c % 3 == 0 ? 1e-7 : 0;
+        dpa_error err;
+        dpa_leaf v[1];
+        set_atom_leaf(&v[0], dpa_pair_rr(eps, dl, &err), k);
+        dpa_leafset L;
+        memset(&L, 0, sizeof L);
+        L.v = v;
+        L.n = 1;
+        dpa_leaf r[1];
+        memset(r, 0, sizeof r);
+        r[0].count = k;
+        r[0].mu = r[0].rate = NAN;
+        r[0].rr_eps = eps;
+        r[0].rr_delta = dl;
+        dpa_leafset R;
+        memset(&R, 0, sizeof R);
+        R.v = r;
+        R.n = 1;
+        R.all_rr = 1;
+        char what[128];
+        snprintf(what, sizeof what, "%.17g x RR(%.17g, %g) as atoms", k, eps, dl);
+        dpa_rr_comp ca, cr;
+        build_dir(&ca, &L, 0, what);
+        build_dir(&cr, &R, 0, what);
+        CHECK(ca.m == 1 && ca.d[0].gen && cr.m == 1 && !cr.d[0].gen, "%s: wrong paths", what);
+        rmodel M;
+        model_init(&M);
+        model_atoms(&M, v[0].pair, 0, k);
+        check_queries(what, &ca, &M, 1e-10, 1e-11);
+        model_clear(&M);
+        /* both brackets contain (nearly) the same truth: they overlap */
+        double sd = 2 * eps * sqrt(k * 0.25), mean = eps * k * tanh(eps / 2);
+        for (int j = 0; j < 8; j++) {
+            double t = mean + sd * (4 * unif() - 1), au, al, ru, rl;
+            dpa_rr_delta(&ca, t, &au, &al);
+            dpa_rr_delta(&cr, t, &ru, &rl);
+            CHECK(al <= ru * (1 + 1e-12) && rl <= au * (1 + 1e-12), "%s: delta(%.17g): atoms [%.17g, %.17g], RR [%.17g, %.17g]",
+                  what, t, al, au, rl, ru);
+        }
+        dpa_rr_free(&ca);
+        dpa_rr_free(&cr);
+        dpa_pair_free(v[0].pair);
+    }
+}
+
+/* subsampled RR composed with plain RR / approx leaves and with another
+ * subsampled RR (JSON) */
+static void test_two_point_mixtures(void **state)
+{
+    (void)state;
+    char json[1024], what[1100];
+    for (int c = 0; c < (quick ? 4 : 16); c++) {
+        double q = log_unif(1e-6, 0.9), e1 = log_unif(0.05, 8), k1 = floor(log_unif(1, c % 4 == 0 ? 1e5 : 2000));
+        double e2 = log_unif(0.05, 3), k2 = 1 + floor(unif() * 6);
+        double e3 = log_unif(0.05, 2), d3 = c % 2 ? log_unif(1e-12, 1e-5) : 0.02, k3 = 1 + floor(unif() * 3);
+        double q4 = log_unif(1e-4, 0.5), e4 = log_unif(0.1, 5), k4 = 1 + floor(unif() * 4);
+        int with4 = c % 3 == 2;
+        snprintf(json, sizeof json,
+                 "{\"compose\":[{\"repeat\":{\"count\":%.17g,\"event\":{\"poisson\":{\"rate\":%.17g,\"event\":"
+                 "{\"randomized_response\":{\"epsilon\":%.17g}}}}}},"
+                 "{\"repeat\":{\"count\":%.17g,\"event\":{\"randomized_response\":{\"epsilon\":%.17g}}}},"
+                 "{\"repeat\":{\"count\":%.17g,\"event\":{\"approx\":{\"epsilon\":%.17g,\"delta\":%.17g}}}}%s",
+                 k1, q, e1, k2, e2, k3, e3, d3, with4 ? "," : "]}");
+        if (with4) {
+            size_t o = strlen(json);
+            snprintf(json + o, sizeof json - o,
+                     "{\"repeat\":{\"count\":%.17g,\"event\":{\"poisson\":{\"rate\":%.17g,\"event\":"
+                     "{\"pure\":{\"epsilon\":%.17g}}}}}}]}",
+                     k4, q4, e4);
+        }
+        dpa_leafset L;
+        leaves_of(json, &L);
+        for (int dir = 0; dir < 2; dir++) {
+            snprintf(what, sizeof what, "%s dir %d", json, dir);
+            dpa_rr_comp cc;
+            build_dir(&cc, &L, dir, what);
+            rmodel M;
+            model_init(&M);
+            for (size_t i = 0; i < L.n; i++) {
+                const dpa_leaf *l = &L.v[i];
+                if (!isnan(l->rr_eps)) model_rr(&M, l->rr_eps, l->rr_delta, l->count);
+                else if (l->rate == q) model_prr(&M, l->pair, q, e1, dir, l->count);
+                else model_prr(&M, l->pair, q4, e4, dir, l->count);
+            }
+            check_queries(what, &cc, &M, 1e-9, 1e-10);
+            model_clear(&M);
+            dpa_rr_free(&cc);
+        }
+        dpa_leaves_free(&L);
+    }
+}
+
+/* the API: applicability, RR-only sets unchanged, synthetic leaves, limits */
+static void test_two_point_api(void **state)
+{
+    (void)state;
+    static const struct { const char *json; int ok; } cases[] = {
+        {"{\"poisson\":{\"rate\":0.1,\"event\":{\"randomized_response\":{\"epsilon\":5}}}}", 1},
+        {"{\"poisson\":{\"rate\":0.5,\"event\":{\"poisson\":{\"rate\":0.2,\"event\":{\"pure\":{\"epsilon\":3}}}}}}", 1},
+        {"{\"poisson\":{\"rate\":0.1,\"event\":{\"approx\":{\"epsilon\":0,\"delta\":1e-6}}}}", 1},
+        {"{\"poisson\":{\"rate\":0.1,\"event\":{\"pure\":{\"epsilon\":0}}}}", 1},
+        {"{\"repeat\":{\"count\":1e15,\"event\":{\"pure\":{\"epsilon\":1}}}}", 1},
+        {"{\"poisson\":{\"rate\":0.1,\"event\":{\"approx\":{\"epsilon\":1,\"delta\":1e-6}}}}", 0}, /* 3 finite atoms */
+        {"{\"poisson\":{\"rate\":0.1,\"event\":{\"compose\":[{\"pure\":{\"epsilon\":1}},{\"pure\":{\"epsilon\":2}}]}}}", 0},
+        {"{\"compose\":[{\"poisson\":{\"rate\":0.1,\"event\":{\"pure\":{\"epsilon\":1}}}},{\"gaussian\":{\"sigma\":1}}]}", 0},
+        {"{\"poisson\":{\"rate\":0.1,\"event\":{\"laplace\":{\"scale\":1}}}}", 0},
+        {"{\"neighboring\":\"replace\",\"sample\":{\"n\":100,\"m\":10,\"event\":{\"randomized_response\":{\"epsilon\":1}}}}", 0},
+        {"{\"repeat\":{\"count\":1e15,\"event\":{\"poisson\":{\"rate\":0.5,\"event\":{\"pure\":{\"epsilon\":1}}}}}}", 0},
+        {"{\"compose\":[{\"repeat\":{\"count\":1e8,\"event\":{\"poisson\":{\"rate\":0.5,\"event\":{\"pure\":{\"epsilon\":1}}}}}},"
+         "{\"repeat\":{\"count\":1e8,\"event\":{\"poisson\":{\"rate\":0.3,\"event\":{\"pure\":{\"epsilon\":1}}}}}}]}", 0},
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        dpa_leafset L;
+        leaves_of(cases[i].json, &L);
+        int ok = dpa_rr_applicable_dir(&L);
+        CHECK(ok == cases[i].ok, "%s: dpa_rr_applicable_dir = %d, want %d", cases[i].json, ok, cases[i].ok);
+        dpa_rr_comp c;
+        dpa_error err;
+        memset(&c, 0, sizeof c);
+        dpa_status st = dpa_rr_build_dir(&c, &L, 0, &err);
+        CHECK((st == DPA_OK) == ok, "%s: dpa_rr_build_dir status %d", cases[i].json, (int)st);
+        if (!ok) CHECK(st == DPA_EUNSUPPORTED || st == DPA_ENOMEM, "%s: status %d", cases[i].json, (int)st);
+        dpa_rr_free(&c);
+        if (ok) { /* a profile that makes sense */
+            for (int dir = 0; dir < 2; dir++) {
+                memset(&c, 0, sizeof c);
+                assert_int_equal(dpa_rr_build_dir(&c, &L, dir, &err), DPA_OK);
+                double up, lo;
+                dpa_rr_delta(&c, 0.5, &up, &lo);
+                CHECK(!isnan(up) && !isnan(lo) && 0 <= lo && lo <= up && up <= 1, "%s dir %d: delta(0.5) in [%g, %g]",
+                      cases[i].json, dir, lo, up);
+                dpa_rr_epsilon(&c, 1e-6, &up, &lo);
+                CHECK(!isnan(up) && !isnan(lo) && lo <= up, "%s dir %d: eps(1e-6) in [%g, %g]", cases[i].json, dir, lo, up);
+                dpa_rr_free(&c);
+            }
+        }
+        memset(&c, 0, sizeof c);
+        CHECK(dpa_rr_build_dir(&c, &L, 2, &err) == DPA_EINVAL, "dir 2 accepted");
+        dpa_rr_free(&c);
+        dpa_leaves_free(&L);
+    }
+    /* RR-only sets: both directions give exactly the old results; synthetic
+     * leaves (pair == NULL) as the accountant's domination fallback builds */
+    for (int c = 0; c < 20; c++) {
+        dpa_leaf v[3];
+        size_t n = 1 + (size_t)(unif() * 3) % 3;
+        for (size_t i = 0; i < n; i++) {
+            memset(&v[i], 0, sizeof v[i]);
+            v[i].count = floor(log_unif(1, i ? 30 : 1e5));
+            v[i].mu = v[i].rate = NAN;
+            v[i].rr_eps = c % 5 == 4 && i == 0 ? 0 : log_unif(1e-3, 5);
+            v[i].rr_delta = unif() < 0.5 ? 0 : log_unif(1e-12, 1e-3);
+        }
+        dpa_leafset L;
+        memset(&L, 0, sizeof L);
+        L.v = v;
+        L.n = n;
+        L.all_rr = 1;
+        if (!dpa_rr_applicable(&L)) continue;
+        CHECK(dpa_rr_applicable_dir(&L), "RR set refused by dpa_rr_applicable_dir");
+        dpa_rr_comp a, b[2];
+        dpa_error err;
+        memset(&a, 0, sizeof a);
+        assert_int_equal(dpa_rr_build(&a, &L, &err), DPA_OK);
+        for (int dir = 0; dir < 2; dir++) {
+            memset(&b[dir], 0, sizeof b[dir]);
+            assert_int_equal(dpa_rr_build_dir(&b[dir], &L, dir, &err), DPA_OK);
+        }
+        for (int j = 0; j < 6; j++) {
+            double t = log_unif(1e-3, 20) * (j % 2 ? 1 : -0.2), au, al, bu, bl;
+            dpa_rr_delta(&a, t, &au, &al);
+            for (int dir = 0; dir < 2; dir++) {
+                dpa_rr_delta(&b[dir], t, &bu, &bl);
+                CHECK(au == bu && al == bl, "RR set dir %d: delta(%g) differs", dir, t);
+            }
+            dpa_rr_epsilon(&a, 1e-6, &au, &al);
+            dpa_rr_epsilon(&b[1], 1e-6, &bu, &bl);
+            CHECK(au == bu && al == bl, "RR set: eps(1e-6) differs");
+        }
+        dpa_rr_free(&a);
+        dpa_rr_free(&b[0]);
+        dpa_rr_free(&b[1]);
+    }
+}
+
+/* blocked tables (window above 2^18 points): 1e8 x Poisson(0.5) pure(1) */
+static void test_two_point_large(void **state)
+{
+    (void)state;
+    const char *json = "{\"repeat\":{\"count\":1e8,\"event\":{\"poisson\":{\"rate\":0.5,\"event\":"
+                       "{\"pure\":{\"epsilon\":1}}}}}}";
+    dpa_leafset L;
+    leaves_of(json, &L);
+    for (int dir = 0; dir < 2; dir++) {
+        clock_t t0 = clock();
+        dpa_rr_comp c;
+        build_dir(&c, &L, dir, json);
+        double up, lo;
+        dpa_rr_epsilon(&c, 1e-6, &up, &lo);
+        double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        print_message("    1e8 x Poisson(0.5) pure(1) dir %d: bk %g, eps(1e-6) in [%.17g, %.17g] (%.3f s)\n", dir,
+                      c.d[0].bk, lo, up, secs);
+        CHECK(c.d[0].bk > 1, "1e8 x Poisson(0.5) pure(1): not blocked");
+        CHECK(isfinite(up) && up - lo <= 1e-12 * up, "1e8 x Poisson(0.5) pure(1) dir %d: eps(1e-6) in [%.17g, %.17g]",
+              dir, lo, up);
+        CHECK(SANITIZED || secs < 2, "1e8 x Poisson(0.5) pure(1): %.2f s", secs);
+        const rgrp *g;
+        rmodel M;
+        model_init(&M);
+        model_prr(&M, L.v[0].pair, 0.5, 1, dir, 1e8);
+        g = &M.g[0];
+        double p = mpfr_get_d(g->p, RN), D = g->whi - g->wlo;
+        double mean = 1e8 * (g->wlo + p * D), sd = D * sqrt(1e8 * p * (1 - p));
+        double pu = INFINITY, pl = INFINITY;
+        for (int i = 0; i <= 40; i++) { /* monotone */
+            double t = mean + sd * (-3 + 9 * i / 40.0), du, dl;
+            dpa_rr_delta(&c, t, &du, &dl);
+            CHECK(!isnan(du) && dl <= du && du <= pu * (1 + 1e-15) && dl <= pl * (1 + 1e-15),
+                  "MONOTONE 1e8 x Poisson(0.5) pure(1): delta(%.17g) in [%.17g, %.17g]", t, dl, du);
+            pu = du;
+            pl = dl;
+        }
+        if (!SANITIZED && !quick) {
+            stop_bits = 80;
+            check_eps2(json, &M, 1e-6, lo, up, 1e-12);
+            double t = mean + 4.2 * sd, du, dl;
+            dpa_rr_delta(&c, t, &du, &dl);
+            check_delta2(json, &M, t, dl, du, 1e-10, 0);
+            stop_bits = 130;
+        }
+        model_clear(&M);
+        dpa_rr_free(&c);
+    }
+    dpa_leaves_free(&L);
+}
+
+/* the two motivating specs (the PLD grid took 34 s / 570 MB and seconds) */
+static void test_two_point_timing(void **state)
+{
+    (void)state;
+    static const struct { const char *json; int is_eps; double x; double q, eps, k, tol; } cases[] = {
+        {"{\"repeat\":{\"count\":100,\"event\":{\"poisson\":{\"rate\":0.1,\"event\":{\"randomized_response\":"
+         "{\"epsilon\":5}}}}}}", 0, 42.97, 0.1, 5, 100, 1e-12},
+        {"{\"poisson\":{\"rate\":1e-9,\"event\":{\"randomized_response\":{\"epsilon\":20}}}}", 1, 1e-12, 1e-9, 20, 1, 1e-15},
+        {"{\"repeat\":{\"count\":1000000,\"event\":{\"poisson\":{\"rate\":0.01,\"event\":{\"randomized_response\":"
+         "{\"epsilon\":2}}}}}}", 1, 1e-6, 0.01, 2, 1e6, 1e-12},
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        clock_t t0 = clock();
+        dpa_leafset L;
+        leaves_of(cases[i].json, &L);
+        double up[2], lo[2];
+        dpa_rr_comp c[2];
+        for (int dir = 0; dir < 2; dir++) {
+            build_dir(&c[dir], &L, dir, cases[i].json);
+            if (cases[i].is_eps) dpa_rr_epsilon(&c[dir], cases[i].x, &up[dir], &lo[dir]);
+            else dpa_rr_delta(&c[dir], cases[i].x, &up[dir], &lo[dir]);
+        }
+        double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        print_message("    %s: %s(%g) in [%.17g, %.17g] (remove [%.17g, %.17g], add [%.17g, %.17g]; %.4f s)\n",
+                      cases[i].json, cases[i].is_eps ? "eps" : "delta", cases[i].x, fmax(lo[0], lo[1]), fmax(up[0], up[1]),
+                      lo[0], up[0], lo[1], up[1], secs);
+        CHECK(SANITIZED || secs < 0.5, "%s: %.2f s", cases[i].json, secs);
+        for (int dir = 0; dir < 2; dir++) {
+            rmodel M;
+            model_init(&M);
+            model_prr(&M, L.v[0].pair, cases[i].q, cases[i].eps, dir, cases[i].k);
+            if (cases[i].is_eps) check_eps2(cases[i].json, &M, cases[i].x, lo[dir], up[dir], cases[i].tol);
+            else check_delta2(cases[i].json, &M, cases[i].x, lo[dir], up[dir], cases[i].tol, 1e-300);
+            model_clear(&M);
+            dpa_rr_free(&c[dir]);
+        }
+        dpa_leaves_free(&L);
+    }
+}
+
 int main(void)
 {
     quick = SANITIZED || getenv("DPA_TEST_QUICK") != NULL;
@@ -1056,6 +2141,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pair_representation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_poisson_rr, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_point_general, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_point_rr_consistency, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_point_mixtures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_point_api, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_point_timing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_point_large, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,14 @@
  *
  *   delta(t) = 1 - P + P F(t),  F(t) = sum_{y: S(y) > t} pmf(y) (1 - e^{t - S(y)}).
  *
+ * The same holds for "two-point" factors (section 1b): pairs whose loss
+ * takes two finite values w_hi > w_lo plus +inf (A-mass only) and -inf
+ * (B-mass only), e.g. a Poisson-subsampled pure/RR step in either direction.
+ * Their k-fold composition has S = Y w_hi + (k - Y) w_lo, Y ~ Bin(k, p),
+ * p = A(w_hi) / (A(w_hi) + A(w_lo)), and A(+inf) enters P; RR is the case
+ * w = +-eps, p = e^eps / (1 + e^eps), and stays on its own code path
+ * (bit-identical results to the RR-only version).
+ *
  * Every reported bound is certified: each floating-point operation below
  * carries an explicit error bound, derived here, and the bounds are pushed
  * outwards by them.  Notation: u = 2^-64 (unit round-off of the x87 long
@@ -50,16 +58,56 @@
  *    division, three products and two sums per point; blocks combine with
  *    E2b = expl(-2 eps bk) (argument exact: 53-bit eps times an 11-bit bk).
  *
+ * 1b. Two-point factors (dist_params, atoms_fac, shift_losses).  The
+ *    weights use the ratio E = p / (1 - p) = A(w_hi) / A(w_lo) in place of
+ *    e^eps and the lattice step D = w_hi - w_lo in place of 2 eps
+ *    (E2 = e^{-D}, E2b = e^{-D bk}).  D is rounded (u D), so E2 carries
+ *    E_F + u D relative (e2r; E2b: E_F + 2u D bk, e2br), used wherever the
+ *    RR analysis has E_F for E2; for D > 11400 E2 underflows and TINY covers
+ *    it as above.  The per-step compounding stays within the ERRSLACK
+ *    factor: the error propagated j steps is multiplied by E2^j, which is
+ *    below 2^-16000 once j D > 11100, so j (E_F + u D) <= 2^28 E_F + 11100 u.
+ *    The pair is known only up to the representation of its atoms
+ *    (exact_rr.h): the true masses within DPA_RR_REP_ULPS u_d (1 + |la|) of
+ *    exp(la) (relative), the true losses within DPA_RR_LOSS_ULPS u_d |w| of
+ *    w.  Rather than carry these as errors (they would enter every weight
+ *    n times and be amplified by the cancellation ~ 1/D of the table form),
+ *    the bounds use monotonicity: F(t) = E[(1 - e^{t - S})_+] is
+ *    non-decreasing in every p_i (Bin(k, p) increases stochastically in p
+ *    and S increases in every Y_i) and in every loss (S increases
+ *    pointwise).  So the composition is built twice: with every two-point
+ *    ratio and both losses at the top of their ranges (c itself: upper
+ *    bounds) and at the bottom (c->rep_lo: lower bounds).  The ratio:
+ *    log E* lies within eta = rep(la_hi) + rep(la_lo) of la_hi - la_lo,
+ *    which is within u |dl| of dl = fl(la_hi - la_lo); E = expl(dl +- m),
+ *    m = (eta + 4u |dl| + 4u eta)(1 + 2^-20), covers both and the rounding
+ *    of the argument, so E has relative error E_F with respect to a ratio on
+ *    the correct side of E* (eE = E_F, c1 = C1 as for RR).  The losses:
+ *    shift_one moves w by more than DPA_RR_LOSS_ULPS u_d |w| to a double
+ *    (fl(w +- dw), then one more ulp outwards), so the shifted losses are
+ *    exact doubles and the cell location stays error-free.  Two atoms
+ *    closer than 64 u_d of the larger loss are refused (the shifted losses
+ *    must stay ordered).  A factor with one finite atom has p = 1 (E = +inf,
+ *    a one-point window {k}); A(+inf) = exp(la_inf) enters P (section 4).
+ *
  * 2. Evaluation on a lattice cell (dist_eval).  For x with
- *    S(s - 1) <= x < S(s), S(y) = eps (2y - k), u = x - S(s) in [-2 eps, 0):
+ *    S(s - 1) <= x < S(s), S(y) = eps (2y - k) (two-point: y w_hi + (k - y) w_lo),
+ *    u = x - S(s) in [-2 eps, 0) (two-point: [-D, 0)):
  *      V(x) = sum_{y >= s} w(y) (1 - e^{x - S(y)})
  *           = w(s) (-expm1(u)) + [A(s + 1) - e^u E2 G(s + 1)].
  *    The bracket's terms have factors >= 1 - E2, so its cancellation is
  *    bounded, and the first term, which alone is small just below a lattice
  *    point, keeps full relative accuracy through expm1.  The cell is found
  *    with exact signs: xmab (an error-free product and sum) gives x - S(y)
- *    with its exact sign and a relative error <= u (1 + 4u).  Hence
- *    -expm1l(u) has relative error <= E_F + 2u, expl(u) <= E_F + 2u |u|,
+ *    with its exact sign and a relative error <= u (1 + 4u) =: grel.  For a
+ *    two-point factor x - y w_hi - (k - y) w_lo needs two products: gen_gap
+ *    forms them and the first two sums error-free (Dekker, TwoSum) and
+ *    certifies the rounded rest (relative error <= u (1 + 2^-9)); within
+ *    ~1e-16 relative of a lattice point it falls back to exact_sum, an exact
+ *    integer sum rounded towards zero (relative error < 2u): grel = 2u, and
+ *    locate bisects with exact signs when the first guess is off by more
+ *    than a few cells.  Hence -expm1l(u) has relative error <= E_F + 2 grel,
+ *    expl(u) <= E_F + 2 grel |u|,
  *    and each product/difference adds u of its result; the a-posteriori
  *    bound is summed in dist_eval.  When that bound exceeds 1e-14 of V (tiny
  *    eps: the relative error is ~ c1 / eps), one eps sums the terms directly
@@ -69,8 +117,9 @@
  *
  * 3. Several distinct eps (outer): a recursion over the windows of all but
  *    the largest-window binomial, which is evaluated by dist_eval at the
- *    remaining threshold x = t - sum eps_i (2 y_i - k_i).  x is rounded (its
- *    error dx is tracked: u per product and difference), and V is
+ *    remaining threshold x = t - sum eps_i (2 y_i - k_i) (two-point:
+ *    y w_hi + (k - y) w_lo, two products and a sum).  x is rounded (its
+ *    error dx is tracked: u per product, sum and difference), and V is
  *    non-increasing in x, so V(x_true) lies in [V_lo(x + dx), V_hi(x - dx)]
  *    (both points rounded outwards).  The weights' product has relative error
  *    sum theta_i + u per product; sums of positive terms add u of each
@@ -78,8 +127,15 @@
  *    to the upper bound (union bound; the integrand is in [0, 1]).
  *
  * 4. Closed forms: F(t) = 0 for t >= L = sum eps_i k_i (the largest finite
- *    loss) and F(t) = 1 - e^t for t <= -L (all S >= t and E_A[e^{-S}] = 1).
- *    F(t) >= 1 - e^t always.  The +inf mass 1 - P = -expm1(lk),
+ *    loss; two-point: sum w_hi,i k_i, an upper bound by upward steps, or
+ *    the exact sign of t - k w_hi for one factor) and, for RR factors only
+ *    (sym), F(t) = 1 - e^t for t <= -L (all S >= t and E_A[e^{-S}] = 1) and
+ *    F(t) >= 1 - e^t, delta(t) >= 1 - e^t: two-point factors are valid
+ *    pairs only up to their representation, so neither is used there.
+ *    Two-point +inf masses: A(+inf) = expl(la_inf) within
+ *    (E_F + 4u + rep(la_inf)) relative, log(1 - A(+inf)) between log1pl of
+ *    the two ends (E_F, u per product), summed into an interval for lk
+ *    together with the RR part below.  The RR +inf mass 1 - P = -expm1(lk),
  *    lk = sum k_j log1p(-delta_j) in long double: |err lk| <= (E_F + (n + 2) u) |lk|
  *    (n leaves; same-sign terms), so 1 - P carries E_F + 4u relative plus
  *    e^{lk} |err lk| absolute (d/dx expm1 = e^x), P carries E_F + |err lk|
@@ -99,7 +155,8 @@
  *    for both only when delta < the lower end of the +inf mass.
  *
  * 6. Cost.  A window has ~ 2 * 39 sqrt(k p q) points (TAU); the build walks
- *    it once; one delta evaluation costs O(bk) for one eps.  A single eps
+ *    it once; one delta evaluation costs O(bk) for one eps (twice both with
+ *    two-point factors: c and c->rep_lo).  A single RR eps
  *    whose window would exceed 2^27 points (k ~ 1e13 and more) uses the
  *    Chernoff fallback (`loose`, exact_rr.h): for lam > 0,
  *    (1 - e^{t - s})_+ <= e^{lam (s - t)} lam^lam / (1 + lam)^(1 + lam) (the
@@ -118,7 +175,9 @@
  *    F(t) = 1 - e^t + e^t F(-t) (symmetry).
  */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "acct/exact_rr.h"
@@ -205,22 +264,173 @@ static long double xmab(long double x, long double a, long double b)
     return sm + (r - lo);
 }
 
-/* x - S(y), S(y) = eps (2y - k): sign exact, relative error <= u (1 + 4u) */
+/* Error-free transformations (round to nearest, no overflow or underflow):
+ * a b = *p + *e (Dekker/Veltkamp as in xmab), a + b = *s + *e (TwoSum). */
+static void two_prod(long double a, long double b, long double *p, long double *e)
+{
+    const long double C = 0x1p32L + 1;
+    long double pp = a * b;
+    long double t = C * a, ah = t - (t - a), al = a - ah;
+    t = C * b;
+    long double bh = t - (t - b), bl = b - bh;
+    *p = pp;
+    *e = ((ah * bh - pp) + ah * bl + al * bh) + al * bl;
+}
+
+static void two_sum(long double a, long double b, long double *s, long double *e)
+{
+    long double ss = a + b, bb = ss - a;
+    *s = ss;
+    *e = (a - (ss - bb)) + (b - bb);
+}
+
+/* The exact sum of n <= 8 long doubles, rounded towards zero to 64 bits:
+ * the sign is exact, the relative error below 2^-63 = 2u, and an exact 0 is
+ * returned as 0.  A two's-complement integer in units of the smallest
+ * term's last bit (at most 33000 bits for the long double exponent range);
+ * used only when gen_gap's fast path cannot certify its result. */
+#define XS_LIMBS 520
+static long double exact_sum(const long double *v, int n)
+{
+    uint64_t L[XS_LIMBS];
+    uint64_t mm[8];
+    int ee[8], neg[8], emin = INT_MAX, emax = INT_MIN, nz = 0;
+    for (int i = 0; i < n; i++) {
+        ee[i] = INT_MIN;
+        if (v[i] == 0) continue;
+        int ex;
+        long double f = frexpl(fabsl(v[i]), &ex); /* |v| = f 2^ex, f in [1/2, 1) */
+        mm[i] = (uint64_t)ldexpl(f, 64);       /* exact: 64-bit significand */
+        ee[i] = ex - 64;                        /* |v| = mm 2^ee */
+        neg[i] = v[i] < 0;
+        if (ee[i] < emin) emin = ee[i];
+        if (ee[i] > emax) emax = ee[i];
+        nz++;
+    }
+    if (!nz) return 0;
+    int nl = (emax - emin + 64 + 8) / 64 + 2;
+    if (nl > XS_LIMBS) nl = XS_LIMBS; /* not reached: long double exponents span < 32900 bits */
+    memset(L, 0, (size_t)nl * sizeof *L);
+    for (int i = 0; i < n; i++) {
+        if (ee[i] == INT_MIN) continue;
+        int sh = ee[i] - emin, li = sh / 64, off = sh % 64;
+        uint64_t lo = mm[i] << off, hi = off ? mm[i] >> (64 - off) : 0;
+        if (!neg[i]) {
+            uint64_t c;
+            L[li] += lo;
+            c = L[li] < lo;
+            uint64_t add = hi + c; /* hi < 2^63 when off > 0, so no overflow */
+            for (int j = li + 1; j < nl && add; j++) {
+                L[j] += add;
+                add = L[j] < add;
+            }
+        } else {
+            uint64_t b = L[li] < lo;
+            L[li] -= lo;
+            uint64_t sub = hi + b;
+            for (int j = li + 1; j < nl && sub; j++) {
+                uint64_t bj = L[j] < sub;
+                L[j] -= sub;
+                sub = bj;
+            }
+        }
+    }
+    int sgn = (L[nl - 1] >> 63) != 0;
+    if (sgn) { /* negate */
+        uint64_t c = 1;
+        for (int j = 0; j < nl; j++) {
+            L[j] = ~L[j] + c;
+            c = c && L[j] == 0;
+        }
+    }
+    int top = nl - 1;
+    while (top >= 0 && L[top] == 0) top--;
+    if (top < 0) return 0;
+    int hb = 63;
+    while (!((L[top] >> hb) & 1)) hb--;
+    /* the 64 bits from the highest set bit down (truncated) */
+    uint64_t m = L[top] << (63 - hb);
+    if (hb < 63 && top > 0) m |= L[top - 1] >> (hb + 1);
+    long double r = ldexpl((long double)m, top * 64 + hb - 63 + emin);
+    return sgn ? -r : r;
+}
+
+/* x - (a1 b1 + a2 b2): sign exact, relative error <= 2u.  Fast path: the
+ * products and the first two sums are error-free (two_prod, two_sum), so
+ * x - a1 b1 - a2 b2 = s2 + C exactly, C = r1 + r2 - e1 - e2; C is summed
+ * with error <= gamma_3 sum |.| <= 3.01 u sig, sig = |r1| + |r2| + |e1| + |e2|
+ * (computed sig within 3.01u of the true one), and v = fl(s2 + c) adds
+ * u |v|.  When 3.02 sig <= 2^-10 |v| the error is <= u (1 + 2^-10) |v|, so
+ * the sign of v is exact and the relative error <= u (1 + 2^-9).  Otherwise
+ * (x within ~1e-16 relative of a lattice point, or an exact tie) the exact
+ * sum. */
+static long double gen_gap(long double x, long double a1, long double b1, long double a2, long double b2)
+{
+    long double p1, e1, p2, e2, s1, r1, s2, r2;
+    two_prod(a1, b1, &p1, &e1);
+    two_prod(a2, b2, &p2, &e2);
+    two_sum(x, -p1, &s1, &r1);
+    two_sum(s1, -p2, &s2, &r2);
+    long double c = ((r1 + r2) - e1) - e2;
+    long double v = s2 + c;
+    long double sig = (fabsl(r1) + fabsl(r2)) + (fabsl(e1) + fabsl(e2));
+    if (3.02L * sig <= 0x1p-10L * fabsl(v)) return v;
+    long double t[5] = {x, -p1, -e1, -p2, -e2};
+    return exact_sum(t, 5);
+}
+
+/* x - S(y), S(y) = eps (2y - k) (RR) or y w_hi + (k - y) w_lo: sign exact,
+ * relative error <= d->grel (RR: u (1 + 4u); general: 2u) */
 static long double gap(const dpa_rr_dist *d, long double x, double y)
 {
-    return xmab(x, (long double)d->eps, 2.0L * y - (long double)d->k);
+    if (!d->gen) return xmab(x, (long double)d->eps, 2.0L * y - (long double)d->k);
+    return gen_gap(x, (long double)d->whi, (long double)y, (long double)d->wlo, (long double)d->k - (long double)y);
+}
+
+/* The first y in [lo, hi] with S(y) > x (x < S(hi) required), by exact signs */
+static double locate(const dpa_rr_dist *d, long double x)
+{
+    if (!d->gen) {
+        long double gs = floorl((x / d->eps + d->k) * 0.5L) + 1;
+        double s = !(gs > d->lo) ? d->lo : !(gs < d->hi) ? d->hi : (double)gs;
+        while (s > d->lo && gap(d, x, s - 1) < 0) s -= 1;
+        while (!(gap(d, x, s) < 0)) s += 1; /* ends at hi at the latest */
+        return s;
+    }
+    /* S(y) = k w_lo + y D: a guess, a few exact steps, else bisection */
+    long double gs = d->D > 0 ? floorl((x - (long double)d->k * d->wlo) / d->D) + 1 : d->hi;
+    double s = !(gs > d->lo) ? d->lo : !(gs < d->hi) ? d->hi : (double)gs;
+    int n = 0, ok = 1;
+    while (s > d->lo && gap(d, x, s - 1) < 0) {
+        s -= 1;
+        if (++n > 4) { ok = 0; break; }
+    }
+    if (ok)
+        while (!(gap(d, x, s) < 0)) {
+            s += 1;
+            if (++n > 4) { ok = 0; break; }
+        }
+    if (ok) return s;
+    /* invariant: S(b) > x; S(a) <= x or a = lo - 1 */
+    double a = d->lo - 1, b = d->hi;
+    while (b - a > 1) {
+        double mid = floor(0.5 * (a + b));
+        if (gap(d, x, mid) < 0) b = mid;
+        else a = mid;
+    }
+    return b;
 }
 
 typedef struct acc { long double A, H, Ae, He; } acc;
 
 /* Add w (relative error <= th) in front of the suffix sums (section 1). */
-static void acc_add(acc *s, long double E2, long double w, long double th)
+static void acc_add(acc *s, const dpa_rr_dist *d, long double w, long double th)
 {
     long double wt = w * th;
     s->A += w;
     s->Ae += wt + U * s->A;
-    s->H = w + E2 * s->H;
-    s->He = E2 * s->He + wt + (2 * U + E_F) * s->H;
+    s->H = w + d->E2 * s->H;
+    s->He = d->E2 * s->He + wt + (2 * U + d->e2r) * s->H;
 }
 
 /* ---------------- window estimate (sizing only) ---------------- */
@@ -248,8 +458,9 @@ static double est_logpmf(const est_ctx *c, double y)
     return v;
 }
 
-/* Mode and window estimate [*lo, *hi] of Bin(k, p(eps)); conservative
- * (the real window is at most a few points wider only when k is tiny). */
+/* Mode and window estimate [*lo, *hi] of Bin(k, p), e = log(p / (1 - p))
+ * (RR: eps); conservative (the real window is at most a few points wider
+ * only when k is tiny). */
 static void window_est(double k, double e, double *md, double *lo, double *hi)
 {
     double q = 1 / (1 + exp(e)), p = 1 / (1 + exp(-e));
@@ -282,9 +493,107 @@ static void window_est(double k, double e, double *md, double *lo, double *hi)
     }
 }
 
-/* ---------------- grouping ---------------- */
+/* ---------------- leaves as factors, grouping ---------------- */
 
-typedef struct grp { double eps, k, elo, ehi, md; } grp;
+/* One leaf as a factor of the composition, in one direction. */
+typedef struct fac {
+    int kind;                    /* 0: (eps, delta) leaf, 1: atom-only two-point pair */
+    double k;                    /* count */
+    double eps, delta;           /* kind 0 */
+    int nfin;                    /* kind 1: finite atoms with mass (0, 1 or 2) */
+    double whi, wlo, lahi, lalo; /* kind 1; nfin 1: wlo = whi, lalo = -inf (p = 1) */
+    double lainf;                /* kind 1: log A(+inf), -inf if none */
+} fac;
+
+/* relative bound on the representation error of a stored log mass la
+ * (exp(la) vs the true mass; e^eta - 1 <= eta (1 + 2^-20) for eta < 2^-20) */
+static long double rep_err(double la)
+{
+    if (isinf(la)) return 0;
+    return (long double)DPA_RR_REP_ULPS * 0x1p-53L * (1 + fabsl((long double)la)) * ERRSLACK;
+}
+
+/* kind 1 from an atom-only pair in direction dir; 0 if outside the domain */
+static int atoms_fac(const dpa_pair *p, int dir, fac *f)
+{
+    if (!p || p->kind != DPA_PAIR_ATOMS || p->lca != -INFINITY || p->lcb != -INFINITY || p->slack_hi != 0 ||
+        p->slack_lo != 0)
+        return 0;
+    double fw[2], fl[2];
+    int nf = 0, ninf = 0;
+    f->kind = 1;
+    f->lainf = -INFINITY;
+    for (size_t i = 0; i < p->natoms; i++) {
+        const dpa_atom *at = &p->atoms[i];
+        double w = dir ? -at->w : at->w, la = dir ? at->lb : at->la, lb = dir ? at->la : at->lb;
+        if (isnan(w) || isnan(la) || isnan(lb)) return 0;
+        if (w == INFINITY) {
+            if (lb != -INFINITY) return 0;
+            if (la != -INFINITY) {
+                if (ninf++) return 0;
+                f->lainf = la;
+            }
+        } else if (w == -INFINITY) {
+            if (la != -INFINITY) return 0;
+        } else {
+            if (la == -INFINITY && lb == -INFINITY) continue;
+            if (la == -INFINITY || lb == -INFINITY || nf == 2 || !(fabs(w) <= 1e300)) return 0;
+            fw[nf] = w;
+            fl[nf++] = la;
+        }
+    }
+    f->nfin = nf;
+    if (nf == 0) return f->lainf == 0; /* all of A at +inf */
+    if (nf == 1) {
+        f->whi = f->wlo = fw[0];
+        f->lahi = fl[0];
+        f->lalo = -INFINITY;
+        return 1;
+    }
+    /* distinct beyond the losses' representation ranges (section 1b) */
+    if (!(fabs(fw[0] - fw[1]) > 64 * 0x1p-53 * fmax(fabs(fw[0]), fabs(fw[1])))) return 0;
+    int h = fw[1] > fw[0];
+    f->whi = fw[h];
+    f->lahi = fl[h];
+    f->wlo = fw[1 - h];
+    f->lalo = fl[1 - h];
+    return 1;
+}
+
+/* The leaves as factors in direction dir (atoms_ok: two-point pairs
+ * allowed); *valid = 0 if some leaf is outside the domain.  NULL only when
+ * out of memory. */
+static fac *collect(const dpa_leafset *L, int dir, int atoms_ok, int *valid)
+{
+    fac *f = malloc((L->n ? L->n : 1) * sizeof *f);
+    if (!f) return NULL;
+    *valid = atoms_ok || L->all_rr;
+    for (size_t i = 0; i < L->n; i++) {
+        const dpa_leaf *l = &L->v[i];
+        double k = l->count;
+        memset(&f[i], 0, sizeof f[i]);
+        f[i].k = k;
+        if (!(k >= 1 && isfinite(k))) *valid = 0;
+        if (!atoms_ok || !isnan(l->rr_eps)) {
+            double e = l->rr_eps, dl = l->rr_delta;
+            f[i].kind = 0;
+            f[i].eps = e;
+            f[i].delta = dl;
+            if (!(e >= 0 && isfinite(e) && dl >= 0 && dl <= 1)) *valid = 0;
+        } else if (l->inner || !atoms_fac(l->pair, dir, &f[i]) || k != floor(k)) {
+            *valid = 0;
+        }
+    }
+    return f;
+}
+
+typedef struct grp {
+    int gen;                          /* 0: RR, 1: two-point */
+    double eps, whi, wlo, lahi, lalo; /* RR: eps (whi = eps, wlo = -eps) */
+    double whi0, wlo0;                /* two-point: the stored losses (before shift_losses) */
+    double lam;                       /* log(p / (1 - p)) (sizing) */
+    double k, elo, ehi, md;
+} grp;
 
 static int cmp_grp(const void *a, const void *b)
 {
@@ -292,22 +601,40 @@ static int cmp_grp(const void *a, const void *b)
     return (wa > wb) - (wa < wb);
 }
 
-/* Distinct eps > 0 with total counts, sorted by window size (largest last);
- * *valid = 0 if some leaf is outside the method's domain.  Returns m. */
-static size_t group(const dpa_leafset *L, grp *g, int *valid)
+/* Distinct eps > 0 and distinct two-point factors with total counts, sorted
+ * by window size (largest last).  Returns m. */
+static size_t group(const fac *f, size_t n, grp *g)
 {
     size_t m = 0;
-    *valid = L->all_rr;
-    for (size_t i = 0; i < L->n; i++) {
-        double e = L->v[i].rr_eps, dl = L->v[i].rr_delta, k = L->v[i].count;
-        if (!(e >= 0 && isfinite(e) && dl >= 0 && dl <= 1 && k >= 1 && isfinite(k))) *valid = 0;
-        if (!(e > 0 && isfinite(e))) continue;
+    for (size_t i = 0; i < n; i++) {
+        grp key;
+        memset(&key, 0, sizeof key);
+        if (f[i].kind == 0) {
+            double e = f[i].eps;
+            if (!(e > 0 && isfinite(e))) continue;
+            key.gen = 0;
+            key.eps = key.whi = key.lam = e;
+            key.wlo = -e;
+        } else {
+            if (f[i].nfin == 0) continue;
+            key.gen = 1;
+            key.eps = NAN;
+            key.whi = key.whi0 = f[i].whi;
+            key.wlo = key.wlo0 = f[i].wlo;
+            key.lahi = f[i].lahi;
+            key.lalo = f[i].lalo;
+            key.lam = f[i].nfin == 1 ? INFINITY : f[i].lahi - f[i].lalo;
+        }
         size_t j = 0;
-        while (j < m && g[j].eps != e) j++;
-        if (j == m) g[m++] = (grp){e, 0, 0, 0, 0};
-        g[j].k += k;
+        while (j < m && !(g[j].gen == key.gen &&
+                          (key.gen ? g[j].whi == key.whi && g[j].wlo == key.wlo && g[j].lahi == key.lahi &&
+                                         g[j].lalo == key.lalo
+                                   : g[j].eps == key.eps)))
+            j++;
+        if (j == m) g[m++] = key;
+        g[j].k += f[i].k;
     }
-    for (size_t j = 0; j < m; j++) window_est(g[j].k, g[j].eps, &g[j].md, &g[j].elo, &g[j].ehi);
+    for (size_t j = 0; j < m; j++) window_est(g[j].k, g[j].lam, &g[j].md, &g[j].elo, &g[j].ehi);
     qsort(g, m, sizeof *g, cmp_grp);
     return m;
 }
@@ -317,28 +644,40 @@ static double bk_of(const grp *g)
     return fmax(1.0, ceil((g->ehi - g->elo + 1) / MAX_CKPT));
 }
 
-/* 0: not applicable, 1: tables, 2: Chernoff fallback (one eps) */
+/* 0: not applicable, 1: tables, 2: Chernoff fallback (one eps, RR only) */
 static int plan(const grp *g, size_t m)
 {
     double steps = 0;
     for (size_t j = 0; j < m; j++) steps += g[j].ehi - g[j].elo + 1;
-    if (m <= 1) return steps <= MAX_STEPS ? 1 : 2;
+    if (m <= 1) return steps <= MAX_STEPS ? 1 : !g[0].gen ? 2 : 0;
     if (!(steps <= MAX_STEPS)) return 0;
     double cost = bk_of(&g[m - 1]);
     for (size_t j = 0; j + 1 < m; j++) cost *= g[j].ehi - g[j].elo + 1;
     return cost <= DPA_RR_MAX_LATTICE;
 }
 
+/* plan of L in direction dir (0 when outside the domain or out of memory) */
+static int plan_of(const dpa_leafset *L, int dir, int atoms_ok)
+{
+    int valid, pl = 0;
+    fac *f = collect(L, dir, atoms_ok, &valid);
+    grp *g = malloc((L->n ? L->n : 1) * sizeof *g);
+    if (f && g && valid) pl = plan(g, group(f, L->n, g));
+    free(f);
+    free(g);
+    return pl;
+}
+
 int dpa_rr_applicable(const dpa_leafset *L)
 {
     if (!L || !L->all_rr) return 0;
-    grp *g = malloc((L->n ? L->n : 1) * sizeof *g);
-    if (!g) return 0;
-    int valid;
-    size_t m = group(L, g, &valid);
-    int ok = valid && plan(g, m) > 0;
-    free(g);
-    return ok;
+    return plan_of(L, 0, 0) > 0;
+}
+
+int dpa_rr_applicable_dir(const dpa_leafset *L)
+{
+    if (!L) return 0;
+    return plan_of(L, 0, 1) > 0 && plan_of(L, 1, 1) > 0;
 }
 
 /* ---------------- building one binomial's tables ---------------- */
@@ -373,27 +712,68 @@ static void set_ck(dpa_rr_ckpt *ck, long double w, const acc *a)
 static void block_combine(const dpa_rr_dist *d, long double Ab, long double Hb, long double nb, long double thmax,
                           acc *s)
 {
-    long double Abe = (thmax + U * nb) * Ab, Hbe = (thmax + (2 * U + E_F) * nb) * Hb;
+    long double Abe = (thmax + U * nb) * Ab, Hbe = (thmax + (2 * U + d->e2r) * nb) * Hb;
     s->A = Ab + s->A;
     s->Ae = Abe + s->Ae + U * s->A;
     s->H = Hb + d->E2b * s->H;
-    s->He = Hbe + d->E2b * s->He + (2 * U + E_F) * s->H;
+    s->He = Hbe + d->E2b * s->He + (2 * U + d->e2br) * s->H;
+}
+
+/* the parameters of one factor (section 1; RR exactly as before).  side:
+ * +1 / -1 puts a two-point factor's ratio at the top / bottom of its
+ * representation range (section 1b) */
+static void dist_params(dpa_rr_dist *d, const grp *g, int side)
+{
+    d->gen = g->gen;
+    d->k = g->k;
+    d->whi = g->whi;
+    d->wlo = g->wlo;
+    d->eE = d->e2r = d->e2br = E_F;
+    d->c1 = C1;
+    if (!g->gen) {
+        long double e = g->eps;
+        d->eps = g->eps;
+        d->D = 2 * e;
+        d->E = expl(e);
+        d->E2 = expl(-2 * e);
+        d->grel = U;
+        d->th = tanhl(0.5L * e);
+        return;
+    }
+    /* two-point factor (section 1b) */
+    d->eps = NAN;
+    d->th = NAN;
+    long double D = (long double)g->whi - (long double)g->wlo; /* >= 0; error <= u D */
+    d->D = D;
+    if (isinf(g->lalo)) d->E = INFINITY; /* one finite atom: p = 1, a one-point window */
+    else {
+        /* log r* within eta of la_hi - la_lo (exact), which is within u |dl|
+         * of dl; the shifted argument a is rounded (u |a|): with the margin
+         * below, side (a - log r*) >= 0, and E = expl(a) has error E_F */
+        long double dl = (long double)g->lahi - (long double)g->lalo;
+        long double eta = rep_err(g->lahi) + rep_err(g->lalo);
+        long double m = (eta + 4 * U * fabsl(dl) + 4 * U * eta) * ERRSLACK;
+        d->E = expl(dl + (side > 0 ? m : -m));
+    }
+    d->E2 = expl(-D);
+    d->e2r = (E_F + U * fminl(D, 11400)) * ERRSLACK;
+    d->e2br = d->e2r;
+    d->grel = 2 * U;
 }
 
 /* section 1 */
-static dpa_status dist_build(dpa_rr_dist *d, const grp *g, double *budget, dpa_error *err)
+static dpa_status dist_build(dpa_rr_dist *d, const grp *g, int side, double *budget, dpa_error *err)
 {
-    long double e = g->eps;
     double k = g->k;
-    d->eps = g->eps;
-    d->k = k;
-    d->E = expl(e);
-    d->E2 = expl(-2 * e);
-    d->th = tanhl(0.5L * e);
+    dist_params(d, g, side);
     d->bk = bk_of(g);
     if (d->bk > MAX_BK) return dpa_error_set(err, DPA_ENOMEM, "exact method: window too large");
-    d->E2b = expl(-2 * e * (long double)d->bk);
-    d->c1 = C1;
+    if (!g->gen) d->E2b = expl(-2 * (long double)g->eps * (long double)d->bk);
+    else {
+        long double a = d->D * (long double)d->bk; /* error <= 2u D bk with D's */
+        d->E2b = expl(-a);
+        d->e2br = (E_F + 2 * U * fminl(a, 11400)) * ERRSLACK;
+    }
     double md = g->md;
     d->md = md;
     long long bk = (long long)d->bk;
@@ -403,7 +783,7 @@ static dpa_status dist_build(dpa_rr_dist *d, const grp *g, double *budget, dpa_e
     if (!d->up || !d->dn) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
     long double buf[MAX_BK];
     long double T_hi = 0, T_lo = 0, E = d->E, E2 = d->E2;
-    const long double rinc = (1 + 2 * U + E_F) * ERRSLACK; /* true ratio <= computed * rinc */
+    const long double rinc = (1 + 2 * U + d->eE) * ERRSLACK; /* true ratio <= computed * rinc */
     /* upper side: blocks [md + j bk, md + (j + 1) bk - 1]; k - y and y + 1
      * are kept as exact long double counters */
     long double w = 1, ky = (long double)k - md, y1 = (long double)md + 1;
@@ -442,7 +822,7 @@ static dpa_status dist_build(dpa_rr_dist *d, const grp *g, double *budget, dpa_e
         d->up[j].G = Hb;
         long double thmax = ((long double)(j * (size_t)bk) + (long double)(nb - 1)) * d->c1;
         d->up[j].Ae = ld_up((thmax + U * nb) * Ab);
-        d->up[j].Ge = ld_up((thmax + (2 * U + E_F) * nb) * Hb);
+        d->up[j].Ge = ld_up((thmax + (2 * U + d->e2r) * nb) * Hb);
         if (stop) break;
     }
     d->nup = j + 1;
@@ -454,7 +834,7 @@ static dpa_status dist_build(dpa_rr_dist *d, const grp *g, double *budget, dpa_e
         long double A = c->A + n->A;
         long double Ae = (long double)c->Ae + n->Ae + U * A;
         long double G = c->G + d->E2b * n->G;
-        long double Ge = d->E2b * n->Ge + (long double)c->Ge + (2 * U + E_F) * G;
+        long double Ge = d->E2b * n->Ge + (long double)c->Ge + (2 * U + d->e2br) * G;
         c->A = A;
         c->G = G;
         c->Ae = ld_up(Ae);
@@ -520,10 +900,7 @@ static long double dist_w(const dpa_rr_dist *d, double y)
 static void dist_eval(const dpa_rr_dist *d, long double x, int direct, long double *vhi, long double *vlo)
 {
     if (!(gap(d, x, d->hi) < 0)) { *vhi = *vlo = 0; return; }
-    long double gs = floorl((x / d->eps + d->k) * 0.5L) + 1;
-    double s = !(gs > d->lo) ? d->lo : !(gs < d->hi) ? d->hi : (double)gs;
-    while (s > d->lo && gap(d, x, s - 1) < 0) s -= 1;
-    while (!(gap(d, x, s) < 0)) s += 1; /* ends at hi at the latest */
+    double s = locate(d, x);
     long double u = gap(d, x, s);
     acc a = {0, 0, 0, 0};
     long double ws;
@@ -539,7 +916,7 @@ static void dist_eval(const dpa_rr_dist *d, long double x, int direct, long doub
         long long nb = (long long)(end - c0) + 1;
         buf[0] = d->up[j].w;
         for (long long i = 1; i < nb; i++) buf[i] = buf[i - 1] * ratio_up(d, c0 + (double)(i - 1));
-        for (double y = end; y > s; y -= 1) acc_add(&a, d->E2, buf[(long long)(y - c0)], (y - d->md) * d->c1);
+        for (double y = end; y > s; y -= 1) acc_add(&a, d, buf[(long long)(y - c0)], (y - d->md) * d->c1);
         ws = buf[(long long)(s - c0)];
     } else {
         long long j = ((long long)(d->md - s) + (long long)d->bk - 1) / (long long)d->bk - 1;
@@ -550,15 +927,15 @@ static void dist_eval(const dpa_rr_dist *d, long double x, int direct, long doub
         for (double y = c0 - 1;; y -= 1) {
             w *= ratio_dn(d, y + 1);
             if (y == s) break;
-            acc_add(&a, d->E2, w, (d->md - y) * d->c1);
+            acc_add(&a, d, w, (d->md - y) * d->c1);
         }
         ws = w;
     }
     long double th = fabsl((long double)s - d->md) * d->c1;
     long double X = -expm1l(u), Eu = expl(u);
-    long double rX = E_F + 2 * U, rE = E_F + 2 * U * fabsl(u);
+    long double rX = E_F + 2 * d->grel, rE = E_F + 2 * d->grel * fabsl(u);
     long double G1 = d->E2 * a.H;
-    long double eG1 = (U + E_F) * G1 + d->E2 * a.He;
+    long double eG1 = (U + d->e2r) * G1 + d->E2 * a.He;
     long double Q = Eu * G1;
     long double eQ = (U + rE) * Q + Eu * eG1;
     long double R = a.A - Q;
@@ -570,19 +947,19 @@ static void dist_eval(const dpa_rr_dist *d, long double x, int direct, long doub
     if (direct && e > DIRECT_REL * V && d->bk == 1) {
         /* the table form cancels (relative error ~ c1 / eps for tiny eps):
          * sum the terms directly, each positive: -expm1l of an argument with
-         * relative error u (1 + 4u): E_F + 2u, the product u, the weight
+         * relative error grel: rX = E_F + 2 grel, the product u, the weight
          * theta.  Past the mode, once the geometric bound of the rest
          * (terms <= weights, true ratios <= rb) is below 2^-70 of the sum,
          * stop and count that bound as error.  At most DIRECT_MAX terms,
          * else the table result stands. */
         long double sum = 0, es = 0, rem = -1;
-        const long double rinc = (1 + 2 * U + E_F) * ERRSLACK;
+        const long double rinc = (1 + 2 * U + d->eE) * ERRSLACK;
         int n = 0;
         for (double y = s; y <= d->hi && n < DIRECT_MAX; y += 1, n++) {
             long double w = dist_w(d, y), th = fabsl((long double)y - d->md) * d->c1;
             long double term = w * -expm1l(gap(d, x, y));
             sum += term;
-            es += term * (th + E_F + 3 * U) + U * sum;
+            es += term * (d->gen ? th + rX + U : th + E_F + 3 * U) + U * sum;
             if (y >= d->hi) { rem = 0; break; }
             if (y > d->md) {
                 long double rb = ratio_up(d, y) * rinc;
@@ -618,13 +995,25 @@ static void outer(const dpa_rr_comp *c, size_t i, long double x, long double dx,
         if (!(*vlo > 0)) *vlo = 0;
         return;
     }
-    long double sh = 0, sl = 0, eh = 0, el = 0, Lr = c->Lrest[i + 1] * (1 + 4 * U);
+    long double sh = 0, sl = 0, eh = 0, el = 0, Lr = c->Lrest[i + 1];
+    Lr += 4 * U * fabsl(Lr);
     for (double y = d->hi; y >= d->lo; y -= 1) {
-        long double s = (long double)d->eps * (2.0L * y - (long double)d->k);
-        long double xn = x - s;
-        long double dxn = (dx + U * fabsl(s) + U * fabsl(xn)) * (1 + 4 * U);
+        long double xn, dxn;
+        if (!d->gen) {
+            long double s = (long double)d->eps * (2.0L * y - (long double)d->k);
+            xn = x - s;
+            dxn = (dx + U * fabsl(s) + U * fabsl(xn)) * (1 + 4 * U);
+        } else {
+            /* y w_hi and (k - y) w_lo (integers exact), their sum, x - it:
+             * u of each */
+            long double p1 = (long double)y * d->whi, p2 = ((long double)d->k - (long double)y) * d->wlo;
+            long double s = p1 + p2;
+            xn = x - s;
+            dxn = (dx + U * (fabsl(p1) + fabsl(p2) + fabsl(s)) + U * fabsl(xn)) * (1 + 4 * U);
+        }
         /* every remaining loss is <= Lrest[i + 1]: no contribution */
-        if (xn - dxn >= Lr) continue;
+        long double xl = xn - dxn;
+        if (xl - 2 * U * fabsl(xl) >= Lr) continue;
         long double h, l;
         outer(c, i + 1, xn, dxn, &h, &l);
         long double w = dist_w(d, y), th = fabsl((long double)y - d->md) * d->c1;
@@ -823,12 +1212,15 @@ static void F_bounds(const dpa_rr_comp *c, double t, long double *fhi, long doub
     int beyond, below;
     if (isinf(t)) beyond = t > 0, below = t < 0;
     else if (c->m == 0) beyond = t >= 0, below = t <= 0;
-    else if (c->m == 1) {
+    else if (c->m == 1 && !c->d[0].gen) {
         beyond = xmab(t, c->d[0].eps, c->d[0].k) >= 0;  /* t >= eps k (exact sign) */
         below = xmab(t, -c->d[0].eps, c->d[0].k) <= 0;  /* t <= -eps k */
+    } else if (c->m == 1) {
+        beyond = !(gap(&c->d[0], t, c->d[0].k) < 0); /* t >= k w_hi (exact sign) */
+        below = 0;
     } else {
         beyond = t >= c->Lrest[0];
-        below = -(long double)t >= c->Lrest[0];
+        below = c->sym && -(long double)t >= c->Lrest[0];
     }
     if (beyond) { *fhi = *flo = 0; return; }
     if (below) { *fhi = fminl(1, Xhi); *flo = Xlo; return; }
@@ -860,7 +1252,7 @@ static void F_bounds(const dpa_rr_comp *c, double t, long double *fhi, long doub
     }
     if (!(*fhi <= 1)) *fhi = 1;
     if (!(*flo >= 0)) *flo = 0;
-    if (t < 0 && *flo < Xlo) *flo = Xlo; /* F >= 1 - e^t */
+    if (c->sym && t < 0 && *flo < Xlo) *flo = Xlo; /* F >= 1 - e^t (E[e^{-S}] = 1) */
     if (*flo > *fhi) *flo = *fhi;
 }
 
@@ -868,22 +1260,32 @@ static void F_bounds(const dpa_rr_comp *c, double t, long double *fhi, long doub
  * doubles), and delta(t) >= fl_ (1 - e^t for t < 0, else 0) */
 typedef struct dparts { long double inf_up, y_up, inf_lo, y_lo, fl_; } dparts;
 
-static void delta_parts(const dpa_rr_comp *c, double t, dparts *p)
+/* need: 1 the upper parts, 2 the lower ones, 3 both */
+static void delta_parts(const dpa_rr_comp *c, double t, int need, dparts *p)
 {
-    long double fhi, flo;
-    F_bounds(c, t, &fhi, &flo);
+    long double fhi = 1, flo = 0, h, l;
+    /* F is non-decreasing in every p_i and every loss: the upper bound from
+     * the composition at the top of the representation ranges, the lower
+     * one from the bottom (section 1b) */
+    if (!c->rep_lo) F_bounds(c, t, &fhi, &flo);
+    else {
+        if (need & 1) F_bounds(c, t, &fhi, &l);
+        if (need & 2) F_bounds(c->rep_lo, t, &h, &flo);
+    }
     p->inf_up = c->inf_up;
     p->inf_lo = c->inf_lo;
     p->y_up = fhi > 0 ? c->keep_up * fhi * (1 + 4 * U) : 0;
     p->y_lo = flo > 0 ? c->keep_lo * flo * (1 - 4 * U) : 0;
-    p->fl_ = t < 0 ? -expm1l((long double)t) * (1 - E_F - 4 * U) : 0;
+    /* delta >= 1 - e^t holds for every pair, but a two-point factor is a pair
+     * only up to the representation of its masses: RR compositions only */
+    p->fl_ = c->sym && t < 0 ? -expm1l((long double)t) * (1 - E_F - 4 * U) : 0;
 }
 
 /* delta(t) in [*dl, *du] (long double) */
 static void delta_ld(const dpa_rr_comp *c, double t, long double *du, long double *dl)
 {
     dparts p;
-    delta_parts(c, t, &p);
+    delta_parts(c, t, 3, &p);
     long double u_ = p.y_up > 0 ? (p.inf_up + p.y_up) * (1 + 4 * U) : p.inf_up;
     long double l_ = p.y_lo > 0 ? (p.inf_lo + p.y_lo) * (1 - 4 * U) : p.inf_lo;
     *du = fminl(1, u_);
@@ -925,7 +1327,7 @@ static double g_side(double t, void *p)
 {
     const sctx *s = p;
     dparts d;
-    delta_parts(s->c, t, &d);
+    delta_parts(s->c, t, s->side ? 2 : 1, &d);
     /* compared with the target without rounding the bounds: near the +inf
      * mass, delta exceeds it by a tiny P F, which an ulp of the sum would
      * swamp; the sign is certified by sum3's error bound */
@@ -986,30 +1388,59 @@ void dpa_rr_free(dpa_rr_comp *c)
         }
     free(c->d);
     free(c->Lrest);
+    if (c->rep_lo) {
+        dpa_rr_free(c->rep_lo);
+        free(c->rep_lo);
+    }
     memset(c, 0, sizeof *c);
 }
 
 /* section 4: the +inf mass */
-static void inf_mass(dpa_rr_comp *c, const dpa_leafset *L)
+static void inf_mass(dpa_rr_comp *c, const fac *f, size_t nf)
 {
-    long double lk = 0;
-    size_t n = 0, ones = 0;
+    long double lk = 0, alo = 0, ahi = 0;
+    size_t n = 0, ones = 0, na = 0;
     int full = 0;
     double single = 0;
-    for (size_t i = 0; i < L->n; i++) {
-        double dl = L->v[i].rr_delta, k = L->v[i].count;
+    for (size_t i = 0; i < nf; i++) {
+        double k = f[i].k;
+        if (f[i].kind == 1) { /* A(+inf) = exp(lainf) within rep_err */
+            if (f[i].nfin == 0) full = 1;
+            if (f[i].lainf == -INFINITY) continue;
+            na++;
+            long double a = expl((long double)f[i].lainf), ea = (E_F + 4 * U + rep_err(f[i].lainf)) * ERRSLACK;
+            long double aup = a * (1 + ea), adn = a * (1 - ea);
+            /* log(1 - A(+inf)) in [l1, l2] (log1pl: E_F; the product and
+             * the scaling: u each) */
+            long double l1 = aup >= 1 ? -INFINITY : log1pl(-aup), l2 = adn >= 1 ? -INFINITY : log1pl(-adn);
+            alo += (long double)k * l1 * (1 + E_F + 2 * U);
+            ahi += (long double)k * l2 * (1 - E_F - 2 * U);
+            continue;
+        }
+        double dl = f[i].delta;
         if (!(dl > 0)) continue;
         n++;
         if (dl >= 1) full = 1;
         else lk += (long double)k * log1pl(-(long double)dl);
         if (k == 1) ones++, single = dl;
     }
-    if (n == 0) {
-        c->inf_lo = c->inf_up = 0;
-        c->keep_lo = c->keep_up = 1;
-    } else if (full) {
+    if (full) {
         c->inf_lo = c->inf_up = 1;
         c->keep_lo = c->keep_up = 0;
+    } else if (na > 0) {
+        /* lk within elk (below), the atoms' part in [alo, ahi] (same-sign
+         * sums: (na + 2) u), the two sums: 4u */
+        long double elk = (E_F + ((long double)n + 2) * U) * fabsl(lk) * ERRSLACK;
+        long double LKlo = (lk - elk + alo * (1 + ((long double)na + 2) * U)) * (1 + 4 * U);
+        long double LKhi = (lk + elk + ahi * (1 - ((long double)na + 2) * U)) * (1 - 4 * U);
+        if (!(LKhi <= 0)) LKhi = 0;
+        c->inf_lo = fmaxl(0, -expm1l(LKhi) * (1 - E_F - 4 * U));
+        c->inf_up = fminl(1, -expm1l(LKlo) * (1 + E_F + 4 * U));
+        c->keep_lo = fmaxl(0, expl(LKlo) * (1 - E_F - 4 * U));
+        c->keep_up = fminl(1, expl(LKhi) * (1 + E_F + 4 * U));
+    } else if (n == 0) {
+        c->inf_lo = c->inf_up = 0;
+        c->keep_lo = c->keep_up = 1;
     } else if (n == 1 && ones == 1) { /* one step: 1 - P = delta exactly */
         c->inf_lo = c->inf_up = single;
         long double kp = 1 - (long double)single;
@@ -1027,44 +1458,115 @@ static void inf_mass(dpa_rr_comp *c, const dpa_leafset *L)
     }
 }
 
-dpa_status dpa_rr_build(dpa_rr_comp *c, const dpa_leafset *L, dpa_error *err)
+/* the tables of groups g[0..m-1] (pl: plan) with two-point ratios at side
+ * +1 / -1 of their ranges; the +inf mass from the factors f */
+static dpa_status build_one(dpa_rr_comp *c, const fac *f, size_t nf, const grp *g, size_t m, int pl, int side,
+                            dpa_error *err)
 {
-    grp *g = malloc((L->n ? L->n : 1) * sizeof *g);
-    if (!g) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
-    int valid;
-    size_t m = group(L, g, &valid);
-    int pl = valid ? plan(g, m) : 0;
-    if (!pl) {
-        free(g);
-        return dpa_error_set(err, DPA_EUNSUPPORTED, "exact method: this composition of (eps, delta) steps "
-                                                    "is outside the method's limits; use method pld");
-    }
-    inf_mass(c, L);
+    inf_mass(c, f, nf);
     c->m = m;
+    c->sym = 1;
+    for (size_t i = 0; i < m; i++)
+        if (g[i].gen) c->sym = 0;
     c->d = calloc(m ? m : 1, sizeof *c->d);
     c->Lrest = calloc(m + 1, sizeof *c->Lrest);
-    if (!c->d || !c->Lrest) {
-        free(g);
-        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    if (!c->d || !c->Lrest) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    if (c->sym) {
+        /* Lrest[i] >= sum_{j >= i} eps_j k_j: the product, the sum and the
+         * scaling each round (relative u): (1 - u)^3 (1 + 4u) > 1 */
+        for (size_t i = m; i-- > 0;)
+            c->Lrest[i] = (c->Lrest[i + 1] + (long double)g[i].eps * g[i].k) * (1 + 4 * U);
+    } else {
+        /* Lrest[i] >= sum_{j >= i} w_hi,j k_j (any signs): each rounded
+         * result moved up by an ulp */
+        for (size_t i = m; i-- > 0;) {
+            long double p = nextafterl((long double)g[i].whi * g[i].k, INFINITY);
+            c->Lrest[i] = nextafterl(c->Lrest[i + 1] + p, INFINITY);
+        }
     }
-    /* Lrest[i] >= sum_{j >= i} eps_j k_j: the product, the sum and the
-     * scaling each round (relative u): (1 - u)^3 (1 + 4u) > 1 */
-    for (size_t i = m; i-- > 0;)
-        c->Lrest[i] = (c->Lrest[i + 1] + (long double)g[i].eps * g[i].k) * (1 + 4 * U);
-    c->tmax = ld_up(c->Lrest[0]);
+    c->tmax = fmax(0, ld_up(c->Lrest[0]));
     c->loose = pl == 2;
     dpa_status st = DPA_OK;
     double budget = 2 * MAX_STEPS;
     for (size_t i = 0; i < m && !st; i++) {
         dpa_rr_dist *d = &c->d[i];
-        if (c->loose) {
+        if (c->loose) { /* one RR eps (plan) */
             d->eps = g[i].eps;
+            d->whi = g[i].eps;
+            d->wlo = -g[i].eps;
             d->k = g[i].k;
             d->E = expl((long double)d->eps);
             d->th = tanhl(0.5L * d->eps);
             d->c1 = C1;
-        } else st = dist_build(d, &g[i], &budget, err);
+            d->grel = U;
+        } else st = dist_build(d, &g[i], side, &budget, err);
     }
+    return st;
+}
+
+/* the two-point losses moved to the top (side 1) or the bottom (side -1) of
+ * their representation ranges |w_true - w| <= DPA_RR_LOSS_ULPS u_d |w|:
+ * dw = fl(|w| c) >= |w| c (1 - u), fl(w +- dw) is within half an ulp of
+ * w +- dw, and the next double beyond it is beyond w +- |w| c (u dw is far
+ * below half an ulp) */
+static double shift_one(double w, int side)
+{
+    double dw = fabs(w) * (DPA_RR_LOSS_ULPS * 0x1p-53 * (1 + 0x1p-20));
+    if (dw == 0) return w;
+    return side > 0 ? nextafter(w + dw, INFINITY) : nextafter(w - dw, -INFINITY);
+}
+
+static void shift_losses(grp *g, size_t m, int side)
+{
+    for (size_t i = 0; i < m; i++) {
+        if (!g[i].gen) continue;
+        g[i].whi = shift_one(g[i].whi0, side);
+        g[i].wlo = shift_one(g[i].wlo0, side);
+    }
+}
+
+static dpa_status build(dpa_rr_comp *c, const dpa_leafset *L, int dir, int atoms_ok, dpa_error *err)
+{
+    int valid;
+    fac *f = collect(L, dir, atoms_ok, &valid);
+    grp *g = malloc((L->n ? L->n : 1) * sizeof *g);
+    if (!f || !g) {
+        free(f);
+        free(g);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
+    size_t m = valid ? group(f, L->n, g) : 0;
+    int pl = valid ? plan(g, m) : 0;
+    dpa_status st;
+    if (!pl) st = dpa_error_set(err, DPA_EUNSUPPORTED, "exact method: this composition is outside the method's "
+                                                        "limits; use method pld");
+    else {
+        /* two-point ratios with a representation error: upper bounds at the
+         * top of every range (c), lower bounds at the bottom (c->rep_lo) */
+        int rep = 0;
+        for (size_t i = 0; i < m; i++)
+            if (g[i].gen) rep = 1;
+        if (rep) shift_losses(g, m, 1);
+        st = build_one(c, f, L->n, g, m, pl, 1, err);
+        if (!st && rep) {
+            shift_losses(g, m, -1);
+            c->rep_lo = calloc(1, sizeof *c->rep_lo);
+            st = c->rep_lo ? build_one(c->rep_lo, f, L->n, g, m, pl, -1, err)
+                           : dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        }
+    }
+    free(f);
     free(g);
     return st;
+}
+
+dpa_status dpa_rr_build(dpa_rr_comp *c, const dpa_leafset *L, dpa_error *err)
+{
+    return build(c, L, 0, 0, err);
+}
+
+dpa_status dpa_rr_build_dir(dpa_rr_comp *c, const dpa_leafset *L, int dir, dpa_error *err)
+{
+    if (dir != 0 && dir != 1) return dpa_error_set(err, DPA_EINVAL, "exact method: direction must be 0 or 1");
+    return build(c, L, dir, 1, err);
 }

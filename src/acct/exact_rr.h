@@ -7,10 +7,16 @@
 #include "dpacct/status.h"
 
 /* A composition of k_i copies of RR_{eps_i, delta_i} (the dominating pair of
- * an (eps_i, delta_i)-DP step, LT Thm 4.5), grouped by distinct eps_i > 0.
- * Its loss is +inf with probability 1 - P, P = prod_j (1 - delta_j)^{k_j},
- * and otherwise S = sum_i eps_i (2 Y_i - k_i) with independent
- * Y_i ~ Bin(k_i, p_i), p_i = e^{eps_i} / (1 + e^{eps_i}) (LT Thm 4.6
+ * an (eps_i, delta_i)-DP step, LT Thm 4.5), grouped by distinct eps_i > 0,
+ * and more generally of "two-point" pairs: pairs whose loss takes two finite
+ * values w_hi > w_lo (any reals) plus possibly +inf (A-mass only) and -inf
+ * (B-mass only), such as a Poisson-subsampled pure/RR step in either
+ * direction.  Identical two-point factors are grouped like equal eps.
+ * The composed loss is +inf with probability 1 - P, P = prod_j F_j^{k_j}
+ * (F_j = 1 - A_j(+inf); for RR F_j = 1 - delta_j), and otherwise
+ * S = sum_i (Y_i w_hi,i + (k_i - Y_i) w_lo,i) with independent
+ * Y_i ~ Bin(k_i, p_i), p_i the A-probability of w_hi,i within the finite
+ * part (RR: w = +-eps_i, p_i = e^{eps_i} / (1 + e^{eps_i}); LT Thm 4.6
  * unrolled; LT Cor 4.7 for one eps), so
  *   delta(t) = 1 - P + P F(t),   F(t) = E[(1 - e^{t - S})_+].
  *
@@ -28,11 +34,16 @@ typedef struct dpa_rr_ckpt {
     double Ae, Ge;     /* their absolute error bounds (rounded up) */
 } dpa_rr_ckpt;
 
-/* One distinct eps with its total count. */
+/* One distinct factor (an eps, or a two-point pair) with its total count. */
 typedef struct dpa_rr_dist {
-    double eps, k;              /* eps > 0 (finite), integer count k >= 1 */
-    long double E, E2, E2b;     /* e^eps, e^{-2 eps}, e^{-2 eps bk} */
-    long double th;             /* tanh(eps / 2) (Chernoff fallback) */
+    int gen;                    /* 0: RR (w = +-eps), 1: general two-point factor */
+    double eps, k;              /* RR: eps > 0 (finite); integer count k >= 1 */
+    double whi, wlo;            /* the two finite losses (RR: eps, -eps) */
+    long double D;              /* w_hi - w_lo rounded (RR: 2 eps, exact) */
+    long double E, E2, E2b;     /* ratio p/(1-p) (RR: e^eps), e^{-D}, e^{-D bk} */
+    long double eE, e2r, e2br;  /* their relative error bounds (RR: E_F each) */
+    long double grel;           /* relative error bound of x - S(y) (RR: u) */
+    long double th;             /* tanh(eps / 2) (Chernoff fallback, RR only) */
     long double c1;             /* relative error bound per recurrence step */
     double md, lo, hi, bk;      /* mode (walk origin), window, block length */
     size_t nup, ndn;            /* checkpoints at md + j bk (j < nup), md - (j+1) bk (j < ndn) */
@@ -41,12 +52,13 @@ typedef struct dpa_rr_dist {
 } dpa_rr_dist;
 
 typedef struct dpa_rr_comp {
-    size_t m;                   /* distinct eps > 0 */
+    size_t m;                   /* distinct factors (eps > 0 or two-point pairs) */
     dpa_rr_dist *d;             /* m of them; d[m-1] has the largest window (the inner sum) */
+    int sym;                    /* every factor is RR (symmetric: closed forms for t <= -L) */
     long double inf_lo, inf_up; /* enclosure of the +inf mass 1 - P */
     long double keep_lo, keep_up; /* enclosure of P */
-    long double *Lrest;         /* Lrest[i] >= sum_{j >= i} eps_j k_j (m + 1 entries) */
-    double tmax;                /* a double >= the largest finite loss sum_j eps_j k_j */
+    long double *Lrest;         /* Lrest[i] >= sum_{j >= i} w_hi,j k_j (m + 1 entries) */
+    double tmax;                /* a double >= max(0, the largest finite loss sum_j w_hi,j k_j) */
     /* 1 when the exact sum would need more than 2^27 lattice points (one
      * distinct eps with a huge count, e.g. 1e15 steps): the bounds are then
      * still certified, but the upper bound of F is a Chernoff bound
@@ -57,6 +69,10 @@ typedef struct dpa_rr_comp {
      * so (accuracy_met = 0 follows from the gap in most cases, but the flag
      * says why). */
     int loose;
+    /* the same composition with every two-point ratio and loss at the
+     * bottom of its representation range (lower bounds; this one has them at
+     * the top); NULL when there is no two-point factor.  Owned. */
+    struct dpa_rr_comp *rep_lo;
 } dpa_rr_comp;
 
 struct dpa_leafset;
@@ -73,6 +89,41 @@ int dpa_rr_applicable(const struct dpa_leafset *L);
  * DPA_ENOMEM (out of memory, or a window far larger than estimated),
  * DPA_EUNSUPPORTED (not applicable). */
 dpa_status dpa_rr_build(dpa_rr_comp *c, const struct dpa_leafset *L, dpa_error *err);
+
+/* The two-point generalization (both directions of an add/remove
+ * composition).  1 if every leaf of L is either an (eps, delta) leaf
+ * (rr_eps set, as for dpa_rr_applicable; also the accountant's synthetic
+ * leaves with pair == NULL) or a plain leaf (inner == NULL) whose pair is
+ * atom-only (kind DPA_PAIR_ATOMS, no continuous part, no truncation slack)
+ * with at most two finite atoms carrying mass (each with both masses > 0),
+ * plus optional atoms at +inf (A-mass only) and -inf (B-mass only), and the
+ * cost limit above holds in both directions.  A single two-point factor
+ * with a huge count has no Chernoff fallback: its window must stay below
+ * 2^27 points (k p (1 - p) up to about 3e12).  Refused as well:
+ * non-integer counts, finite losses above 1e300 in magnitude, and two
+ * finite losses closer than 64 u_d of the larger one.
+ *
+ * The pair is taken as built, up to the representation of its atoms: the
+ * true A-masses within a relative DPA_RR_REP_ULPS u_d (1 + |la|) of the
+ * atoms' exp(la), the true finite losses within DPA_RR_LOSS_ULPS u_d |w| of
+ * the atoms' w (u_d = 2^-53; measured against MPFR: at most 2.6 and 4.6
+ * for the Poisson-subsampled RR pairs with rate <= 0.9), and the bounds
+ * hold for every pair in that range (exact_rr.c section 1b). */
+int dpa_rr_applicable_dir(const struct dpa_leafset *L);
+/* Build for one direction: dir 0 the leaves' pairs as given (remove), dir 1
+ * their reversals (B, A) (add); (eps, delta) leaves are the same in both.
+ * The profile of the composition under add/remove adjacency is the maximum
+ * of the two.  Same contract as dpa_rr_build; DPA_EUNSUPPORTED when
+ * dpa_rr_applicable_dir would return 0, DPA_EINVAL for dir not 0 or 1. */
+dpa_status dpa_rr_build_dir(dpa_rr_comp *c, const struct dpa_leafset *L, int dir, dpa_error *err);
+/* Assumed bounds on the representation error of a two-point pair's atoms
+ * (see dpa_rr_applicable_dir): a stored log mass la within
+ * DPA_RR_REP_ULPS u_d (1 + |la|) of the log of the true mass, a stored
+ * finite loss w within DPA_RR_LOSS_ULPS u_d |w| of the true loss (u_d =
+ * 2^-53).  0 makes the stored values exact by definition. */
+#define DPA_RR_REP_ULPS 8
+#define DPA_RR_LOSS_ULPS 8
+
 /* Free everything and zero the struct. */
 void dpa_rr_free(dpa_rr_comp *c);
 

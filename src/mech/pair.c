@@ -237,13 +237,18 @@ dpa_pair *dpa_pair_reverse(dpa_pair *base, dpa_error *err)
 
 /* W_q = log(q e^W + 1 - q) with a relative error of a few u also for
  * small |W| (log1p(q expm1(W)); the log-add-exp form loses the absolute
- * u |log q| there), and without overflow for large W. */
+ * u |log q| there), for very negative W at rates near 1 (the direct form),
+ * and without overflow for large W. */
 double dpa_poisson_loss(double q, double w)
 {
     if (w == INFINITY) return INFINITY;
     if (w == -INFINITY) return log1p(-q);
-    if (w <= 700) return log1p(q * expm1(w));
-    return w + log(q) + log1p((1 - q) / q * exp(-w));
+    if (w > 700) return w + log(q) + log1p((1 - q) / q * exp(-w));
+    double x = q * expm1(w);
+    if (x >= -0.5) return log1p(x);
+    /* w < 0 and q > 1/2: log1p of a value near -1 loses accuracy; here
+     * 1 - q is exact (Sterbenz) and q e^w + 1 - q has no cancellation */
+    return log(q * exp(w) + (1 - q));
 }
 
 static double poisson_loss(double q, double w) { return dpa_poisson_loss(q, w); }
