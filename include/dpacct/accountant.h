@@ -11,9 +11,10 @@
  * Methods:
  *   DPA_METHOD_EXACT  closed forms: compositions of Gaussian and GDP leaves
  *                     (mu = sqrt(sum mu_i^2)), or of pure, randomized_response
- *                     and approx leaves (LT Thm 4.6 lattice sum; at most
- *                     2e5 lattice points), without subsampling.  Interval
- *                     width is evaluation round-off.
+ *                     and approx leaves (LT Thm 4.6 lattice sum), also with
+ *                     Poisson-subsampled pure/randomized_response leaves
+ *                     (two-point pairs, both directions).  Interval width
+ *                     is evaluation round-off.
  *   DPA_METHOD_PLD    privacy loss distributions on a uniform grid, pessimistic
  *                     (connect-the-dots) and optimistic discretizations,
  *                     composed with FFTW.  Any tree of the supported leaves.

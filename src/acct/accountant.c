@@ -64,6 +64,7 @@ struct dpa_accountant {
     double mu, mu_lo;   /* EXACT, Gaussian: total mu enclosed in [mu_lo, mu] */
     int exact_rr;       /* EXACT is the (eps, delta) composition below */
     dpa_rr_comp rr;
+    dpa_rr_comp rr_add; /* exact_rr == 2: the add direction (two-point pairs) */
     dpa_fft *fft;
     dpa_compose_ws ws;  /* FFT working arrays, reused by every composition */
     int ndir;
@@ -230,6 +231,7 @@ void dpa_accountant_free(dpa_accountant *a)
     if (!a) return;
     release_build(a);
     dpa_rr_free(&a->rr);
+    dpa_rr_free(&a->rr_add);
     dpa_rr_free(&a->fb);
     dpa_compose_ws_free(&a->ws);
     dpa_leaves_free(&a->leaves);
@@ -256,7 +258,9 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
     }
     a->method = a->opt.method;
     int rr_ok = a->leaves.all_rr && dpa_rr_applicable(&a->leaves);
-    int exact_ok = a->leaves.all_gaussian || rr_ok;
+    /* two-point pairs (Poisson-subsampled pure/RR): exact in both directions */
+    int tp_ok = !a->leaves.all_rr && !a->leaves.all_gaussian && dpa_rr_applicable_dir(&a->leaves);
+    int exact_ok = a->leaves.all_gaussian || rr_ok || tp_ok;
     if (a->method == DPA_METHOD_AUTO) a->method = exact_ok ? DPA_METHOD_EXACT : DPA_METHOD_PLD;
     if (a->method == DPA_METHOD_EXACT) {
         if (!exact_ok) {
@@ -290,6 +294,12 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
             dpa_exact_total_mu(k, m, n, DPA_UNIT_ROUNDOFF, &a->mu_lo, &a->mu);
             free(k);
             free(m);
+        } else if (tp_ok) {
+            a->exact_rr = 2;
+            if (dpa_rr_build_dir(&a->rr, &a->leaves, 0, err) || dpa_rr_build_dir(&a->rr_add, &a->leaves, 1, err)) {
+                dpa_accountant_free(a);
+                return NULL;
+            }
         } else if ((a->exact_rr = 1, dpa_rr_build(&a->rr, &a->leaves, err))) {
             dpa_accountant_free(a);
             return NULL;
@@ -1057,14 +1067,23 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     result_init(out, a);
     if (a->method == DPA_METHOD_EXACT) {
         if (a->exact_rr && a->rr.loose) out->upper_source = DPA_SOURCE_CHERNOFF;
-        if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
+        if (a->exact_rr == 2) {
+            double u2, l2;
+            dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
+            dpa_rr_epsilon(&a->rr_add, delta, &u2, &l2);
+            out->upper_remove = out->upper;
+            out->upper_add = u2;
+            out->binding = out->upper >= u2 ? DPA_DIR_REMOVE : DPA_DIR_ADD;
+            out->upper = fmax(out->upper, u2);
+            out->lower = fmax(out->lower, l2);
+        } else if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
         else {
             /* eps and delta increase with mu: upper at mu, lower at mu_lo */
             double t;
             dpa_exact_epsilon(a->mu, delta, &out->upper, &t);
             dpa_exact_epsilon(a->mu_lo, delta, &t, &out->lower);
         }
-        out->upper_remove = out->upper_add = out->upper;
+        if (a->exact_rr != 2) out->upper_remove = out->upper_add = out->upper;
         out->lower += 0.0; /* -0 -> +0 */
         /* within a few ulp of the +inf mass even the closed form cannot
          * decide finiteness; for huge mu its evaluation error can exceed
@@ -1086,13 +1105,22 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
     result_init(out, a);
     if (a->method == DPA_METHOD_EXACT) {
         if (a->exact_rr && a->rr.loose) out->upper_source = DPA_SOURCE_CHERNOFF;
-        if (a->exact_rr) dpa_rr_delta(&a->rr, eps, &out->upper, &out->lower);
+        if (a->exact_rr == 2) {
+            double u2, l2;
+            dpa_rr_delta(&a->rr, eps, &out->upper, &out->lower);
+            dpa_rr_delta(&a->rr_add, eps, &u2, &l2);
+            out->upper_remove = out->upper;
+            out->upper_add = u2;
+            out->binding = out->upper >= u2 ? DPA_DIR_REMOVE : DPA_DIR_ADD;
+            out->upper = fmax(out->upper, u2);
+            out->lower = fmax(out->lower, l2);
+        } else if (a->exact_rr) dpa_rr_delta(&a->rr, eps, &out->upper, &out->lower);
         else {
             double t;
             dpa_exact_delta(a->mu, eps, &out->upper, &t);
             dpa_exact_delta(a->mu_lo, eps, &t, &out->lower);
         }
-        out->upper_remove = out->upper_add = out->upper;
+        if (a->exact_rr != 2) out->upper_remove = out->upper_add = out->upper;
         out->lower += 0.0; /* -0 -> +0 */
         if (out->upper - out->lower > a->opt.accuracy * out->upper + 1e-14) out->accuracy_met = 0;
         return DPA_OK;
