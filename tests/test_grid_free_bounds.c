@@ -19,44 +19,7 @@
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
 
-static int n_failed;
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            print_error(__VA_ARGS__);                                           \
-            print_error("\n");                                                  \
-            n_failed++;                                                         \
-        }                                                                       \
-    } while (0)
-
-static int setup(void **state)
-{
-    (void)state;
-    n_failed = 0;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (n_failed) fail_msg("%d check(s) failed (listed above)", n_failed);
-    return 0;
-}
-
-static dpa_accountant *acct(const char *json, dpa_method method)
-{
-    dpa_error err;
-    dpa_spec *s = dpa_spec_from_json(json, &err);
-    if (!s) fail_msg("spec %s: %s", json, err.message);
-    dpa_options o;
-    dpa_options_init(&o);
-    o.method = method;
-    dpa_accountant *a = dpa_accountant_new(s, &o, &err);
-    dpa_spec_free(s);
-    if (!a) fail_msg("accountant for %s: %s", json, err.message);
-    return a;
-}
+#include "check.h"
 
 static dpa_result eps_q(dpa_accountant *a, double delta)
 {
@@ -84,7 +47,7 @@ static void test_laplace_tiny_delta(void **state)
     char json[128];
     for (size_t i = 0; i < sizeof scales / sizeof *scales; i++) {
         snprintf(json, sizeof json, "{\"laplace\":{\"scale\":%.17g}}", scales[i]);
-        dpa_accountant *a = acct(json, DPA_METHOD_AUTO);
+        dpa_accountant *a = test_accountant(json, DPA_METHOD_AUTO);
         double eps0 = 1 / scales[i];
         for (size_t j = 0; j < sizeof deltas / sizeof *deltas; j++) {
             dpa_result r = eps_q(a, deltas[j]);
@@ -123,7 +86,7 @@ static void test_compositions(void **state)
     cs[3].wmax = log(0.1 * exp(1.0) + 0.9);
     const double deltas[] = {1e-13, 1e-15, 1e-20, 1e-200};
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
-        dpa_accountant *a = acct(cs[i].json, DPA_METHOD_AUTO);
+        dpa_accountant *a = test_accountant(cs[i].json, DPA_METHOD_AUTO);
         for (size_t j = 0; j < sizeof deltas / sizeof *deltas; j++) {
             dpa_result r = eps_q(a, deltas[j]);
             if (deltas[j] < cs[i].inf) {
@@ -151,7 +114,7 @@ static void test_compositions(void **state)
 static void test_two_laplace(void **state)
 {
     (void)state;
-    dpa_accountant *a = acct("{\"repeat\":{\"count\":2,\"event\":{\"laplace\":{\"scale\":1}}}}", DPA_METHOD_AUTO);
+    dpa_accountant *a = test_accountant("{\"repeat\":{\"count\":2,\"event\":{\"laplace\":{\"scale\":1}}}}", DPA_METHOD_AUTO);
     for (double d = 1e-14; d > 1e-250; d *= 1e-17) {
         dpa_result r = eps_q(a, d);
         CHECK(isfinite(r.upper) && r.upper >= 2 - 1e-6 && r.upper <= 2 * (1 + 1e-13), "eps(%g) upper %.17g", d,
@@ -168,7 +131,7 @@ static void test_gaussian_no_cap(void **state)
 {
     (void)state;
     dpa_accountant *a =
-        acct("{\"compose\":[{\"gaussian\":{\"sigma\":2}},{\"laplace\":{\"scale\":1}}]}", DPA_METHOD_PLD);
+        test_accountant("{\"compose\":[{\"gaussian\":{\"sigma\":2}},{\"laplace\":{\"scale\":1}}]}", DPA_METHOD_PLD);
     dpa_result r = eps_q(a, 1e-200);
     CHECK(r.upper_source == DPA_SOURCE_METHOD, "source %s", dpa_bound_source_name(r.upper_source));
     CHECK(r.lower <= r.upper, "order");
@@ -209,7 +172,7 @@ static void test_audit_regressions(void **state)
          0.91791500137610120},
     };
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
-        dpa_accountant *a = acct(cs[i].json, DPA_METHOD_AUTO);
+        dpa_accountant *a = test_accountant(cs[i].json, DPA_METHOD_AUTO);
         dpa_result r = cs[i].is_eps ? eps_q(a, cs[i].x) : delta_q(a, cs[i].x);
         /* the truth is given to 17+ digits: allow 2e-17 relative */
         double t = cs[i].truth, sl = 2e-17 * fabs(t);

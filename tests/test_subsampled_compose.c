@@ -23,44 +23,7 @@
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
 
-static int n_failed;
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            print_error(__VA_ARGS__);                                           \
-            print_error("\n");                                                  \
-            n_failed++;                                                         \
-        }                                                                       \
-    } while (0)
-
-static int setup(void **state)
-{
-    (void)state;
-    n_failed = 0;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (n_failed) fail_msg("%d check(s) failed (listed above)", n_failed);
-    return 0;
-}
-
-static dpa_accountant *acct(const char *json, dpa_method method)
-{
-    dpa_error err;
-    dpa_spec *s = dpa_spec_from_json(json, &err);
-    if (!s) fail_msg("spec %s: %s", json, err.message);
-    dpa_options o;
-    dpa_options_init(&o);
-    o.method = method;
-    dpa_accountant *a = dpa_accountant_new(s, &o, &err);
-    dpa_spec_free(s);
-    if (!a) fail_msg("accountant for %s: %s", json, err.message);
-    return a;
-}
+#include "check.h"
 
 /* ------------------------------------------------------------ brute force */
 
@@ -167,7 +130,7 @@ static long double bf_delta(const alist *x, long double eps)
 /* brute-force reference vs accountant at many eps, and eps(delta) consistency */
 static void compare(const char *json, const alist *ref)
 {
-    dpa_accountant *a = acct(json, DPA_METHOD_AUTO);
+    dpa_accountant *a = test_accountant(json, DPA_METHOD_AUTO);
     dpa_result res;
     dpa_error err;
     /* reference round-off (long double over a few thousand atoms) */
@@ -287,7 +250,7 @@ static void test_gaussian_inner(void **state)
                  cs[i].k, cs[i].q, cs[i].s1, cs[i].s2);
         dpa_result r1, r2, r3;
         dpa_error err;
-        dpa_accountant *a1 = acct(j1, DPA_METHOD_PLD), *a2 = acct(j2, DPA_METHOD_PLD), *a3 = acct(j3, DPA_METHOD_PLD);
+        dpa_accountant *a1 = test_accountant(j1, DPA_METHOD_PLD), *a2 = test_accountant(j2, DPA_METHOD_PLD), *a3 = test_accountant(j3, DPA_METHOD_PLD);
         assert_int_equal(dpa_accountant_epsilon(a1, cs[i].delta, &r1, &err), DPA_OK);
         assert_int_equal(dpa_accountant_epsilon(a2, cs[i].delta, &r2, &err), DPA_OK);
         assert_int_equal(dpa_accountant_epsilon(a3, cs[i].delta, &r3, &err), DPA_OK);
@@ -322,7 +285,7 @@ static void test_shared_vs_separate(void **state)
     const char *separate = "{\"repeat\":{\"count\":200,\"event\":{\"compose\":["
                            "{\"poisson\":{\"rate\":0.01,\"event\":{\"gaussian\":{\"sigma\":1}}}},"
                            "{\"poisson\":{\"rate\":0.01,\"event\":{\"laplace\":{\"scale\":1}}}}]}}}";
-    dpa_accountant *a = acct(shared, DPA_METHOD_AUTO), *b = acct(separate, DPA_METHOD_AUTO);
+    dpa_accountant *a = test_accountant(shared, DPA_METHOD_AUTO), *b = test_accountant(separate, DPA_METHOD_AUTO);
     dpa_result rs, rp;
     dpa_error err;
     double prev_up = INFINITY, prev_lo = INFINITY;

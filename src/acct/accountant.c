@@ -985,6 +985,23 @@ static dpa_status pld_query(dpa_accountant *a, const query *q, double tau, doubl
     }
 }
 
+/* The exact method for two-point pairs (exact_rr == 2): both directions,
+ * the max reported, binding the direction with the larger upper bound. */
+static void exact_two_dir(const dpa_accountant *a, int is_eps, double x, dpa_result *out)
+{
+    double up[2], lo[2];
+    const dpa_rr_comp *c[2] = {&a->rr, &a->rr_add};
+    for (int d = 0; d < 2; d++) {
+        if (is_eps) dpa_rr_epsilon(c[d], x, &up[d], &lo[d]);
+        else dpa_rr_delta(c[d], x, &up[d], &lo[d]);
+    }
+    out->upper_remove = up[0];
+    out->upper_add = up[1];
+    out->binding = up[0] >= up[1] ? DPA_DIR_REMOVE : DPA_DIR_ADD;
+    out->upper = fmax(up[0], up[1]);
+    out->lower = fmax(lo[0], lo[1]);
+}
+
 /* ---------------- (eps, delta)-DP domination fallback ---------------- */
 
 /* Every leaf whose finite losses lie in [-E, E] in both directions, with
@@ -1067,16 +1084,8 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     result_init(out, a);
     if (a->method == DPA_METHOD_EXACT) {
         if (a->exact_rr && a->rr.loose) out->upper_source = DPA_SOURCE_CHERNOFF;
-        if (a->exact_rr == 2) {
-            double u2, l2;
-            dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
-            dpa_rr_epsilon(&a->rr_add, delta, &u2, &l2);
-            out->upper_remove = out->upper;
-            out->upper_add = u2;
-            out->binding = out->upper >= u2 ? DPA_DIR_REMOVE : DPA_DIR_ADD;
-            out->upper = fmax(out->upper, u2);
-            out->lower = fmax(out->lower, l2);
-        } else if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
+        if (a->exact_rr == 2) exact_two_dir(a, 1, delta, out);
+        else if (a->exact_rr) dpa_rr_epsilon(&a->rr, delta, &out->upper, &out->lower);
         else {
             /* eps and delta increase with mu: upper at mu, lower at mu_lo */
             double t;
@@ -1105,16 +1114,8 @@ static dpa_status delta_query(dpa_accountant *a, double eps, dpa_result *out, in
     result_init(out, a);
     if (a->method == DPA_METHOD_EXACT) {
         if (a->exact_rr && a->rr.loose) out->upper_source = DPA_SOURCE_CHERNOFF;
-        if (a->exact_rr == 2) {
-            double u2, l2;
-            dpa_rr_delta(&a->rr, eps, &out->upper, &out->lower);
-            dpa_rr_delta(&a->rr_add, eps, &u2, &l2);
-            out->upper_remove = out->upper;
-            out->upper_add = u2;
-            out->binding = out->upper >= u2 ? DPA_DIR_REMOVE : DPA_DIR_ADD;
-            out->upper = fmax(out->upper, u2);
-            out->lower = fmax(out->lower, l2);
-        } else if (a->exact_rr) dpa_rr_delta(&a->rr, eps, &out->upper, &out->lower);
+        if (a->exact_rr == 2) exact_two_dir(a, 0, eps, out);
+        else if (a->exact_rr) dpa_rr_delta(&a->rr, eps, &out->upper, &out->lower);
         else {
             double t;
             dpa_exact_delta(a->mu, eps, &out->upper, &t);

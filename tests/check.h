@@ -1,0 +1,52 @@
+/* Shared scaffolding of the cmocka tests that list every failed check
+ * before failing (include after <cmocka.h>): CHECK reports a failure and
+ * keeps going, setup/teardown reset the count and fail the test at its end,
+ * and test_accountant() builds an accountant from JSON or fails the test.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#ifndef DPA_TESTS_CHECK_H
+#define DPA_TESTS_CHECK_H
+
+#include "dpacct/accountant.h"
+#include "dpacct/event.h"
+
+static int n_failed;
+
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            print_error(__VA_ARGS__);                                           \
+            print_error("\n");                                                  \
+            n_failed++;                                                         \
+        }                                                                       \
+    } while (0)
+
+static int setup(void **state)
+{
+    (void)state;
+    n_failed = 0;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (n_failed) fail_msg("%d check(s) failed (listed above)", n_failed);
+    return 0;
+}
+
+/* An accountant for a JSON spec with the given method and default options. */
+static dpa_accountant *test_accountant(const char *json, dpa_method method)
+{
+    dpa_error err;
+    dpa_spec *s = dpa_spec_from_json(json, &err);
+    if (!s) fail_msg("spec %s: %s", json, err.message);
+    dpa_options o;
+    dpa_options_init(&o);
+    o.method = method;
+    dpa_accountant *a = dpa_accountant_new(s, &o, &err);
+    dpa_spec_free(s);
+    if (!a) fail_msg("accountant for %s: %s", json, err.message);
+    return a;
+}
+
+#endif
