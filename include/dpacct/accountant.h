@@ -71,6 +71,11 @@ typedef struct dpa_options {
      * (default 1<<22, i.e. 4 Mi points). Working memory grows by about 100
      * bytes per point of the composed grid. Domain: [1<<10, 1<<26]. */
     size_t max_grid;
+    /* Threads the PLD method may use for the independent compositions of a
+     * build (both directions, upper and lower): 0 (default) = the number of
+     * online processors, at most 4; 1 = the calling thread only.  Results
+     * do not depend on it.  Domain: [0, 64]. */
+    int threads;
 } dpa_options;
 
 /* Fill defaults (NULL: no-op). */

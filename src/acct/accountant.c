@@ -11,6 +11,7 @@
  * direction from the reflected cells) and the max is reported.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dpacct/accountant.h"
@@ -56,6 +57,13 @@
 #define STEP_MAX 0.05
 /* Atoms count as on a lattice b when w / b is within this of an integer. */
 #define ATOM_LATTICE_TOL 1e-9
+/* Worker threads of a build: the compositions of a build are at most four
+ * (two directions, upper and lower), so more would idle. */
+#define DPA_MAX_WORKERS 4
+/* The non-binding direction's upper composition is built on a grid this
+ * many times coarser (its gap grows ~16-fold; it only has to stay below
+ * the binding direction's upper bound, else it is rebuilt on the fine grid). */
+#define COARSE_OTHER 4.0
 
 struct dpa_accountant {
     dpa_options opt;
@@ -66,10 +74,16 @@ struct dpa_accountant {
     dpa_rr_comp rr;
     dpa_rr_comp rr_add; /* exact_rr == 2: the add direction (two-point pairs) */
     dpa_fft *fft;
-    dpa_compose_ws ws;  /* FFT working arrays, reused by every composition */
+    int nthreads;       /* workers of a build (options.threads resolved) */
+    dpa_compose_ws ws[DPA_MAX_WORKERS]; /* FFT working arrays per worker, reused by every composition */
     int ndir;
-    int built;
-    double step, tau;
+    int built;          /* some composition exists */
+    double step, tau;   /* the finest grid step and tail budget asked for so far */
+    /* grid step and tail budget of comp[d][k]; 0: not built.  The direction
+     * that sets the upper bound is composed on the fine grid, upper and
+     * lower; the other only needs an upper bound below it, composed on a
+     * grid COARSE_OTHER times coarser (docs/guarantees.md §3.11). */
+    double cstep[2][2], ctau[2][2];
     /* per direction: the composition's largest finite loss (rounded up) and
      * an upper bound on its mass at +inf (docs/guarantees.md §3.12) */
     double wmax[2], infub[2];
@@ -205,6 +219,7 @@ void dpa_options_init(dpa_options *opt)
     opt->accuracy = 1e-4;
     opt->grid_step = 0;
     opt->max_grid = (size_t)1 << 22;
+    opt->threads = 0;
 }
 
 static dpa_status check_options(const dpa_options *o, dpa_error *err)
@@ -216,13 +231,19 @@ static dpa_status check_options(const dpa_options *o, dpa_error *err)
         return dpa_error_set(err, DPA_EINVAL, "options: grid step must be 0 (automatic) or in [1e-7, 1], got %g", o->grid_step);
     if (!(o->max_grid >= ((size_t)1 << 10) && o->max_grid <= ((size_t)1 << 26)))
         return dpa_error_set(err, DPA_EINVAL, "options: max grid must be in [1024, 67108864], got %zu", o->max_grid);
+    if (!(o->threads >= 0 && o->threads <= 64))
+        return dpa_error_set(err, DPA_EINVAL, "options: threads must be in [0, 64], got %d", o->threads);
     return DPA_OK;
 }
 
 static void release_build(dpa_accountant *a)
 {
     for (int d = 0; d < 2; d++)
-        for (int k = 0; k < 2; k++) dpa_composed_free(&a->comp[d][k]);
+        for (int k = 0; k < 2; k++) {
+            dpa_composed_free(&a->comp[d][k]);
+            memset(&a->comp[d][k], 0, sizeof a->comp[d][k]);
+            a->cstep[d][k] = a->ctau[d][k] = 0;
+        }
     a->built = 0;
 }
 
@@ -233,7 +254,7 @@ void dpa_accountant_free(dpa_accountant *a)
     dpa_rr_free(&a->rr);
     dpa_rr_free(&a->rr_add);
     dpa_rr_free(&a->fb);
-    dpa_compose_ws_free(&a->ws);
+    for (int w = 0; w < DPA_MAX_WORKERS; w++) dpa_compose_ws_free(&a->ws[w]);
     dpa_leaves_free(&a->leaves);
     dpa_fft_free(a->fft);
     free(a);
@@ -313,6 +334,8 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
         return NULL;
     }
     a->ndir = a->leaves.asymmetric ? 2 : 1;
+    a->nthreads = a->opt.threads ? a->opt.threads : dpa_threads_default();
+    if (a->nthreads > DPA_MAX_WORKERS) a->nthreads = DPA_MAX_WORKERS;
     for (int d = 0; d < 2; d++) set_range(&a->leaves, d < a->ndir ? d : 0, &a->wmax[d], &a->infub[d]);
     return a;
 }
@@ -332,22 +355,44 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
  * shrinks with L = sqrt(m) / 2), 64 sqrt(k) 0.21 s. */
 #define BLOCK_SQRT_FACTOR 16.0
 
-/* Coarsening factor L (1: single stage) and block length m. */
-static long long two_stage_plan(const dpa_accountant *a, double *m_out)
+/* The largest gap between consecutive finite atoms of a pair with no
+ * continuous part (0 if it has a continuous part or at most one finite
+ * atom): the spacing of the lattice its repetitions live on. */
+static double atom_gap(const dpa_pair *p)
+{
+    if (p->lca > -INFINITY || p->lcb > -INFINITY) return 0;
+    double gap = 0, prev = NAN;
+    for (size_t i = 0; i < p->natoms; i++) {
+        double w = p->atoms[i].w;
+        if (!isfinite(w)) continue;
+        if (!isnan(prev)) gap = fmax(gap, w - prev);
+        prev = w;
+    }
+    return gap;
+}
+
+/* Coarsening factor L (1: single stage) and block length m for a build at
+ * grid step `step`.  The coarse stage re-discretizes each block's composed
+ * measure on a grid L times wider (connect-the-dots / garbling of its
+ * cells: sound for any measure).  It is tight when the block's measure is
+ * dense at the coarse scale: always for pairs with a continuous part
+ * (Laplace, Gaussian, subsampled Gaussian); for atom-only pairs when their
+ * atoms are at most L steps apart, so the m-fold composition fills the
+ * coarse cells.  Otherwise (sparse atom lattices, and composite leaves)
+ * single stage, where the aligned fine grid keeps atoms exact. */
+static long long two_stage_plan(const dpa_accountant *a, double step, double *m_out)
 {
     const dpa_leafset *L = &a->leaves;
-    double kmin = INFINITY;
+    double kmin = INFINITY, gap = 0;
     for (size_t j = 0; j < L->n; j++) {
         kmin = fmin(kmin, L->v[j].count);
-        /* atoms sit on an aligned fine grid, which a coarse grid L times
-         * wider would not keep: atom pairs (and composite leaves, whose
-         * pairs are atoms) stay single-stage */
-        if (!L->v[j].pair || L->v[j].pair->natoms) return 1;
+        if (!L->v[j].pair) return 1;
+        gap = fmax(gap, atom_gap(L->v[j].pair));
     }
     if (!(kmin >= SPLIT_MIN)) return 1;
     double m = exp2(floor(log2(fmin(BLOCK_SQRT_FACTOR * sqrt(kmin), kmin / 16))));
     long long Lc = (long long)floor(0.5 * sqrt(m));
-    if (Lc < 2) return 1;
+    if (Lc < 2 || gap > (double)Lc * step) return 1;
     *m_out = m;
     return Lc;
 }
@@ -365,12 +410,12 @@ static double block_length(double k, double m)
  * k = 1), coarsened by Lc.  *allow: the fine stage's additive allowance on
  * delta (window tails, FFT round-off, discretization round-off and snapping
  * of cnt steps), to be counted once per use of the result. */
-static dpa_status fine_power(dpa_accountant *a, const dpa_grid_pmf *g, double cnt, long long Lc, int k,
-                             double tau_f, double leaf_allow, dpa_grid_pmf *out, double *allow, dpa_error *err)
+static dpa_status fine_power(dpa_accountant *a, dpa_compose_ws *ws, const dpa_grid_pmf *g, double cnt, long long Lc,
+                             int k, double tau_f, double leaf_allow, dpa_grid_pmf *out, double *allow, dpa_error *err)
 {
     dpa_factor f = {g, cnt};
     dpa_composed cm;
-    dpa_status st = dpa_compose(a->fft, &a->ws, &f, 1, tau_f, k, a->opt.max_grid, &cm, err);
+    dpa_status st = dpa_compose(a->fft, ws, &f, 1, tau_f, k, a->opt.max_grid, &cm, err);
     if (st) return st;
     *allow = (k == 0 ? cm.tail_above : cm.tail_outside) + cm.roundoff + cnt * leaf_allow;
     dpa_cells cc;
@@ -390,8 +435,9 @@ static dpa_status fine_power(dpa_accountant *a, const dpa_grid_pmf *g, double cn
  * leaves' grid measures pm (one per leaf of L) with their per-use additive
  * allowances allow[], single or two-stage; prepare: build the query tables
  * (the top level), else keep the masses (inner compositions). */
-static dpa_status compose_dir(dpa_accountant *a, const dpa_leafset *L, dpa_grid_pmf *const *pm, const double *allow_leaf,
-                              double tau, long long Lc, double m, int k, int prepare, dpa_composed *out, dpa_error *err)
+static dpa_status compose_dir(dpa_accountant *a, dpa_compose_ws *ws, const dpa_leafset *L, dpa_grid_pmf *const *pm,
+                              const double *allow_leaf, double tau, long long Lc, double m, int k, int prepare,
+                              dpa_composed *out, dpa_error *err)
 {
     size_t nl = L->n;
     dpa_factor *fac = calloc(2 * nl + 1, sizeof *fac);
@@ -403,7 +449,7 @@ static dpa_status compose_dir(dpa_accountant *a, const dpa_leafset *L, dpa_grid_
     for (size_t j = 0; j < nl; j++) allow_all += L->v[j].count * allow_leaf[j];
     if (Lc <= 1) {
         for (size_t j = 0; j < nl; j++) fac[nf++] = (dpa_factor){pm[j], L->v[j].count};
-        st = dpa_compose(a->fft, &a->ws, fac, nf, tau, k, a->opt.max_grid, out, err);
+        st = dpa_compose(a->fft, ws, fac, nf, tau, k, a->opt.max_grid, out, err);
         if (st) goto out;
         allow = allow_all;
     } else {
@@ -413,20 +459,20 @@ static dpa_status compose_dir(dpa_accountant *a, const dpa_leafset *L, dpa_grid_
         for (size_t j = 0; j < nl; j++) {
             double k_j = L->v[j].count, m_j = block_length(k_j, m);
             double r = floor(k_j / m_j), rem = k_j - r * m_j, al;
-            st = fine_power(a, pm[j], m_j, Lc, k, tau_f, allow_leaf[j], &cp[nf], &al, err);
+            st = fine_power(a, ws, pm[j], m_j, Lc, k, tau_f, allow_leaf[j], &cp[nf], &al, err);
             if (st) goto out;
             fac[nf] = (dpa_factor){&cp[nf], r};
             nf++;
             allow += r * al;
             if (rem > 0) {
-                st = fine_power(a, pm[j], rem, Lc, k, tau_f, allow_leaf[j], &cp[nf], &al, err);
+                st = fine_power(a, ws, pm[j], rem, Lc, k, tau_f, allow_leaf[j], &cp[nf], &al, err);
                 if (st) goto out;
                 fac[nf] = (dpa_factor){&cp[nf], 1};
                 nf++;
                 allow += al;
             }
         }
-        st = dpa_compose(a->fft, &a->ws, fac, nf, tau, k, a->opt.max_grid, out, err);
+        st = dpa_compose(a->fft, ws, fac, nf, tau, k, a->opt.max_grid, out, err);
         if (st) goto out;
         /* the coarsened blocks' masses are rounded once more */
         out->rel_err += DISC_REL * (uses + (double)nf);
@@ -465,7 +511,7 @@ static void leaf_grid_free(leaf_grid *g)
 }
 
 static dpa_status compose_set(dpa_accountant *a, const dpa_leafset *L, double step, double tau, int nd, long long Lc,
-                              double m, int prepare, dpa_composed (*out)[2], dpa_error *err);
+                              double m, int prepare, unsigned mask, dpa_composed (*out)[2], dpa_error *err);
 
 /* Pessimistic/optimistic grid measures of a mechanism leaf, both directions
  * from one set of cells (the add direction from the mirrored cells). */
@@ -606,7 +652,7 @@ static dpa_status composite_leaf_grid(dpa_accountant *a, const dpa_leaf *l, doub
     int ind = (!l->sample && in->asymmetric) ? 2 : 1; /* inner directions composed */
     dpa_composed ic[2][2];
     memset(ic, 0, sizeof ic);
-    dpa_status st = compose_set(a, in, step, tau_leaf, ind, 1, 1, 0, ic, err);
+    dpa_status st = compose_set(a, in, step, tau_leaf, ind, 1, 1, 0, 0xFu, ic, err);
     if (st) return st;
     double q = l->rate;
     int od = l->sample ? 1 : 2; /* directions of the leaf's own pair */
@@ -668,19 +714,55 @@ static dpa_status composite_leaf_grid(dpa_accountant *a, const dpa_leaf *l, doub
     return st;
 }
 
+/* One composition of a build, run by a worker: direction t / 2, kind t % 2. */
+typedef struct compose_task {
+    dpa_accountant *a;
+    const dpa_leafset *L;
+    leaf_grid *g;
+    double tau;
+    long long Lc;
+    double m;
+    int prepare;
+    dpa_composed (*out)[2];
+    int todo[4];         /* 2 d + k of each task */
+    dpa_status st[4];
+    dpa_error err[4];
+} compose_task;
+
+static void compose_task_run(void *ctx, size_t i, int worker)
+{
+    compose_task *c = ctx;
+    size_t t = i;
+    int d = c->todo[i] / 2, k = c->todo[i] % 2;
+    size_t nl = c->L->n;
+    dpa_grid_pmf **sel = calloc(nl ? nl : 1, sizeof *sel);
+    double *allow = calloc(nl ? nl : 1, sizeof *allow);
+    if (!sel || !allow) {
+        c->st[t] = dpa_error_set(&c->err[t], DPA_ENOMEM, "out of memory");
+    } else {
+        for (size_t j = 0; j < nl; j++) {
+            sel[j] = &c->g[j].pm[d][k];
+            allow[j] = c->g[j].allow[d][k];
+        }
+        c->st[t] = compose_dir(c->a, &c->a->ws[worker], c->L, sel, allow, c->tau, c->Lc, c->m, k, c->prepare,
+                               &c->out[d][k], &c->err[t]);
+    }
+    free(sel);
+    free(allow);
+}
+
 /* Compose leaf set L at (step, tau) into out[d][k] for d < nd directions
- * (d = 1: the reversed pairs) and both kinds. */
+ * (d = 1: the reversed pairs) and the kinds in mask (bit 2 d + k; out[d][k]
+ * of other bits is left alone). */
 static dpa_status compose_set(dpa_accountant *a, const dpa_leafset *L, double step, double tau, int nd, long long Lc,
-                              double m, int prepare, dpa_composed (*out)[2], dpa_error *err)
+                              double m, int prepare, unsigned mask, dpa_composed (*out)[2], dpa_error *err)
 {
     size_t nl = L->n;
     /* leaf truncation: all leaves together move at most tau/4 */
     double tau_leaf = fmax(0.25 * tau / fmax(1.0, L->total_count), 1e-300);
     leaf_grid *g = calloc(nl ? nl : 1, sizeof *g);
-    dpa_grid_pmf **sel = calloc(nl ? nl : 1, sizeof *sel);
-    double *allow = calloc(nl ? nl : 1, sizeof *allow);
     dpa_status st = DPA_OK;
-    if (!g || !sel || !allow) {
+    if (!g) {
         st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
         goto out;
     }
@@ -690,44 +772,47 @@ static dpa_status compose_set(dpa_accountant *a, const dpa_leafset *L, double st
                       : plain_leaf_grid(a, l->pair, step, tau_leaf, nd, &g[j], err);
     }
     if (st) goto out;
-    for (int d = 0; d < nd && !st; d++) {
-        for (int k = 0; k < 2 && !st; k++) {
-            for (size_t j = 0; j < nl; j++) {
-                sel[j] = &g[j].pm[d][k];
-                allow[j] = g[j].allow[d][k];
+    {
+        /* the 2 nd compositions are independent: one task each, on the
+         * accountant's workers (each with its own FFT workspace) */
+        compose_task ct = {a, L, g, tau, Lc, m, prepare, out, {0}, {DPA_OK}, {{0}}};
+        size_t nt = 0;
+        for (int t = 0; t < 2 * nd; t++)
+            if (mask >> t & 1u) ct.todo[nt++] = t;
+        dpa_parallel_for(nt, a->nthreads, compose_task_run, &ct);
+        for (size_t i = 0; i < nt; i++)
+            if (ct.st[i] && !st) {
+                st = ct.st[i];
+                if (err) *err = ct.err[i];
             }
-            st = compose_dir(a, L, sel, allow, tau, Lc, m, k, prepare, &out[d][k], err);
-        }
-        for (size_t j = 0; j < nl; j++) {
-            dpa_grid_pmf_free(&g[j].pm[d][0]);
-            dpa_grid_pmf_free(&g[j].pm[d][1]);
-        }
+        if (st)
+            for (size_t i = 0; i < nt; i++) dpa_composed_free(&out[ct.todo[i] / 2][ct.todo[i] % 2]);
     }
 out:
     if (g)
         for (size_t j = 0; j < nl; j++) leaf_grid_free(&g[j]);
     free(g);
-    free(sel);
-    free(allow);
-    if (st)
-        for (int d = 0; d < 2; d++)
-            for (int k = 0; k < 2; k++) dpa_composed_free(&out[d][k]);
     return st;
 }
 
-static dpa_status build(dpa_accountant *a, double step, double tau, dpa_error *err)
+/* Compose the kinds in mask (bit 2 d + k) at (step, tau), replacing them
+ * only on success (a failed build keeps the previous compositions). */
+static dpa_status build(dpa_accountant *a, unsigned mask, double step, double tau, dpa_error *err)
 {
-    release_build(a);
     double m = 1;
-    long long Lc = two_stage_plan(a, &m);
-    dpa_status st = compose_set(a, &a->leaves, step, tau, a->ndir, Lc, m, 1, a->comp, err);
-    if (st) {
-        release_build(a);
-        return st;
+    long long Lc = two_stage_plan(a, step, &m);
+    dpa_composed tmp[2][2];
+    memset(tmp, 0, sizeof tmp);
+    dpa_status st = compose_set(a, &a->leaves, step, tau, a->ndir, Lc, m, 1, mask, tmp, err);
+    if (st) return st;
+    for (int t = 0; t < 4; t++) {
+        if (!(mask >> t & 1u)) continue;
+        dpa_composed_free(&a->comp[t / 2][t % 2]);
+        a->comp[t / 2][t % 2] = tmp[t / 2][t % 2];
+        a->cstep[t / 2][t % 2] = step;
+        a->ctau[t / 2][t % 2] = tau;
     }
     a->built = 1;
-    a->step = step;
-    a->tau = tau;
     return DPA_OK;
 }
 
@@ -803,17 +888,25 @@ static double initial_step(const dpa_accountant *a, double acc, double eps)
     return align_step(a, fmin(STEP_MAX, fmax(STEP_MIN, s)));
 }
 
-/* Make sure a build at (step, tau) or finer exists; on a grid that does not
- * fit, coarsen (automatic step only). */
-static dpa_status ensure(dpa_accountant *a, double step, double tau, dpa_error *err)
+/* comp[d][k] exists at (step, tau) or finer */
+static int have(const dpa_accountant *a, int d, int k, double step, double tau)
 {
-    if (a->built && a->step <= step && a->tau <= tau) return DPA_OK;
-    if (a->built) {
-        step = fmin(step, a->step);
-        tau = fmin(tau, a->tau);
-    }
+    return a->cstep[d][k] > 0 && a->cstep[d][k] <= step && a->ctau[d][k] <= tau;
+}
+
+/* Make sure the kinds in mask exist at (step, tau) or finer; on a grid that
+ * does not fit, coarsen (automatic step only).  *used: the step built (or
+ * already there). */
+static dpa_status ensure(dpa_accountant *a, unsigned mask, double step, double tau, double *used, dpa_error *err)
+{
+    unsigned need = 0;
+    for (int t = 0; t < 4; t++)
+        if ((mask >> t & 1u) && !have(a, t / 2, t % 2, step, tau)) need |= 1u << t;
+    *used = step;
+    if (!need) return DPA_OK;
     for (int i = 0; i < 40; i++) {
-        dpa_status st = build(a, step, tau, err);
+        dpa_status st = build(a, need, step, tau, err);
+        *used = step;
         if (st != DPA_ENOMEM || a->opt.grid_step > 0 || step * 2 > 1.0) return st;
         /* coarsen; alignment to the atom lattice cannot go past its spacing */
         double next = align_step(a, step * 2);
@@ -832,28 +925,39 @@ static void result_init(dpa_result *r, const dpa_accountant *a)
     r->accuracy_met = 1;
 }
 
-static void fill_pld_info(dpa_result *r, const dpa_accountant *a)
+/* Grid information of the result: the grid of direction d's upper
+ * composition (the binding direction: the one on the finest grid). */
+static void fill_pld_info(dpa_result *r, const dpa_accountant *a, int d)
 {
-    r->grid_step = a->comp[0][0].step;
-    r->grid_size = a->comp[0][0].n;
+    r->grid_step = a->comp[d][0].step;
+    r->grid_size = a->comp[d][0].n;
     r->truncated_mass = 0;
     r->roundoff = 0;
-    for (int d = 0; d < a->ndir; d++) {
-        r->truncated_mass = fmax(r->truncated_mass, a->comp[d][0].tail_outside);
-        r->roundoff = fmax(r->roundoff, fmax(a->comp[d][0].roundoff, a->comp[d][1].roundoff));
-    }
+    for (int e = 0; e < a->ndir; e++)
+        for (int k = 0; k < 2; k++) {
+            if (!a->cstep[e][k]) continue;
+            r->truncated_mass = fmax(r->truncated_mass, a->comp[e][k].tail_outside);
+            r->roundoff = fmax(r->roundoff, a->comp[e][k].roundoff);
+        }
 }
 
-/* delta bounds of direction d at eps */
+/* delta bounds of direction d at eps (lower: the trivial one if direction
+ * d has no lower composition) */
 static void pld_delta_dir(const dpa_accountant *a, int d, double eps, double *up, double *lo)
 {
     const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
-    double vp = dpa_composed_delta(P, eps), vo = dpa_composed_delta(O, eps);
+    int has_lo = a->cstep[d][1] > 0;
+    double vp = dpa_composed_delta(P, eps);
     /* the query recurrences add positive terms: relative error <= 2 n u */
     double u = vp * (1 + 2 * (double)P->n * DPA_UNIT_ROUNDOFF + P->rel_err) + P->tail_above + P->roundoff;
-    double l = vo * (1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err) - O->tail_outside - O->roundoff;
+    double l = 0;
+    if (has_lo) {
+        double vo = dpa_composed_delta(O, eps);
+        l = vo * (1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err) - O->tail_outside - O->roundoff;
+    }
     /* 1 - e^eps is a lower bound; -expm1 is rounded to nearest: round down */
-    double floor_ = fmax(O->inf * (1 - INF_MARGIN), eps < 0 ? -expm1(eps) * (1 - 2 * DPA_UNIT_ROUNDOFF) : 0.0);
+    double floor_ = fmax(has_lo ? O->inf * (1 - INF_MARGIN) : 0.0,
+                         eps < 0 ? -expm1(eps) * (1 - 2 * DPA_UNIT_ROUNDOFF) : 0.0);
     *up = fmin(1.0, u);
     *lo = fmax(l, floor_);
     if (*lo > *up) *lo = *up;
@@ -862,16 +966,20 @@ static void pld_delta_dir(const dpa_accountant *a, int d, double eps, double *up
 static void pld_eps_dir(const dpa_accountant *a, int d, double delta, double *up, double *lo)
 {
     const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
+    int has_lo = a->cstep[d][1] > 0;
     double tp = (delta - P->tail_above - P->roundoff) / (1 + 2 * (double)P->n * DPA_UNIT_ROUNDOFF + P->rel_err);
-    double to = (delta + O->tail_outside + O->roundoff) / (1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err);
     /* truly infinite: the +inf mass alone exceeds delta (O->inf is the exact
      * composition of the +inf masses up to a few ulp: keep a margin) */
-    if (delta < O->inf * (1 - INF_MARGIN)) {
+    if (has_lo && delta < O->inf * (1 - INF_MARGIN)) {
         *up = *lo = INFINITY;
         return;
     }
     *up = dpa_composed_epsilon(P, tp);
-    *lo = dpa_composed_epsilon(O, to);
+    *lo = 0;
+    if (has_lo) {
+        double to = (delta + O->tail_outside + O->roundoff) / (1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err);
+        *lo = dpa_composed_epsilon(O, to);
+    }
     if (*up < 0) *up = 0;
     if (*lo < 0) *lo = 0;
     if (*lo > *up) *lo = *up;
@@ -906,8 +1014,9 @@ static int cap_by_max_loss(const dpa_accountant *a, const query *q, int d, doubl
     return capped;
 }
 
-/* Bounds of the current build, max over the directions; returns 1 if the
- * PLD's own upper bound was +inf (before the largest-loss cap). */
+/* Bounds of the current compositions, max over the directions (every
+ * direction has an upper composition); returns 1 if the PLD's own upper
+ * bound was +inf (before the largest-loss cap). */
 static int evaluate(const dpa_accountant *a, const query *q, dpa_result *out)
 {
     double up[2], lo[2];
@@ -924,15 +1033,79 @@ static int evaluate(const dpa_accountant *a, const query *q, dpa_result *out)
     out->upper_remove = up[0] + 0.0; /* -0 -> +0 */
     out->upper_add = up[1] + 0.0;
     out->binding = binding(a, up[0], up[1]);
-    out->upper_source = capped[up[0] >= up[1] ? 0 : 1] ? DPA_SOURCE_MAX_LOSS : DPA_SOURCE_METHOD;
+    int db = up[0] >= up[1] ? 0 : 1;
+    out->upper_source = capped[db] ? DPA_SOURCE_MAX_LOSS : DPA_SOURCE_METHOD;
     out->lower += 0.0; /* -0 -> +0 */
-    fill_pld_info(out, a);
+    fill_pld_info(out, a, a->ndir == 1 ? 0 : db);
     /* report the round-off allowance at this query: absolute part plus the
      * relative part times the delta it applies to */
     double rel = 0;
-    for (int d = 0; d < a->ndir; d++) rel = fmax(rel, fmax(a->comp[d][0].rel_err, a->comp[d][1].rel_err));
+    for (int d = 0; d < a->ndir; d++)
+        for (int k = 0; k < 2; k++)
+            if (a->cstep[d][k]) rel = fmax(rel, a->comp[d][k].rel_err);
     out->roundoff += rel * fmin(1.0, q->is_eps ? q->x : out->upper);
     return raw_inf;
+}
+
+/* Compose what a query needs at (step, tau) and evaluate: an upper
+ * composition of every direction (a direction without one gets it on a
+ * grid COARSE_OTHER times coarser: it only has to stay below the binding
+ * direction), then both kinds of the binding direction at step.  The upper
+ * bound is the max over directions and the lower bound at least the
+ * binding direction's, so the gap is that direction's own gap.  *fine: the
+ * step the binding direction was built at (coarser than step if the grid
+ * had to be coarsened to fit). */
+static dpa_status compose_and_evaluate(dpa_accountant *a, const query *q, double step, double tau, int refining,
+                                       double *fine, int *raw_inf, dpa_result *out, dpa_error *err)
+{
+    double used;
+    dpa_status st;
+    if (a->ndir == 1 && !have(a, 0, 0, INFINITY, tau)) {
+        /* one direction: it is the binding one */
+        if (refining) {
+            if ((st = build(a, 3u, step, tau, err))) return st;
+        } else if ((st = ensure(a, 3u, step, tau, &used, err))) {
+            return st;
+        } else {
+            step = used;
+        }
+    }
+    if (a->ndir == 2 && !have(a, 0, 0, INFINITY, tau) && !have(a, 1, 0, INFINITY, tau)) {
+        /* nothing yet: guess the remove direction binding (it is for
+         * Poisson subsampling at every eps > 0 we have met; a wrong guess
+         * costs one more fine build below) */
+        if (refining) {
+            if ((st = build(a, 3u, step, tau, err))) return st;
+        } else if ((st = ensure(a, 3u, step, tau, &used, err))) {
+            return st;
+        } else {
+            step = used;
+        }
+    }
+    if (a->ndir == 2) {
+        unsigned m = 0;
+        for (int d = 0; d < 2; d++)
+            if (!have(a, d, 0, INFINITY, tau)) m |= 1u << (2 * d);
+        if (m && (st = ensure(a, m, align_step(a, fmin(1.0, COARSE_OTHER * step)), tau, &used, err))) return st;
+    }
+    *fine = step;
+    for (int it = 0; it < 4; it++) {
+        *raw_inf = evaluate(a, q, out);
+        int d = (a->ndir == 2 && out->binding == DPA_DIR_ADD) ? 1 : 0;
+        if (have(a, d, 0, *fine, tau) && have(a, d, 1, *fine, tau)) return DPA_OK;
+        if (refining) {
+            /* a refinement: exactly this step, or keep what there is */
+            unsigned m = 0;
+            for (int k = 0; k < 2; k++)
+                if (!have(a, d, k, *fine, tau)) m |= 1u << (2 * d + k);
+            if ((st = build(a, m, *fine, tau, err))) return st;
+        } else {
+            if ((st = ensure(a, 3u << (2 * d), *fine, tau, &used, err))) return st;
+            *fine = used;
+        }
+    }
+    *raw_inf = evaluate(a, q, out);
+    return DPA_OK;
 }
 
 /* The PLD query loop: evaluate, and refine the grid until the accuracy
@@ -940,12 +1113,24 @@ static int evaluate(const dpa_accountant *a, const query *q, dpa_result *out)
 static dpa_status pld_query(dpa_accountant *a, const query *q, double tau, double step,
                             dpa_result *out, dpa_error *err)
 {
-    double acc = a->opt.accuracy, prev_gap = INFINITY;
-    int stalls = 0;
+    double acc = a->opt.accuracy, prev_gap = INFINITY, fine;
+    int stalls = 0, raw_inf, refining = 0;
+    if (a->built) {
+        step = fmin(step, a->step);
+        tau = fmin(tau, a->tau);
+    }
     for (int it = 0;; it++) {
-        dpa_status st = ensure(a, step, tau, err);
-        if (st) return st;
-        int raw_inf = evaluate(a, q, out);
+        dpa_error e2;
+        dpa_status st = compose_and_evaluate(a, q, step, tau, refining, &fine, &raw_inf, out, refining ? &e2 : err);
+        if (st) {
+            if (!refining) return st;
+            /* a finer grid does not fit: keep the last result */
+            compose_and_evaluate(a, q, a->step, a->tau, 0, &fine, &raw_inf, out, NULL);
+            out->accuracy_met = 0;
+            return DPA_OK;
+        }
+        a->step = fine;
+        a->tau = tau;
         double gap = out->upper - out->lower;
         double tol = q->is_eps ? acc * fmax(1.0, out->upper) : acc * out->upper + 1e-14;
         if (q->is_eps && raw_inf) {
@@ -954,6 +1139,7 @@ static dpa_status pld_query(dpa_accountant *a, const query *q, double tau, doubl
             double room = q->x - fmax(a->comp[0][1].inf, a->comp[a->ndir - 1][1].inf);
             if (!isinf(out->lower) && it < MAX_REFINE && room > 0 && 1e-3 * room < tau) {
                 tau = 1e-3 * room;
+                refining = 0;
                 continue;
             }
             /* infinite for real (lower infinite too), or delta below the
@@ -972,15 +1158,9 @@ static dpa_status pld_query(dpa_accountant *a, const query *q, double tau, doubl
             return DPA_OK;
         }
         double f = sqrt(REFINE_AIM * tol / gap);
-        step = align_step(a, a->step * fmin(0.8, fmax(0.125, f)));
+        step = align_step(a, fine * fmin(0.8, fmax(0.125, f)));
         if (step < STEP_MIN) { out->accuracy_met = 0; return DPA_OK; }
-        dpa_error e2;
-        if (ensure(a, step, tau, &e2)) { /* finer grid does not fit: keep the last result */
-            out->accuracy_met = 0;
-            ensure(a, a->step, tau, NULL);
-            return a->built ? DPA_OK : dpa_error_set(err, e2.status, "%s", e2.message);
-        }
-        step = a->step;
+        refining = 1;
         prev_gap = gap;
     }
 }

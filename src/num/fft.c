@@ -12,6 +12,7 @@
  *
  * fftw_cleanup is never called: FFTW's planner state is process-global and
  * may be in use by other code in the process. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "num/num.h"
@@ -34,11 +35,22 @@ typedef struct {
 struct dpa_fft {
     dpa_fft_entry e[DPA_FFT_CACHE_SIZE];
     size_t next;         /* slot to replace when all are in use */
+    fftw_plan *retired;  /* replaced plans, destroyed by dpa_fft_free */
+    size_t nretired;
+    /* guards e and next: the worker threads of one accountant share the
+     * cache (plans are only executed outside the lock, and FFTW's
+     * new-array execute is thread safe) */
+    pthread_mutex_t lock;
 };
 
 dpa_fft *dpa_fft_new(void)
 {
-    return calloc(1, sizeof(dpa_fft));
+    dpa_fft *f = calloc(1, sizeof(dpa_fft));
+    if (f && pthread_mutex_init(&f->lock, NULL) != 0) {
+        free(f);
+        return NULL;
+    }
+    return f;
 }
 
 static void entry_clear(dpa_fft_entry *e)
@@ -57,6 +69,11 @@ void dpa_fft_free(dpa_fft *f)
         return;
     for (size_t i = 0; i < DPA_FFT_CACHE_SIZE; i++)
         entry_clear(&f->e[i]);
+    for (size_t i = 0; i < f->nretired; i++)
+        if (f->retired[i])
+            fftw_destroy_plan(f->retired[i]);
+    free(f->retired);
+    pthread_mutex_destroy(&f->lock);
     free(f);
 }
 
@@ -131,9 +148,23 @@ static dpa_fft_entry *get_entry(dpa_fft *f, size_t n)
         if (f->e[i].n == 0)
             e = &f->e[i];
     if (!e) {
-        e = &f->e[f->next];
+        /* another thread may still be executing the replaced plans: retire
+         * them (destroyed by dpa_fft_free; at most two per grid length, and
+         * an accountant uses few lengths) */
+        dpa_fft_entry *old = &f->e[f->next];
+        fftw_plan *rt = realloc(f->retired, (f->nretired + 2) * sizeof *rt);
+        if (!rt) {
+            fftw_destroy_plan(r2c);
+            fftw_destroy_plan(c2r);
+            return NULL;
+        }
+        f->retired = rt;
+        rt[f->nretired++] = old->r2c;
+        rt[f->nretired++] = old->c2r;
+        old->r2c = old->c2r = NULL;
+        old->n = 0;
+        e = old;
         f->next = (f->next + 1) % DPA_FFT_CACHE_SIZE;
-        entry_clear(e);
     }
     e->n = n;
     e->r2c = r2c;
@@ -152,33 +183,37 @@ static dpa_status check_args(const dpa_fft *f, size_t n, void *a, void *b)
     return DPA_OK;
 }
 
-/* Checked arguments and the cached plans for length n (NULL on failure,
- * with the status in *st). */
-static dpa_fft_entry *entry_for(dpa_fft *f, size_t n, void *a, void *b, dpa_status *st)
+/* Checked arguments and the cached plans for length n, copied out under
+ * the lock (*st set; 0 on failure). */
+static int entry_for(dpa_fft *f, size_t n, void *a, void *b, dpa_fft_entry *out, dpa_status *st)
 {
     *st = check_args(f, n, a, b);
     if (*st != DPA_OK)
-        return NULL;
+        return 0;
+    pthread_mutex_lock(&f->lock);
     dpa_fft_entry *e = get_entry(f, n);
+    if (e)
+        *out = *e;
+    pthread_mutex_unlock(&f->lock);
     if (!e)
         *st = DPA_ENOMEM;
-    return e;
+    return e != NULL;
 }
 
 dpa_status dpa_fft_r2c(dpa_fft *f, size_t n, double *in, fftw_complex *out)
 {
     dpa_status st;
-    dpa_fft_entry *e = entry_for(f, n, in, out, &st);
-    if (e)
-        fftw_execute_dft_r2c(e->r2c, in, out);
+    dpa_fft_entry e;
+    if (entry_for(f, n, in, out, &e, &st))
+        fftw_execute_dft_r2c(e.r2c, in, out);
     return st;
 }
 
 dpa_status dpa_fft_c2r(dpa_fft *f, size_t n, fftw_complex *in, double *out)
 {
     dpa_status st;
-    dpa_fft_entry *e = entry_for(f, n, in, out, &st);
-    if (e)
-        fftw_execute_dft_c2r(e->c2r, in, out);
+    dpa_fft_entry e;
+    if (entry_for(f, n, in, out, &e, &st))
+        fftw_execute_dft_c2r(e.c2r, in, out);
     return st;
 }

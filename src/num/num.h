@@ -78,12 +78,25 @@ typedef struct { gsl_error_handler_t *saved; } dpa_gsl_guard;
 dpa_gsl_guard dpa_gsl_guard_begin(void);
 void dpa_gsl_guard_end(dpa_gsl_guard g);
 
+/* ---------- fork-join tasks (parallel.c) ---------- */
+/* Online processors, capped at 4 (at least 1). */
+int dpa_threads_default(void);
+/* Run fn(ctx, task, worker) for task = 0 .. ntasks-1 on up to nthreads
+ * threads (the caller's included; worker in [0, nthreads) names the thread,
+ * for per-thread scratch).  Returns when all tasks are done.  If a thread
+ * cannot be created the remaining ones do the work.  fn must not call
+ * dpa_gsl_guard_* (GSL's handler is process-global). */
+void dpa_parallel_for(size_t ntasks, int nthreads, void (*fn)(void *ctx, size_t task, int worker), void *ctx);
+
 /* ---------- FFT with plan reuse (fft.c) ---------- */
 /* A plan cache for real-to-complex / complex-to-real transforms of length n.
  * Plans are made with FFTW_ESTIMATE on buffers owned by the cache and reused
  * through fftw's new-array execute functions, so callers must pass arrays from
- * dpa_fft_alloc_* (fftw_malloc alignment).  Not thread safe; one per accountant.
- * (FFTW's planner itself is process-global: see docs/architecture.md.) */
+ * dpa_fft_alloc_* (fftw_malloc alignment).  One per accountant; the
+ * threads of one accountant may share it (the cache is locked, and FFTW's
+ * new-array execute is thread safe).  FFTW's planner itself is
+ * process-global: accountants used from several threads at once need
+ * fftw_make_planner_thread_safe (docs/architecture.md). */
 typedef struct dpa_fft dpa_fft;
 dpa_fft *dpa_fft_new(void);
 void dpa_fft_free(dpa_fft *f);
