@@ -1,9 +1,10 @@
 /* dpacct benchmark: the cases of the issue "Speed and memory", each with its
  * goal.  Per case: the bounds (eps, delta or a calibrated parameter), their
  * gap, whether the requested accuracy was met, the median wall time over
- * repetitions of parse + build + query + free (a fresh accountant each
- * repetition, so FFTW planning is included), the peak resident memory of the
- * process that ran the case, and PASS/FAIL against the goal.
+ * repetitions of parse + build + query + free, each in a fresh process
+ * (cold: page faults, FFTW planning and malloc growth included, as in a CLI
+ * run), the peak resident memory of the process that ran the case, and
+ * PASS/FAIL against the goal.
  *
  * Each case runs in its own child process (fork), so that peak memory is per
  * case and a crash or a time-out in one case does not stop the others.
@@ -55,6 +56,7 @@ typedef struct bench_out {
     int accuracy_met;
     int method;
     double median_ms, min_ms;
+    double first_ms;      /* the first repetition, before the wisdom file had this case's plans */
     char param[32];       /* Q_CALIBRATE: the parameter's name */
     char msg[DPA_ERROR_MESSAGE_MAX];
 } bench_out;
@@ -197,10 +199,72 @@ fail:
     return -1;
 }
 
-/* Repeat up to reps times, stopping early once budget_ms of wall time is spent
- * (at least one repetition). */
-static void run_case(const bench_case *c, const char *json, int reps, double budget_ms, bench_out *o)
+/* One cold repetition: run_once in a fresh child process (forked from a
+ * process that has run nothing), so that every repetition pays what a new
+ * CLI process pays — first-touch page faults of its arrays, FFTW planning,
+ * malloc arenas growing — except loading the shared libraries (about 1.5 ms,
+ * see bench/README.md).  *ms: the child's time for run_once. */
+static int run_cold(const bench_case *c, const char *json, const char *save_wisdom, bench_out *o, double *ms)
 {
+    int fd[2];
+    if (pipe(fd)) {
+        snprintf(o->msg, sizeof o->msg, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(o->msg, sizeof o->msg, "fork: %s", strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        struct { bench_out o; double ms; int rc; } m;
+        memset(&m, 0, sizeof m);
+        double t0 = now_ms();
+        m.rc = run_once(c, json, &m.o);
+        m.ms = now_ms() - t0;
+        if (save_wisdom) dpa_wisdom_save(save_wisdom, NULL); /* after the timing */
+        ssize_t w = write(fd[1], &m, sizeof m);
+        _exit(w == (ssize_t)sizeof m ? 0 : 1);
+    }
+    close(fd[1]);
+    struct { bench_out o; double ms; int rc; } m;
+    memset(&m, 0, sizeof m);
+    ssize_t got = 0;
+    while (got < (ssize_t)sizeof m) {
+        ssize_t n = read(fd[0], (char *)&m + got, sizeof m - (size_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += n;
+    }
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (got != (ssize_t)sizeof m) {
+        if (WIFSIGNALED(status)) raise(WTERMSIG(status)); /* report it as this case's signal */
+        snprintf(o->msg, sizeof o->msg, "no result from the repetition's process");
+        return -1;
+    }
+    *o = m.o;
+    *ms = m.ms;
+    return m.rc;
+}
+
+/* Repeat up to reps times (each cold, run_cold), stopping early once
+ * budget_ms of wall time is spent (at least one repetition).  With a wisdom
+ * file: a first run (timed as first_ms) adds this case's FFT plans to it,
+ * and the repetitions start with them, as the dpacct command does from its
+ * second run on (dpacct/wisdom.h). */
+static void run_case(const bench_case *c, const char *json, int reps, double budget_ms, const char *wisdom,
+                     bench_out *o)
+{
+    double first = NAN;
+    if (wisdom) {
+        if (run_cold(c, json, wisdom, o, &first)) return;
+        dpa_wisdom_load(wisdom, NULL);
+    }
     double *t = malloc((size_t)reps * sizeof *t);
     if (!t) {
         snprintf(o->msg, sizeof o->msg, "out of memory");
@@ -209,12 +273,10 @@ static void run_case(const bench_case *c, const char *json, int reps, double bud
     double spent = 0;
     int r = 0;
     while (r < reps) {
-        double t0 = now_ms();
-        if (run_once(c, json, o)) {
+        if (run_cold(c, json, NULL, o, &t[r])) {
             free(t);
             return;
         }
-        t[r] = now_ms() - t0;
         spent += t[r++];
         if (spent >= budget_ms) break;
     }
@@ -222,6 +284,7 @@ static void run_case(const bench_case *c, const char *json, int reps, double bud
     o->reps = r;
     o->median_ms = r % 2 ? t[r / 2] : 0.5 * (t[r / 2 - 1] + t[r / 2]);
     o->min_ms = t[0];
+    o->first_ms = first;
     o->ok = 1;
     free(t);
 }
@@ -264,10 +327,14 @@ static void usage(FILE *f)
             "      --specs    print one line per case: id, query, arg, target_eps, JSON (tab-separated)\n"
             "      --tsv      tab-separated output (one header line, one line per case)\n"
             "      --tsv-file F  also write the tab-separated output to file F\n"
+            "      --wisdom F FFTW wisdom file (default: the dpacct command's, see docs/cli.md;\n"
+            "                 \"off\": none): a first run adds each case's plans to it, the\n"
+            "                 timed repetitions start with them (as the command's later runs)\n"
             "  -h, --help     this text\n"
             "Columns: bounds of the queried quantity (for calibrate: the calibrated value and the\n"
             "nearest infeasible value), their gap, acc = requested accuracy met, median/min wall time\n"
-            "of parse + build + query + free (ms), peak RSS of the case's process (MB = 2^20 bytes),\n"
+            "of parse + build + query + free (ms), each repetition in a fresh process; first: the\n"
+            "first run, before the wisdom file had the case's FFT plans; peak RSS of the case's process (MB = 2^20 bytes),\n"
             "the goals, and PASS / FAIL (time, mem) / ERROR / TIMEOUT; \"!ref\" marks bounds disjoint\n"
             "from the case's reference interval (a correctness bug).\n");
 }
@@ -287,6 +354,8 @@ int main(int argc, char **argv)
     int reps = 5, list = 0, specs = 0, tsv = 0;
     const char *tsv_file = NULL;
     double budget_s = 10, timeout_s = 0;
+    char wbuf[4096];
+    const char *wisdom = dpa_wisdom_default_path(wbuf, sizeof wbuf);
     int selected[NCASES];
     int any_selected = 0;
     memset(selected, 0, sizeof selected);
@@ -309,6 +378,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench: bad timeout '%s'\n", argv[i]);
                 return 2;
             }
+        } else if (!strcmp(a, "--wisdom") && i + 1 < argc) {
+            wisdom = strcmp(argv[++i], "off") ? argv[i] : NULL;
         } else if (!strcmp(a, "-l") || !strcmp(a, "--list")) {
             list = 1;
         } else if (!strcmp(a, "--specs")) {
@@ -396,10 +467,10 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < ntout; k++)
         fprintf(tout[k], "n\tid\tquery\targ\ttarget_eps\tupper\tlower\tgap\taccuracy_met\treps\tmedian_ms"
-                "\tmin_ms\tgoal_ms\tpeak_mb\tgoal_mb\tresult\tnote\tmethod\n");
+                "\tmin_ms\tgoal_ms\tpeak_mb\tgoal_mb\tresult\tnote\tmethod\tfirst_ms\n");
     if (!tsv)
-        printf("| # | case | query | upper | lower | gap | acc | reps | median (ms) | min (ms) | goal (ms) "
-               "| peak (MB) | goal (MB) | result |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        printf("| # | case | query | upper | lower | gap | acc | reps | median (ms) | min (ms) | first (ms) | goal (ms) "
+               "| peak (MB) | goal (MB) | result |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     char *notes[NCASES];
     size_t nnotes = 0;
     int hard = 0; /* cases that could not run, or whose bounds contradict the reference */
@@ -422,7 +493,8 @@ int main(int argc, char **argv)
             if (timeout_s > 0) alarm((unsigned)ceil(timeout_s));
             bench_out o;
             memset(&o, 0, sizeof o);
-            run_case(c, json[j], reps, 1e3 * budget_s, &o);
+            if (wisdom) dpa_wisdom_load(wisdom, NULL); /* what an earlier run left */
+            run_case(c, json[j], reps, 1e3 * budget_s, wisdom, &o);
             ssize_t w = write(fd[1], &o, sizeof o);
             _exit(w == (ssize_t)sizeof o ? 0 : 1);
         }
@@ -462,7 +534,7 @@ int main(int argc, char **argv)
                         c->id, query_name(c->query), c->arg, c->target_eps, c->goal_ms, peak_mb, c->goal_mb, result,
                         note);
             if (!tsv)
-                printf("| %zu | %s | %s | | | | | | | | %g | %.1f | %s | %s: %s |\n", j + 1, c->id,
+                printf("| %zu | %s | %s | | | | | | | | | %g | %.1f | %s | %s: %s |\n", j + 1, c->id,
                        query_label(c, qbuf, sizeof qbuf), c->goal_ms, peak_mb, c->goal_mb > 0 ? "" : "-", result,
                        note);
             fflush(stdout);
@@ -486,17 +558,19 @@ int main(int argc, char **argv)
                      o.upper, o.cal_eps_lower, o.cal_eps_upper, o.evaluations);
         }
         for (int k = 0; k < ntout; k++)
-            fprintf(tout[k], "%zu\t%s\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.3g\t%d\t%d\t%.3f\t%.3f\t%g\t%.1f\t%g\t%s\t%s\t%s\n",
+            fprintf(tout[k], "%zu\t%s\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.3g\t%d\t%d\t%.3f\t%.3f\t%g\t%.1f\t%g\t%s\t%s\t%s\t%.3f\n",
                     j + 1, c->id, query_name(c->query), c->arg, c->target_eps, o.upper, o.lower, gap, o.accuracy_met,
                     o.reps, o.median_ms, o.min_ms, c->goal_ms, peak_mb, c->goal_mb, res, note,
-                    dpa_method_name((dpa_method)o.method));
+                    dpa_method_name((dpa_method)o.method), o.first_ms);
         if (!tsv) {
             char mb[32];
             if (c->goal_mb > 0) snprintf(mb, sizeof mb, "%g", c->goal_mb);
             else snprintf(mb, sizeof mb, "-");
-            printf("| %zu | %s | %s | %.10g | %.10g | %.2e | %s | %d | %.1f | %.1f | %g | %.1f | %s | %s |\n", j + 1,
+            char first[32] = "-";
+            if (!isnan(o.first_ms)) snprintf(first, sizeof first, "%.1f", o.first_ms);
+            printf("| %zu | %s | %s | %.10g | %.10g | %.2e | %s | %d | %.1f | %.1f | %s | %g | %.1f | %s | %s |\n", j + 1,
                    c->id, query_label(c, qbuf, sizeof qbuf), o.upper, o.lower, gap, o.accuracy_met ? "yes" : "no",
-                   o.reps, o.median_ms, o.min_ms, c->goal_ms, peak_mb, mb, res);
+                   o.reps, o.median_ms, o.min_ms, first, c->goal_ms, peak_mb, mb, res);
         }
         if (note[0] && !tsv) {
             char *line = malloc(strlen(note) + 64);

@@ -9,5 +9,6 @@
 #include "event.h"
 #include "accountant.h"
 #include "calibrate.h"
+#include "wisdom.h"
 
 #endif

@@ -19,6 +19,7 @@
  */
 #include <complex.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pld/pld.h"
@@ -184,10 +185,8 @@ static dpa_status ws_reserve(dpa_compose_ws *ws, size_t n, dpa_error *err)
     dpa_compose_ws_free(ws);
     size_t nh = n / 2 + 1;
     ws->buf = dpa_fft_alloc_real(n);
-    ws->errsum = malloc(nh * sizeof *ws->errsum);
     ws->X = dpa_fft_alloc_complex(nh);
-    ws->acc = dpa_fft_alloc_complex(nh);
-    if (!ws->buf || !ws->errsum || !ws->X || !ws->acc) {
+    if (!ws->buf || !ws->X) {
         dpa_compose_ws_free(ws);
         return dpa_error_set(err, DPA_ENOMEM, "out of memory (FFT length %zu)", n);
     }
@@ -195,13 +194,21 @@ static dpa_status ws_reserve(dpa_compose_ws *ws, size_t n, dpa_error *err)
     return DPA_OK;
 }
 
-/* The optional arrays (products of single factors, tails of repeated
- * ones), allocated at the workspace's length on first use. */
+/* The optional arrays (log accumulators of several factors, products of
+ * single factors, tails of repeated ones), allocated at the workspace's
+ * length on first use. */
 static fftw_complex *ws_optional(dpa_compose_ws *ws, fftw_complex **slot, dpa_error *err)
 {
     if (!*slot && !(*slot = dpa_fft_alloc_complex(ws->cap / 2 + 1)))
         dpa_error_set(err, DPA_ENOMEM, "out of memory (FFT length %zu)", ws->cap);
     return *slot;
+}
+
+static double *ws_errsum(dpa_compose_ws *ws, dpa_error *err)
+{
+    if (!ws->errsum && !(ws->errsum = malloc((ws->cap / 2 + 1) * sizeof *ws->errsum)))
+        dpa_error_set(err, DPA_ENOMEM, "out of memory (FFT length %zu)", ws->cap);
+    return ws->errsum;
 }
 
 dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
@@ -303,25 +310,28 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
     if ((rc = ws_reserve(ws, N, err))) goto done;
     buf = ws->buf;
     X = ws->X;
-    acc = ws->acc;
-    errsum = ws->errsum;
     /* factors with count 1 multiply into prod (cheap); repeated factors add
-     * k log X into acc; the transform of the composition is prod * e^{acc} */
-    int any_single = 0, any_accurate = 0;
+     * k log X into acc; the transform of the composition is prod * e^{acc}.
+     * One repeated factor (lean): e^{k log X} is formed frequency by
+     * frequency into X itself, with its round-off, and neither acc nor the
+     * error counts are stored (less memory to fault in) */
+    int any_single = 0, any_accurate = 0, lean = (nf == 1 && f[0].count != 1);
     for (size_t j = 0; j < nf; j++) {
         any_single |= (f[j].count == 1);
         any_accurate |= (f[j].count >= ACCURATE_MIN_COUNT);
     }
     if ((any_single && !(prod = ws_optional(ws, &ws->prod, err))) ||
-        (any_accurate && !(Xt = ws_optional(ws, &ws->Xt, err)))) {
+        (any_accurate && !(Xt = ws_optional(ws, &ws->Xt, err))) ||
+        (!lean && (!(acc = ws_optional(ws, &ws->acc, err)) || !(errsum = ws_errsum(ws, err))))) {
         rc = DPA_ENOMEM;
         goto done;
     }
-    for (size_t k = 0; k < nh; k++) {
+    for (size_t k = 0; !lean && k < nh; k++) {
         acc[k] = 0;
         errsum[k] = 0;
         if (prod) prod[k] = 1;
     }
+    double lg = log2((double)N), r2 = 0;
 
     long long Cmod = 0;
     for (size_t j = 0; j < nf; j++) {
@@ -367,25 +377,28 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
             for (size_t q = 0; q < nh; q++) {
                 if (creal(acc[q]) < DEAD_LOG) continue;
                 prod[q] *= X[q];
-                errsum[q] += 2.0 + log2((double)N);
+                errsum[q] += 2.0 + lg;
                 double p2 = creal(prod[q]) * creal(prod[q]) + cimag(prod[q]) * cimag(prod[q]);
                 if (p2 < DEAD_P2) acc[q] = CMPLX(-INFINITY, 0.0);
             }
             continue;
         }
         for (size_t q = 0; q < nh; q++) {
-            if (creal(acc[q]) < DEAD_LOG) continue; /* product already underflows to 0 */
+            double complex aq = lean ? 0 : acc[q];
+            double eq = lean ? 0 : errsum[q];
+            if (creal(aq) < DEAD_LOG) continue; /* product already underflows to 0 */
             double complex x = X[q];
             double a2 = creal(x) * creal(x) + cimag(x) * cimag(x);
             if (a2 == 0 || k * 0.5 * log(a2) < DEAD_LOG) {
-                acc[q] = CMPLX(-INFINITY, 0.0);
+                if (lean) X[q] = 0;
+                else acc[q] = CMPLX(-INFINITY, 0.0);
                 continue;
             }
             double complex lx;
             if (!accurate) {
                 lx = clog(x);
-                acc[q] += k * lx;
-                errsum[q] += k * (cabs(lx) + log2((double)N)) + 1.0;
+                aq += k * lx;
+                eq += k * (cabs(lx) + lg) + 1.0;
             } else if (nimp < IMPORTANT_MAX && k * -0.5 * log(a2) < IMPORTANT_LOG) {
                 nimp++;
                 /* sin and cos of h d, h = theta / 2, by angle addition from
@@ -408,14 +421,26 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
                 }
                 double complex z = CMPLX(re - deficit - tail_mass, im) + Xt[q];
                 lx = clog1p(z);
-                acc[q] += k * lx;
-                errsum[q] += k * cabs(lx) + 1.0;
+                aq += k * lx;
+                eq += k * cabs(lx) + 1.0;
             } else {
                 /* the FFT's error in X, relative ~ u log2 N, grows k-fold */
                 lx = clog(x);
-                acc[q] += k * lx;
-                errsum[q] += k * (cabs(lx) + log2((double)N)) + 1.0;
+                aq += k * lx;
+                eq += k * (cabs(lx) + lg) + 1.0;
             }
+            if (!lean) {
+                acc[q] = aq;
+                errsum[q] = eq;
+                continue;
+            }
+            /* lean: the composition's transform at q, and its round-off
+             * (as in the general case below) */
+            double complex y = (creal(aq) < DEAD_LOG) ? 0 : cexp(CMPLX(creal(aq), remainder(cimag(aq), 2 * M_PI)));
+            double w = (q == 0 || 2 * q == N) ? 1.0 : 2.0;
+            double e = cabs(y) * ROUNDOFF_C * DPA_UNIT_ROUNDOFF * (lg + eq);
+            r2 += w * e * e;
+            X[q] = y;
         }
     }
 
@@ -426,8 +451,7 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
      * and a hockey-stick value sum_m w_m y_m with 0 <= w_m <= 1 moves by at
      * most sqrt(N) times that: |d delta| <= ||dPsi||_2 (over all N
      * frequencies, i.e. twice the half spectrum). */
-    double lg = log2((double)N), r2 = 0;
-    for (size_t q = 0; q < nh; q++) {
+    for (size_t q = 0; !lean && q < nh; q++) {
         double complex a = acc[q];
         double complex y = (creal(a) < DEAD_LOG) ? 0
                          : (prod ? prod[q] : 1) * cexp(CMPLX(creal(a), remainder(cimag(a), 2 * M_PI)));

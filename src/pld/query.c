@@ -15,24 +15,27 @@
 dpa_status dpa_composed_prepare(dpa_composed *c, dpa_error *err)
 {
     size_t n = c->n;
+    if (!c->mass || n == 0) return dpa_error_set(err, DPA_EINVAL, "prepare: no masses (already prepared?)");
     free(c->D);
     free(c->E);
-    c->D = malloc(n * sizeof *c->D);
+    c->D = NULL;
     c->E = malloc(n * sizeof *c->E);
-    if (!c->D || !c->E) {
-        free(c->D); free(c->E);
-        c->D = c->E = NULL;
-        return dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu points)", n);
-    }
+    if (!c->E) return dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu points)", n);
+    /* D takes the place of mass (read each mass before its slot is
+     * overwritten): one array less to allocate and fault in */
+    double *D = c->mass, *E = c->E;
     double ed = exp(-c->step), omed = -expm1(-c->step);
-    c->D[n - 1] = 0;
-    c->E[n - 1] = 0;
+    double cm = D[n - 1];
+    D[n - 1] = 0;
+    E[n - 1] = 0;
     for (size_t m = n - 1; m > 0; m--) {
-        c->E[m - 1] = ed * (c->E[m] + c->mass[m]);
-        c->D[m - 1] = c->D[m] + omed * (c->mass[m] + c->E[m]);
+        double next = D[m - 1];
+        E[m - 1] = ed * (E[m] + cm);
+        D[m - 1] = D[m] + omed * (cm + E[m]);
+        cm = next;
     }
-    c->mass0 = c->mass[0];
-    free(c->mass);
+    c->mass0 = cm;
+    c->D = D;
     c->mass = NULL;
     return DPA_OK;
 }
