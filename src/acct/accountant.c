@@ -755,6 +755,159 @@ static void compose_task_run(void *ctx, size_t i, int worker)
     free(allow);
 }
 
+/* Compose the leaves' grid measures g (one per leaf of L) into out[d][k]
+ * for the bits of mask (2 d + k, d < nd): the compositions are
+ * independent, one task each on the accountant's workers (each with its
+ * own FFT workspace).  On failure no out[d][k] of mask is left allocated. */
+static dpa_status compose_leaves(dpa_accountant *a, const dpa_leafset *L, leaf_grid *g, double tau, int nd,
+                                 long long Lc, double m, int prepare, unsigned mask, dpa_composed (*out)[2],
+                                 dpa_error *err)
+{
+    compose_task ct = {a, L, g, tau, Lc, m, prepare, out, {0}, {DPA_OK}, {{0}}};
+    size_t nt = 0;
+    dpa_status st = DPA_OK;
+    for (int t = 0; t < 2 * nd; t++)
+        if (mask >> t & 1u) ct.todo[nt++] = t;
+    dpa_parallel_for(nt, a->nthreads, compose_task_run, &ct);
+    for (size_t i = 0; i < nt; i++)
+        if (ct.st[i] && !st) {
+            st = ct.st[i];
+            if (err) *err = ct.err[i];
+        }
+    if (st)
+        for (size_t i = 0; i < nt; i++) dpa_composed_free(&out[ct.todo[i] / 2][ct.todo[i] % 2]);
+    return st;
+}
+
+/* Discretization of the plain leaves of a range, run by the workers
+ * (composite leaves are done first, by the caller: their inner
+ * compositions use the workers themselves). */
+typedef struct leaf_task {
+    dpa_accountant *a;
+    const dpa_leaf *v;   /* the range's leaves */
+    leaf_grid *g;
+    double step, tau_leaf;
+    int nd;
+    unsigned mask;
+    dpa_status *st;
+    dpa_error *err;
+} leaf_task;
+
+/* Free the grid measures a build does not compose (mask bits 2 d + k). */
+static void drop_unused(leaf_grid *g, unsigned mask)
+{
+    for (int t = 0; t < 4; t++)
+        if (!(mask >> t & 1u)) dpa_grid_pmf_free(&g->pm[t / 2][t % 2]);
+}
+
+static void leaf_task_run(void *ctx, size_t i, int worker)
+{
+    leaf_task *t = ctx;
+    (void)worker;
+    if (t->v[i].inner) return;
+    t->st[i] = plain_leaf_grid(t->a, t->v[i].pair, t->step, t->tau_leaf, t->nd, &t->g[i], &t->err[i]);
+    drop_unused(&t->g[i], t->mask);
+}
+
+/* Grid measures g[0 .. n) of leaves v[0 .. n) (composite leaves first, in
+ * this thread; then the plain ones on the workers). */
+static dpa_status leaf_grids(dpa_accountant *a, const dpa_leaf *v, size_t n, double step, double tau_leaf, int nd,
+                             unsigned mask, leaf_grid *g, dpa_error *err)
+{
+    dpa_status st = DPA_OK;
+    for (size_t j = 0; j < n && !st; j++)
+        if (v[j].inner) {
+            st = composite_leaf_grid(a, &v[j], step, tau_leaf, nd, &g[j], err);
+            if (!st) drop_unused(&g[j], mask);
+        }
+    if (st) return st;
+    dpa_status *sts = calloc(n ? n : 1, sizeof *sts);
+    dpa_error *errs = calloc(n ? n : 1, sizeof *errs);
+    if (!sts || !errs) {
+        free(sts);
+        free(errs);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
+    leaf_task lt = {a, v, g, step, tau_leaf, nd, mask, sts, errs};
+    dpa_parallel_for(n, a->nthreads, leaf_task_run, &lt);
+    for (size_t j = 0; j < n && !st; j++)
+        if ((st = sts[j]) && err) *err = errs[j];
+    free(sts);
+    free(errs);
+    return st;
+}
+
+/* Sets of more than GROUP_MIN distinct leaves are composed in groups of
+ * GROUP_SIZE consecutive leaves: each group on its own (narrower) window,
+ * then the groups' measures on the final one.  Only one group's leaf grids
+ * are held at a time (1000 distinct subsampled Gaussians: ~350 MB held
+ * otherwise), and the final window scan sees a few dozen factors instead of
+ * hundreds.  Each group's measure is a sound upper (lower) measure of the
+ * group with the group's allowances as an additive allowance per use. */
+#define GROUP_MIN 64
+#define GROUP_SIZE 32
+
+static dpa_status grouped_set(dpa_accountant *a, const dpa_leafset *L, double step, double tau, int nd, int prepare,
+                              unsigned mask, dpa_composed (*out)[2], dpa_error *err)
+{
+    size_t nl = L->n, ng = (nl + GROUP_SIZE - 1) / GROUP_SIZE;
+    double tau_leaf = fmax(0.25 * tau / fmax(1.0, L->total_count), 1e-300);
+    /* every group's window: all groups together move at most tau/4 */
+    double tau_g = fmax(0.125 * tau / (double)ng, 1e-300);
+    dpa_leafset gl;
+    memset(&gl, 0, sizeof gl);
+    gl.v = calloc(ng, sizeof *gl.v);
+    leaf_grid *gg = calloc(ng, sizeof *gg);
+    leaf_grid *g = calloc(GROUP_SIZE, sizeof *g);
+    dpa_status st = DPA_OK;
+    if (!gl.v || !gg || !g) {
+        st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        goto out;
+    }
+    gl.n = ng;
+    gl.total_count = (double)ng;
+    gl.asymmetric = L->asymmetric;
+    for (size_t gi = 0; gi < ng && !st; gi++) {
+        size_t j0 = gi * GROUP_SIZE, n = nl - j0 < GROUP_SIZE ? nl - j0 : GROUP_SIZE;
+        dpa_leafset sub;
+        memset(&sub, 0, sizeof sub);
+        sub.v = L->v + j0;
+        sub.n = n;
+        sub.asymmetric = L->asymmetric;
+        for (size_t j = 0; j < n; j++) sub.total_count += sub.v[j].count;
+        memset(g, 0, GROUP_SIZE * sizeof *g);
+        st = leaf_grids(a, sub.v, n, step, tau_leaf, nd, mask, g, err);
+        dpa_composed tmp[2][2];
+        memset(tmp, 0, sizeof tmp);
+        if (!st) st = compose_leaves(a, &sub, g, tau_g, nd, 1, 1, 0, mask, tmp, err);
+        for (size_t j = 0; j < n; j++) leaf_grid_free(&g[j]);
+        if (st) break;
+        for (int t = 0; t < 4; t++) {
+            if (!(mask >> t & 1u) || t / 2 >= nd) continue;
+            dpa_composed *c = &tmp[t / 2][t % 2];
+            double tot = c->inf;
+            for (size_t i = 0; i < c->n; i++) tot += c->mass[i];
+            /* the group's bounds as an additive allowance: its relative part
+             * times h <= total mass */
+            gg[gi].allow[t / 2][t % 2] =
+                (t % 2 == 0 ? c->tail_above : c->tail_outside) + c->roundoff + c->rel_err * tot * (1 + 1e-3);
+            gg[gi].pm[t / 2][t % 2] = (dpa_grid_pmf){c->lo, c->n, c->step, c->mass, c->inf};
+            c->mass = NULL;
+            dpa_composed_free(c);
+        }
+        gl.v[gi].count = 1;
+        gl.v[gi].mu = gl.v[gi].rr_eps = gl.v[gi].rr_delta = gl.v[gi].rate = NAN;
+    }
+    if (!st) st = compose_leaves(a, &gl, gg, tau, nd, 1, 1, prepare, mask, out, err);
+out:
+    if (gg)
+        for (size_t gi = 0; gi < ng; gi++) leaf_grid_free(&gg[gi]);
+    free(gg);
+    free(g);
+    free(gl.v);
+    return st;
+}
+
 /* Compose leaf set L at (step, tau) into out[d][k] for d < nd directions
  * (d = 1: the reversed pairs) and the kinds in mask (bit 2 d + k; out[d][k]
  * of other bits is left alone). */
@@ -762,39 +915,14 @@ static dpa_status compose_set(dpa_accountant *a, const dpa_leafset *L, double st
                               double m, int prepare, unsigned mask, dpa_composed (*out)[2], dpa_error *err)
 {
     size_t nl = L->n;
+    if (Lc <= 1 && nl > GROUP_MIN) return grouped_set(a, L, step, tau, nd, prepare, mask, out, err);
     /* leaf truncation: all leaves together move at most tau/4 */
     double tau_leaf = fmax(0.25 * tau / fmax(1.0, L->total_count), 1e-300);
     leaf_grid *g = calloc(nl ? nl : 1, sizeof *g);
-    dpa_status st = DPA_OK;
-    if (!g) {
-        st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t j = 0; j < nl && !st; j++) {
-        const dpa_leaf *l = &L->v[j];
-        st = l->inner ? composite_leaf_grid(a, l, step, tau_leaf, nd, &g[j], err)
-                      : plain_leaf_grid(a, l->pair, step, tau_leaf, nd, &g[j], err);
-    }
-    if (st) goto out;
-    {
-        /* the 2 nd compositions are independent: one task each, on the
-         * accountant's workers (each with its own FFT workspace) */
-        compose_task ct = {a, L, g, tau, Lc, m, prepare, out, {0}, {DPA_OK}, {{0}}};
-        size_t nt = 0;
-        for (int t = 0; t < 2 * nd; t++)
-            if (mask >> t & 1u) ct.todo[nt++] = t;
-        dpa_parallel_for(nt, a->nthreads, compose_task_run, &ct);
-        for (size_t i = 0; i < nt; i++)
-            if (ct.st[i] && !st) {
-                st = ct.st[i];
-                if (err) *err = ct.err[i];
-            }
-        if (st)
-            for (size_t i = 0; i < nt; i++) dpa_composed_free(&out[ct.todo[i] / 2][ct.todo[i] % 2]);
-    }
-out:
-    if (g)
-        for (size_t j = 0; j < nl; j++) leaf_grid_free(&g[j]);
+    if (!g) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    dpa_status st = leaf_grids(a, L->v, nl, step, tau_leaf, nd, mask, g, err);
+    if (!st) st = compose_leaves(a, L, g, tau, nd, Lc, m, prepare, mask, out, err);
+    for (size_t j = 0; j < nl; j++) leaf_grid_free(&g[j]);
     free(g);
     return st;
 }

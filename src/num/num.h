@@ -72,8 +72,9 @@ dpa_status dpa_scan_bracket(dpa_fn f, void *ctx, double x0, double step, int dir
  *   dpa_gsl_guard g = dpa_gsl_guard_begin(); ... GSL calls ...; dpa_gsl_guard_end(g);
  * begin switches GSL's handler off, end restores the caller's.  The handler is
  * stored with its own function-pointer type (a function pointer cannot be
- * converted to void * in strict C11).  GSL's handler is process-global, so
- * guards must not be used concurrently from several threads. */
+ * converted to void * in strict C11).  GSL's handler is process-global:
+ * guards hold a (recursive) lock from begin to end, so the library's worker
+ * threads may use them. */
 typedef struct { gsl_error_handler_t *saved; } dpa_gsl_guard;
 dpa_gsl_guard dpa_gsl_guard_begin(void);
 void dpa_gsl_guard_end(dpa_gsl_guard g);
@@ -84,8 +85,7 @@ int dpa_threads_default(void);
 /* Run fn(ctx, task, worker) for task = 0 .. ntasks-1 on up to nthreads
  * threads (the caller's included; worker in [0, nthreads) names the thread,
  * for per-thread scratch).  Returns when all tasks are done.  If a thread
- * cannot be created the remaining ones do the work.  fn must not call
- * dpa_gsl_guard_* (GSL's handler is process-global). */
+ * cannot be created the remaining ones do the work. */
 void dpa_parallel_for(size_t ntasks, int nthreads, void (*fn)(void *ctx, size_t task, int worker), void *ctx);
 
 /* ---------- FFT with plan reuse (fft.c) ---------- */
