@@ -35,7 +35,7 @@ static int teardown(void **state)
 }
 
 /* An accountant for a JSON spec with the given method and default options. */
-static dpa_accountant *test_accountant(const char *json, dpa_method method)
+static inline dpa_accountant *test_accountant(const char *json, dpa_method method)
 {
     dpa_error err;
     dpa_spec *s = dpa_spec_from_json(json, &err);

@@ -12,6 +12,8 @@ SRC=${2:?usage: cli_test.sh DPACCT_BINARY SOURCE_DIR}
 case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/dpacct_cli_test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
+# the FFT plan cache goes to the test's own directory, not the user's
+export DPACCT_WISDOM=$TMP/wisdom
 pass=0
 fail=0
 rc=0
@@ -408,6 +410,24 @@ usage_error "missing SPEC is a usage error" epsilon --delta 1e-5
 printf 'not json' >"$TMP/bad.json"
 run_stdin "$TMP/bad.json" epsilon --delta 1e-5 -
 check "bad spec on stdin is an error" eval 'rc_is 2 && err_prefixed && out_empty'
+
+# ------------------------------------------------------ FFT plan cache --
+SUB='{"repeat": {"count": 500, "event": {"poisson": {"rate": 0.02, "event": {"gaussian": {"sigma": 1}}}}}}'
+rm -f "$TMP/wisdom"
+run epsilon --delta 1e-5 --json "$SUB"; cp "$TMP/out" "$TMP/first"
+check "a PLD run writes the plan cache" eval 'rc_is 0 && [ -s "$TMP/wisdom" ]'
+run epsilon --delta 1e-5 --json "$SUB"
+check "results are the same with the plan cache" cmp -s "$TMP/out" "$TMP/first"
+printf 'garbage' >"$TMP/wisdom"
+run epsilon --delta 1e-5 --json "$SUB"
+check "a corrupt plan cache is ignored" eval 'rc_is 0 && cmp -s "$TMP/out" "$TMP/first"'
+DPACCT_WISDOM=off "$BIN" epsilon --delta 1e-5 --json "$SUB" </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "DPACCT_WISDOM=off runs without the cache" eval 'rc_is 0 && cmp -s "$TMP/out" "$TMP/first"'
+DPACCT_WISDOM=$TMP/first/w "$BIN" epsilon --delta 1e-5 --json "$SUB" </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "an unwritable cache path only costs speed" eval 'rc_is 0 && cmp -s "$TMP/out" "$TMP/first" && [ ! -s "$TMP/err" ]'
+run epsilon --delta 1e-5 --threads 1 --json "$SUB"
+check "--threads 1 gives the same result" cmp -s "$TMP/out" "$TMP/first"
+usage_error "--threads 65 is a usage error" epsilon --delta 1e-5 --threads 65 "$SUB"
 
 if [ -w /dev/full ]; then
     "$BIN" epsilon --delta 1e-5 "$GAUSS" >/dev/full 2>"$TMP/err"; rc=$?

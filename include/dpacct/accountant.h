@@ -74,7 +74,7 @@ typedef struct dpa_options {
     /* Threads the PLD method may use for the independent compositions of a
      * build (both directions, upper and lower): 0 (default) = the number of
      * online processors, at most 4; 1 = the calling thread only.  Results
-     * do not depend on it.  Domain: [0, 64]. */
+     * do not depend on it; values above 4 act as 4.  Domain: [0, 64]. */
     int threads;
 } dpa_options;
 

@@ -18,7 +18,7 @@
 
 typedef enum opt_id {
     OPT_DELTA, OPT_EPSILON, OPT_FROM, OPT_TO, OPT_POINTS, OPT_TOLERANCE,
-    OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_JSON, OPT_COUNT
+    OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_THREADS, OPT_JSON, OPT_COUNT
 } opt_id;
 
 #define BIT(c) (1u << (c))
@@ -41,6 +41,7 @@ static const opt_def options[OPT_COUNT] = {
     [OPT_ACCURACY] = {"accuracy", ALL_COMMANDS, 1},
     [OPT_GRID_STEP] = {"grid-step", ALL_COMMANDS, 1},
     [OPT_MAX_GRID] = {"max-grid", ALL_COMMANDS, 1},
+    [OPT_THREADS] = {"threads", ALL_COMMANDS, 1},
     [OPT_JSON] = {"json", ALL_COMMANDS, 0},
 };
 
@@ -189,6 +190,12 @@ static int set_value(cli_args *a, opt_id id, const char *val)
     case OPT_MAX_GRID:
         return uint_in(id, val, CLI_MIN_MAX_GRID, CLI_MAX_MAX_GRID,
                        "an integer in [1024, 67108864]", &a->opt.max_grid);
+    case OPT_THREADS: {
+        size_t n;
+        int rc = uint_in(id, val, 0, 64, "an integer in [0, 64]", &n);
+        if (rc == CLI_EXIT_OK) a->opt.threads = (int)n;
+        return rc;
+    }
     default:
         return CLI_EXIT_OK;
     }

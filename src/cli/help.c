@@ -19,6 +19,8 @@ static const char common_options[] =
     "  --grid-step S    fixed PLD grid step, 0 (automatic, default) or in [1e-7, 1]\n"
     "  --max-grid N     largest PLD FFT length, integer in [1024, 67108864]\n"
     "                   (default %zu)\n"
+    "  --threads N      threads for the PLD compositions, 0 (default: the online\n"
+    "                   processors, at most 4) or 1 to 64; results do not depend on it\n"
     "  --json           print one JSON object instead of text\n"
     "  -h, --help       print this help and exit\n";
 

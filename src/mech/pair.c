@@ -52,10 +52,10 @@ static void laplace_ctail(double e0, double lc, double t, double out[4])
 
 /* g(t) = log(1 + (e^t - 1)/q): base loss threshold of the Poisson map
  * W_q = log(q e^W + 1 - q) (LT Thm 5.1), for t > log(1-q). */
-static double poisson_inverse(double q, double t)
+static double poisson_inverse(double q, double lq, double t)
 {
-    if (t > 30.0) return t - log(q) + log1p(-(1.0 - q) * exp(-t));
-    return log(expm1(t) + q) - log(q);
+    if (t > 30.0) return t - lq + log1p(-(1.0 - q) * exp(-t));
+    return log(expm1(t) + q) - lq;
 }
 
 void dpa_pair_ctail(const dpa_pair *p, double t, double out[4])
@@ -71,7 +71,7 @@ void dpa_pair_ctail(const dpa_pair *p, double t, double out[4])
         laplace_ctail(p->par[0], p->lca, t, out);
         return;
     case DPA_PAIR_POISSON: {
-        double q = p->par[0], lq = log(q), l1q = log1p(-q);
+        double q = p->par[0], lq = p->pre[0], l1q = p->pre[1];
         const dpa_pair *b = p->base;
         if (t <= l1q) {
             out[0] = dpa_log_add_exp(lq + b->lca, l1q + b->lcb);
@@ -81,7 +81,7 @@ void dpa_pair_ctail(const dpa_pair *p, double t, double out[4])
             return;
         }
         double r[4];
-        dpa_pair_ctail(b, poisson_inverse(q, t), r);
+        dpa_pair_ctail(b, poisson_inverse(q, lq, t), r);
         out[0] = dpa_log_add_exp(lq + r[0], l1q + r[2]);
         out[1] = dpa_log_add_exp(lq + r[1], l1q + r[3]);
         out[2] = r[2];
@@ -267,6 +267,8 @@ dpa_pair *dpa_pair_poisson(dpa_pair *base, double q, dpa_error *err)
                              base->natoms, err);
     if (!p) { dpa_pair_free(base); return NULL; }
     p->par[0] = q;
+    p->pre[0] = lq;
+    p->pre[1] = l1q;
     /* Atoms map through W_q = log(q e^W + 1 - q), a monotone map, so the
      * order is kept; A_q = qA + (1-q)B, B_q = B (LT Thm 5.1). */
     for (size_t i = 0; i < base->natoms; i++) {

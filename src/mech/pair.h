@@ -46,6 +46,9 @@ struct dpa_pair {
      * slack_hi above the largest atom, slack_lo below the smallest. */
     double slack_hi, slack_lo;
     int symmetric;        /* 1 if (A,B) and (B,A) have the same loss law */
+    /* kind-specific values precomputed by the constructor: POISSON:
+     * log q and log1p(-q) (the tails evaluate them at every cell) */
+    double pre[2];
 };
 
 /* Continuous-part tails at finite t (strict and non-strict coincide):

@@ -173,6 +173,40 @@ static long long mod_ll(long long a, long long n)
     return r < 0 ? r + n : r;
 }
 
+/* Fold masses m[first..last] of grid measure g into buf (length N, all
+ * zero) at positions (lo + i - centre) mod N, skipping [skip_lo, skip_hi]
+ * (empty if skip_lo > skip_hi); returns their sum in long double.  One
+ * division for the start, then an index that wraps. */
+static long double fold(double *buf, size_t N, const dpa_grid_pmf *g, size_t first, size_t last, long long centre,
+                        size_t skip_lo, size_t skip_hi)
+{
+    long double sum = 0;
+    size_t idx = (size_t)mod_ll(g->lo + (long long)first - centre, (long long)N);
+    for (size_t i = first; i <= last; i++) {
+        if (i < skip_lo || i > skip_hi) {
+            buf[idx] += g->mass[i];
+            sum += g->mass[i];
+        }
+        if (++idx == N) idx = 0;
+    }
+    return sum;
+}
+
+/* Zero what fold wrote (support of first..last from the same start), or
+ * all of buf when the support covers it. */
+static void unfold(double *buf, size_t N, const dpa_grid_pmf *g, size_t first, size_t last, long long centre)
+{
+    size_t len = last - first + 1;
+    if (len >= N) {
+        memset(buf, 0, N * sizeof *buf);
+        return;
+    }
+    size_t idx = (size_t)mod_ll(g->lo + (long long)first - centre, (long long)N);
+    size_t head = N - idx < len ? N - idx : len;
+    memset(buf + idx, 0, head * sizeof *buf);
+    if (head < len) memset(buf, 0, (len - head) * sizeof *buf);
+}
+
 /* log(1 + z) for complex z, accurate when |z| is small. */
 static double complex clog1p(double complex z)
 {
@@ -350,13 +384,14 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
     double lg = log2((double)N), r2 = 0;
 
     long long Cmod = 0;
+    memset(buf, 0, N * sizeof *buf);
     for (size_t j = 0; j < nf; j++) {
         const dpa_grid_pmf *g = f[j].pmf;
         const fstat *s = &st[j];
         double k = f[j].count;
-        memset(buf, 0, N * sizeof *buf);
-        for (size_t i = s->first; i <= s->last; i++)
-            buf[mod_ll(g->lo + (long long)i - s->centre, (long long)N)] += g->mass[i];
+        /* buf holds the previous factor's fold (all of it, or its tails) */
+        if (j > 0) unfold(buf, N, f[j - 1].pmf, st[j - 1].first, st[j - 1].last, st[j - 1].centre);
+        fold(buf, N, g, s->first, s->last, s->centre, 1, 0);
         if ((rc = dpa_fft_r2c(fft, N, buf, X))) { dpa_error_set(err, rc, "FFT failed (length %zu)", N); goto done; }
         Cmod = mod_ll(Cmod + mod_ll((long long)fmod(k, (double)N), (long long)N) *
                                  mod_ll(s->centre, (long long)N), (long long)N);
@@ -378,12 +413,8 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
             }
             bfirst = (bf > (long long)s->first) ? (size_t)bf : s->first;
             blast = (bl < (long long)s->last) ? (size_t)bl : s->last;
-            memset(buf, 0, N * sizeof *buf);
-            for (size_t i = s->first; i <= s->last; i++) {
-                if (i >= bfirst && i <= blast) continue;
-                buf[mod_ll(g->lo + (long long)i - s->centre, (long long)N)] += g->mass[i];
-                tail_sum += g->mass[i];
-            }
+            unfold(buf, N, g, s->first, s->last, s->centre);
+            tail_sum = fold(buf, N, g, s->first, s->last, s->centre, bfirst, blast);
             if ((rc = dpa_fft_r2c(fft, N, buf, Xt))) { dpa_error_set(err, rc, "FFT failed (length %zu)", N); goto done; }
         }
         double tail_mass = (double)tail_sum;

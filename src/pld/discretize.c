@@ -73,7 +73,7 @@ static double cz(const dpa_cells *c, size_t j)
 /* Continuous part on adaptive cells: from the bottom of the window, each
  * cell is as wide as allowed (up to WIDE_MAX steps, widths at most doubling
  * from one cell to the next) with max(A, B)(C) w^2 <= WIDE_RHO.  One tail
- * evaluation per cell, plus one per halving. */
+ * evaluation per cell, plus one per halving and per doubling tried. */
 static dpa_status adaptive_cells(const dpa_pair *p, dpa_cells *c, long long hi, dpa_error *err)
 {
     size_t cap = 1024, nc = 0;
@@ -88,16 +88,31 @@ static dpa_status adaptive_cells(const dpa_pair *p, dpa_cells *c, long long hi, 
     c->left_b += exp(prev[3]);
     bk[0] = pos;
     while (pos < hi) {
-        long long wt = w * 2 < WIDE_MAX ? w * 2 : WIDE_MAX;
-        double a, b;
+        /* try the previous width first; double it only when the criterion
+         * holds with room for the mass to double (one tail evaluation per
+         * cell where the widths settle, as in the bulk, instead of a failed
+         * doubling each time) */
+        long long wt = w < hi - pos ? w : hi - pos;
+        double a, b, crit;
         for (;;) {
-            if (wt > hi - pos) wt = hi - pos;
             dpa_pair_ctail(p, (double)(pos + wt) * step, cur);
             a = (prev[0] <= half_a) ? dpa_log_sub_exp_clamped(prev[0], cur[0]) : dpa_log_sub_exp_clamped(cur[1], prev[1]);
             b = (prev[2] <= half_b) ? dpa_log_sub_exp_clamped(prev[2], cur[2]) : dpa_log_sub_exp_clamped(cur[3], prev[3]);
-            double wd = (double)wt;
-            if (wt == 1 || fmax(a, b) + 2 * log(wd) <= WIDE_LOG_RHO) break;
+            crit = fmax(a, b) + 2 * log((double)wt);
+            if (wt == 1 || crit <= WIDE_LOG_RHO) break;
             wt /= 2;
+        }
+        if (crit <= WIDE_LOG_RHO - 3 * M_LN2 && wt == w && 2 * wt <= WIDE_MAX && 2 * wt <= hi - pos) {
+            double c2[4], a2, b2;
+            dpa_pair_ctail(p, (double)(pos + 2 * wt) * step, c2);
+            a2 = (prev[0] <= half_a) ? dpa_log_sub_exp_clamped(prev[0], c2[0]) : dpa_log_sub_exp_clamped(c2[1], prev[1]);
+            b2 = (prev[2] <= half_b) ? dpa_log_sub_exp_clamped(prev[2], c2[2]) : dpa_log_sub_exp_clamped(c2[3], prev[3]);
+            if (fmax(a2, b2) + 2 * log((double)(2 * wt)) <= WIDE_LOG_RHO) {
+                wt *= 2;
+                a = a2;
+                b = b2;
+                memcpy(cur, c2, sizeof c2);
+            }
         }
         if (nc == cap) {
             cap *= 2;
