@@ -419,7 +419,7 @@ static dpa_status fine_power(dpa_accountant *a, dpa_compose_ws *ws, const dpa_gr
 {
     dpa_factor f = {g, cnt};
     dpa_composed cm;
-    dpa_status st = dpa_compose(a->fft, ws, &f, 1, tau_f, k, a->opt.max_grid, &cm, err);
+    dpa_status st = dpa_compose_lent(a->fft, ws, &f, 1, tau_f, k, a->opt.max_grid, &cm, err);
     if (st) return st;
     *allow = (k == 0 ? cm.tail_above : cm.tail_outside) + cm.roundoff + cnt * leaf_allow;
     dpa_cells cc;
@@ -1061,7 +1061,7 @@ static dpa_status precomposed_leaf_grid(dpa_accountant *a, dpa_compose_ws *ws, c
             if (!(mask >> (2 * d + kind) & 1u)) continue;
             dpa_factor f = {&fp[kind], k};
             dpa_composed cm;
-            st = dpa_compose(a->fft, ws, &f, 1, tau_leaf, kind, a->opt.max_grid, &cm, err);
+            st = dpa_compose_lent(a->fft, ws, &f, 1, tau_leaf, kind, a->opt.max_grid, &cm, err);
             if (st) break;
             double tot = cm.inf;
             for (size_t i = 0; i < cm.n; i++) tot += cm.mass[i];

@@ -67,7 +67,8 @@
 void dpa_composed_free(dpa_composed *c)
 {
     if (!c) return;
-    free(c->mass);
+    if (!c->borrowed) free(c->mass);
+    c->borrowed = 0;
     free(c->D);
     free(c->E);
     c->mass = c->D = c->E = NULL;
@@ -261,8 +262,33 @@ static double *ws_errsum(dpa_compose_ws *ws, dpa_error *err)
     return ws->errsum;
 }
 
+/* a[from .. to) reversed in place */
+static void reverse(double *a, size_t from, size_t to)
+{
+    while (to > from + 1) {
+        double t = a[from];
+        a[from++] = a[--to];
+        a[to] = t;
+    }
+}
+
+static dpa_status compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
+                          int lower, size_t max_n, int lend, dpa_composed *out, dpa_error *err);
+
 dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                        int lower, size_t max_n, dpa_composed *out, dpa_error *err)
+{
+    return compose(fft, ws, f, nf, tail_tau, lower, max_n, 0, out, err);
+}
+
+dpa_status dpa_compose_lent(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
+                            int lower, size_t max_n, dpa_composed *out, dpa_error *err)
+{
+    return compose(fft, ws, f, nf, tail_tau, lower, max_n, 1, out, err);
+}
+
+static dpa_status compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
+                          int lower, size_t max_n, int lend, dpa_composed *out, dpa_error *err)
 {
     memset(out, 0, sizeof *out);
     if (nf == 0) return dpa_error_set(err, DPA_EINVAL, "compose: no factors");
@@ -509,14 +535,30 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
     }
     double roundoff = sqrt(r2) + (double)N * exp(DEAD_LOG);
     if ((rc = dpa_fft_c2r(fft, N, X, buf))) { dpa_error_set(err, rc, "FFT failed (length %zu)", N); goto done; }
-    out->mass = malloc(N * sizeof *out->mass);
-    if (!out->mass) { rc = dpa_error_set(err, DPA_ENOMEM, "out of memory"); goto done; }
     double invN = 1.0 / (double)N, clamped = 0;
-    long long shift = mod_ll(mod_ll(out->lo, (long long)N) - Cmod, (long long)N);
-    for (size_t m = 0; m < N; m++) {
-        double v = buf[(size_t)mod_ll(shift + (long long)m, (long long)N)] * invN;
-        if (v < 0) { clamped -= v; v = 0; }
-        out->mass[m] = v;
+    size_t shift = (size_t)mod_ll(mod_ll(out->lo, (long long)N) - Cmod, (long long)N);
+    if (lend) {
+        /* the result stays in the workspace: scale and clamp, then rotate
+         * left by shift in place (three reversals) */
+        for (size_t m = 0; m < N; m++) {
+            double v = buf[m] * invN;
+            if (v < 0) { clamped -= v; v = 0; }
+            buf[m] = v;
+        }
+        reverse(buf, 0, shift);
+        reverse(buf, shift, N);
+        reverse(buf, 0, N);
+        out->mass = buf;
+        out->borrowed = 1;
+    } else {
+        out->mass = malloc(N * sizeof *out->mass);
+        if (!out->mass) { rc = dpa_error_set(err, DPA_ENOMEM, "out of memory"); goto done; }
+        for (size_t m = 0, i = shift; m < N; m++) {
+            double v = buf[i] * invN;
+            if (v < 0) { clamped -= v; v = 0; }
+            out->mass[m] = v;
+            if (++i == N) i = 0;
+        }
     }
     out->roundoff = roundoff + clamped;
 done:

@@ -88,7 +88,8 @@ typedef struct dpa_composed {
     size_t n;              /* window length (= FFT length) */
     double step;
     double *mass;          /* n masses (>= 0; negatives from round-off clamped);
-                            * freed by dpa_composed_prepare, which keeps mass0 */
+                            * taken over by dpa_composed_prepare, which keeps mass0 */
+    int borrowed;          /* mass lives in the workspace (dpa_compose_lent) */
     double mass0;          /* mass[0] (kept for queries below the window) */
     double inf;            /* exact composition of the factors' +inf masses */
     double tail_above;     /* bound on the mass of the composed grid measure above the window */
@@ -123,6 +124,13 @@ void dpa_compose_ws_free(dpa_compose_ws *ws);
  * computed so as never to exceed the true one (factor totals capped at 1). */
 dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                        int lower, size_t max_n, dpa_composed *out, dpa_error *err);
+
+/* dpa_compose with the masses left in the workspace (out->mass points into
+ * ws, out->borrowed set): no allocation, for a result that is read at once.
+ * Valid until the next composition on ws; never dpa_composed_prepare it.
+ * dpa_composed_free releases nothing of it. */
+dpa_status dpa_compose_lent(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
+                            int lower, size_t max_n, dpa_composed *out, dpa_error *err);
 
 /* Cells of a grid L times coarser holding the masses of a composed measure
  * (before dpa_composed_prepare): dpa_cells_discretize of the result gives an

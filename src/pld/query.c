@@ -15,7 +15,8 @@
 dpa_status dpa_composed_prepare(dpa_composed *c, dpa_error *err)
 {
     size_t n = c->n;
-    if (!c->mass || n == 0) return dpa_error_set(err, DPA_EINVAL, "prepare: no masses (already prepared?)");
+    if (!c->mass || n == 0 || c->borrowed)
+        return dpa_error_set(err, DPA_EINVAL, "prepare: no masses of its own (already prepared, or lent)");
     free(c->D);
     free(c->E);
     c->D = NULL;
