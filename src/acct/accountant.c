@@ -1069,14 +1069,24 @@ static dpa_status precomposed_leaf_grid(dpa_accountant *a, dpa_compose_ws *ws, c
              * its total mass for the relative parts) */
             double al = (kind == 0 ? cm.tail_above : cm.tail_outside) + cm.roundoff + k * snap_f +
                         (cm.rel_err + DISC_REL * (k + 1)) * tot * (1 + 1e-3);
-            double werr;
-            dpa_pair *ap = composed_atoms(&cm, shift, &werr, err);
-            dpa_composed_free(&cm);
-            if (!ap) { st = err ? err->status : DPA_ENOMEM; break; }
+            double werr = 0;
             dpa_cells cc;
-            st = dpa_cells_build(ap, step, tau_leaf, 0, a->opt.max_grid, &cc, err);
-            dpa_pair_free(ap);
-            if (st) break;
+            if (base == 0) {
+                /* the own grid is exactly PRE_L times finer: cut the
+                 * composition into the common grid's cells directly (as the
+                 * two-stage coarsening does; its masses round once more) */
+                st = dpa_cells_from_composed(&cm, PRE_L, &cc, err);
+                al += DISC_REL * tot * (1 + 1e-3);
+                dpa_composed_free(&cm);
+                if (st) break;
+            } else {
+                dpa_pair *ap = composed_atoms(&cm, shift, &werr, err);
+                dpa_composed_free(&cm);
+                if (!ap) { st = err ? err->status : DPA_ENOMEM; break; }
+                st = dpa_cells_build(ap, step, tau_leaf, 0, a->opt.max_grid, &cc, err);
+                dpa_pair_free(ap);
+                if (st) break;
+            }
             dpa_grid_pmf other;
             st = kind == 0 ? dpa_cells_discretize(&cc, &g->pm[d][0], &other, err)
                            : dpa_cells_discretize(&cc, &other, &g->pm[d][1], err);

@@ -145,6 +145,18 @@ nomem:
     return dpa_error_set(err, DPA_ENOMEM, "out of memory (grid cells)");
 }
 
+/* Add e^l to the running sum e^m s (s >= 1 once anything was added). */
+static void run_add(double *m, double *s, double l)
+{
+    if (l == -INFINITY) return;
+    if (l <= *m) {
+        *s += exp(l - *m);
+    } else {
+        *s = *s * exp(*m - l) + 1;
+        *m = l;
+    }
+}
+
 dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both, size_t max_points,
                            dpa_cells *c, dpa_error *err)
 {
@@ -206,6 +218,11 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
         c->right_b += exp(prev[2]);
     }
     double z0 = (double)c->lo * step, zn = (double)(c->lo + (long long)nc) * step;
+    /* atoms of one cell (consecutive: atoms are sorted) are summed relative
+     * to the largest log mass of the run, one exp per atom and one log per
+     * run, then added to the cell */
+    size_t run = (size_t)-1;
+    double ma = -INFINITY, sa = 0, mb = -INFINITY, sb = 0;
     for (size_t k = 0; k < p->natoms; k++) {
         const dpa_atom *a = &p->atoms[k];
         if (a->w == INFINITY) { c->inf_a += exp(a->la); continue; }
@@ -226,8 +243,21 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
             fi = ceil(r) - (double)c->lo - 1.0;
         }
         size_t i = fi < 0 ? 0 : (fi > (double)(nc - 1) ? nc - 1 : (size_t)fi);
-        c->la[i] = dpa_log_add_exp(c->la[i], a->la);
-        c->lb[i] = dpa_log_add_exp(c->lb[i], a->lb);
+        if (i != run) {
+            if (run != (size_t)-1) {
+                c->la[run] = dpa_log_add_exp(c->la[run], ma + log(sa));
+                c->lb[run] = dpa_log_add_exp(c->lb[run], mb + log(sb));
+            }
+            run = i;
+            ma = mb = -INFINITY;
+            sa = sb = 0;
+        }
+        run_add(&ma, &sa, a->la);
+        run_add(&mb, &sb, a->lb);
+    }
+    if (run != (size_t)-1) {
+        c->la[run] = dpa_log_add_exp(c->la[run], ma + log(sa));
+        c->lb[run] = dpa_log_add_exp(c->lb[run], mb + log(sb));
     }
     return DPA_OK;
 }
