@@ -1,0 +1,461 @@
+/* The phi accountant: composition state (CF Algorithm 1) and the delta and
+ * eps queries, both directions of add/remove adjacency.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A composition is a list of leaves with integer counts, kept for both
+ * directions (the add direction is the reversed pair, LT eq 7); adding a
+ * leaf k times is O(1) (its count).  At the first query after a change each
+ * direction is prepared:
+ *   - no leaf has a continuous part: the atoms are composed exactly
+ *     (phi_atoms.c) and H is an exact finite sum;
+ *   - some leaf has a continuous part: every term of the mixture
+ *       prod_i (alpha_i + gamma_i)^{*k_i}
+ *     (alpha atoms, gamma continuous part) must contain a continuous factor
+ *     whose characteristic function decays, which holds when at least one
+ *     leaf is smooth (Gaussian, Poisson-subsampled Gaussian: alpha = 0, so
+ *     the atoms-only term has mass 0).  Then the composed finite law is
+ *     absolutely continuous, H(x) = sum_j a_j H_cont(x - w_j) summed over the
+ *     atoms inside the quadrature (phi_invert.c), and the inversions apply.
+ *     Otherwise (e.g. Laplace without a Gaussian: the term with one Laplace
+ *     continuous factor has a phi decaying like 1/t) the spec is refused.
+ * delta(eps) = H(eps) + (1 - prod_i (1 - inf_i)^{k_i})   (MATH.md §3). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "phi/phi.h"
+#include "acct/leaves.h"
+#include "num/num.h"
+
+#define U DPA_UNIT_ROUNDOFF
+/* AUTO: Bromwich is tried when Gil-Pelaez's bracket is wider than this
+ * fraction of its value (tiny deltas, where e^eps amplifies GP's absolute
+ * error, MATH.md §8). */
+#define AUTO_BROMWICH_REL 1e-4
+/* eps scan: first step, growth factor, and the largest eps scanned. */
+#define SCAN_STEP0 0.05
+#define SCAN_GROWTH 1.5
+#define SCAN_EPS_MAX 1e6
+
+typedef struct dirstate {
+    int mode;                 /* 0 unprepared, 1 atoms, 2 continuous */
+    const dpa_phi_leaf **ptrs;
+    dpa_phi_atomset atoms;
+    dpa_phi_gp *gp;
+    double inf_lo, inf_up;    /* composed +inf mass bracket */
+} dirstate;
+
+struct dpa_phi {
+    dpa_phi_options opt;
+    size_t n, cap;
+    dpa_phi_leaf *lv[2];      /* leaves per direction */
+    int asym;
+    int prepared;
+    dirstate d[2];
+};
+
+void dpa_phi_options_init(dpa_phi_options *o)
+{
+    if (!o) return;
+    o->inversion = DPA_PHI_AUTO;
+    o->max_atoms = 100000;
+    o->eps_rel_tol = 1e-10;
+}
+
+static void dir_clear(dirstate *d)
+{
+    free(d->ptrs);
+    dpa_phi_atoms_free(&d->atoms);
+    dpa_phi_gp_free(d->gp);
+    memset(d, 0, sizeof *d);
+}
+
+dpa_phi *dpa_phi_new(const dpa_phi_options *opt, dpa_error *err)
+{
+    dpa_phi *ph = calloc(1, sizeof *ph);
+    if (!ph) {
+        dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        return NULL;
+    }
+    dpa_phi_options_init(&ph->opt);
+    if (opt) ph->opt = *opt;
+    if (!(ph->opt.eps_rel_tol >= 1e-15 && ph->opt.eps_rel_tol <= 1e-2) || ph->opt.max_atoms < 1 ||
+        ph->opt.inversion < DPA_PHI_AUTO || ph->opt.inversion > DPA_PHI_BOTH) {
+        free(ph);
+        dpa_error_set(err, DPA_EINVAL, "phi: options out of range (eps_rel_tol in [1e-15, 1e-2], max_atoms >= 1)");
+        return NULL;
+    }
+    return ph;
+}
+
+void dpa_phi_free(dpa_phi *ph)
+{
+    if (!ph) return;
+    for (int d = 0; d < 2; d++) {
+        dir_clear(&ph->d[d]);
+        for (size_t i = 0; i < ph->n; i++) dpa_phi_leaf_clear(&ph->lv[d][i]);
+        free(ph->lv[d]);
+    }
+    free(ph);
+}
+
+static void unprepare(dpa_phi *ph)
+{
+    dir_clear(&ph->d[0]);
+    dir_clear(&ph->d[1]);
+    ph->prepared = 0;
+}
+
+dpa_status dpa_phi_add_pair(dpa_phi *ph, const dpa_pair *pair, double count, dpa_error *err)
+{
+    if (!pair) return dpa_error_set(err, DPA_EINVAL, "phi: NULL pair");
+    if (ph->n == ph->cap) {
+        size_t nc = ph->cap ? 2 * ph->cap : 8;
+        for (int d = 0; d < 2; d++) {
+            dpa_phi_leaf *v = realloc(ph->lv[d], nc * sizeof *v);
+            if (!v) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            ph->lv[d] = v;
+        }
+        ph->cap = nc;
+    }
+    dpa_phi_leaf a, b;
+    dpa_status st = dpa_phi_leaf_init(&a, pair, 0, count, err);
+    if (st) return st;
+    st = dpa_phi_leaf_init(&b, pair, 1, count, err);
+    if (st) {
+        dpa_phi_leaf_clear(&a);
+        return st;
+    }
+    ph->lv[0][ph->n] = a;
+    ph->lv[1][ph->n] = b;
+    ph->n++;
+    if (!pair->symmetric) ph->asym = 1;
+    unprepare(ph);
+    return DPA_OK;
+}
+
+dpa_status dpa_phi_add_leafset(dpa_phi *ph, const dpa_leafset *L, dpa_error *err)
+{
+    for (size_t i = 0; i < L->n; i++) {
+        const dpa_leaf *l = &L->v[i];
+        if (l->inner || !l->pair)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "phi: a subsampled composition (one batch shared by several mechanisms) is not "
+                                 "supported by the phi method (use method pld)");
+        dpa_status st = dpa_phi_add_pair(ph, l->pair, l->count, err);
+        if (st) return st;
+    }
+    return DPA_OK;
+}
+
+/* composed +inf mass: 1 - prod (1 - inf_i)^{k_i} = -expm1(sum k_i log1p(-inf_i)) */
+static void inf_mass(const dpa_phi_leaf *lv, size_t n, double *lo, double *up)
+{
+    double sl = 0, su = 0;
+    for (size_t i = 0; i < n; i++) {
+        sl += lv[i].count * log1p(-lv[i].inf_lo);
+        su += lv[i].count * (lv[i].inf_up >= 1 ? -INFINITY : log1p(-lv[i].inf_up));
+    }
+    /* log1p, the products and the sum: (n + 4) u relative on the sum; expm1
+     * keeps a relative error (its condition number is <= 1 for negative
+     * arguments) */
+    double rel = ((double)n + 6) * U;
+    *lo = fmax(0.0, -expm1(sl * (1 - rel)) * (1 - 2 * U));
+    *up = fmin(1.0, -expm1(su * (1 + rel)) * (1 + 2 * U));
+}
+
+static dpa_status prepare_dir(dpa_phi *ph, int d, dpa_error *err)
+{
+    dirstate *s = &ph->d[d];
+    dpa_phi_leaf *lv = ph->lv[d];
+    s->ptrs = malloc((ph->n ? ph->n : 1) * sizeof *s->ptrs);
+    if (!s->ptrs) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    int cont = 0, smooth = 0;
+    const char *why = NULL;
+    for (size_t i = 0; i < ph->n; i++) {
+        s->ptrs[i] = &lv[i];
+        if (lv[i].cont != DPA_PHI_CONT_NONE) {
+            cont = 1;
+            if (!why) why = lv[i].cont == DPA_PHI_CONT_LAPLACE || lv[i].cont == DPA_PHI_CONT_QUAD_LAPLACE
+                                ? "Laplace" : "continuous";
+        }
+        if (dpa_phi_leaf_smooth(&lv[i])) smooth = 1;
+    }
+    inf_mass(lv, ph->n, &s->inf_lo, &s->inf_up);
+    if (!cont) {
+        dpa_status st = dpa_phi_atoms_compose(s->ptrs, ph->n, ph->opt.max_atoms, &s->atoms, err);
+        if (st) return st;
+        s->mode = 1;
+        return DPA_OK;
+    }
+    if (!smooth)
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "phi: a %s leaf's continuous part is composed without a Gaussian factor; the "
+                             "mixture term with a single such factor has a characteristic function decaying like "
+                             "1/t, which the quadrature cannot certify (use method pld)",
+                             why);
+    dpa_phi_comp c = {ph->n, s->ptrs};
+    s->gp = dpa_phi_gp_new(&c, err);
+    if (!s->gp) return err ? err->status : DPA_ENOMEM;
+    s->mode = 2;
+    return DPA_OK;
+}
+
+dpa_status dpa_phi_prepare(dpa_phi *ph, dpa_error *err)
+{
+    if (ph->prepared) return DPA_OK;
+    if (ph->n == 0) {
+        ph->prepared = 1;
+        return DPA_OK;
+    }
+    for (int d = 0; d < (ph->asym ? 2 : 1); d++) {
+        dpa_status st = prepare_dir(ph, d, err);
+        if (st) {
+            unprepare(ph);
+            return st;
+        }
+    }
+    ph->prepared = 1;
+    return DPA_OK;
+}
+
+/* ------------------------------------------------------------------ delta */
+
+typedef struct dres {
+    double lo, up;
+    int certified;
+    dpa_phi_how how;
+    double quad, trunc, round;
+    size_t nodes;
+    const char *note;
+} dres;
+
+static void inv_bracket(const dpa_phi_inv *v, double *lo, double *up)
+{
+    double e = v->quad_err + v->trunc_err + v->round_err;
+    *lo = fmax(0.0, v->value - e);
+    *up = v->value + e;
+}
+
+static dpa_status delta_dir(dpa_phi *ph, int d, double x, dres *r, dpa_error *err)
+{
+    dirstate *s = &ph->d[d];
+    memset(r, 0, sizeof *r);
+    double triv = fmax(0.0, -expm1(x));
+    if (ph->n == 0) {
+        r->lo = r->up = triv;
+        r->certified = 1;
+        r->how = DPA_PHI_HOW_ATOMS;
+        return DPA_OK;
+    }
+    double hlo, hup;
+    if (s->mode == 1) {
+        dpa_phi_atoms_H(&s->atoms, x, &hlo, &hup);
+        r->certified = 1;
+        r->how = DPA_PHI_HOW_ATOMS;
+    } else {
+        dpa_phi_comp c = {ph->n, s->ptrs};
+        dpa_phi_inv g, b;
+        int have_g = 0, have_b = 0;
+        dpa_phi_inversion mode = ph->opt.inversion;
+        if (mode != DPA_PHI_BROMWICH) {
+            dpa_status st = dpa_phi_gp_H(s->gp, x, &g, err);
+            if (st) return st;
+            have_g = g.certified;
+        }
+        int want_b = mode == DPA_PHI_BROMWICH || mode == DPA_PHI_BOTH;
+        if (mode == DPA_PHI_AUTO) {
+            double gl, gu;
+            inv_bracket(&g, &gl, &gu);
+            if (!have_g || gu - gl > AUTO_BROMWICH_REL * g.value) want_b = 1;
+        }
+        if (want_b) {
+            dpa_status st = dpa_phi_bromwich_H(&c, x, &b, err);
+            if (st) return st;
+            have_b = b.certified;
+        }
+        double gl = 0, gu = 1, bl = 0, bu = 1;
+        if (have_g) inv_bracket(&g, &gl, &gu);
+        if (have_b) inv_bracket(&b, &bl, &bu);
+        if (have_g && have_b) {
+            hlo = fmax(gl, bl);
+            hup = fmin(gu, bu);
+            r->how = DPA_PHI_HOW_BOTH;
+            const dpa_phi_inv *best = (gu - gl <= bu - bl) ? &g : &b;
+            r->quad = best->quad_err; r->trunc = best->trunc_err; r->round = best->round_err;
+            r->nodes = g.nodes + b.nodes;
+            r->certified = 1;
+            if (hlo > hup) {
+                /* the two inversions disagree beyond their error estimates */
+                hlo = fmin(gl, bl);
+                hup = fmax(gu, bu);
+                r->certified = 0;
+                r->note = "Gil-Pelaez and Bromwich disagree beyond their error estimates";
+            }
+        } else if (have_g || have_b) {
+            const dpa_phi_inv *v = have_g ? &g : &b;
+            hlo = have_g ? gl : bl;
+            hup = have_g ? gu : bu;
+            r->how = have_g ? DPA_PHI_HOW_GP : DPA_PHI_HOW_BROMWICH;
+            r->quad = v->quad_err; r->trunc = v->trunc_err; r->round = v->round_err;
+            r->nodes = v->nodes;
+            r->certified = 1;
+        } else {
+            r->lo = fmax(triv, s->inf_lo);
+            r->up = 1;
+            r->how = DPA_PHI_HOW_TRIVIAL;
+            r->note = "the quadrature error estimates did not settle at this eps (phi decays too slowly or "
+                      "e^eps amplifies the error); use method pld";
+            return DPA_OK;
+        }
+    }
+    r->lo = fmax(fmax(triv, s->inf_lo), fmin(1.0, hlo + s->inf_lo));
+    r->up = fmin(1.0, hup + s->inf_up);
+    if (r->up < r->lo) r->up = r->lo; /* only through rounding of the trivial bound */
+    return DPA_OK;
+}
+
+static void put_note(dpa_phi_result *out, const char *note)
+{
+    if (note && !out->note[0]) snprintf(out->note, sizeof out->note, "%s", note);
+}
+
+dpa_status dpa_phi_delta(dpa_phi *ph, double eps, dpa_phi_result *out, dpa_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!isfinite(eps)) return dpa_error_set(err, DPA_EINVAL, "phi: eps must be finite, got %g", eps);
+    dpa_status st = dpa_phi_prepare(ph, err);
+    if (st) return st;
+    dres r[2];
+    int nd = ph->asym ? 2 : 1;
+    for (int d = 0; d < nd; d++)
+        if ((st = delta_dir(ph, d, eps, &r[d], err))) return st;
+    if (nd == 1) r[1] = r[0];
+    int b = (nd == 2 && r[1].up > r[0].up) ? 1 : 0;
+    out->upper = fmax(r[0].up, r[1].up);
+    out->lower = fmax(r[0].lo, r[1].lo);
+    out->upper_remove = r[0].up;
+    out->upper_add = r[1].up;
+    out->lower_remove = r[0].lo;
+    out->lower_add = r[1].lo;
+    out->binding = nd == 1 ? 0 : b + 1;
+    out->certified = r[0].certified && r[1].certified;
+    out->how = r[b].how;
+    out->quad_err = r[b].quad;
+    out->trunc_err = r[b].trunc;
+    out->round_err = r[b].round;
+    out->nodes = r[0].nodes + (nd == 2 ? r[1].nodes : 0);
+    put_note(out, r[0].note);
+    put_note(out, r[1].note);
+    return DPA_OK;
+}
+
+/* ------------------------------------------------------------------ epsilon */
+
+/* Smallest x >= 0 where curve (0 lower, 1 upper) <= delta: scan up from 0,
+ * then bisect.  Every point is evaluated with its own certified bracket
+ * (an uncertified point gives the trivial bracket), so: upper(xr) <= delta
+ * certifies eps <= xr, lower(xl) > delta certifies eps > xl.  *xl: the largest point seen with curve > delta (-1 if none);
+ * *xr: the smallest with curve <= delta (+inf if none found). */
+static dpa_status crossing(dpa_phi *ph, int d, int which, double delta, double *xl, double *xr, dres *at,
+                           dpa_error *err)
+{
+    dres r;
+    dpa_status st;
+    if ((st = delta_dir(ph, d, 0.0, &r, err))) return st;
+    if ((which ? r.up : r.lo) <= delta) {
+        *xl = -1;
+        *xr = 0;
+        *at = r;
+        return DPA_OK;
+    }
+    double a = 0, step = SCAN_STEP0;
+    if (ph->d[d].mode == 2) step = fmax(SCAN_STEP0, 0.25 * dpa_phi_gp_sd(ph->d[d].gp));
+    double b = INFINITY;
+    for (double x = step; x <= SCAN_EPS_MAX; x += step, step *= SCAN_GROWTH) {
+        if ((st = delta_dir(ph, d, x, &r, err))) return st;
+        /* an uncertified point has the trivial bracket [.., 1]: for the
+         * upper curve nothing certified lies beyond (e^eps only grows) */
+        if (!r.certified && which) break;
+        if ((which ? r.up : r.lo) <= delta) {
+            b = x;
+            *at = r;
+            break;
+        }
+        a = x;
+    }
+    if (b == INFINITY) {
+        *xl = a;
+        *xr = INFINITY;
+        return DPA_OK;
+    }
+    while (b - a > ph->opt.eps_rel_tol * fmax(1.0, b)) {
+        double m = 0.5 * (a + b);
+        if (m <= a || m >= b) break;
+        if ((st = delta_dir(ph, d, m, &r, err))) return st;
+        if ((which ? r.up : r.lo) <= delta) {
+            b = m;
+            *at = r;
+        } else a = m;
+    }
+    *xl = a;
+    *xr = b;
+    return DPA_OK;
+}
+
+dpa_status dpa_phi_epsilon(dpa_phi *ph, double delta, dpa_phi_result *out, dpa_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "phi: delta must be in (0, 1), got %g", delta);
+    dpa_status st = dpa_phi_prepare(ph, err);
+    if (st) return st;
+    int nd = ph->asym ? 2 : 1;
+    double up[2] = {0, 0}, lo[2] = {0, 0};
+    int cert = 1;
+    dres at[2];
+    memset(at, 0, sizeof at);
+    for (int d = 0; d < nd; d++) {
+        dirstate *s = &ph->d[d];
+        if (ph->n && delta <= s->inf_lo) { /* the +inf mass alone exceeds delta */
+            up[d] = lo[d] = INFINITY;
+            continue;
+        }
+        double xl, xr;
+        dres tmp;
+        if ((st = crossing(ph, d, 1, delta, &xl, &xr, &at[d], err))) return st;
+        up[d] = xr;
+        if (xr == INFINITY) {
+            cert = 0;
+            put_note(out, ph->n && delta <= s->inf_up
+                              ? "delta is within the round-off of the +inf mass"
+                              : "the upper delta curve did not reach delta where the method can certify (use "
+                                "method pld)");
+        }
+        if ((st = crossing(ph, d, 0, delta, &xl, &xr, &tmp, err))) return st;
+        /* every point left of xl had lower(x) > delta, so the true eps > xl;
+         * uncertified points have a trivial lower curve, which only moves xl
+         * left (safe) */
+        lo[d] = xl < 0 ? 0 : xl;
+        put_note(out, at[d].note);
+    }
+    if (nd == 1) {
+        up[1] = up[0];
+        lo[1] = lo[0];
+        at[1] = at[0];
+    }
+    int b = (nd == 2 && up[1] > up[0]) ? 1 : 0;
+    out->upper = fmax(up[0], up[1]);
+    out->lower = fmin(out->upper, fmax(lo[0], lo[1]));
+    out->upper_remove = up[0];
+    out->upper_add = up[1];
+    out->lower_remove = lo[0];
+    out->lower_add = lo[1];
+    out->binding = nd == 1 ? 0 : b + 1;
+    out->certified = cert;
+    out->how = at[b].how;
+    out->quad_err = at[b].quad;
+    out->trunc_err = at[b].trunc;
+    out->round_err = at[b].round;
+    out->nodes = at[b].nodes;
+    return DPA_OK;
+}
