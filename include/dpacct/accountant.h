@@ -146,6 +146,11 @@ typedef struct dpa_accountant dpa_accountant;
 dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt, dpa_error *err);
 void dpa_accountant_free(dpa_accountant *a);
 
+/* The method the accountant uses: the one asked for, or for DPA_METHOD_AUTO
+ * the one it chose (DPA_METHOD_PLD or DPA_METHOD_EXACT; never AUTO).
+ * a must not be NULL. */
+dpa_method dpa_accountant_method(const dpa_accountant *a);
+
 /* Smallest eps >= 0 with delta(eps) <= delta, bounded.  Domain: delta in (0, 1).
  * upper = lower = +INFINITY when the true eps is infinite (the composition
  * has probability > delta of a loss of +inf).  The PLD method can also

@@ -267,6 +267,11 @@ void dpa_accountant_free(dpa_accountant *a)
     free(a);
 }
 
+dpa_method dpa_accountant_method(const dpa_accountant *a)
+{
+    return a->method;
+}
+
 dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt, dpa_error *err)
 {
     if (!spec) {

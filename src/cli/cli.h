@@ -118,4 +118,17 @@ int cli_print_calibration(const cli_args *a, const dpa_param_info *info,
 /* "remove", "add", "both". */
 const char *cli_direction_word(dpa_direction d);
 
+/* wisdom_cache.c: the FFT plan cache of runs that use the PLD method
+ * (dpacct/wisdom.h; docs/cli.md "FFT plan cache"). */
+typedef struct cli_wisdom {
+    const char *path;                  /* NULL: off or not loaded */
+    char buf[4096];
+    unsigned long long fingerprint;    /* of the wisdom after loading */
+} cli_wisdom;
+/* Load the cache file if there is one. */
+void cli_wisdom_begin(cli_wisdom *w);
+/* Save it if the run planned new FFT lengths; no-op if begin was not called
+ * (w zeroed). */
+void cli_wisdom_end(cli_wisdom *w);
+
 #endif

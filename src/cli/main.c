@@ -104,14 +104,5 @@ int main(int argc, char **argv)
         cli_print_try_help(-1);
         return CLI_EXIT_USAGE;
     }
-    /* FFT plans of earlier runs (dpacct/wisdom.h, docs/cli.md "FFT plan
-     * cache"): load, and save if this run planned new lengths.  Failures
-     * only cost speed, never change a result: ignored. */
-    char wpath[4096];
-    const char *wp = dpa_wisdom_default_path(wpath, sizeof wpath);
-    if (wp) dpa_wisdom_load(wp, NULL);
-    unsigned long long fp = wp ? dpa_wisdom_fingerprint() : 0;
-    int rc = run_command((cli_command)cmd, argc, argv);
-    if (wp && fp && dpa_wisdom_fingerprint() != fp) dpa_wisdom_save(wp, NULL);
-    return finish(rc);
+    return finish(run_command((cli_command)cmd, argc, argv));
 }

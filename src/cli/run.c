@@ -86,11 +86,15 @@ static int run_query(const cli_args *a, const char *text)
 
     if (!acc)
         return rc;
+    cli_wisdom w = {0};
+    if (dpa_accountant_method(acc) == DPA_METHOD_PLD)
+        cli_wisdom_begin(&w);
     poison_result(&r);
     dpa_error_clear(&err);
     s = eps_query ? dpa_accountant_epsilon(acc, a->delta, &r, &err)
                   : dpa_accountant_delta(acc, a->epsilon, &r, &err);
     dpa_accountant_free(acc);
+    cli_wisdom_end(&w);
     if (s != DPA_OK)
         return fail_status(s, &err);
     rc = check_result(&r, eps_query);
@@ -180,6 +184,9 @@ static int run_profile(const cli_args *a, const char *text)
 
     if (!acc)
         return rc;
+    cli_wisdom w = {0};
+    if (dpa_accountant_method(acc) == DPA_METHOD_PLD)
+        cli_wisdom_begin(&w);
     eps = malloc(a->points * sizeof *eps);
     up = malloc(a->points * sizeof *up);
     lo = malloc(a->points * sizeof *lo);
@@ -191,6 +198,7 @@ static int run_profile(const cli_args *a, const char *text)
     free(up);
     free(lo);
     dpa_accountant_free(acc);
+    cli_wisdom_end(&w);
     return rc;
 }
 
@@ -229,7 +237,10 @@ static int run_calibrate(const cli_args *a, const char *text)
     c.value = NAN;
     c.infeasible = -HUGE_VAL; /* NAN is a legitimate "none"; -inf is never */
     c.evaluations = -1;
+    cli_wisdom w = {0};
+    cli_wisdom_begin(&w); /* calibration may build many grids */
     s = dpa_calibrate(t, a->epsilon, a->delta, &a->opt, a->tolerance, &c, &err);
+    cli_wisdom_end(&w);
     dpa_template_free(t);
     if (s != DPA_OK)
         return fail_status(s, &err);
