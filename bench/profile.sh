@@ -47,7 +47,7 @@ for c in "$@"; do
       else if (sym ~ /cells_build|adaptive_cells|cells_reverse/) part = "discretization: cells"
       else if (sym ~ /cells_discretize|build_opt|hockey_area|cells_from_composed/) part = "discretization: upper/lower measures"
       else if (sym ~ /log_mgf/) part = "composition: window (Chernoff)"
-      else if (sym ~ /dpa_compose|fold/) part = "composition: spectra, powers, folding"
+      else if (sym ~ /^compose|dpa_compose|fold|unfold/) part = "composition: spectra, powers, folding"
       else if (sym ~ /prepare|composed_delta|composed_epsilon/) part = "query tables and queries"
       else if (sym ~ /exact_power|precomposed|composed_atoms/) part = "precomposition of atom leaves"
       else if (sym ~ /rr_|binom/) part = "exact (eps, delta) method"

@@ -48,8 +48,16 @@
 /* The directly summed bulk leaves at most this fraction of the mass to the
  * FFT, whose absolute error is then ~1e-3 u per frequency. */
 #define BULK_TAIL 1e-3
-/* Exact sin/cos anchors in the direct bulk sum, every this many points. */
-#define ANCHOR_EVERY 32
+/* Exact sin/cos anchors in the direct bulk sum, every this many points: the
+ * angle-addition drift between anchors enters the round-off allowance
+ * (ACCURATE_DRIFT); at 32 it was the largest part of the allowance of long
+ * Laplace compositions, at 8 it is not (4 gains little). */
+#define ANCHOR_EVERY 8
+/* Relative error (in u) of each term of the accurate path's direct sums:
+ * the angle-addition sines and cosines drift by about 2 u per step from
+ * their anchor (at most ANCHOR_EVERY steps), their squares and products by
+ * twice that, plus the products and additions themselves. */
+#define ACCURATE_DRIFT (4.0 * ANCHOR_EVERY + 8.0)
 /* Half width (grid points) of the bulk summed directly. */
 #define BULK_HALF 2048
 /* Chernoff parameters tried: lam0 * 2^r for r in [LO, HI] by STEP (a
@@ -477,7 +485,7 @@ static dpa_status compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f,
                 /* sin and cos of h d, h = theta / 2, by angle addition from
                  * exact anchors every ANCHOR_EVERY points (|h d| < pi / 2
                  * here, so every term is positive: ~2 u per step) */
-                double th = 2.0 * M_PI * (double)q / (double)N, re = 0, im = 0;
+                double th = 2.0 * M_PI * (double)q / (double)N, re = 0, im = 0, sabs = 0;
                 double h = 0.5 * th, sh1, ch1, sh = 0, ch = 1;
                 sincos(h, &sh1, &ch1);
                 for (size_t i = bfirst; i <= blast; i++) {
@@ -491,11 +499,21 @@ static dpa_status compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f,
                     }
                     re -= 2.0 * g->mass[i] * sh * sh;
                     im -= 2.0 * g->mass[i] * sh * ch;
+                    sabs += g->mass[i] * (2.0 * sh * sh + 2.0 * fabs(sh * ch));
                 }
                 double complex z = CMPLX(re - deficit - tail_mass, im) + Xt[q];
                 lx = clog1p(z);
                 aq += k * lx;
-                eq += k * cabs(lx) + 1.0;
+                /* absolute error of z: the drifting sines and cosines
+                 * (ACCURATE_DRIFT u relative per term, on the terms'
+                 * magnitudes sabs), the tails' FFT (u log2 N of their mass),
+                 * the last additions; log1p divides it by |1 + z| and adds a
+                 * few u of |lx|.  eq counts errors in units of ROUNDOFF_C u. */
+                double dz = DPA_UNIT_ROUNDOFF * (ACCURATE_DRIFT * sabs + (lg + 4) * tail_mass +
+                                                 4 * (fabs(re) + fabs(im) + deficit) + 2 * cabs(z));
+                double onez = cabs(1.0 + z);
+                eq += k * (dz / (onez > 0.5 ? onez : 0.5) + 4 * DPA_UNIT_ROUNDOFF * cabs(lx)) /
+                          (ROUNDOFF_C * DPA_UNIT_ROUNDOFF) + 1.0;
             } else {
                 /* the FFT's error in X, relative ~ u log2 N, grows k-fold */
                 lx = clog(x);
