@@ -1422,9 +1422,9 @@ static void fill_pld_info(dpa_result *r, const dpa_accountant *a, int d)
 
 /* delta bounds of direction d at eps (lower: the trivial one if direction
  * d has no lower composition) */
-static void pld_delta_dir(const dpa_accountant *a, int d, double eps, double *up, double *lo)
+static void pld_delta_dir(dpa_accountant *a, int d, double eps, double *up, double *lo)
 {
-    const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
+    dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
     int has_lo = a->cstep[d][1] > 0;
     double vp = dpa_composed_delta(P, eps);
     /* the query recurrences add positive terms: relative error <= 2 n u */
@@ -1442,9 +1442,9 @@ static void pld_delta_dir(const dpa_accountant *a, int d, double eps, double *up
     if (*lo > *up) *lo = *up;
 }
 
-static void pld_eps_dir(const dpa_accountant *a, int d, double delta, double *up, double *lo)
+static void pld_eps_dir(dpa_accountant *a, int d, double delta, double *up, double *lo)
 {
-    const dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
+    dpa_composed *P = &a->comp[d][0], *O = &a->comp[d][1];
     int has_lo = a->cstep[d][1] > 0;
     double tp = (delta - P->tail_above - P->roundoff) / (1 + 2 * (double)P->n * DPA_UNIT_ROUNDOFF + P->rel_err);
     /* truly infinite: the +inf mass alone exceeds delta (O->inf is the exact
@@ -1496,7 +1496,7 @@ static int cap_by_max_loss(const dpa_accountant *a, const query *q, int d, doubl
 /* Bounds of the current compositions, max over the directions (every
  * direction has an upper composition); returns 1 if the PLD's own upper
  * bound was +inf (before the largest-loss cap). */
-static int evaluate(const dpa_accountant *a, const query *q, dpa_result *out)
+static int evaluate(dpa_accountant *a, const query *q, dpa_result *out)
 {
     double up[2], lo[2];
     int capped[2] = {0, 0}, raw_inf = 0;

@@ -87,8 +87,7 @@ typedef struct dpa_composed {
     long long lo;          /* grid index of mass[0] */
     size_t n;              /* window length (= FFT length) */
     double step;
-    double *mass;          /* n masses (>= 0; negatives from round-off clamped);
-                            * taken over by dpa_composed_prepare, which keeps mass0 */
+    double *mass;          /* n masses (>= 0; negatives from round-off clamped) */
     int borrowed;          /* mass lives in the workspace (dpa_compose_lent) */
     double mass0;          /* mass[0] (kept for queries below the window) */
     double inf;            /* exact composition of the factors' +inf masses */
@@ -100,6 +99,8 @@ typedef struct dpa_composed {
     /* query tables (dpa_composed_prepare): D[m] = sum_{j>m} mass[j](1 - e^{z_m - z_j}),
      * E[m] = sum_{j>m} mass[j] e^{z_m - z_j} */
     double *D, *E;
+    size_t ready;          /* D[j], E[j] are valid for j >= ready (filled lazily by the queries) */
+    double ed, omed;       /* e^{-step}, 1 - e^{-step} */
 } dpa_composed;
 
 void dpa_composed_free(dpa_composed *c);
@@ -137,17 +138,18 @@ dpa_status dpa_compose_lent(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *
  * upper measure of an upper f and a lower measure of a lower f (coarsen.c). */
 dpa_status dpa_cells_from_composed(const dpa_composed *f, long long L, dpa_cells *c, dpa_error *err);
 
-/* Build the query tables D, E (O(n)) and release `mass` (queries need only
- * D, E and mass0). */
+/* Make the query tables D, E ready for the queries, which fill them lazily
+ * from the top of the window down to the point they need (O(n) in all at
+ * most; a query above most of the mass touches little of them). */
 dpa_status dpa_composed_prepare(dpa_composed *c, dpa_error *err);
 
 /* delta of the composed grid measure at eps (finite part + inf, without the
  * error budget): exact for the grid measure. */
-double dpa_composed_delta(const dpa_composed *c, double eps);
+double dpa_composed_delta(dpa_composed *c, double eps);
 
 /* Smallest eps with dpa_composed_delta(c, eps) <= target (target > c->inf);
  * -INFINITY if even eps -> -inf satisfies it (target >= total mass... never in
  * practice), +INFINITY if target <= c->inf. */
-double dpa_composed_epsilon(const dpa_composed *c, double target);
+double dpa_composed_epsilon(dpa_composed *c, double target);
 
 #endif

@@ -19,53 +19,70 @@ dpa_status dpa_composed_prepare(dpa_composed *c, dpa_error *err)
         return dpa_error_set(err, DPA_EINVAL, "prepare: no masses of its own (already prepared, or lent)");
     free(c->D);
     free(c->E);
-    c->D = NULL;
+    /* the tables are filled lazily from the top (extend): a query touches
+     * only the part above its eps, so the rest is never computed nor
+     * faulted in */
+    c->D = malloc(n * sizeof *c->D);
     c->E = malloc(n * sizeof *c->E);
-    if (!c->E) return dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu points)", n);
-    /* D takes the place of mass (read each mass before its slot is
-     * overwritten): one array less to allocate and fault in */
-    double *D = c->mass, *E = c->E;
-    double ed = exp(-c->step), omed = -expm1(-c->step);
-    double cm = D[n - 1];
-    D[n - 1] = 0;
-    E[n - 1] = 0;
-    for (size_t m = n - 1; m > 0; m--) {
-        double next = D[m - 1];
-        E[m - 1] = ed * (E[m] + cm);
-        D[m - 1] = D[m] + omed * (cm + E[m]);
-        cm = next;
+    if (!c->D || !c->E) {
+        free(c->D);
+        free(c->E);
+        c->D = c->E = NULL;
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory (%zu points)", n);
     }
-    c->mass0 = cm;
-    c->D = D;
-    c->mass = NULL;
+    c->ed = exp(-c->step);
+    c->omed = -expm1(-c->step);
+    c->D[n - 1] = 0;
+    c->E[n - 1] = 0;
+    c->ready = n - 1;
+    c->mass0 = c->mass[0];
     return DPA_OK;
 }
 
-double dpa_composed_delta(const dpa_composed *c, double eps)
+/* Make D[j], E[j] valid for j >= m (the recurrences from the top). */
+static void extend(dpa_composed *c, size_t m)
+{
+    if (m >= c->ready) return;
+    double *D = c->D, *E = c->E, ed = c->ed, omed = c->omed;
+    const double *ms = c->mass;
+    for (size_t j = c->ready; j > m; j--) {
+        E[j - 1] = ed * (E[j] + ms[j]);
+        D[j - 1] = D[j] + omed * (ms[j] + E[j]);
+    }
+    c->ready = m;
+}
+
+double dpa_composed_delta(dpa_composed *c, double eps)
 {
     double z0 = (double)c->lo * c->step;
     double fm = floor(eps / c->step) - (double)c->lo;
     if (fm >= (double)(c->n - 1)) return c->inf;
     if (fm < 0) {
         /* below the window every mass contributes: T - e^{eps - z0} (c_0 + E_0) */
+        extend(c, 0);
         double T = c->mass0 + c->D[0] + c->E[0];
         double v = T - exp(eps - z0) * (c->mass0 + c->E[0]);
         return c->inf + (v > 0 ? v : 0);
     }
     size_t m = (size_t)fm;
+    extend(c, m);
     double zm = (double)(c->lo + (long long)m) * c->step;
     double v = c->D[m] - expm1(eps - zm) * c->E[m];
     return c->inf + (v > 0 ? v : 0);
 }
 
-double dpa_composed_epsilon(const dpa_composed *c, double target)
+double dpa_composed_epsilon(dpa_composed *c, double target)
 {
     double t = target - c->inf;
     if (!(t > 0)) return INFINITY;
     size_t n = c->n;
-    /* D is non-increasing: find the first m with D[m] <= t */
-    size_t lo = 0, hi = n - 1;   /* D[n-1] = 0 <= t */
-    if (c->D[0] <= t) {
+    /* D is non-increasing: find the first m with D[m] <= t, extending the
+     * tables downwards (in doubling chunks) until D exceeds t or the
+     * window ends */
+    for (size_t chunk = 1024; c->ready > 0 && c->D[c->ready] <= t; chunk *= 2)
+        extend(c, c->ready > chunk ? c->ready - chunk : 0);
+    size_t lo = c->ready, hi = n - 1;   /* D[n-1] = 0 <= t */
+    if (c->D[lo] <= t) { /* lo = 0: below the window */
         double T = c->mass0 + c->D[0] + c->E[0];
         double z0 = (double)c->lo * c->step;
         if (T <= t) return -INFINITY;
