@@ -93,6 +93,7 @@ struct dpa_accountant {
      * lower; the other only needs an upper bound below it, composed on a
      * grid COARSE_OTHER times coarser (docs/guarantees.md §3.11). */
     double cstep[2][2], ctau[2][2];
+    int crough[2][2];   /* comp[d][k] composed without the accurate path (DPA_COMPOSE_ROUGH) */
     /* per direction: the composition's largest finite loss (rounded up) and
      * an upper bound on its mass at +inf (docs/guarantees.md §3.12) */
     double wmax[2], infub[2];
@@ -252,6 +253,7 @@ static void release_build(dpa_accountant *a)
             dpa_composed_free(&a->comp[d][k]);
             memset(&a->comp[d][k], 0, sizeof a->comp[d][k]);
             a->cstep[d][k] = a->ctau[d][k] = 0;
+            a->crough[d][k] = 0;
         }
     a->built = 0;
 }
@@ -425,11 +427,12 @@ static double block_length(double k, double m)
  * delta (window tails, FFT round-off, discretization round-off and snapping
  * of cnt steps), to be counted once per use of the result. */
 static dpa_status fine_power(dpa_accountant *a, dpa_compose_ws *ws, const dpa_grid_pmf *g, double cnt, long long Lc,
-                             int k, double tau_f, double leaf_allow, dpa_grid_pmf *out, double *allow, dpa_error *err)
+                             int k, double tau_f, double leaf_allow, unsigned cflags, dpa_grid_pmf *out, double *allow,
+                             dpa_error *err)
 {
     dpa_factor f = {g, cnt};
     dpa_composed cm;
-    dpa_status st = dpa_compose_lent(a->fft, ws, &f, 1, tau_f, k, a->opt.max_grid, &cm, err);
+    dpa_status st = dpa_compose_flags(a->fft, ws, &f, 1, tau_f, k, a->opt.max_grid, cflags | DPA_COMPOSE_LENT, &cm, err);
     if (st) return st;
     *allow = (k == 0 ? cm.tail_above : cm.tail_outside) + cm.roundoff + cnt * leaf_allow;
     dpa_cells cc;
@@ -451,7 +454,7 @@ static dpa_status fine_power(dpa_accountant *a, dpa_compose_ws *ws, const dpa_gr
  * (the top level), else keep the masses (inner compositions). */
 static dpa_status compose_dir(dpa_accountant *a, dpa_compose_ws *ws, const dpa_leafset *L, dpa_grid_pmf *const *pm,
                               const double *allow_leaf, const double *cnt, double tau, long long Lc, double m, int k,
-                              int prepare, dpa_composed *out, dpa_error *err)
+                              int prepare, unsigned cflags, dpa_composed *out, dpa_error *err)
 {
     size_t nl = L->n;
     dpa_factor *fac = calloc(2 * nl + 1, sizeof *fac);
@@ -463,7 +466,7 @@ static dpa_status compose_dir(dpa_accountant *a, dpa_compose_ws *ws, const dpa_l
     for (size_t j = 0; j < nl; j++) allow_all += cnt[j] * allow_leaf[j];
     if (Lc <= 1) {
         for (size_t j = 0; j < nl; j++) fac[nf++] = (dpa_factor){pm[j], cnt[j]};
-        st = dpa_compose(a->fft, ws, fac, nf, tau, k, a->opt.max_grid, out, err);
+        st = dpa_compose_flags(a->fft, ws, fac, nf, tau, k, a->opt.max_grid, cflags, out, err);
         if (st) goto out;
         allow = allow_all;
     } else {
@@ -473,13 +476,13 @@ static dpa_status compose_dir(dpa_accountant *a, dpa_compose_ws *ws, const dpa_l
         for (size_t j = 0; j < nl; j++) {
             double k_j = cnt[j], m_j = block_length(k_j, m);
             double r = floor(k_j / m_j), rem = k_j - r * m_j, al;
-            st = fine_power(a, ws, pm[j], m_j, Lc, k, tau_f, allow_leaf[j], &cp[nf], &al, err);
+            st = fine_power(a, ws, pm[j], m_j, Lc, k, tau_f, allow_leaf[j], cflags, &cp[nf], &al, err);
             if (st) goto out;
             fac[nf] = (dpa_factor){&cp[nf], r};
             nf++;
             allow += r * al;
             if (rem > 0) {
-                st = fine_power(a, ws, pm[j], rem, Lc, k, tau_f, allow_leaf[j], &cp[nf], &al, err);
+                st = fine_power(a, ws, pm[j], rem, Lc, k, tau_f, allow_leaf[j], cflags, &cp[nf], &al, err);
                 if (st) goto out;
                 fac[nf] = (dpa_factor){&cp[nf], 1};
                 nf++;
@@ -526,7 +529,8 @@ static void leaf_grid_free(leaf_grid *g)
 }
 
 static dpa_status compose_set(dpa_accountant *a, const dpa_leafset *L, double step, double tau, int nd, long long Lc,
-                              double m, int prepare, unsigned mask, dpa_composed (*out)[2], dpa_error *err);
+                              double m, int prepare, unsigned mask, unsigned rough, dpa_composed (*out)[2],
+                              dpa_error *err);
 
 /* Pessimistic/optimistic grid measures of a mechanism leaf, both directions
  * from one set of cells (the add direction from the mirrored cells). */
@@ -667,7 +671,7 @@ static dpa_status composite_leaf_grid(dpa_accountant *a, const dpa_leaf *l, doub
     int ind = (!l->sample && in->asymmetric) ? 2 : 1; /* inner directions composed */
     dpa_composed ic[2][2];
     memset(ic, 0, sizeof ic);
-    dpa_status st = compose_set(a, in, step, tau_leaf, ind, 1, 1, 0, 0xFu, ic, err);
+    dpa_status st = compose_set(a, in, step, tau_leaf, ind, 1, 1, 0, 0xFu, 0u, ic, err);
     if (st) return st;
     double q = l->rate;
     int od = l->sample ? 1 : 2; /* directions of the leaf's own pair */
@@ -740,6 +744,7 @@ typedef struct compose_task {
     int prepare;
     dpa_composed (*out)[2];
     int todo[4];         /* 2 d + k of each task */
+    unsigned rough;      /* bits 2 d + k composed with DPA_COMPOSE_ROUGH */
     dpa_status st[4];
     dpa_error err[4];
 } compose_task;
@@ -760,8 +765,9 @@ static void compose_task_run(void *ctx, size_t i, int worker)
             allow[j] = c->g[j].allow[d][k];
             cnt[j] = c->g[j].pre ? 1.0 : c->L->v[j].count;
         }
+        unsigned cflags = (c->rough >> c->todo[i] & 1u) ? DPA_COMPOSE_ROUGH : 0u;
         c->st[t] = compose_dir(c->a, &c->a->ws[worker], c->L, sel, allow, cnt, c->tau, c->Lc, c->m, k, c->prepare,
-                               &c->out[d][k], &c->err[t]);
+                               cflags, &c->out[d][k], &c->err[t]);
     }
     free(sel);
     free(allow);
@@ -773,10 +779,10 @@ static void compose_task_run(void *ctx, size_t i, int worker)
  * independent, one task each on the accountant's workers (each with its
  * own FFT workspace).  On failure no out[d][k] of mask is left allocated. */
 static dpa_status compose_leaves(dpa_accountant *a, const dpa_leafset *L, leaf_grid *g, double tau, int nd,
-                                 long long Lc, double m, int prepare, unsigned mask, dpa_composed (*out)[2],
-                                 dpa_error *err)
+                                 long long Lc, double m, int prepare, unsigned mask, unsigned rough,
+                                 dpa_composed (*out)[2], dpa_error *err)
 {
-    compose_task ct = {a, L, g, tau, Lc, m, prepare, out, {0}, {DPA_OK}, {{0}}};
+    compose_task ct = {a, L, g, tau, Lc, m, prepare, out, {0}, rough, {DPA_OK}, {{0}}};
     size_t nt = 0;
     dpa_status st = DPA_OK;
     for (int t = 0; t < 2 * nd; t++)
@@ -1184,7 +1190,7 @@ static dpa_status leaf_grids(dpa_accountant *a, const dpa_leaf *v, size_t n, dou
 #define GROUP_SIZE 32
 
 static dpa_status grouped_set(dpa_accountant *a, const dpa_leafset *L, double step, double tau, int nd, int prepare,
-                              unsigned mask, dpa_composed (*out)[2], dpa_error *err)
+                              unsigned mask, unsigned rough, dpa_composed (*out)[2], dpa_error *err)
 {
     size_t nl = L->n, ng = (nl + GROUP_SIZE - 1) / GROUP_SIZE;
     double tau_leaf = fmax(0.25 * tau / fmax(1.0, L->total_count), 1e-300);
@@ -1215,7 +1221,7 @@ static dpa_status grouped_set(dpa_accountant *a, const dpa_leafset *L, double st
         st = leaf_grids(a, sub.v, n, step, tau_leaf, nd, mask, 1, g, err);
         dpa_composed tmp[2][2];
         memset(tmp, 0, sizeof tmp);
-        if (!st) st = compose_leaves(a, &sub, g, tau_g, nd, 1, 1, 0, mask, tmp, err);
+        if (!st) st = compose_leaves(a, &sub, g, tau_g, nd, 1, 1, 0, mask, rough, tmp, err);
         for (size_t j = 0; j < n; j++) leaf_grid_free(&g[j]);
         if (st) break;
         for (int t = 0; t < 4; t++) {
@@ -1234,7 +1240,7 @@ static dpa_status grouped_set(dpa_accountant *a, const dpa_leafset *L, double st
         gl.v[gi].count = 1;
         gl.v[gi].mu = gl.v[gi].rr_eps = gl.v[gi].rr_delta = gl.v[gi].rate = NAN;
     }
-    if (!st) st = compose_leaves(a, &gl, gg, tau, nd, 1, 1, prepare, mask, out, err);
+    if (!st) st = compose_leaves(a, &gl, gg, tau, nd, 1, 1, prepare, mask, rough, out, err);
 out:
     if (gg)
         for (size_t gi = 0; gi < ng; gi++) leaf_grid_free(&gg[gi]);
@@ -1248,16 +1254,17 @@ out:
  * (d = 1: the reversed pairs) and the kinds in mask (bit 2 d + k; out[d][k]
  * of other bits is left alone). */
 static dpa_status compose_set(dpa_accountant *a, const dpa_leafset *L, double step, double tau, int nd, long long Lc,
-                              double m, int prepare, unsigned mask, dpa_composed (*out)[2], dpa_error *err)
+                              double m, int prepare, unsigned mask, unsigned rough, dpa_composed (*out)[2],
+                              dpa_error *err)
 {
     size_t nl = L->n;
-    if (Lc <= 1 && nl > GROUP_MIN) return grouped_set(a, L, step, tau, nd, prepare, mask, out, err);
+    if (Lc <= 1 && nl > GROUP_MIN) return grouped_set(a, L, step, tau, nd, prepare, mask, rough, out, err);
     /* leaf truncation: all leaves together move at most tau/4 */
     double tau_leaf = fmax(0.25 * tau / fmax(1.0, L->total_count), 1e-300);
     leaf_grid *g = calloc(nl ? nl : 1, sizeof *g);
     if (!g) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
     dpa_status st = leaf_grids(a, L->v, nl, step, tau_leaf, nd, mask, Lc <= 1, g, err);
-    if (!st) st = compose_leaves(a, L, g, tau, nd, Lc, m, prepare, mask, out, err);
+    if (!st) st = compose_leaves(a, L, g, tau, nd, Lc, m, prepare, mask, rough, out, err);
     for (size_t j = 0; j < nl; j++) leaf_grid_free(&g[j]);
     free(g);
     return st;
@@ -1265,13 +1272,13 @@ static dpa_status compose_set(dpa_accountant *a, const dpa_leafset *L, double st
 
 /* Compose the kinds in mask (bit 2 d + k) at (step, tau), replacing them
  * only on success (a failed build keeps the previous compositions). */
-static dpa_status build(dpa_accountant *a, unsigned mask, double step, double tau, dpa_error *err)
+static dpa_status build(dpa_accountant *a, unsigned mask, unsigned rough, double step, double tau, dpa_error *err)
 {
     double m = 1;
     long long Lc = two_stage_plan(a, step, &m);
     dpa_composed tmp[2][2];
     memset(tmp, 0, sizeof tmp);
-    dpa_status st = compose_set(a, &a->leaves, step, tau, a->ndir, Lc, m, 1, mask, tmp, err);
+    dpa_status st = compose_set(a, &a->leaves, step, tau, a->ndir, Lc, m, 1, mask, rough, tmp, err);
     if (st) return st;
     for (int t = 0; t < 4; t++) {
         if (!(mask >> t & 1u)) continue;
@@ -1279,6 +1286,7 @@ static dpa_status build(dpa_accountant *a, unsigned mask, double step, double ta
         a->comp[t / 2][t % 2] = tmp[t / 2][t % 2];
         a->cstep[t / 2][t % 2] = step;
         a->ctau[t / 2][t % 2] = tau;
+        a->crough[t / 2][t % 2] = (rough >> t) & 1;
     }
     /* later queries start from the finest grid built so far */
     if (!a->built || step < a->step) a->step = step;
@@ -1375,18 +1383,26 @@ static int have(const dpa_accountant *a, int d, int k, double step, double tau)
     return a->cstep[d][k] > 0 && a->cstep[d][k] <= step && a->ctau[d][k] <= tau;
 }
 
+/* the same, and composed with the accurate path (what the binding
+ * direction needs) */
+static int have_exact(const dpa_accountant *a, int d, int k, double step, double tau)
+{
+    return have(a, d, k, step, tau) && !a->crough[d][k];
+}
+
 /* Make sure the kinds in mask exist at (step, tau) or finer; on a grid that
  * does not fit, coarsen (automatic step only).  *used: the step built (or
  * already there). */
-static dpa_status ensure(dpa_accountant *a, unsigned mask, double step, double tau, double *used, dpa_error *err)
+static dpa_status ensure(dpa_accountant *a, unsigned mask, unsigned rough, double step, double tau, double *used,
+                         dpa_error *err)
 {
     unsigned need = 0;
     for (int t = 0; t < 4; t++)
-        if ((mask >> t & 1u) && !have(a, t / 2, t % 2, step, tau)) need |= 1u << t;
+        if ((mask >> t & 1u) && !((rough >> t & 1u) ? have : have_exact)(a, t / 2, t % 2, step, tau)) need |= 1u << t;
     *used = step;
     if (!need) return DPA_OK;
     for (int i = 0; i < 40; i++) {
-        dpa_status st = build(a, need, step, tau, err);
+        dpa_status st = build(a, need, rough & need, step, tau, err);
         *used = step;
         if (st != DPA_ENOMEM || a->opt.grid_step > 0 || step * 2 > 1.0) return st;
         /* coarsen; alignment to the atom lattice cannot go past its spacing */
@@ -1406,20 +1422,21 @@ static void result_init(dpa_result *r, const dpa_accountant *a)
     r->accuracy_met = 1;
 }
 
-/* Grid information of the result: the grid of direction d's upper
- * composition (the binding direction: the one on the finest grid). */
+/* Grid information of the result: the grid and allowances of direction
+ * d's compositions (the binding direction, which sets the reported bounds:
+ * the other one only has to stay below it, possibly with a coarser grid
+ * or a rougher allowance). */
 static void fill_pld_info(dpa_result *r, const dpa_accountant *a, int d)
 {
     r->grid_step = a->comp[d][0].step;
     r->grid_size = a->comp[d][0].n;
     r->truncated_mass = 0;
     r->roundoff = 0;
-    for (int e = 0; e < a->ndir; e++)
-        for (int k = 0; k < 2; k++) {
-            if (!a->cstep[e][k]) continue;
-            r->truncated_mass = fmax(r->truncated_mass, a->comp[e][k].tail_outside);
-            r->roundoff = fmax(r->roundoff, a->comp[e][k].roundoff);
-        }
+    for (int k = 0; k < 2; k++) {
+        if (!a->cstep[d][k]) continue;
+        r->truncated_mass = fmax(r->truncated_mass, a->comp[d][k].tail_outside);
+        r->roundoff = fmax(r->roundoff, a->comp[d][k].roundoff);
+    }
 }
 
 /* delta bounds of direction d at eps (lower: the trivial one if direction
@@ -1521,9 +1538,9 @@ static int evaluate(dpa_accountant *a, const query *q, dpa_result *out)
     /* report the round-off allowance at this query: absolute part plus the
      * relative part times the delta it applies to */
     double rel = 0;
-    for (int d = 0; d < a->ndir; d++)
-        for (int k = 0; k < 2; k++)
-            if (a->cstep[d][k]) rel = fmax(rel, a->comp[d][k].rel_err);
+    int dbind = a->ndir == 1 ? 0 : db;
+    for (int k = 0; k < 2; k++)
+        if (a->cstep[dbind][k]) rel = fmax(rel, a->comp[dbind][k].rel_err);
     out->roundoff += rel * fmin(1.0, q->is_eps ? q->x : out->upper);
     return raw_inf;
 }
@@ -1544,8 +1561,8 @@ static dpa_status compose_and_evaluate(dpa_accountant *a, const query *q, double
     if (a->ndir == 1 && !have(a, 0, 0, INFINITY, tau)) {
         /* one direction: it is the binding one */
         if (refining) {
-            if ((st = build(a, 3u, step, tau, err))) return st;
-        } else if ((st = ensure(a, 3u, step, tau, &used, err))) {
+            if ((st = build(a, 3u, 0u, step, tau, err))) return st;
+        } else if ((st = ensure(a, 3u, 0u, step, tau, &used, err))) {
             return st;
         } else {
             step = used;
@@ -1557,10 +1574,11 @@ static dpa_status compose_and_evaluate(dpa_accountant *a, const query *q, double
          * costs one more fine build below) and compose the add direction's
          * upper in the same batch, on the same grid: one FFT length, so one
          * FFTW plan (planning a length costs a new process 5-10 ms, more
-         * than composing on it) */
+         * than composing on it), without the accurate path (it only has to
+         * stay below the remove direction's upper bound) */
         if (refining) {
-            if ((st = build(a, 7u, step, tau, err))) return st;
-        } else if ((st = ensure(a, 7u, step, tau, &used, err))) {
+            if ((st = build(a, 7u, 4u, step, tau, err))) return st;
+        } else if ((st = ensure(a, 7u, 4u, step, tau, &used, err))) {
             return st;
         } else {
             step = used;
@@ -1570,21 +1588,21 @@ static dpa_status compose_and_evaluate(dpa_accountant *a, const query *q, double
         unsigned m = 0;
         for (int d = 0; d < 2; d++)
             if (!have(a, d, 0, INFINITY, tau)) m |= 1u << (2 * d);
-        if (m && (st = ensure(a, m, align_step(a, fmin(1.0, COARSE_OTHER * step)), tau, &used, err))) return st;
+        if (m && (st = ensure(a, m, m, align_step(a, fmin(1.0, COARSE_OTHER * step)), tau, &used, err))) return st;
     }
     *fine = step;
     for (int it = 0; it < 4; it++) {
         *raw_inf = evaluate(a, q, out);
         int d = (a->ndir == 2 && out->binding == DPA_DIR_ADD) ? 1 : 0;
-        if (have(a, d, 0, *fine, tau) && have(a, d, 1, *fine, tau)) return DPA_OK;
+        if (have_exact(a, d, 0, *fine, tau) && have_exact(a, d, 1, *fine, tau)) return DPA_OK;
         if (refining) {
             /* a refinement: exactly this step, or keep what there is */
             unsigned m = 0;
             for (int k = 0; k < 2; k++)
-                if (!have(a, d, k, *fine, tau)) m |= 1u << (2 * d + k);
-            if ((st = build(a, m, *fine, tau, err))) return st;
+                if (!have_exact(a, d, k, *fine, tau)) m |= 1u << (2 * d + k);
+            if ((st = build(a, m, 0u, *fine, tau, err))) return st;
         } else {
-            if ((st = ensure(a, 3u << (2 * d), *fine, tau, &used, err))) return st;
+            if ((st = ensure(a, 3u << (2 * d), 0u, *fine, tau, &used, err))) return st;
             *fine = used;
         }
     }

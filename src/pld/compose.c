@@ -280,24 +280,22 @@ static void reverse(double *a, size_t from, size_t to)
     }
 }
 
-static dpa_status compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
-                          int lower, size_t max_n, int lend, dpa_composed *out, dpa_error *err);
-
 dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                        int lower, size_t max_n, dpa_composed *out, dpa_error *err)
 {
-    return compose(fft, ws, f, nf, tail_tau, lower, max_n, 0, out, err);
+    return dpa_compose_flags(fft, ws, f, nf, tail_tau, lower, max_n, 0, out, err);
 }
 
 dpa_status dpa_compose_lent(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                             int lower, size_t max_n, dpa_composed *out, dpa_error *err)
 {
-    return compose(fft, ws, f, nf, tail_tau, lower, max_n, 1, out, err);
+    return dpa_compose_flags(fft, ws, f, nf, tail_tau, lower, max_n, DPA_COMPOSE_LENT, out, err);
 }
 
-static dpa_status compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
-                          int lower, size_t max_n, int lend, dpa_composed *out, dpa_error *err)
+dpa_status dpa_compose_flags(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
+                             int lower, size_t max_n, unsigned flags, dpa_composed *out, dpa_error *err)
 {
+    int lend = (flags & DPA_COMPOSE_LENT) != 0;
     memset(out, 0, sizeof *out);
     if (nf == 0) return dpa_error_set(err, DPA_EINVAL, "compose: no factors");
     double step = f[0].pmf->step;
@@ -402,7 +400,7 @@ static dpa_status compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f,
     int any_single = 0, any_accurate = 0, lean = (nf == 1 && f[0].count != 1);
     for (size_t j = 0; j < nf; j++) {
         any_single |= (f[j].count == 1);
-        any_accurate |= (f[j].count >= ACCURATE_MIN_COUNT);
+        any_accurate |= (f[j].count >= ACCURATE_MIN_COUNT && !(flags & DPA_COMPOSE_ROUGH));
     }
     if ((any_single && !(prod = ws_optional(ws, &ws->prod, err))) ||
         (any_accurate && !(Xt = ws_optional(ws, &ws->Xt, err))) ||
@@ -430,7 +428,7 @@ static dpa_status compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f,
         Cmod = mod_ll(Cmod + mod_ll((long long)fmod(k, (double)N), (long long)N) *
                                  mod_ll(s->centre, (long long)N), (long long)N);
 
-        int accurate = (k >= ACCURATE_MIN_COUNT);
+        int accurate = (k >= ACCURATE_MIN_COUNT && !(flags & DPA_COMPOSE_ROUGH));
         long double tail_sum = 0;
         size_t bfirst = s->first, blast = s->last;
         if (accurate) {

@@ -133,6 +133,16 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
 dpa_status dpa_compose_lent(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                             int lower, size_t max_n, dpa_composed *out, dpa_error *err);
 
+/* dpa_compose with flags: DPA_COMPOSE_LENT as dpa_compose_lent;
+ * DPA_COMPOSE_ROUGH skips the accurate low-frequency path (the FFT's
+ * relative error then grows k-fold, all of it in the round-off allowance):
+ * for bounds that only have to stay below another (the non-binding
+ * direction's upper measure), one FFT fewer per repeated factor. */
+#define DPA_COMPOSE_LENT 1u
+#define DPA_COMPOSE_ROUGH 2u
+dpa_status dpa_compose_flags(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
+                             int lower, size_t max_n, unsigned flags, dpa_composed *out, dpa_error *err);
+
 /* Cells of a grid L times coarser holding the masses of a composed measure
  * (before dpa_composed_prepare): dpa_cells_discretize of the result gives an
  * upper measure of an upper f and a lower measure of a lower f (coarsen.c). */
