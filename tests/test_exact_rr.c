@@ -1015,8 +1015,8 @@ static void test_random(void **state)
         describe(what, sizeof what, l, n);
         dpa_rr_comp cc;
         build(&cc, l, n);
-        double L = 0, sd2 = 0;
-        for (size_t i = 0; i < n; i++) L += l[i].eps * l[i].k, sd2 += l[i].eps * l[i].eps * l[i].k;
+        double sd2 = 0;
+        for (size_t i = 0; i < n; i++) sd2 += l[i].eps * l[i].eps * l[i].k;
         for (int j = 0; j < 10; j++) {
             /* a lattice point of the first eps, shifted by 0, +-1 ulp, +-1e-9 relative */
             const leafspec *f = &l[(size_t)(unif() * n) % n];

@@ -44,6 +44,11 @@
 
 #include "check.h"
 
+/* C11's CMPLX is missing from some toolchains (clang with older glibc) */
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -649,8 +654,8 @@ static void test_atoms_exact(void **state)
     /* discrete Laplace and discrete Gaussian (lattice atoms) against PLD */
     const char *disc[3] = {"{\"repeat\": {\"count\": 20, \"event\": {\"discrete_laplace\": {\"scale\": 3}}}}",
                            "{\"repeat\": {\"count\": 10, \"event\": {\"discrete_gaussian\": {\"sigma\": 3}}}}",
-                           "{\"compose\": [{\"discrete_laplace\": {\"scale\": 2, \"sensitivity\": 2}}, "
-                           "{\"repeat\": {\"count\": 5, \"event\": {\"pure\": {\"epsilon\": 0.5}}}}]}"};
+                           ("{\"compose\": [{\"discrete_laplace\": {\"scale\": 2, \"sensitivity\": 2}}, "
+                            "{\"repeat\": {\"count\": 5, \"event\": {\"pure\": {\"epsilon\": 0.5}}}}]}")};
     for (int i = 0; i < 3; i++) {
         dpa_phi *ph = phi_from_json(disc[i], DPA_PHI_AUTO);
         dpa_accountant *a = test_accountant(disc[i], DPA_METHOD_PLD);

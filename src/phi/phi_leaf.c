@@ -19,6 +19,11 @@
 #include "phi/phi.h"
 #include "num/num.h"
 
+/* C11's CMPLX is missing from some toolchains (clang with older glibc) */
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+
 #define U DPA_UNIT_ROUNDOFF
 #define LOG_SQRT_2PI 0.91893853320467274178
 #define LOG4 1.38629436111989061883
