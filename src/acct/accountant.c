@@ -39,19 +39,15 @@
 #define EPS_TAIL_MAX 1e-10
 /* Refinement: at most this many grid refinements per query. */
 #define MAX_REFINE 6
-/* Initial grid step from the error model gap ~ C k step^2 (measured: C = 1.9
- * for DP-SGD, 2.7 for 1e6 steps at q = 1e-3, 5 for 100 distinct subsampled
- * Gaussians; a wrong guess only costs a refinement). */
-#define STEP_MODEL_C 6.0
-/* The same for a single distinct mechanism repeated (the DP-SGD shape):
- * measured 1.9 (DP-SGD) and 2.7 (10^6 steps, two-stage); 3 keeps both
- * within the target without the margin distinct leaves need. */
+/* Initial grid step from an error model (a wrong guess only costs a
+ * refinement).  A single distinct mechanism repeated (the DP-SGD shape):
+ * gap ~ C k step^2, measured C = 1.9 (DP-SGD) and 2.7 (10^6 steps,
+ * two-stage); 3 keeps both within the target. */
 #define STEP_MODEL_C_REPEAT 3.0
 /* Sets of distinct leaves: gap ~ C K step^2 / sqrt(eps) fits them better
  * (initial_step); 5 covers the measured 3.0-4.6. */
 #define STEP_MODEL_C_SET 5.0
 #define STEP_MIN 1e-7
-/* Relative round-off of a composed +inf mass (a few exp/log1p/expm1). */
 /* Relative round-off of a composed +inf mass: a few exp/log1p/expm1, and
  * the exp of a log mass (an atom's mass stored as its logarithm l carries
  * about u |l| relative, 40 u for masses near 1e-17): 128 u. */
