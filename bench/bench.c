@@ -156,6 +156,20 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Read up to n bytes from fd (a child's result), across short reads and
+ * interrupts; returns the bytes read. */
+static ssize_t read_all(int fd, void *buf, size_t n)
+{
+    ssize_t got = 0;
+    while (got < (ssize_t)n) {
+        ssize_t r = read(fd, (char *)buf + got, n - (size_t)got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += r;
+    }
+    return got;
+}
+
 /* One repetition: parse, build, query, free.  0 on success. */
 static int run_once(const bench_case *c, const char *json, bench_out *o)
 {
@@ -232,13 +246,7 @@ static int run_cold(const bench_case *c, const char *json, const char *save_wisd
     close(fd[1]);
     struct { bench_out o; double ms; int rc; } m;
     memset(&m, 0, sizeof m);
-    ssize_t got = 0;
-    while (got < (ssize_t)sizeof m) {
-        ssize_t n = read(fd[0], (char *)&m + got, sizeof m - (size_t)got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += n;
-    }
+    ssize_t got = read_all(fd[0], &m, sizeof m);
     close(fd[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
@@ -501,13 +509,7 @@ int main(int argc, char **argv)
         close(fd[1]);
         bench_out o;
         memset(&o, 0, sizeof o);
-        ssize_t got = 0;
-        while (got < (ssize_t)sizeof o) {
-            ssize_t n = read(fd[0], (char *)&o + got, sizeof o - (size_t)got);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            got += n;
-        }
+        ssize_t got = read_all(fd[0], &o, sizeof o);
         close(fd[0]);
         int status = 0;
         struct rusage ru;

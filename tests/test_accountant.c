@@ -21,33 +21,10 @@
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
 #include "mech/pair.h"
+#include "check.h"
 
-/* Reference checks report every failure (print_error) and keep going, so one
+/* Reference checks report every failure and keep going (check.h), so one
  * run lists all of them; each test function fails at its end if any did. */
-static int n_failed;
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            print_error(__VA_ARGS__);                                           \
-            print_error("\n");                                                  \
-            n_failed++;                                                         \
-        }                                                                       \
-    } while (0)
-
-static int setup(void **state)
-{
-    (void)state;
-    n_failed = 0;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (n_failed) fail_msg("%d check(s) failed (listed above)", n_failed);
-    return 0;
-}
 
 typedef struct ref {
     double v, slack;

@@ -36,6 +36,7 @@
 #include "dpacct/event.h"
 #include "acct/exact_rr.h"
 #include "acct/leaves.h"
+#include "check.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
@@ -51,31 +52,8 @@
 #define PREC 192
 #define N(a) (sizeof(a) / sizeof *(a))
 
-static int n_failed, quick;
+static int quick;
 static double worst_delta_gap, worst_eps_gap;
-
-#define CHECK(cond, ...)                  \
-    do {                                  \
-        if (!(cond)) {                    \
-            print_error(__VA_ARGS__);     \
-            print_error("\n");            \
-            n_failed++;                   \
-        }                                 \
-    } while (0)
-
-static int setup(void **state)
-{
-    (void)state;
-    n_failed = 0;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (n_failed) fail_msg("%d check(s) failed (listed above)", n_failed);
-    return 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* compositions */

@@ -62,9 +62,6 @@
 #define STEP_MAX 0.05
 /* Atoms count as on a lattice b when w / b is within this of an integer. */
 #define ATOM_LATTICE_TOL 1e-9
-/* Worker threads of a build: the compositions of a build are at most four
- * (two directions, upper and lower), so more would idle. */
-#define DPA_MAX_WORKERS 4
 /* The non-binding direction's upper composition is built on a grid this
  * many times coarser (its gap grows ~16-fold; it only has to stay below
  * the binding direction's upper bound, else it is rebuilt on the fine grid). */
@@ -80,7 +77,7 @@ struct dpa_accountant {
     dpa_rr_comp rr_add; /* exact_rr == 2: the add direction (two-point pairs) */
     dpa_fft *fft;
     int nthreads;       /* workers of a build (options.threads resolved) */
-    dpa_compose_ws ws[DPA_MAX_WORKERS]; /* FFT working arrays per worker, reused by every composition */
+    dpa_compose_ws ws[DPA_THREADS_MAX]; /* FFT working arrays per worker, reused by every composition */
     int ndir;
     int built;          /* some composition exists */
     double step, tau;   /* the finest grid step and tail budget asked for so far */
@@ -261,7 +258,7 @@ void dpa_accountant_free(dpa_accountant *a)
     dpa_rr_free(&a->rr);
     dpa_rr_free(&a->rr_add);
     dpa_rr_free(&a->fb);
-    for (int w = 0; w < DPA_MAX_WORKERS; w++) dpa_compose_ws_free(&a->ws[w]);
+    for (int w = 0; w < DPA_THREADS_MAX; w++) dpa_compose_ws_free(&a->ws[w]);
     dpa_leaves_free(&a->leaves);
     dpa_fft_free(a->fft);
     free(a);
@@ -347,7 +344,7 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
     }
     a->ndir = a->leaves.asymmetric ? 2 : 1;
     a->nthreads = a->opt.threads ? a->opt.threads : dpa_threads_default();
-    if (a->nthreads > DPA_MAX_WORKERS) a->nthreads = DPA_MAX_WORKERS;
+    if (a->nthreads > DPA_THREADS_MAX) a->nthreads = DPA_THREADS_MAX;
     for (int d = 0; d < 2; d++) set_range(&a->leaves, d < a->ndir ? d : 0, &a->wmax[d], &a->infub[d]);
     return a;
 }
@@ -418,6 +415,17 @@ static double block_length(double k, double m)
     return m;
 }
 
+/* Cells c discretized; the measure of `kind` (0 upper, 1 lower) goes to
+ * *out, the other is dropped; c is freed. */
+static dpa_status keep_kind(dpa_cells *c, int kind, dpa_grid_pmf *out, dpa_error *err)
+{
+    dpa_grid_pmf other;
+    dpa_status st = kind == 0 ? dpa_cells_discretize(c, out, &other, err) : dpa_cells_discretize(c, &other, out, err);
+    if (!st) dpa_grid_pmf_free(&other);
+    dpa_cells_free(c);
+    return st;
+}
+
 /* The cnt-fold composition of fine grid measure g (upper if k = 0, lower if
  * k = 1), coarsened by Lc.  *allow: the fine stage's additive allowance on
  * delta (window tails, FFT round-off, discretization round-off and snapping
@@ -435,13 +443,7 @@ static dpa_status fine_power(dpa_accountant *a, dpa_compose_ws *ws, const dpa_gr
     st = dpa_cells_from_composed(&cm, Lc, &cc, err);
     dpa_composed_free(&cm);
     if (st) return st;
-    dpa_grid_pmf up, lo;
-    st = dpa_cells_discretize(&cc, &up, &lo, err);
-    dpa_cells_free(&cc);
-    if (st) return st;
-    if (k == 0) { *out = up; dpa_grid_pmf_free(&lo); }
-    else { *out = lo; dpa_grid_pmf_free(&up); }
-    return DPA_OK;
+    return keep_kind(&cc, k, out, err);
 }
 
 /* Compose measure kind k (0 upper, 1 lower) of one direction from the
@@ -656,6 +658,19 @@ static void trim_lower_bmass(dpa_composed *mu)
     }
 }
 
+/* The measure of one kind of pair p (freed here) at the common step, with
+ * the snapping shift of its atoms in *snap. */
+static dpa_status pair_kind_grid(dpa_accountant *a, dpa_pair *p, double step, double tau_leaf, int kind,
+                                 dpa_grid_pmf *out, double *snap, dpa_error *err)
+{
+    dpa_cells c;
+    dpa_status st = dpa_cells_build(p, step, tau_leaf, 0, a->opt.max_grid, &c, err);
+    dpa_pair_free(p);
+    if (st) return st;
+    *snap = c.snap_shift;
+    return keep_kind(&c, kind, out, err);
+}
+
 /* Grid measures of a composite leaf: the inner composition on the same grid
  * (remove direction, and for poisson the inner reversed direction too),
  * mapped through the subsampling (subsampled_atoms; sample additionally
@@ -705,16 +720,9 @@ static dpa_status composite_leaf_grid(dpa_accountant *a, const dpa_leaf *l, doub
                 p = dpa_pair_symmetrize(p, err);
                 if (!p) { st = err ? err->status : DPA_ENOMEM; break; }
             }
-            dpa_cells c;
-            st = dpa_cells_build(p, step, tau_leaf, 0, a->opt.max_grid, &c, err);
-            dpa_pair_free(p);
-            if (st) break;
-            dpa_grid_pmf other;
-            st = k == 0 ? dpa_cells_discretize(&c, &g->pm[d][0], &other, err)
-                        : dpa_cells_discretize(&c, &other, &g->pm[d][1], err);
-            if (!st) dpa_grid_pmf_free(&other);
-            g->allow[d][k] = al + c.snap_shift;
-            dpa_cells_free(&c);
+            double snap = 0;
+            st = pair_kind_grid(a, p, step, tau_leaf, k, &g->pm[d][k], &snap, err);
+            g->allow[d][k] = al + snap;
         }
     }
     for (int d = 0; d < 2; d++)
@@ -1027,16 +1035,9 @@ static dpa_status precomposed_leaf_grid(dpa_accountant *a, dpa_compose_ws *ws, c
                 double al;
                 dpa_pair *ap = exact_power_atoms(pd, k, kind, tau_leaf * 1e-3 / fmax(1.0, multisets(k, mfin)), &al, err);
                 if (!ap) { st = err ? err->status : DPA_ENOMEM; break; }
-                dpa_cells cc;
-                st = dpa_cells_build(ap, step, tau_leaf, 0, a->opt.max_grid, &cc, err);
-                dpa_pair_free(ap);
-                if (st) break;
-                dpa_grid_pmf other;
-                st = kind == 0 ? dpa_cells_discretize(&cc, &g->pm[d][0], &other, err)
-                               : dpa_cells_discretize(&cc, &other, &g->pm[d][1], err);
-                if (!st) dpa_grid_pmf_free(&other);
-                g->allow[d][kind] = al + cc.snap_shift;
-                dpa_cells_free(&cc);
+                double snap = 0;
+                st = pair_kind_grid(a, ap, step, tau_leaf, kind, &g->pm[d][kind], &snap, err);
+                g->allow[d][kind] = al + snap;
             }
             dpa_pair_free(pd);
             continue;
@@ -1081,30 +1082,24 @@ static dpa_status precomposed_leaf_grid(dpa_accountant *a, dpa_compose_ws *ws, c
              * its total mass for the relative parts) */
             double al = (kind == 0 ? cm.tail_above : cm.tail_outside) + cm.roundoff + k * snap_f +
                         (cm.rel_err + DISC_REL * (k + 1)) * tot * (1 + 1e-3);
-            double werr = 0;
-            dpa_cells cc;
+            double werr = 0, snap = 0;
             if (base == 0) {
                 /* the own grid is exactly PRE_L times finer: cut the
                  * composition into the common grid's cells directly (as the
                  * two-stage coarsening does; its masses round once more) */
+                dpa_cells cc;
                 st = dpa_cells_from_composed(&cm, PRE_L, &cc, err);
                 al += DISC_REL * tot * (1 + 1e-3);
                 dpa_composed_free(&cm);
                 if (st) break;
+                st = keep_kind(&cc, kind, &g->pm[d][kind], err);
             } else {
                 dpa_pair *ap = composed_atoms(&cm, shift, &werr, err);
                 dpa_composed_free(&cm);
                 if (!ap) { st = err ? err->status : DPA_ENOMEM; break; }
-                st = dpa_cells_build(ap, step, tau_leaf, 0, a->opt.max_grid, &cc, err);
-                dpa_pair_free(ap);
-                if (st) break;
+                st = pair_kind_grid(a, ap, step, tau_leaf, kind, &g->pm[d][kind], &snap, err);
             }
-            dpa_grid_pmf other;
-            st = kind == 0 ? dpa_cells_discretize(&cc, &g->pm[d][0], &other, err)
-                           : dpa_cells_discretize(&cc, &other, &g->pm[d][1], err);
-            if (!st) dpa_grid_pmf_free(&other);
-            g->allow[d][kind] = al + werr + cc.snap_shift;
-            dpa_cells_free(&cc);
+            g->allow[d][kind] = al + werr + snap;
         }
         dpa_grid_pmf_free(&fp[0]);
         dpa_grid_pmf_free(&fp[1]);
@@ -1391,12 +1386,20 @@ static int have_exact(const dpa_accountant *a, int d, int k, double step, double
 /* Make sure the kinds in mask exist at (step, tau) or finer; on a grid that
  * does not fit, coarsen (automatic step only).  *used: the step built (or
  * already there). */
-static dpa_status ensure(dpa_accountant *a, unsigned mask, unsigned rough, double step, double tau, double *used,
-                         dpa_error *err)
+/* The bits of mask (2 d + k) not present at (step, tau); bits of rough
+ * may be present as rough compositions. */
+static unsigned missing(const dpa_accountant *a, unsigned mask, unsigned rough, double step, double tau)
 {
     unsigned need = 0;
     for (int t = 0; t < 4; t++)
         if ((mask >> t & 1u) && !((rough >> t & 1u) ? have : have_exact)(a, t / 2, t % 2, step, tau)) need |= 1u << t;
+    return need;
+}
+
+static dpa_status ensure(dpa_accountant *a, unsigned mask, unsigned rough, double step, double tau, double *used,
+                         dpa_error *err)
+{
+    unsigned need = missing(a, mask, rough, step, tau);
     *used = step;
     if (!need) return DPA_OK;
     for (int i = 0; i < 40; i++) {
@@ -1408,6 +1411,17 @@ static dpa_status ensure(dpa_accountant *a, unsigned mask, unsigned rough, doubl
         step = next > step ? next : step * 2;
     }
     return dpa_error_set(err, DPA_ENOMEM, "no grid step fits the grid limit");
+}
+
+/* The kinds of mask at (*step, tau): a refinement builds exactly at *step
+ * what is missing (a grid that does not fit is an error, and the caller
+ * keeps its last build); otherwise ensure, which may coarsen *step to fit. */
+static dpa_status obtain(dpa_accountant *a, unsigned mask, unsigned rough, double *step, double tau, int refining,
+                         dpa_error *err)
+{
+    if (!refining) return ensure(a, mask, rough, *step, tau, step, err);
+    unsigned need = missing(a, mask, rough, *step, tau);
+    return need ? build(a, need, rough & need, *step, tau, err) : DPA_OK;
 }
 
 /* ---------------- queries ---------------- */
@@ -1556,16 +1570,9 @@ static dpa_status compose_and_evaluate(dpa_accountant *a, const query *q, double
 {
     double used;
     dpa_status st;
-    if (a->ndir == 1 && !have(a, 0, 0, INFINITY, tau)) {
-        /* one direction: it is the binding one */
-        if (refining) {
-            if ((st = build(a, 3u, 0u, step, tau, err))) return st;
-        } else if ((st = ensure(a, 3u, 0u, step, tau, &used, err))) {
-            return st;
-        } else {
-            step = used;
-        }
-    }
+    /* one direction: it is the binding one */
+    if (a->ndir == 1 && !have(a, 0, 0, INFINITY, tau) && (st = obtain(a, 3u, 0u, &step, tau, refining, err)))
+        return st;
     if (a->ndir == 2 && !have(a, 0, 0, INFINITY, tau) && !have(a, 1, 0, INFINITY, tau)) {
         /* nothing yet: guess the remove direction binding (it is for
          * Poisson subsampling at every eps > 0 we have met; a wrong guess
@@ -1574,13 +1581,7 @@ static dpa_status compose_and_evaluate(dpa_accountant *a, const query *q, double
          * FFTW plan (planning a length costs a new process 5-10 ms, more
          * than composing on it), without the accurate path (it only has to
          * stay below the remove direction's upper bound) */
-        if (refining) {
-            if ((st = build(a, 7u, 4u, step, tau, err))) return st;
-        } else if ((st = ensure(a, 7u, 4u, step, tau, &used, err))) {
-            return st;
-        } else {
-            step = used;
-        }
+        if ((st = obtain(a, 7u, 4u, &step, tau, refining, err))) return st;
     }
     if (a->ndir == 2) {
         unsigned m = 0;
@@ -1593,16 +1594,7 @@ static dpa_status compose_and_evaluate(dpa_accountant *a, const query *q, double
         *raw_inf = evaluate(a, q, out);
         int d = (a->ndir == 2 && out->binding == DPA_DIR_ADD) ? 1 : 0;
         if (have_exact(a, d, 0, *fine, tau) && have_exact(a, d, 1, *fine, tau)) return DPA_OK;
-        if (refining) {
-            /* a refinement: exactly this step, or keep what there is */
-            unsigned m = 0;
-            for (int k = 0; k < 2; k++)
-                if (!have_exact(a, d, k, *fine, tau)) m |= 1u << (2 * d + k);
-            if ((st = build(a, m, 0u, *fine, tau, err))) return st;
-        } else {
-            if ((st = ensure(a, 3u << (2 * d), 0u, *fine, tau, &used, err))) return st;
-            *fine = used;
-        }
+        if ((st = obtain(a, 3u << (2 * d), 0u, fine, tau, refining, err))) return st;
     }
     *raw_inf = evaluate(a, q, out);
     return DPA_OK;

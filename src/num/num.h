@@ -80,7 +80,11 @@ dpa_gsl_guard dpa_gsl_guard_begin(void);
 void dpa_gsl_guard_end(dpa_gsl_guard g);
 
 /* ---------- fork-join tasks (parallel.c) ---------- */
-/* Online processors, capped at 4 (at least 1). */
+/* Most threads dpa_parallel_for runs (worker indices stay below it): the
+ * compositions of a PLD build are at most four (two directions, upper and
+ * lower), so more would idle, and each costs a composition workspace. */
+#define DPA_THREADS_MAX 4
+/* Online processors, capped at DPA_THREADS_MAX (at least 1). */
 int dpa_threads_default(void);
 /* Run fn(ctx, task, worker) for task = 0 .. ntasks-1 on up to nthreads
  * threads (the caller's included; worker in [0, nthreads) names the thread,

@@ -10,9 +10,6 @@
 #include <unistd.h>
 #include "num/num.h"
 
-/* Workers beyond this gain nothing for the few (2 to 4) compositions of a
- * build, and each costs a composition workspace. */
-#define DPA_THREADS_MAX 4
 
 typedef struct run {
     atomic_size_t next;

@@ -31,6 +31,7 @@
 #define DPA_PHI_H
 
 #include <complex.h>
+#include <math.h>
 #include <stddef.h>
 #include "dpacct/status.h"
 #include "mech/pair.h"
@@ -279,5 +280,16 @@ dpa_status dpa_phi_delta(dpa_phi *ph, double eps, dpa_phi_result *out, dpa_error
  * where the method can certify (or delta <= the +inf mass: then lower =
  * +inf as well). */
 dpa_status dpa_phi_epsilon(dpa_phi *ph, double delta, dpa_phi_result *out, dpa_error *err);
+
+/* A double-double sum hi + lo of products k w (huge counts times means or
+ * atom positions), shared by the atom lattice and the inversion. */
+typedef struct dd { double hi, lo; } dd;
+static inline void dd_add_prod(dd *s, double k, double w)
+{
+    double p = k * w, pe = fma(k, w, -p);
+    double t = s->hi + p, z = t - s->hi, e = (s->hi - (t - z)) + (p - z);
+    s->hi = t;
+    s->lo += e + pe;
+}
 
 #endif

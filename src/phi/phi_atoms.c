@@ -133,15 +133,6 @@ fail:
     return -1;
 }
 
-/* double-double accumulation of k * w */
-typedef struct dd { double hi, lo; } dd;
-static void dd_add_prod(dd *s, double k, double w)
-{
-    double p = k * w, pe = fma(k, w, -p);
-    double t = s->hi + p, z = t - s->hi, e = (s->hi - (t - z)) + (p - z);
-    s->hi = t;
-    s->lo += e + pe;
-}
 
 static dpa_status compose_lattice(const dpa_phi_leaf *const *L, size_t nl, double h, size_t max_atoms,
                                   dpa_phi_atomset *out, dpa_error *err)

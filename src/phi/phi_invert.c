@@ -68,15 +68,6 @@
  * halved: the doubling partner), at most 1.41 times the panels needed. */
 #define GP_LEVELS 24
 
-typedef struct dd { double hi, lo; } dd;
-
-static void dd_add_prod(dd *s, double k, double w)
-{
-    double p = k * w, pe = fma(k, w, -p);
-    double t = s->hi + p, z = t - s->hi, e = (s->hi - (t - z)) + (p - z);
-    s->hi = t;
-    s->lo += e + pe;
-}
 
 /* (s - x) rounded once */
 static double dd_minus(dd s, double x)
