@@ -1074,7 +1074,7 @@ static dpa_status precomposed_leaf_grid(dpa_accountant *a, dpa_compose_ws *ws, c
             if (!(mask >> (2 * d + kind) & 1u)) continue;
             dpa_factor f = {&fp[kind], k};
             dpa_composed cm;
-            st = dpa_compose_lent(a->fft, ws, &f, 1, tau_leaf, kind, a->opt.max_grid, &cm, err);
+            st = dpa_compose_flags(a->fft, ws, &f, 1, tau_leaf, kind, a->opt.max_grid, DPA_COMPOSE_LENT, &cm, err);
             if (st) break;
             double tot = cm.inf;
             for (size_t i = 0; i < cm.n; i++) tot += cm.mass[i];

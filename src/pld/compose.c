@@ -308,12 +308,6 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
     return dpa_compose_flags(fft, ws, f, nf, tail_tau, lower, max_n, 0, out, err);
 }
 
-dpa_status dpa_compose_lent(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
-                            int lower, size_t max_n, dpa_composed *out, dpa_error *err)
-{
-    return dpa_compose_flags(fft, ws, f, nf, tail_tau, lower, max_n, DPA_COMPOSE_LENT, out, err);
-}
-
 dpa_status dpa_compose_flags(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                              int lower, size_t max_n, unsigned flags, dpa_composed *out, dpa_error *err)
 {

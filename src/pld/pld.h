@@ -88,7 +88,7 @@ typedef struct dpa_composed {
     size_t n;              /* window length (= FFT length) */
     double step;
     double *mass;          /* n masses (>= 0; negatives from round-off clamped) */
-    int borrowed;          /* mass lives in the workspace (dpa_compose_lent) */
+    int borrowed;          /* mass lives in the workspace (DPA_COMPOSE_LENT) */
     double mass0;          /* mass[0] (kept for queries below the window) */
     double inf;            /* exact composition of the factors' +inf masses */
     double tail_above;     /* bound on the mass of the composed grid measure above the window */
@@ -126,15 +126,11 @@ void dpa_compose_ws_free(dpa_compose_ws *ws);
 dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                        int lower, size_t max_n, dpa_composed *out, dpa_error *err);
 
-/* dpa_compose with the masses left in the workspace (out->mass points into
- * ws, out->borrowed set): no allocation, for a result that is read at once.
- * Valid until the next composition on ws; never dpa_composed_prepare it.
- * dpa_composed_free releases nothing of it. */
-dpa_status dpa_compose_lent(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
-                            int lower, size_t max_n, dpa_composed *out, dpa_error *err);
-
-/* dpa_compose with flags: DPA_COMPOSE_LENT as dpa_compose_lent;
- * DPA_COMPOSE_ROUGH skips the accurate low-frequency path (the FFT's
+/* dpa_compose with flags.  DPA_COMPOSE_LENT leaves the masses in the
+ * workspace (out->mass points into ws, out->borrowed set): no allocation,
+ * for a result that is read at once; valid until the next composition on
+ * ws; never dpa_composed_prepare it; dpa_composed_free releases nothing of
+ * it.  DPA_COMPOSE_ROUGH skips the accurate low-frequency path (the FFT's
  * relative error then grows k-fold, all of it in the round-off allowance):
  * for bounds that only have to stay below another (the non-binding
  * direction's upper measure), one FFT fewer per repeated factor. */
