@@ -45,6 +45,7 @@ typedef struct bench_case {
     double ref_lo, ref_hi;
     const char *json;     /* the spec (or template); NULL: built by make_json */
     char *(*make_json)(void);
+    dpa_method method;    /* the method asked for (0: auto) */
 } bench_case;
 
 typedef struct bench_out {
@@ -109,35 +110,51 @@ static const char MIXTURE21[] =
 /* Reference intervals: exact closed forms (rr-delta, rr-tiny: bench/peers.py,
  * peer "exact"), otherwise the certified bounds of the build this harness was
  * written against (commit 384c521 plus work in progress, default accuracy). */
+#define DPSGD_JSON                                                                                   \
+    "{\"repeat\": {\"count\": 14063, \"event\": {\"poisson\": {\"rate\": 0.0042666667, "                  \
+    "\"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}"
+/* PLD at accuracy 1e-7: [1.19100320e-4, 1.19100670e-4] (rounded outwards) */
+#define PHI_DELTA_REF_LO 1.1910032e-4
+#define PHI_DELTA_REF_HI 1.1910067e-4
+
 static const bench_case CASES[] = {
     {"dpsgd", "DP-SGD: sigma 1.1, q 256/60000, 14063 steps", Q_EPSILON, 1e-5, 0, 15, 0,
      2.3816404, 2.3817144,
      "{\"repeat\": {\"count\": 14063, \"event\": {\"poisson\": {\"rate\": 0.0042666667, "
-     "\"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}", NULL},
+     "\"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}", NULL, DPA_METHOD_AUTO},
     {"steps1e6", "10^6 steps: sigma 0.8, q 1e-3", Q_EPSILON, 1e-6, 0, 50, 0,
      10.682278, 10.682474,
      "{\"repeat\": {\"count\": 1000000, \"event\": {\"poisson\": {\"rate\": 0.001, "
-     "\"event\": {\"gaussian\": {\"sigma\": 0.8}}}}}}", NULL},
+     "\"event\": {\"gaussian\": {\"sigma\": 0.8}}}}}}", NULL, DPA_METHOD_AUTO},
     {"hetero1000", "1000 distinct: q 0.01, sigma 1 + 0.001 i", Q_EPSILON, 1e-5, 0, 500, 150,
-     1.0732338, 1.0732896, NULL, hetero1000},
+     1.0732338, 1.0732896, NULL, hetero1000, DPA_METHOD_AUTO},
     {"rr-delta", "100 x Poisson(0.1) RR eps 5: delta at eps 42.97", Q_DELTA, 42.97, 0, 200, 100,
      0.00618763836, 0.00618763837,
      "{\"repeat\": {\"count\": 100, \"event\": {\"poisson\": {\"rate\": 0.1, "
-     "\"event\": {\"randomized_response\": {\"epsilon\": 5}}}}}}", NULL},
+     "\"event\": {\"randomized_response\": {\"epsilon\": 5}}}}}}", NULL, DPA_METHOD_AUTO},
     {"rr-tiny", "one Poisson(1e-9) RR eps 20 step", Q_EPSILON, 1e-10, 0, 10, 0,
      0.362313092, 0.362313093,
-     "{\"poisson\": {\"rate\": 1e-9, \"event\": {\"randomized_response\": {\"epsilon\": 20}}}}", NULL},
+     "{\"poisson\": {\"rate\": 1e-9, \"event\": {\"randomized_response\": {\"epsilon\": 20}}}}", NULL, DPA_METHOD_AUTO},
     {"laplace1e6", "10^6 Laplace steps: scale 1000", Q_EPSILON, 1e-5, 0, 50, 50,
      4.37629, 4.37633,
-     "{\"repeat\": {\"count\": 1000000, \"event\": {\"laplace\": {\"scale\": 1000}}}}", NULL},
+     "{\"repeat\": {\"count\": 1000000, \"event\": {\"laplace\": {\"scale\": 1000}}}}", NULL, DPA_METHOD_AUTO},
     {"mixture21", "21 distinct mechanisms of every kind", Q_EPSILON, 1e-6, 0, 200, 0,
-     3.5112172, 3.5122075, MIXTURE21, NULL},
+     3.5112172, 3.5122075, MIXTURE21, NULL, DPA_METHOD_AUTO},
     {"calibrate", "calibrate DP-SGD sigma: eps 1 at delta 1e-5", Q_CALIBRATE, 1e-5, 1.0, 100, 0,
      NAN, NAN,
      "{\"repeat\": {\"count\": 14063, \"event\": {\"poisson\": {\"rate\": 0.0042666667, "
-     "\"event\": {\"gaussian\": {\"sigma\": \"?\"}}}}}}", NULL},
+     "\"event\": {\"gaussian\": {\"sigma\": \"?\"}}}}}}", NULL, DPA_METHOD_AUTO},
     {"hetero100", "(extra) 100 distinct: q 0.01, sigma 1 + 0.01 i", Q_EPSILON, 1e-5, 0, 100, 0,
-     0.40775223, 0.40783825, NULL, hetero100},
+     0.40775223, 0.40783825, NULL, hetero100, DPA_METHOD_AUTO},
+    /* the DP-SGD case through the other methods (issue "characteristic-
+     * function accountant and Renyi DP"): references are PLD brackets at
+     * accuracy 1e-7 (bench/README.md) */
+    {"phi-delta", "DP-SGD with --method phi: delta at eps 2", Q_DELTA, 2.0, 0, 10, 0,
+     PHI_DELTA_REF_LO, PHI_DELTA_REF_HI, DPSGD_JSON, NULL, DPA_METHOD_PHI},
+    {"phi-eps", "DP-SGD with --method phi", Q_EPSILON, 1e-5, 0, 50, 0,
+     2.3816404, 2.3817144, DPSGD_JSON, NULL, DPA_METHOD_PHI},
+    {"rdp-eps", "DP-SGD with --method rdp (upper bound only)", Q_EPSILON, 1e-5, 0, 1, 0,
+     2.3816404, 2.3817144, DPSGD_JSON, NULL, DPA_METHOD_RDP},
 };
 #define NCASES (sizeof CASES / sizeof *CASES)
 
@@ -195,7 +212,10 @@ static int run_once(const bench_case *c, const char *json, bench_out *o)
     }
     dpa_spec *spec = dpa_spec_from_json(json, &err);
     if (!spec) goto fail;
-    dpa_accountant *a = dpa_accountant_new(spec, NULL, &err);
+    dpa_options opt;
+    dpa_options_init(&opt);
+    opt.method = c->method;
+    dpa_accountant *a = dpa_accountant_new(spec, &opt, &err);
     dpa_status st = DPA_ENOMEM;
     if (a)
         st = c->query == Q_DELTA ? dpa_accountant_delta(a, c->arg, &res, &err)

@@ -139,7 +139,8 @@ check "epsilon: Gaussian sigma 1 brackets $EPS_G1 with auto = exact" \
 check "epsilon --json has every documented field" \
     json "set(d) == {'query','delta','epsilon_upper','epsilon_lower','method','binding_direction',
           'epsilon_upper_remove','epsilon_upper_add','grid_step','grid_size','truncated_mass',
-          'roundoff','accuracy_met','upper_source'} and d['binding_direction'] in ('remove','add','both') and
+          'roundoff','accuracy_met','upper_source','certified'} and d['certified'] is True and
+          d['binding_direction'] in ('remove','add','both') and
           d['upper_source'] in ('method','largest_finite_loss','dp_domination','chernoff')"
 G_UP=$(json_get "d['epsilon_upper']")
 
@@ -403,8 +404,19 @@ printf '{"gaussian": {"sigma": 1}}\0garbage' >"$TMP/nul.json"
 usage_error "a SPEC with a NUL byte is an error" epsilon --delta 1e-5 "$TMP/nul.json"
 : >"$TMP/empty.json"
 usage_error "an empty SPEC is an error" epsilon --delta 1e-5 "$TMP/empty.json"
-usage_error "zcdp leaf is unsupported (exit 2)" epsilon --delta 1e-5 '{"zcdp": {"rho": 0.1}}'
-check "zcdp message says zcdp" err_has "zcdp"
+usage_error "zcdp leaf is refused by pld (exit 2)" epsilon --delta 1e-5 --method pld '{"zcdp": {"rho": 0.1}}'
+check "zcdp message names the leaf and method rdp" err_has "/zcdp: method pld cannot take zcdp leaves"
+check "zcdp message says which method can" err_has "use method rdp"
+usage_error "subsampled zcdp is refused by every method (exit 2)" epsilon --delta 1e-5 \
+    '{"poisson": {"rate": 0.1, "event": {"zcdp": {"rho": 0.1}}}}'
+check "subsampled zcdp names the leaf" err_has "/poisson/event/zcdp"
+usage_error "--method all is for epsilon and delta only" profile --from 0 --to 1 --method all "$GAUSS"
+usage_error "--method bogus lists the methods" epsilon --delta 1e-5 --method bogus "$GAUSS"
+check "--method bogus message" err_has "auto, exact, pld, phi, rdp or all"
+usage_error "--rdp-conversion bogus" epsilon --delta 1e-5 --method rdp --rdp-conversion bogus "$GAUSS"
+usage_error "calibrate --method phi is refused" calibrate --epsilon 1 --delta 1e-5 --method phi \
+    '{"gaussian": {"sigma": "?"}}'
+check "calibrate --method phi says why" err_has "not certified"
 usage_error "two SPECs is a usage error" epsilon --delta 1e-5 "$GAUSS" "$TMP/gauss.json"
 usage_error "missing SPEC is a usage error" epsilon --delta 1e-5
 printf 'not json' >"$TMP/bad.json"
@@ -428,6 +440,48 @@ check "an unwritable cache path only costs speed" eval 'rc_is 0 && cmp -s "$TMP/
 run epsilon --delta 1e-5 --threads 1 --json "$SUB"
 check "--threads 1 gives the same result" cmp -s "$TMP/out" "$TMP/first"
 usage_error "--threads 65 is a usage error" epsilon --delta 1e-5 --threads 65 "$SUB"
+
+# ------------------------------------------------------------ methods --
+# Every method on one spec: pld's certified bracket is the reference; phi's
+# estimate must fall inside it (to its own width), rdp's upper bound must not
+# be below pld's lower bound.
+SG='{"repeat": {"count": 1000, "event": {"poisson": {"rate": 0.01, "event": {"gaussian": {"sigma": 1}}}}}}'
+run epsilon --delta 1e-5 --method all --json "$SG"
+check "--method all lists four methods" \
+    json "[m['method'] for m in d['methods']] == ['exact','pld','phi','rdp'] and d['query'] == 'epsilon'"
+check "--method all: exact says why and which method can" \
+    json "not d['methods'][0]['applicable'] and 'use method pld' in d['methods'][0]['reason']"
+check "--method all: phi agrees with pld, rdp is above it" \
+    json "(lambda p, f, r: p['certified'] and not f['certified'] and r['certified'] and
+          p['epsilon_lower'] - 1e-6 <= f['epsilon_upper'] and f['epsilon_lower'] <= p['epsilon_upper'] + 1e-6 and
+          r['epsilon_upper'] >= p['epsilon_lower'] and r['rdp_order'] > 1 and r['epsilon_lower'] == 0 and
+          all(m['seconds'] >= 0 for m in d['methods']))(d['methods'][1], d['methods'][2], d['methods'][3])"
+run epsilon --delta 1e-5 --method all "$SG"
+check "--method all human table" \
+    eval 'rc_is 0 && out_has_all "pld " "certified bracket" "estimate, not certified" "certified upper bound only (order" "not applicable:"'
+run delta --epsilon 2 --method rdp --json "$SG"
+check "delta --method rdp: upper only, with its order" \
+    json "d['method'] == 'rdp' and d['delta_lower'] == 0 and 0 < d['delta_upper'] < 1 and d['rdp_order'] > 1 and
+          d['rdp_conversion'] == 'optimal' and d['certified'] is True and 'upper bound only' in d['note']"
+run epsilon --delta 1e-5 --method phi "$SG"
+check "phi human output says it is not certified" \
+    eval 'rc_is 0 && out_has_all "estimated upper bound, not certified" "method: phi"'
+run epsilon --delta 1e-5 --method rdp "$SG"
+check "rdp human output names the order" eval 'rc_is 0 && out_has "method: rdp (Renyi DP at order"'
+
+# zcdp: accounted by rdp, picked by auto.  rho-zCDP with the classical
+# conversion minimized over real orders is rho + 2 sqrt(rho log(1/delta))
+# (Bun & Steinke 2016, Prop 1.3); the optimal conversion is tighter.
+ZC='{"repeat": {"count": 10, "event": {"zcdp": {"rho": 0.01}}}}'
+ZREF=$(python3 -c 'import math; r=0.1; print(repr(r + 2*math.sqrt(r*math.log(1e5))))')
+run epsilon --delta 1e-5 --json "$ZC"
+check "auto picks rdp for zcdp leaves" json "d['method'] == 'rdp' and d['epsilon_upper'] <= $ZREF"
+run epsilon --delta 1e-5 --rdp-conversion classical --json "$ZC"
+check "zcdp, classical conversion: rho + 2 sqrt(rho log(1/delta))" \
+    json "$ZREF <= d['epsilon_upper'] <= $ZREF * (1 + 1e-6) and d['rdp_conversion'] == 'classical'"
+run epsilon --delta 1e-5 --json '{"compose": [{"zcdp": {"rho": 0.1}}, {"gaussian": {"sigma": 3}}]}'
+check "zcdp composes with a Gaussian (rho adds 1/(2 sigma^2))" \
+    json "d['method'] == 'rdp' and d['epsilon_upper'] <= $(python3 -c 'import math; r=0.1+1/18; print(repr(r + 2*math.sqrt(r*math.log(1e5))))')"
 
 if [ -w /dev/full ]; then
     "$BIN" epsilon --delta 1e-5 "$GAUSS" >/dev/full 2>"$TMP/err"; rc=$?

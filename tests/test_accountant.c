@@ -20,6 +20,7 @@
 #include <string.h>
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
+#include "dpacct/calibrate.h"
 #include "mech/pair.h"
 #include "check.h"
 
@@ -628,16 +629,49 @@ static void test_errors_unsupported(void **state)
 {
     (void)state;
     dpa_error err;
-    static const dpa_method all[] = {DPA_METHOD_AUTO, DPA_METHOD_PLD, DPA_METHOD_EXACT};
+    /* zcdp leaves: only rdp (and auto, which then picks rdp) take them;
+     * the others name the leaf and the method that can */
+    static const dpa_method refuse[] = {DPA_METHOD_PLD, DPA_METHOD_EXACT, DPA_METHOD_PHI};
     for (size_t m = 0; m < 3; m++) {
         memset(&err, 0, sizeof err);
-        assert_int_equal(new_status("{\"zcdp\":{\"rho\":0.5}}", all[m], &err), DPA_EUNSUPPORTED);
+        assert_int_equal(new_status("{\"zcdp\":{\"rho\":0.5}}", refuse[m], &err), DPA_EUNSUPPORTED);
         assert_int_equal(err.status, DPA_EUNSUPPORTED);
         ASSERT_MSG_HAS(err, "zcdp");
-        assert_int_equal(new_status("{\"compose\":[{\"gaussian\":{\"sigma\":1}},{\"zcdp\":{\"rho\":0.1}}]}", all[m], &err),
+        ASSERT_MSG_HAS(err, "method rdp");
+        assert_int_equal(new_status("{\"compose\":[{\"gaussian\":{\"sigma\":1}},{\"zcdp\":{\"rho\":0.1}}]}", refuse[m], &err),
                          DPA_EUNSUPPORTED);
         ASSERT_MSG_HAS(err, "zcdp");
         ASSERT_MSG_HAS(err, "/compose/1");
+    }
+    assert_int_equal(new_status("{\"zcdp\":{\"rho\":0.5}}", DPA_METHOD_RDP, &err), DPA_OK);
+    assert_int_equal(new_status("{\"compose\":[{\"gaussian\":{\"sigma\":1}},{\"zcdp\":{\"rho\":0.1}}]}",
+                                DPA_METHOD_AUTO, &err), DPA_OK);
+    /* a subsampled zCDP guarantee: no method */
+    static const dpa_method every[] = {DPA_METHOD_AUTO, DPA_METHOD_PLD, DPA_METHOD_EXACT, DPA_METHOD_PHI, DPA_METHOD_RDP};
+    for (size_t m = 0; m < 5; m++) {
+        assert_int_equal(new_status("{\"poisson\":{\"rate\":0.1,\"event\":{\"zcdp\":{\"rho\":0.5}}}}", every[m], &err),
+                         DPA_EUNSUPPORTED);
+        ASSERT_MSG_HAS(err, "/poisson/event/zcdp");
+        assert_int_equal(new_status("{\"poisson\":{\"rate\":0.1,\"event\":{\"compose\":[{\"gaussian\":{\"sigma\":1}},"
+                                    "{\"zcdp\":{\"rho\":0.5}}]}}}", every[m], &err),
+                         DPA_EUNSUPPORTED);
+        ASSERT_MSG_HAS(err, "zcdp");
+    }
+    /* phi refuses subsampled compositions and says which method can */
+    assert_int_equal(new_status("{\"poisson\":{\"rate\":0.1,\"event\":{\"compose\":[{\"gaussian\":{\"sigma\":1}},"
+                                "{\"laplace\":{\"scale\":1}}]}}}", DPA_METHOD_PHI, &err), DPA_EUNSUPPORTED);
+    ASSERT_MSG_HAS(err, "method pld");
+    /* calibration refuses phi (estimates cannot certify a calibrated value) */
+    {
+        dpa_template *t = dpa_template_from_json("{\"gaussian\":{\"sigma\":\"?\"}}", &err);
+        assert_non_null(t);
+        dpa_options o;
+        dpa_options_init(&o);
+        o.method = DPA_METHOD_PHI;
+        dpa_calibration c;
+        assert_int_equal(dpa_calibrate(t, 1.0, 1e-5, &o, 0, &c, &err), DPA_EUNSUPPORTED);
+        ASSERT_MSG_HAS(err, "phi");
+        dpa_template_free(t);
     }
     assert_int_equal(new_status("{\"laplace\":{\"scale\":1}}", DPA_METHOD_EXACT, &err), DPA_EUNSUPPORTED);
     assert_int_equal(new_status("{\"compose\":[{\"gaussian\":{\"sigma\":1}},{\"laplace\":{\"scale\":1}}]}",

@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <mpfr.h>
-#include "acct/exact.h"
+#include "exact/exact.h"
 #include "num/num.h"
 
 #define U DPA_UNIT_ROUNDOFF

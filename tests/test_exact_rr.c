@@ -34,7 +34,7 @@
 #include <mpfr.h>
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
-#include "acct/exact_rr.h"
+#include "exact/exact_rr.h"
 #include "acct/leaves.h"
 #include "check.h"
 

@@ -9,7 +9,7 @@
  *     and 1/2 + it (the Bromwich line), both directions;
  *   - phi equals the transform of the profile: M(z) = z (z + 1) int e^{zx}
  *     delta(x) dx (LT Thm 3.3) with delta from dpa_pair_log_delta;
- *   - Gaussian compositions against the exact closed form (src/acct/exact.h)
+ *   - Gaussian compositions against the exact closed form (src/exact/exact.h)
  *     on 320 generated cases (delta and eps queries);
  *   - subsampled Gaussians (k >= 10) and Gaussian + randomized response
  *     mixtures against the PLD accountant on 320 generated cases: brackets
@@ -37,7 +37,7 @@
 #include <gsl/gsl_integration.h>
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
-#include "acct/exact.h"
+#include "exact/exact.h"
 #include "acct/leaves.h"
 #include "mech/pair.h"
 #include "phi/phi.h"

@@ -726,10 +726,10 @@ static void test_composite(void **state)
      * add) against the direct pair */
     double q = 0.05;
     dpa_leafset inner = {0}, top = {0};
-    dpa_leaf il = {dpa_pair_laplace(2.0, 1.0, &err), 1, NAN, NAN, NAN, NULL, NAN, 0};
+    dpa_leaf il = {dpa_pair_laplace(2.0, 1.0, &err), 1, NAN, NAN, NAN, NULL, NAN, 0, DPA_EV_LAPLACE, {2.0, 1.0}, 0};
     inner.v = &il;
     inner.n = 1;
-    dpa_leaf tl = {NULL, 1, NAN, NAN, NAN, &inner, q, 0};
+    dpa_leaf tl = {NULL, 1, NAN, NAN, NAN, &inner, q, 0, -1, {0, 0}, 0};
     top.v = &tl;
     top.n = 1;
     const double ords[] = {1.5, 2, 3, 4.5, 8, 20};
@@ -790,9 +790,18 @@ static void test_errors(void **state)
     CHECK(dpa_rdp_epsilon(a, 0, DPA_RDP_IMPROVED, &r, &err) == DPA_EINVAL, "delta 0");
     /* the empty composition: eps 0 */
     CHECK(dpa_rdp_epsilon(a, 1e-5, DPA_RDP_IMPROVED, &r, &err) == DPA_OK && r.value == 0, "empty: %g", r.value);
-    /* a spec with a discrete Gaussian is refused with the reason */
+    /* a discrete Gaussian is rho-zCDP with rho = s^2/(2 sigma^2) (its atom
+     * list is truncated, so its exact divergence is not certified): with the
+     * classical conversion, eps = rho + 2 sqrt(rho log(1/delta)) */
     dpa_rdp_free(a);
-    CHECK(rdp_for_spec("{\"discrete_gaussian\": {\"sigma\": 2}}", &err) == NULL && err.status == DPA_EUNSUPPORTED, "dg refused");
+    a = rdp_for_spec("{\"discrete_gaussian\": {\"sigma\": 2, \"sensitivity\": 1}}", &err);
+    double zref = 0.125 + 2 * sqrt(0.125 * log(1e5));
+    CHECK(a && dpa_rdp_epsilon(a, 1e-5, DPA_RDP_CLASSICAL, &r, &err) == DPA_OK && r.value >= zref &&
+              r.value <= zref * (1 + 1e-6), "discrete gaussian as zCDP: %.17g vs %.17g", r.value, zref);
+    dpa_rdp_free(a);
+    /* subsampled, it is refused with the reason */
+    CHECK(rdp_for_spec("{\"poisson\": {\"rate\": 0.1, \"event\": {\"discrete_gaussian\": {\"sigma\": 2}}}}", &err) == NULL &&
+              err.status == DPA_EUNSUPPORTED, "subsampled dg refused");
     /* an approx leaf: eps = +inf */
     a = rdp_for_spec("{\"compose\": [{\"approx\": {\"epsilon\": 1, \"delta\": 1e-9}}, {\"gaussian\": {\"sigma\": 1}}]}", &err);
     CHECK(a && dpa_rdp_epsilon(a, 1e-5, DPA_RDP_OPTIMAL, &r, &err) == DPA_OK && r.value == INFINITY, "approx: +inf");

@@ -8,7 +8,7 @@
  * side (see docs/guarantees.md).  Users may claim `upper`; `upper - lower`
  * says how much is left on the table.
  *
- * Methods:
+ * Methods (one interface, src/acct/method.h; docs/architecture.md):
  *   DPA_METHOD_EXACT  closed forms: compositions of Gaussian and GDP leaves
  *                     (mu = sqrt(sum mu_i^2)), or of pure, randomized_response
  *                     and approx leaves (LT Thm 4.6 lattice sum), also with
@@ -18,8 +18,23 @@
  *   DPA_METHOD_PLD    privacy loss distributions on a uniform grid, pessimistic
  *                     (connect-the-dots) and optimistic discretizations,
  *                     composed with FFTW.  Any tree of the supported leaves.
- *   DPA_METHOD_AUTO   EXACT when it applies, else PLD.
- * zCDP leaves are refused by both (DPA_EUNSUPPORTED).
+ *   DPA_METHOD_PHI    the characteristic-function accountant (CF Algorithm 1,
+ *                     docs/phi.md): composition in O(1) per leaf, inversion by
+ *                     Gil-Pelaez / Bromwich quadrature.  Its bracket rests on
+ *                     quadrature error ESTIMATES (node doubling), not proofs:
+ *                     results carry certified = 0 (and a note when the method
+ *                     could not even estimate).  Refuses subsampled
+ *                     compositions, sampling without replacement and Laplace
+ *                     without a Gaussian factor (with the reason).
+ *   DPA_METHOD_RDP    Renyi DP over a grid of orders (docs/rdp.md), converted
+ *                     to (eps, delta) (dpa_options.rdp_conversion): a
+ *                     certified UPPER bound only (lower = the trivial bound),
+ *                     looser than the tight methods.  The only method that
+ *                     takes zcdp leaves.
+ *   DPA_METHOD_AUTO   the tightest method that applies: EXACT, else PLD, else
+ *                     (zcdp leaves) RDP; dpa_accountant_method says which.
+ * A method that cannot take a spec fails with DPA_EUNSUPPORTED, saying why
+ * and which method can.
  *
  * Thread safety: an accountant is not safe for concurrent queries.  The
  * library has no global mutable state of its own, but FFTW's planner is
@@ -44,13 +59,30 @@ extern "C" {
 typedef enum dpa_method {
     DPA_METHOD_AUTO = 0,
     DPA_METHOD_PLD = 1,
-    DPA_METHOD_EXACT = 2
+    DPA_METHOD_EXACT = 2,
+    DPA_METHOD_PHI = 3,
+    DPA_METHOD_RDP = 4
 } dpa_method;
 
-/* "auto", "pld", "exact"; NULL for an unknown value. */
+/* Number of dpa_method values (AUTO included): they are 0 .. DPA_METHOD_COUNT - 1. */
+#define DPA_METHOD_COUNT 5
+
+/* "auto", "pld", "exact", "phi", "rdp"; NULL for an unknown value. */
 const char *dpa_method_name(dpa_method m);
 /* Parse a method name; DPA_EINVAL for an unknown name. */
 dpa_status dpa_method_parse(const char *name, dpa_method *out, dpa_error *err);
+
+/* How the rdp method converts Renyi DP to (eps, delta) (docs/rdp.md §4). */
+typedef enum dpa_rdp_conv {
+    DPA_CONV_OPTIMAL = 0,   /* the tight single-order conversion (CF Appendix F route) */
+    DPA_CONV_IMPROVED = 1,  /* Balle et al. 2020 Thm 21 / Canonne-Kamath-Steinke 2020 */
+    DPA_CONV_CLASSICAL = 2  /* Mironov 2017 Prop 3: eps = r + log(1/delta)/(alpha-1) */
+} dpa_rdp_conv;
+
+/* "optimal", "improved", "classical"; NULL for an unknown value. */
+const char *dpa_rdp_conv_name(dpa_rdp_conv c);
+/* Parse a conversion name; DPA_EINVAL for an unknown name. */
+dpa_status dpa_rdp_conv_parse(const char *name, dpa_rdp_conv *out, dpa_error *err);
 
 typedef struct dpa_options {
     dpa_method method;   /* default DPA_METHOD_AUTO */
@@ -76,6 +108,8 @@ typedef struct dpa_options {
      * online processors, at most 4; 1 = the calling thread only.  Results
      * do not depend on it; values above 4 act as 4.  Domain: [0, 64]. */
     int threads;
+    /* rdp method: RDP -> (eps, delta) conversion (default DPA_CONV_OPTIMAL). */
+    dpa_rdp_conv rdp_conversion;
 } dpa_options;
 
 /* Fill defaults (NULL: no-op). */
@@ -132,6 +166,13 @@ typedef struct dpa_result {
     int accuracy_met;      /* 1 if the requested accuracy was reached */
     dpa_bound_source upper_source; /* what certifies `upper` (DPA_SOURCE_METHOD unless the
                             * method's own bound was worse or unavailable) */
+    /* 1: both bounds are proven (exact, pld, rdp); 0: they rest on error
+     * estimates (phi: quadrature error by node doubling, docs/phi.md §6), or
+     * the phi method could not estimate and returned trivial bounds (see
+     * note).  Claims of privacy should use certified results. */
+    int certified;
+    double order;          /* rdp: the Renyi order attaining `upper` (binding direction); NAN otherwise */
+    char note[160];        /* a method's remark on this result ("" if none) */
 } dpa_result;
 
 typedef struct dpa_accountant dpa_accountant;
@@ -147,7 +188,7 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
 void dpa_accountant_free(dpa_accountant *a);
 
 /* The method the accountant uses: the one asked for, or for DPA_METHOD_AUTO
- * the one it chose (DPA_METHOD_PLD or DPA_METHOD_EXACT; never AUTO).
+ * the one it chose (never AUTO).
  * a must not be NULL. */
 dpa_method dpa_accountant_method(const dpa_accountant *a);
 

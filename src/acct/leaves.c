@@ -16,6 +16,7 @@ typedef struct walk {
     /* identity of each leaf for merging: kind, params, wrapper */
     double (*keys)[6];
     long long next_id; /* for the unique keys of composite leaves */
+    int sampled;       /* walking the inner composition of a subsampled step */
 } walk;
 
 static int is_mechanism(dpa_event_kind k)
@@ -36,9 +37,11 @@ static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_error 
     case DPA_EV_PURE: return dpa_pair_rr(e->p[0], 0.0, err);
     case DPA_EV_APPROX: return dpa_pair_rr(e->p[0], e->p[1], err);
     case DPA_EV_ZCDP:
+        /* reached only under subsampling (unsampled zcdp leaves are kept as such) */
         dpa_error_set(err, DPA_EUNSUPPORTED,
-                      "%s: zcdp leaves are not supported by this accountant: a zCDP bound is a Renyi "
-                      "bound, not a dominating pair (use a gaussian or gdp leaf if the mechanism is Gaussian)",
+                      "%s: a subsampled zcdp leaf is not supported: a zCDP bound is a Renyi bound, not a "
+                      "dominating pair, and no method bounds its subsampling tightly (use a gaussian or gdp "
+                      "leaf if the mechanism is Gaussian)",
                       path);
         return NULL;
     default: break;
@@ -73,7 +76,8 @@ static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, dou
         w->cap = nc;
     }
     memcpy(w->keys[s->n], key, sizeof w->keys[s->n]);
-    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta, NULL, NAN, 0};
+    /* kind and parameters from the key (composite leaves: kind -1) */
+    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta, NULL, NAN, 0, (int)key[0], {key[1], key[2]}, 0};
     if (pair && !pair->symmetric) s->asymmetric = 1;
     return DPA_OK;
 }
@@ -99,7 +103,7 @@ static dpa_status add_composite(walk *w, const dpa_event *e, const dpa_event *c,
     if (!in) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
     in->all_gaussian = 1;
     in->all_rr = 1;
-    walk sw = {w->spec, in, 0, NULL, w->next_id};
+    walk sw = {w->spec, in, 0, NULL, w->next_id, 1};
     dpa_status st = walk_event(&sw, c, 1.0, path, err);
     free(sw.keys);
     w->next_id = sw.next_id;
@@ -203,6 +207,17 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
     default: {
         char leafpath[PATH_MAX_LEN + 32];
         snprintf(leafpath, sizeof leafpath, "%s/%s", path, dpa_ev_kind_name(e->kind));
+        if (e->kind == DPA_EV_ZCDP && !w->sampled) {
+            /* kept as a zCDP guarantee: only the rdp method takes it */
+            w->set->all_gaussian = 0;
+            w->set->all_rr = 0;
+            if (!w->set->zcdp_path[0]) snprintf(w->set->zcdp_path, sizeof w->set->zcdp_path, "%.150s", leafpath);
+            double key[6] = {(double)e->kind, e->p[0], 0, -1, 0, 0};
+            size_t n0 = w->set->n;
+            dpa_status st = add_leaf(w, NULL, mult, NAN, NAN, NAN, key, leafpath, err);
+            if (!st && w->set->n > n0) w->set->v[n0].zcdp = 1;
+            return st;
+        }
         dpa_pair *p = mechanism_pair(e, leafpath, err);
         if (!p) return err ? err->status : DPA_EINVAL;
         double mu = NAN, re = NAN, rd = NAN;
@@ -242,7 +257,7 @@ dpa_status dpa_leaves_build(const dpa_spec *spec, dpa_leafset *out, dpa_error *e
     memset(out, 0, sizeof *out);
     out->all_gaussian = 1;
     out->all_rr = 1;
-    walk w = {spec, out, 0, NULL, 0};
+    walk w = {spec, out, 0, NULL, 0, 0};
     dpa_status st = walk_event(&w, spec->root, 1.0, "", err);
     free(w.keys);
     if (st) {

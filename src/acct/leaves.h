@@ -27,6 +27,10 @@ typedef struct dpa_leaf {
     struct dpa_leafset *inner; /* owned; composite leaves only */
     double rate;      /* subsampled leaves: Poisson rate, or m/n for sample; NAN if unsampled */
     int sample;       /* subsampled leaves: 1 for sample (replace-one, symmetrized), 0 for poisson */
+    int kind;         /* the mechanism's dpa_event_kind (under any sampling); -1 for composite */
+    double par[2];    /* the mechanism's two event parameters (dpa_event p[0], p[1]) */
+    int zcdp;         /* 1: a zcdp leaf (rho = par[0]): pair and inner are NULL; only the
+                       * rdp method accounts it (a zCDP bound is a Renyi bound, not a pair) */
 } dpa_leaf;
 
 typedef struct dpa_leafset {
@@ -37,13 +41,18 @@ typedef struct dpa_leafset {
     int all_rr;         /* every leaf is pure/RR/approx and unsampled */
     int composite;      /* some leaf is composite (at any depth) */
     double total_count; /* sum of counts */
+    /* JSON path of the first zcdp leaf ("" if none): methods other than rdp
+     * refuse the set naming it */
+    char zcdp_path[160];
 } dpa_leafset;
 
 /* Walk the spec: compose -> children, repeat -> counts multiply, poisson and
  * sample wrap a mechanism leaf or a composition (nested poisson rates
  * multiply; see dpa_leaf for composite leaves).  Identical leaves are
- * merged.  Errors name the JSON path: DPA_EUNSUPPORTED for zcdp leaves,
- * poisson under "replace" and sample under "add_remove"; DPA_EINVAL for a
+ * merged.  zcdp leaves are kept as such (dpa_leaf.zcdp; all_gaussian and
+ * all_rr are then 0).  Errors name the JSON path: DPA_EUNSUPPORTED for zcdp
+ * under poisson or sample (no method bounds a subsampled zCDP guarantee
+ * tightly), poisson under "replace" and sample under "add_remove"; DPA_EINVAL for a
  * total count above DPA_MAX_COUNT. */
 dpa_status dpa_leaves_build(const dpa_spec *spec, dpa_leafset *out, dpa_error *err);
 void dpa_leaves_free(dpa_leafset *s);

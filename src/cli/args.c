@@ -18,10 +18,12 @@
 
 typedef enum opt_id {
     OPT_DELTA, OPT_EPSILON, OPT_FROM, OPT_TO, OPT_POINTS, OPT_TOLERANCE,
-    OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_THREADS, OPT_JSON, OPT_COUNT
+    OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_THREADS, OPT_RDP_CONV, OPT_ORDER, OPT_JSON,
+    OPT_COUNT
 } opt_id;
 
 #define BIT(c) (1u << (c))
+/* the commands that account (renyi takes only --order and --json) */
 #define ALL_COMMANDS (BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE) | BIT(CLI_CALIBRATE))
 
 typedef struct opt_def {
@@ -42,7 +44,9 @@ static const opt_def options[OPT_COUNT] = {
     [OPT_GRID_STEP] = {"grid-step", ALL_COMMANDS, 1},
     [OPT_MAX_GRID] = {"max-grid", ALL_COMMANDS, 1},
     [OPT_THREADS] = {"threads", ALL_COMMANDS, 1},
-    [OPT_JSON] = {"json", ALL_COMMANDS, 0},
+    [OPT_RDP_CONV] = {"rdp-conversion", ALL_COMMANDS, 1},
+    [OPT_ORDER] = {"order", BIT(CLI_RENYI), 1},
+    [OPT_JSON] = {"json", ALL_COMMANDS | BIT(CLI_RENYI), 0},
 };
 
 /* Options each command requires. */
@@ -51,6 +55,7 @@ static const unsigned required[CLI_NCOMMANDS] = {
     [CLI_DELTA] = BIT(OPT_EPSILON),
     [CLI_PROFILE] = BIT(OPT_FROM) | BIT(OPT_TO),
     [CLI_CALIBRATE] = BIT(OPT_EPSILON) | BIT(OPT_DELTA),
+    [CLI_RENYI] = BIT(OPT_ORDER),
 };
 
 /* A finite double, the whole string, no leading blank.  Returns 0, -1 for
@@ -159,8 +164,16 @@ static int set_grid_step(cli_args *a, const char *val)
 static int set_method(cli_args *a, const char *val)
 {
     dpa_error err;
+    if (!strcmp(val, "all")) {
+        if (a->cmd != CLI_EPSILON && a->cmd != CLI_DELTA)
+            return cli_fail(CLI_EXIT_USAGE, "--method all: only for the epsilon and delta commands");
+        a->all_methods = 1;
+        return CLI_EXIT_OK;
+    }
     if (dpa_method_parse(val, &a->opt.method, &err) != DPA_OK)
-        return bad_value(OPT_METHOD, "auto, pld or exact", val);
+        return bad_value(OPT_METHOD, a->cmd == CLI_EPSILON || a->cmd == CLI_DELTA
+                                         ? "auto, exact, pld, phi, rdp or all"
+                                         : "auto, exact, pld, phi or rdp", val);
     return CLI_EXIT_OK;
 }
 
@@ -182,6 +195,14 @@ static int set_value(cli_args *a, opt_id id, const char *val)
                        "a number in [1e-12, 0.1]", &a->tolerance);
     case OPT_METHOD:
         return set_method(a, val);
+    case OPT_RDP_CONV: {
+        dpa_error err;
+        if (dpa_rdp_conv_parse(val, &a->opt.rdp_conversion, &err) != DPA_OK)
+            return bad_value(id, "optimal, improved or classical", val);
+        return CLI_EXIT_OK;
+    }
+    case OPT_ORDER:
+        return cli_fail(CLI_EXIT_USAGE, "--order: not available");
     case OPT_ACCURACY:
         return real_in(id, val, CLI_MIN_ACCURACY, 0, 1, 0, "a number in [1e-08, 1]",
                        &a->opt.accuracy);

@@ -26,6 +26,7 @@ typedef enum cli_command {
     CLI_DELTA,
     CLI_PROFILE,
     CLI_CALIBRATE,
+    CLI_RENYI,
     CLI_NCOMMANDS
 } cli_command;
 
@@ -46,6 +47,9 @@ typedef struct cli_args {
     size_t points;
     unsigned given;      /* bit (1u << option id) for each option seen */
     dpa_options opt;
+    int all_methods;     /* --method all (epsilon and delta) */
+    double order_re, order_im; /* renyi --order */
+    const char *order_text;
     int json;
     const char *spec;    /* the SPEC argument (borrowed from argv) */
 } cli_args;
@@ -115,6 +119,16 @@ int cli_print_query(const cli_args *a, const dpa_result *r);
 int cli_print_profile(const cli_args *a, const cli_profile_out *p);
 int cli_print_calibration(const cli_args *a, const dpa_param_info *info,
                           const dpa_calibration *c);
+/* --method all: one row per method. */
+typedef struct cli_method_row {
+    dpa_method method;
+    int ok;              /* 1: result holds; 0: refused or failed, reason in why */
+    dpa_result result;
+    double seconds;      /* accountant construction and the query, wall time */
+    char why[512];
+} cli_method_row;
+int cli_print_methods(const cli_args *a, const cli_method_row *rows, size_t n);
+
 /* "remove", "add", "both". */
 const char *cli_direction_word(dpa_direction d);
 

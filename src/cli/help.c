@@ -5,15 +5,21 @@
 #include "cli.h"
 
 static const char *const command_names[CLI_NCOMMANDS] = {
-    "epsilon", "delta", "profile", "calibrate"
+    "epsilon", "delta", "profile", "calibrate", "renyi"
 };
 
 /* Defaults are the library's (dpa_options_init), filled in when printed. */
 static const char common_options[] =
     "Accounting options (all commands):\n"
-    "  --method M       auto (default), pld or exact. auto uses exact for\n"
-    "                   compositions of Gaussian/GDP leaves, or of pure/\n"
-    "                   randomized_response/approx leaves, pld otherwise.\n"
+    "  --method M       auto (default), exact, pld, phi or rdp; for epsilon and\n"
+    "                   delta also all (every method side by side, with times).\n"
+    "                   auto picks the tightest that applies: exact (closed\n"
+    "                   forms) for Gaussian/GDP compositions, pure/RR/approx\n"
+    "                   compositions and Poisson-subsampled RR, else pld, else\n"
+    "                   rdp (specs with zcdp leaves). phi's bounds are estimates,\n"
+    "                   not certified; rdp gives an upper bound only.\n"
+    "  --rdp-conversion C  optimal (default), improved or classical: how the rdp\n"
+    "                   method converts Renyi DP to (epsilon, delta)\n"
     "  --accuracy A     requested relative accuracy of the bracket, in [1e-8, 1]\n"
     "                   (default %g)\n"
     "  --grid-step S    fixed PLD grid step, 0 (automatic, default) or in [1e-7, 1]\n"
@@ -46,6 +52,8 @@ static const char main_help_head[] =
     "  calibrate  --epsilon E --delta D [--tolerance T]\n"
     "                                       value of the \"?\" parameter meeting\n"
     "                                       epsilon <= E at delta D\n"
+    "  renyi      --order A                 Renyi divergence of order A (real > 0,\n"
+    "                                       or complex like 1.5+2i)\n"
     "\n";
 
 static const char main_help_tail[] =
@@ -97,6 +105,17 @@ static const char *const command_help[CLI_NCOMMANDS] = {
     "  --delta D        required, in (0, 1)\n"
     "  --tolerance T    relative width of the final search bracket, in\n"
     "                   [1e-12, 0.1] (default 1e-4)\n",
+
+    "Usage: dpacct renyi --order A [--json] SPEC\n"
+    "\n"
+    "The Renyi divergence of order A of the composition, both directions\n"
+    "(remove: D_A(P||Q), add: D_A(Q||P)), where it exists. A is a real number\n"
+    "> 0 (A = 1: the KL divergence) or a complex number written like 1.5+2i\n"
+    "(real part > 0); complex orders give the analytic continuation from the\n"
+    "real axis (docs/rdp.md). Real orders > 1 are certified upper bounds;\n"
+    "the output says which values are estimates.\n"
+    "\n"
+    "  --order A        required: a real number > 0, or RE+IMi / RE-IMi\n",
 };
 
 static const char *const command_example[CLI_NCOMMANDS] = {
@@ -108,6 +127,8 @@ static const char *const command_example[CLI_NCOMMANDS] = {
     "  dpacct calibrate --epsilon 1 --delta 1e-5 '{\"gaussian\": {\"sigma\": \"?\"}}'\n"
     "  dpacct calibrate --epsilon 2 --delta 1e-5 '{\"repeat\": {\"count\": \"?\",\n"
     "      \"event\": {\"gaussian\": {\"sigma\": 10}}}}'\n",
+    "  dpacct renyi --order 2 '{\"gaussian\": {\"sigma\": 1}}'\n"
+    "  dpacct renyi --order 1.5+2i --json dpsgd.json\n",
 };
 
 const char *cli_command_name(cli_command c)
@@ -143,7 +164,11 @@ void cli_print_command_help(cli_command c)
 {
     fputs(command_help[c], stdout);
     putchar('\n');
-    print_common_options();
+    if (c == CLI_RENYI)
+        fputs("  --json           print one JSON object instead of text\n"
+              "  -h, --help       print this help and exit\n", stdout);
+    else
+        print_common_options();
     fputs(spec_note, stdout);
     fputs("\nExamples:\n", stdout);
     fputs(command_example[c], stdout);

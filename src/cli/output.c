@@ -44,6 +44,19 @@ static int emit_json(json_t *o, int ok)
     return CLI_EXIT_OK;
 }
 
+/* What phi and rdp add to a result: whether it is certified, the RDP
+ * order and conversion, the method's note. */
+static void put_method_fields(json_t *o, const cli_args *a, const dpa_result *r, int *ok)
+{
+    put(o, "certified", json_boolean(r->certified), ok);
+    if (r->method == DPA_METHOD_RDP) {
+        put(o, "rdp_order", isfinite(r->order) ? json_real(r->order) : json_null(), ok);
+        put(o, "rdp_conversion", json_string(dpa_rdp_conv_name(a->opt.rdp_conversion)), ok);
+    }
+    if (r->note[0])
+        put(o, "note", json_string(r->note), ok);
+}
+
 static int json_query(const cli_args *a, const dpa_result *r)
 {
     int eps = a->cmd == CLI_EPSILON, ok = 1;
@@ -69,6 +82,7 @@ static int json_query(const cli_args *a, const dpa_result *r)
     put(o, "roundoff", json_real(r->roundoff), &ok);
     put(o, "accuracy_met", json_boolean(r->accuracy_met), &ok);
     put(o, "upper_source", json_string(dpa_bound_source_name(r->upper_source)), &ok);
+    put_method_fields(o, a, r, &ok);
     return emit_json(o, ok && o);
 }
 
@@ -142,6 +156,16 @@ static void print_method(const dpa_result *r)
         puts("method: exact (closed form)");
         return;
     }
+    if (r->method == DPA_METHOD_PHI) {
+        printf("method: phi (characteristic function; NOT certified: %s)\n", r->note);
+        return;
+    }
+    if (r->method == DPA_METHOD_RDP) {
+        char ord[CLI_NUM_BUF];
+        cli_format(ord, sizeof ord, r->order, 6, CLI_ROUND_NEAREST);
+        printf("method: rdp (Renyi DP at order %s; %s)\n", ord, r->note);
+        return;
+    }
     if (r->grid_size == 0) {
         printf("method: %s (no grid could be built for this spec; see the note below)\n", dpa_method_name(r->method));
         return;
@@ -194,6 +218,15 @@ static void print_source(const cli_args *a, const dpa_result *r)
 static void print_accuracy(const dpa_result *r)
 {
     if (r->accuracy_met) return;
+    if (r->method == DPA_METHOD_RDP) {
+        puts("note: Renyi DP bounds eps from above only; the lower bound shown is the trivial one "
+             "(--method pld or exact give a tight bracket)");
+        return;
+    }
+    if (r->method == DPA_METHOD_PHI) {
+        puts("note: accuracy target not met: the quadrature error estimates leave a wider bracket");
+        return;
+    }
     if (r->upper_source != DPA_SOURCE_METHOD) {
         puts("note: accuracy target not met; the bounds are still certified");
         return;
@@ -235,7 +268,8 @@ static int human_query(const cli_args *a, const dpa_result *r)
     char at[CLI_NUM_BUF];
 
     print_bounds(eps ? "epsilon" : "delta", r->upper, r->lower,
-                 "certified upper bound; claim this");
+                 r->certified ? "certified upper bound; claim this"
+                              : "estimated upper bound, not certified: do not claim it");
     cli_format_shortest(at, sizeof at, eps ? a->delta : a->epsilon);
     printf("at %s = %s\n", eps ? "delta" : "epsilon", at);
     print_method(r);
@@ -308,6 +342,88 @@ static int human_calibration(const cli_args *a, const dpa_param_info *info,
     print_method(&c->at_value);
     print_accuracy(&c->at_value);
     return CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------ --method all --- */
+
+static int json_methods(const cli_args *a, const cli_method_row *rows, size_t n)
+{
+    int eps = a->cmd == CLI_EPSILON, ok = 1;
+    const char *q = eps ? "epsilon" : "delta";
+    char key[32];
+    json_t *o = json_object(), *arr = json_array();
+
+    ok = o && arr;
+    put(o, "query", json_string(q), &ok);
+    put(o, eps ? "delta" : "epsilon", json_real(eps ? a->delta : a->epsilon), &ok);
+    for (size_t i = 0; ok && i < n; i++) {
+        const dpa_result *r = &rows[i].result;
+        json_t *m = json_object();
+        int mok = m != NULL;
+        put(m, "method", json_string(dpa_method_name(rows[i].method)), &mok);
+        put(m, "applicable", json_boolean(rows[i].ok), &mok);
+        if (rows[i].ok) {
+            snprintf(key, sizeof key, "%s_upper", q);
+            put(m, key, json_bound(r->upper), &mok);
+            snprintf(key, sizeof key, "%s_lower", q);
+            put(m, key, json_bound(r->lower), &mok);
+            put(m, "binding_direction", json_string(cli_direction_word(r->binding)), &mok);
+            put(m, "accuracy_met", json_boolean(r->accuracy_met), &mok);
+            put_method_fields(m, a, r, &mok);
+        } else {
+            put(m, "reason", json_string(rows[i].why), &mok);
+        }
+        put(m, "seconds", json_real(rows[i].seconds), &mok);
+        if (!mok || json_array_append_new(arr, m) != 0) {
+            if (!mok) json_decref(m);
+            ok = 0;
+        }
+    }
+    put(o, "methods", arr, &ok);
+    return emit_json(o, ok && o);
+}
+
+static int human_methods(const cli_args *a, const cli_method_row *rows, size_t n)
+{
+    int eps = a->cmd == CLI_EPSILON;
+    char at[CLI_NUM_BUF], us[CLI_NUM_BUF], ls[CLI_NUM_BUF];
+
+    cli_format_shortest(at, sizeof at, eps ? a->delta : a->epsilon);
+    printf("%s at %s = %s, every method:\n", eps ? "epsilon" : "delta", eps ? "delta" : "epsilon", at);
+    printf("%-6s  %-14s  %-14s  %9s  %s\n", "method", "upper", "lower", "time", "");
+    for (size_t i = 0; i < n; i++) {
+        const dpa_result *r = &rows[i].result;
+        const char *name = dpa_method_name(rows[i].method);
+        if (!rows[i].ok) {
+            printf("%-6s  not applicable: %s\n", name, rows[i].why);
+            continue;
+        }
+        int digits = cli_digits_for(r->upper, r->lower);
+        cli_format(us, sizeof us, r->upper, digits, CLI_ROUND_UP);
+        cli_format(ls, sizeof ls, r->lower, digits, CLI_ROUND_DOWN);
+        char tm[32];
+        snprintf(tm, sizeof tm, "%.1f ms", 1e3 * rows[i].seconds);
+        const char *what = r->method == DPA_METHOD_PHI   ? "estimate, not certified"
+                           : r->method == DPA_METHOD_RDP ? "certified upper bound only"
+                                                         : "certified bracket";
+        printf("%-6s  %-14s  %-14s  %9s  %s", name, us, ls, tm, what);
+        if (r->method == DPA_METHOD_RDP) {
+            char ord[CLI_NUM_BUF];
+            cli_format(ord, sizeof ord, r->order, 6, CLI_ROUND_NEAREST);
+            printf(" (order %s, %s conversion)", ord, dpa_rdp_conv_name(a->opt.rdp_conversion));
+        }
+        if (!r->accuracy_met && r->method != DPA_METHOD_RDP)
+            printf("; accuracy target not met");
+        putchar('\n');
+    }
+    puts("Claim a certified upper bound: the smallest one above (the time column includes "
+         "building each method's accountant).");
+    return CLI_EXIT_OK;
+}
+
+int cli_print_methods(const cli_args *a, const cli_method_row *rows, size_t n)
+{
+    return a->json ? json_methods(a, rows, n) : human_methods(a, rows, n);
 }
 
 /* ------------------------------------------------------------- entries --- */

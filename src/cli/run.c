@@ -5,8 +5,10 @@
  * a NaN, an infinity where none is allowed, or bounds in the wrong order are
  * library bugs and end the run with exit status 1 instead of being shown. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "cli.h"
 
 static int library_bug(const char *what)
@@ -31,6 +33,13 @@ static void poison_result(dpa_result *r)
     r->grid_step = r->truncated_mass = r->roundoff = NAN;
     r->method = DPA_METHOD_AUTO;
     r->binding = (dpa_direction)3; /* no such direction */
+    r->certified = -1;
+}
+
+/* A method the library reports for a result (never AUTO). */
+static int method_ok(dpa_method m)
+{
+    return m == DPA_METHOD_PLD || m == DPA_METHOD_EXACT || m == DPA_METHOD_PHI || m == DPA_METHOD_RDP;
 }
 
 /* Finite, or +inf where allowed (epsilon bounds). */
@@ -50,8 +59,14 @@ static int check_result(const dpa_result *r, int eps_query)
         return library_bug("a lower bound above the upper bound");
     if (!isfinite(r->grid_step) || !isfinite(r->truncated_mass) || !isfinite(r->roundoff))
         return library_bug("an invalid grid or error-budget value");
-    if (r->method != DPA_METHOD_PLD && r->method != DPA_METHOD_EXACT)
+    if (!method_ok(r->method))
         return library_bug("no method");
+    if (r->certified != 0 && r->certified != 1)
+        return library_bug("no certification flag");
+    if (r->method == DPA_METHOD_RDP && isfinite(r->upper) && !(r->order >= 1))
+        return library_bug("an RDP bound without its order");
+    if (memchr(r->note, '\0', sizeof r->note) == NULL)
+        return library_bug("an unterminated note");
     if (r->binding != DPA_DIR_BOTH && r->binding != DPA_DIR_REMOVE && r->binding != DPA_DIR_ADD)
         return library_bug("no binding direction");
     return CLI_EXIT_OK;
@@ -101,6 +116,71 @@ static int run_query(const cli_args *a, const char *text)
     return rc != CLI_EXIT_OK ? rc : cli_print_query(a, &r);
 }
 
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* --method all: every method on the same query, side by side.  A method
+ * that cannot take the spec is listed with its reason; the run fails only
+ * if none can (exit 2 for refusals, 1 for failures). */
+static int run_all(const cli_args *a, const char *text)
+{
+    static const dpa_method methods[] = {DPA_METHOD_EXACT, DPA_METHOD_PLD, DPA_METHOD_PHI, DPA_METHOD_RDP};
+    enum { NM = sizeof methods / sizeof *methods };
+    cli_method_row rows[NM];
+    int eps_query = a->cmd == CLI_EPSILON, any = 0, worst = CLI_EXIT_USAGE;
+    dpa_error err;
+
+    dpa_error_clear(&err);
+    dpa_spec *spec = dpa_spec_from_json(text, &err);
+    if (!spec)
+        return fail_status(DPA_EINVAL, &err);
+    cli_wisdom w = {0};
+    for (size_t i = 0; i < NM; i++) {
+        cli_method_row *row = &rows[i];
+        dpa_options o = a->opt;
+        memset(row, 0, sizeof *row);
+        row->method = o.method = methods[i];
+        if (methods[i] == DPA_METHOD_PLD)
+            cli_wisdom_begin(&w);
+        dpa_error_clear(&err);
+        double t0 = now_seconds();
+        dpa_accountant *acc = dpa_accountant_new(spec, &o, &err);
+        dpa_status s = acc ? DPA_OK : (err.status ? err.status : DPA_EINVAL);
+        poison_result(&row->result);
+        if (acc) {
+            s = eps_query ? dpa_accountant_epsilon(acc, a->delta, &row->result, &err)
+                          : dpa_accountant_delta(acc, a->epsilon, &row->result, &err);
+            dpa_accountant_free(acc);
+        }
+        row->seconds = now_seconds() - t0;
+        if (s != DPA_OK) {
+            snprintf(row->why, sizeof row->why, "%s", err.message[0] ? err.message : dpa_status_string(s));
+            if (cli_exit_for(s) != CLI_EXIT_USAGE)
+                worst = CLI_EXIT_FAIL;
+            continue;
+        }
+        int rc = check_result(&row->result, eps_query);
+        if (rc != CLI_EXIT_OK) {
+            dpa_spec_free(spec);
+            cli_wisdom_end(&w);
+            return rc;
+        }
+        row->ok = any = 1;
+    }
+    cli_wisdom_end(&w);
+    dpa_spec_free(spec);
+    if (!any) {
+        for (size_t i = 0; i < NM; i++)
+            cli_fail(worst, "%s: %s", dpa_method_name(rows[i].method), rows[i].why);
+        return worst;
+    }
+    return cli_print_methods(a, rows, NM);
+}
+
 /* The i-th of n evenly spaced points from `from` to `to` (both included).
  * The weighted-sum form gives the nearest double to the exact point when
  * the ends are short decimals (0, 2, 21 points -> 0.1, 0.2, ...). */
@@ -136,7 +216,7 @@ static int profile_method(const cli_args *a, dpa_accountant *acc, double eps0, d
     s = dpa_accountant_delta(acc, eps0, &r, &err);
     if (s != DPA_OK)
         return fail_status(s, &err);
-    if (r.method != DPA_METHOD_PLD && r.method != DPA_METHOD_EXACT)
+    if (!method_ok(r.method))
         return library_bug("no method");
     *m = r.method;
     return CLI_EXIT_OK;
@@ -253,7 +333,7 @@ int cli_run(const cli_args *a, const char *spec_text)
     switch (a->cmd) {
     case CLI_EPSILON:
     case CLI_DELTA:
-        return run_query(a, spec_text);
+        return a->all_methods ? run_all(a, spec_text) : run_query(a, spec_text);
     case CLI_PROFILE:
         return run_profile(a, spec_text);
     case CLI_CALIBRATE:

@@ -26,6 +26,7 @@
  *    (docs/rdp.md §2.6: S differs from R only on W <= 0, where the integrand
  *    difference b (e^{-theta W} - 1)(1 - e^{(1+theta)W}) is >= 0).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,7 +237,24 @@ static dpa_status add_leafset_to(composite *c, const dpa_leafset *s, int *asym, 
     for (size_t i = 0; i < s->n; i++) {
         const dpa_leaf *l = &s->v[i];
         dpa_status st;
-        if (l->pair) {
+        if (l->zcdp) {
+            /* a zcdp leaf (rho = par[0]); never inside a subsampled
+             * composition (src/acct/leaves.c refuses that) */
+            if (!count_ok(l->count) || !(l->par[0] >= 0 && isfinite(l->par[0])))
+                return dpa_error_set(err, DPA_EINVAL, "RDP accountant: zcdp leaf rho %g, count %g", l->par[0], l->count);
+            st = comp_push(c, (rdp_term){T_ZCDP, l->count, NULL, l->par[0], 0, NULL}, err);
+        } else if (l->pair && depth == 0 && l->kind == DPA_EV_DISCRETE_GAUSSIAN && isnan(l->rate)) {
+            /* the discrete Gaussian's atom list is truncated (its pair has
+             * slack), so its exact divergence cannot be certified; it is
+             * rho-zCDP with rho = s^2 / (2 sigma^2) (Canonne-Kamath-Steinke
+             * 2020, Prop 5; par = sigma, sensitivity), rounded up: two
+             * products and a quotient, 4 u relative */
+            double r = l->par[1] / l->par[0];
+            double rho = 0.5 * r * r * (1 + 4 * DBL_EPSILON);
+            if (!count_ok(l->count) || !isfinite(rho))
+                return dpa_error_set(err, DPA_EINVAL, "RDP accountant: discrete_gaussian rho %g, count %g", rho, l->count);
+            st = comp_push(c, (rdp_term){T_ZCDP, l->count, NULL, rho, 0, NULL}, err);
+        } else if (l->pair) {
             st = add_pair_to(c, l->pair, l->count, asym, err);
         } else if (l->inner) {
             if (!(l->rate > 0 && l->rate <= 1))

@@ -180,7 +180,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct/exact_rr.h"
+#include "exact/exact_rr.h"
 #include "acct/leaves.h"
 #include "num/num.h"
 

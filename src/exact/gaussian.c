@@ -61,7 +61,7 @@
  * condition number of delta in eps. */
 #include <float.h>
 #include <math.h>
-#include "acct/exact.h"
+#include "exact/exact.h"
 #include "num/num.h"
 #include "mech/pair.h"
 

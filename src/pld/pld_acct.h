@@ -1,0 +1,80 @@
+/* The PLD method's accountant state, shared by its build (src/pld/build.c:
+ * grids of the leaves, compositions) and its queries (src/pld/method.c:
+ * bounds, adaptive refinement, the (eps, delta) domination fallback).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#ifndef DPA_PLD_ACCT_H
+#define DPA_PLD_ACCT_H
+
+#include "dpacct/accountant.h"
+#include "acct/leaves.h"
+#include "exact/exact_rr.h"
+#include "num/num.h"
+#include "pld/pld.h"
+
+/* The smallest grid step (loss units) the PLD method uses or accepts as a
+ * fixed step (dpa_options.grid_step). */
+#define DPA_PLD_STEP_MIN 1e-7
+
+typedef struct dpa_pld_acct {
+    dpa_options opt;
+    const dpa_leafset *leaves; /* lent by the accountant */
+    dpa_fft *fft;
+    int nthreads;       /* workers of a build (options.threads resolved) */
+    dpa_compose_ws ws[DPA_THREADS_MAX]; /* FFT working arrays per worker, reused by every composition */
+    int ndir;
+    int built;          /* some composition exists */
+    double step, tau;   /* the finest grid step and tail budget asked for so far */
+    /* grid step and tail budget of comp[d][k]; 0: not built.  The direction
+     * that sets the upper bound is composed on the fine grid, upper and
+     * lower; the other only needs an upper bound below it, composed on a
+     * coarser grid (docs/guarantees.md §3.11). */
+    double cstep[2][2], ctau[2][2];
+    int crough[2][2];   /* comp[d][k] composed without the accurate path (DPA_COMPOSE_ROUGH) */
+    /* per direction: the composition's largest finite loss (rounded up) and
+     * an upper bound on its mass at +inf (docs/guarantees.md §3.12) */
+    double wmax[2], infub[2];
+    /* the (eps_i, delta_i)-DP domination bound (DPA_SOURCE_DOMINATION):
+     * 0 not built yet, 1 built in fb, -1 unavailable */
+    int fb_state;
+    dpa_rr_comp fb;
+    dpa_composed comp[2][2]; /* [direction][0 pessimistic, 1 optimistic] */
+} dpa_pld_acct;
+
+/* ---- build.c ---- */
+
+/* Largest finite loss *wmax of leaf l in direction d (0 remove, 1 add: the
+ * reversed pair) and an upper bound *inf on its mass above that loss (its
+ * +inf atom and omitted atoms); *wmax = +inf when there is no finite bound.
+ * dpa_pld_set_range: the same for a composition (losses add, +inf masses
+ * compose), both rounded up. */
+void dpa_pld_leaf_range(const dpa_leaf *l, int d, double *wmax, double *inf);
+void dpa_pld_set_range(const dpa_leafset *L, int d, double *wmax, double *inf);
+
+/* Free every composition (the state stays usable). */
+void dpa_pld_release(dpa_pld_acct *a);
+
+/* The largest step <= step that divides the composition's atom lattice (if
+ * any; the step itself under a fixed grid step). */
+double dpa_pld_align_step(const dpa_pld_acct *a, double step);
+/* First grid step for a query at accuracy acc whose answer is about eps. */
+double dpa_pld_initial_step(const dpa_pld_acct *a, double acc, double eps);
+/* A rough Gaussian-DP estimate of eps(delta) (sizes the first grid only). */
+double dpa_pld_eps_estimate(const dpa_pld_acct *a, double delta);
+
+/* comp[d][k] exists at (step, tau) or finer; _exact: and was composed with
+ * the accurate path (what the binding direction needs). */
+int dpa_pld_have(const dpa_pld_acct *a, int d, int k, double step, double tau);
+int dpa_pld_have_exact(const dpa_pld_acct *a, int d, int k, double step, double tau);
+
+/* Make sure the compositions of mask (bit 2 d + k; bits also in rough may be
+ * composed without the accurate path) exist at (step, tau) or finer; on a
+ * grid that does not fit, coarsen (automatic step only).  *used: the step
+ * built (or already there). */
+dpa_status dpa_pld_ensure(dpa_pld_acct *a, unsigned mask, unsigned rough, double step, double tau, double *used,
+                          dpa_error *err);
+/* The same at exactly *step when refining (a grid that does not fit is an
+ * error: the caller keeps its last build); otherwise dpa_pld_ensure. */
+dpa_status dpa_pld_obtain(dpa_pld_acct *a, unsigned mask, unsigned rough, double *step, double tau, int refining,
+                          dpa_error *err);
+
+#endif
