@@ -625,6 +625,56 @@ static dpa_status new_status(const char *json, dpa_method method, dpa_error *err
             fail_msg("message \"%s\" does not mention \"%s\"", (err).message, (sub));   \
     } while (0)
 
+/* Regression (found by the phi/rdp cross-check of test_fuzz_specs): 1e15
+ * identity steps (randomized response with p = 1/2) next to 1e6 steps of
+ * randomized response p = 3/4.  The PLD method's relative round-off
+ * allowance grows with the total count (16 u per factor); at 1e15 factors it
+ * exceeded 1 and the eps lower bound was computed through a negative scale:
+ * 1098612.288 (= 1e6 ln 3), far above the true 553359.70.  Identity leaves are
+ * now dropped, and an allowance >= 1 gives the trivial lower bound. */
+static void test_identity_leaves_and_huge_counts(void **state)
+{
+    (void)state;
+    static const char *const specs[] = {
+        "{\"compose\":[{\"repeat\":{\"count\":1000000000000000,\"event\":{\"randomized_response\":{\"p\":0.5}}}},"
+        "{\"repeat\":{\"count\":1000000,\"event\":{\"randomized_response\":{\"p\":0.75}}}}]}",
+        /* the same with a Laplace leaf: no exact method, PLD must stay sound */
+        "{\"compose\":[{\"repeat\":{\"count\":1000000000000000,\"event\":{\"pure\":{\"epsilon\":0}}}},"
+        "{\"laplace\":{\"scale\":1e9}},"
+        "{\"repeat\":{\"count\":1000000,\"event\":{\"randomized_response\":{\"p\":0.75}}}}]}",
+        /* not an identity: 1e15 steps of eps 1e-12 (adding ~1e-4 to eps) */
+        "{\"compose\":[{\"repeat\":{\"count\":1000000000000000,\"event\":{\"pure\":{\"epsilon\":1e-12}}}},"
+        "{\"laplace\":{\"scale\":1e9}},"
+        "{\"repeat\":{\"count\":1000000,\"event\":{\"randomized_response\":{\"p\":0.75}}}}]}",
+    };
+    /* exact eps of 1e6 x RR(ln 3) at delta 1e-5 (the exact method, checked
+     * against MPFR in test_exact_rr): 553359.7048..553359.7049 */
+    const double truth_hi = 553359.7050, room[3] = {0, 1e-6, 1e-2};
+    for (size_t i = 0; i < 3; i++) {
+        static const dpa_method ms[] = {DPA_METHOD_PLD, DPA_METHOD_AUTO, DPA_METHOD_RDP};
+        for (size_t m = 0; m < 3; m++) {
+            dpa_error err;
+            dpa_spec *s = dpa_spec_from_json(specs[i], &err);
+            assert_non_null(s);
+            dpa_options o;
+            dpa_options_init(&o);
+            o.method = ms[m];
+            dpa_accountant *a = dpa_accountant_new(s, &o, &err);
+            assert_non_null(a);
+            dpa_result r;
+            assert_int_equal(dpa_accountant_epsilon(a, 1e-5, &r, &err), DPA_OK);
+            CHECK(r.lower <= truth_hi + room[i], "spec %zu method %d: lower %.17g above the truth", i,
+                  (int)ms[m], r.lower);
+            CHECK(r.upper >= 553359.7048, "spec %zu method %d: upper %.17g below the truth", i, (int)ms[m], r.upper);
+            if (ms[m] != DPA_METHOD_RDP && i < 2)
+                CHECK(r.upper - r.lower <= 1e-3 * r.upper, "spec %zu method %d: bracket [%.17g, %.17g] too wide", i,
+                      (int)ms[m], r.lower, r.upper);
+            dpa_accountant_free(a);
+            dpa_spec_free(s);
+        }
+    }
+}
+
 static void test_errors_unsupported(void **state)
 {
     (void)state;
@@ -818,6 +868,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mixed_cf_exp2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sample_replace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_infinite_eps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_identity_leaves_and_huge_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_unsupported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_options, setup, teardown),

@@ -24,6 +24,17 @@ static int is_mechanism(dpa_event_kind k)
     return k != DPA_EV_COMPOSE && k != DPA_EV_REPEAT && k != DPA_EV_POISSON && k != DPA_EV_SAMPLE;
 }
 
+/* A mechanism whose two distributions coincide (pure/randomized_response
+ * with epsilon 0, approx with epsilon 0 and delta 0): the identity of
+ * composition, with or without subsampling.  Such leaves are dropped: they
+ * change no privacy parameter, and a huge count of them would only inflate
+ * the PLD method's per-factor round-off allowance. */
+static int is_identity(const dpa_event *e)
+{
+    return ((e->kind == DPA_EV_PURE || e->kind == DPA_EV_RANDOMIZED_RESPONSE) && e->p[0] == 0) ||
+           (e->kind == DPA_EV_APPROX && e->p[0] == 0 && e->p[1] == 0);
+}
+
 /* The remove-direction base pair of a mechanism leaf. */
 static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_error *err)
 {
@@ -186,6 +197,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
             c = c->child[0];
         }
         if (!is_mechanism(c->kind)) return add_composite(w, e, c, rate, mult, sub, err);
+        if (is_identity(c)) return DPA_OK;
         char leafpath[PATH_MAX_LEN + 32]; /* sub plus one kind name always fits */
         snprintf(leafpath, sizeof leafpath, "%s/%s", sub, dpa_ev_kind_name(c->kind));
         dpa_pair *base = mechanism_pair(c, leafpath, err);
@@ -207,6 +219,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
     default: {
         char leafpath[PATH_MAX_LEN + 32];
         snprintf(leafpath, sizeof leafpath, "%s/%s", path, dpa_ev_kind_name(e->kind));
+        if (is_identity(e)) return DPA_OK;
         if (e->kind == DPA_EV_ZCDP && !w->sampled) {
             /* kept as a zCDP guarantee: only the rdp method takes it */
             w->set->all_gaussian = 0;

@@ -49,7 +49,8 @@ typedef struct dpa_leafset {
 /* Walk the spec: compose -> children, repeat -> counts multiply, poisson and
  * sample wrap a mechanism leaf or a composition (nested poisson rates
  * multiply; see dpa_leaf for composite leaves).  Identical leaves are
- * merged.  zcdp leaves are kept as such (dpa_leaf.zcdp; all_gaussian and
+ * merged; identity mechanisms (pure/randomized_response with epsilon 0,
+ * approx with epsilon 0 and delta 0) are dropped.  zcdp leaves are kept as such (dpa_leaf.zcdp; all_gaussian and
  * all_rr are then 0).  Errors name the JSON path: DPA_EUNSUPPORTED for zcdp
  * under poisson or sample (no method bounds a subsampled zCDP guarantee
  * tightly), poisson under "replace" and sample under "add_remove"; DPA_EINVAL for a

@@ -79,7 +79,8 @@ static void pld_delta_dir(dpa_pld_acct *a, int d, double eps, double *up, double
     double l = 0;
     if (has_lo) {
         double vo = dpa_composed_delta(O, eps);
-        l = vo * (1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err) - O->tail_outside - O->roundoff;
+        /* a negative factor (rel_err >= 1) certifies nothing: l < 0, the floor applies */
+        l = vo * fmax(0.0, 1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err) - O->tail_outside - O->roundoff;
     }
     /* 1 - e^eps is a lower bound; -expm1 is rounded to nearest: round down */
     double floor_ = fmax(has_lo ? O->inf * (1 - INF_MARGIN) : 0.0,
@@ -102,8 +103,12 @@ static void pld_eps_dir(dpa_pld_acct *a, int d, double delta, double *up, double
     }
     *up = dpa_composed_epsilon(P, tp);
     *lo = 0;
-    if (has_lo) {
-        double to = (delta + O->tail_outside + O->roundoff) / (1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err);
+    /* the lower curve is scaled by (1 - 2 n u - rel_err); when the relative
+     * allowance reaches 1 (rel_err grows with the total count: 16 u per
+     * factor, so counts near 1e15) it certifies nothing: lower bound 0 */
+    double shrink = 1 - 2 * (double)O->n * DPA_UNIT_ROUNDOFF - O->rel_err;
+    if (has_lo && shrink > 0) {
+        double to = (delta + O->tail_outside + O->roundoff) / shrink;
         *lo = dpa_composed_epsilon(O, to);
     }
     if (*up < 0) *up = 0;
