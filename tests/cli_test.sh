@@ -483,6 +483,35 @@ run epsilon --delta 1e-5 --json '{"compose": [{"zcdp": {"rho": 0.1}}, {"gaussian
 check "zcdp composes with a Gaussian (rho adds 1/(2 sigma^2))" \
     json "d['method'] == 'rdp' and d['epsilon_upper'] <= $(python3 -c 'import math; r=0.1+1/18; print(repr(r + 2*math.sqrt(r*math.log(1e5))))')"
 
+# -------------------------------------------------------------- curves --
+run curve --points 5 "$SG"
+check "curve: CSV profile, 5 points, brackets in order" eval 'rc_is 0 && [ "$(head -1 "$TMP/out")" = "method,epsilon,delta_upper,delta_lower" ] && [ "$(wc -l <"$TMP/out")" -eq 6 ] &&
+    python3 -c "
+import csv,sys
+rows=list(csv.DictReader(open(sys.argv[1])))
+assert all(r[\"method\"]==\"pld\" and 0<=float(r[\"delta_lower\"])<=float(r[\"delta_upper\"])<=1 for r in rows)
+d=[float(r[\"delta_upper\"]) for r in rows]; assert all(a>=b for a,b in zip(d,d[1:]))
+" "$TMP/out"'
+run curve --points 4 --from 0 --to 3 --json "$SG"
+check "curve --json: profile points match delta queries" \
+    json "d['kind'] == 'profile' and len(d['curves']) == 1 and d['curves'][0]['method'] == 'pld' and
+          [p['epsilon'] for p in d['curves'][0]['points']] == [0, 1, 2, 3] and
+          all(p['delta_lower'] <= p['delta_upper'] for p in d['curves'][0]['points'])"
+D2=$(json_get "d['curves'][0]['points'][2]['delta_upper']")
+run delta --epsilon 2 --json "$SG"
+check "curve point at eps 2 brackets the delta query's bracket" \
+    json "d['delta_lower'] <= $D2 and abs(d['delta_upper'] - $D2) <= 1e-4 * $D2"
+"$BIN" curve --method all -o "$TMP/p.svg" --points 11 "$SG" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "curve -o x.svg writes an SVG with a legend per method" eval 'rc_is 0 && out_empty && grep -q "<svg" "$TMP/p.svg" && [ $(grep -c "<path" "$TMP/p.svg") -gt 10 ]'
+"$BIN" curve --kind renyi --points 11 -o "$TMP/r.png" "$SG" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "curve --kind renyi -o x.png writes a PNG" eval 'rc_is 0 && [ "$(head -c 8 "$TMP/r.png" | od -An -tx1 | tr -d " ")" = "89504e470d0a1a0a" ]'
+usage_error "curve: PNG needs -o" curve --format png "$SG"
+usage_error "curve: bad --kind" curve --kind bogus "$SG"
+usage_error "curve: --at is for tradeoff only" curve --kind profile --at 0.1 "$SG"
+usage_error "curve: --at outside [0, 1]" curve --kind tradeoff --at 1.5 "$SG"
+run curve -o /nonexistent/dir/x.svg "$SG"
+check "curve: unwritable -o is exit 1" eval 'rc_is 1 && err_prefixed'
+
 if [ -w /dev/full ]; then
     "$BIN" epsilon --delta 1e-5 "$GAUSS" >/dev/full 2>"$TMP/err"; rc=$?
     : >"$TMP/out"

@@ -10,5 +10,6 @@
 #include "accountant.h"
 #include "calibrate.h"
 #include "wisdom.h"
+#include "renyi.h"
 
 #endif

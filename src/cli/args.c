@@ -18,13 +18,13 @@
 
 typedef enum opt_id {
     OPT_DELTA, OPT_EPSILON, OPT_FROM, OPT_TO, OPT_POINTS, OPT_TOLERANCE,
-    OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_THREADS, OPT_RDP_CONV, OPT_ORDER, OPT_JSON,
-    OPT_COUNT
+    OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_THREADS, OPT_RDP_CONV, OPT_ORDER, OPT_KIND,
+    OPT_FORMAT, OPT_OUTPUT, OPT_AT, OPT_JSON, OPT_COUNT
 } opt_id;
 
 #define BIT(c) (1u << (c))
 /* the commands that account (renyi takes only --order and --json) */
-#define ALL_COMMANDS (BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE) | BIT(CLI_CALIBRATE))
+#define ALL_COMMANDS (BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE) | BIT(CLI_CALIBRATE) | BIT(CLI_CURVE))
 
 typedef struct opt_def {
     const char *name;   /* without the leading "--" */
@@ -35,9 +35,9 @@ typedef struct opt_def {
 static const opt_def options[OPT_COUNT] = {
     [OPT_DELTA] = {"delta", BIT(CLI_EPSILON) | BIT(CLI_CALIBRATE), 1},
     [OPT_EPSILON] = {"epsilon", BIT(CLI_DELTA) | BIT(CLI_CALIBRATE), 1},
-    [OPT_FROM] = {"from", BIT(CLI_PROFILE), 1},
-    [OPT_TO] = {"to", BIT(CLI_PROFILE), 1},
-    [OPT_POINTS] = {"points", BIT(CLI_PROFILE), 1},
+    [OPT_FROM] = {"from", BIT(CLI_PROFILE) | BIT(CLI_CURVE), 1},
+    [OPT_TO] = {"to", BIT(CLI_PROFILE) | BIT(CLI_CURVE), 1},
+    [OPT_POINTS] = {"points", BIT(CLI_PROFILE) | BIT(CLI_CURVE), 1},
     [OPT_TOLERANCE] = {"tolerance", BIT(CLI_CALIBRATE), 1},
     [OPT_METHOD] = {"method", ALL_COMMANDS, 1},
     [OPT_ACCURACY] = {"accuracy", ALL_COMMANDS, 1},
@@ -46,6 +46,10 @@ static const opt_def options[OPT_COUNT] = {
     [OPT_THREADS] = {"threads", ALL_COMMANDS, 1},
     [OPT_RDP_CONV] = {"rdp-conversion", ALL_COMMANDS, 1},
     [OPT_ORDER] = {"order", BIT(CLI_RENYI), 1},
+    [OPT_KIND] = {"kind", BIT(CLI_CURVE), 1},
+    [OPT_FORMAT] = {"format", BIT(CLI_CURVE), 1},
+    [OPT_OUTPUT] = {"output", BIT(CLI_CURVE), 1},
+    [OPT_AT] = {"at", BIT(CLI_CURVE), 1},
     [OPT_JSON] = {"json", ALL_COMMANDS | BIT(CLI_RENYI), 0},
 };
 
@@ -165,15 +169,25 @@ static int set_method(cli_args *a, const char *val)
 {
     dpa_error err;
     if (!strcmp(val, "all")) {
-        if (a->cmd != CLI_EPSILON && a->cmd != CLI_DELTA)
-            return cli_fail(CLI_EXIT_USAGE, "--method all: only for the epsilon and delta commands");
+        if (a->cmd != CLI_EPSILON && a->cmd != CLI_DELTA && a->cmd != CLI_CURVE)
+            return cli_fail(CLI_EXIT_USAGE, "--method all: only for the epsilon, delta and curve commands");
         a->all_methods = 1;
         return CLI_EXIT_OK;
     }
     if (dpa_method_parse(val, &a->opt.method, &err) != DPA_OK)
-        return bad_value(OPT_METHOD, a->cmd == CLI_EPSILON || a->cmd == CLI_DELTA
+        return bad_value(OPT_METHOD, a->cmd == CLI_EPSILON || a->cmd == CLI_DELTA || a->cmd == CLI_CURVE
                                          ? "auto, exact, pld, phi, rdp or all"
                                          : "auto, exact, pld, phi or rdp", val);
+    return CLI_EXIT_OK;
+}
+
+static int set_order(cli_args *a, const char *val)
+{
+    dpa_error err;
+    dpa_error_clear(&err);
+    if (dpa_renyi_parse_order(val, &a->order_re, &a->order_im, &err) != DPA_OK)
+        return cli_fail(CLI_EXIT_USAGE, "--order: %s", err.message);
+    a->order_text = val;
     return CLI_EXIT_OK;
 }
 
@@ -185,10 +199,13 @@ static int set_value(cli_args *a, opt_id id, const char *val)
     case OPT_EPSILON:
         return set_epsilon(a, val);
     case OPT_FROM:
+        a->given_from = 1;
         return real_in(id, val, -HUGE_VAL, 0, HUGE_VAL, 0, "a finite number", &a->from);
     case OPT_TO:
+        a->given_to = 1;
         return real_in(id, val, -HUGE_VAL, 0, HUGE_VAL, 0, "a finite number", &a->to);
     case OPT_POINTS:
+        a->given_points = 1;
         return uint_in(id, val, 2, CLI_MAX_POINTS, "an integer in [2, 1000000]", &a->points);
     case OPT_TOLERANCE:
         return real_in(id, val, CLI_MIN_TOLERANCE, 0, CLI_MAX_TOLERANCE, 0,
@@ -202,7 +219,27 @@ static int set_value(cli_args *a, opt_id id, const char *val)
         return CLI_EXIT_OK;
     }
     case OPT_ORDER:
-        return cli_fail(CLI_EXIT_USAGE, "--order: not available");
+        return set_order(a, val);
+    case OPT_KIND:
+        if (!strcmp(val, "profile")) a->kind = CLI_KIND_PROFILE;
+        else if (!strcmp(val, "tradeoff")) a->kind = CLI_KIND_TRADEOFF;
+        else if (!strcmp(val, "renyi")) a->kind = CLI_KIND_RENYI;
+        else return bad_value(id, "profile, tradeoff or renyi", val);
+        return CLI_EXIT_OK;
+    case OPT_FORMAT:
+        if (!strcmp(val, "csv")) a->format = CLI_FORMAT_CSV;
+        else if (!strcmp(val, "json")) a->format = CLI_FORMAT_JSON;
+        else if (!strcmp(val, "svg")) a->format = CLI_FORMAT_SVG;
+        else if (!strcmp(val, "png")) a->format = CLI_FORMAT_PNG;
+        else return bad_value(id, "csv, json, svg or png", val);
+        return CLI_EXIT_OK;
+    case OPT_OUTPUT:
+        if (!*val) return bad_value(id, "a file path", val);
+        a->output = val;
+        return CLI_EXIT_OK;
+    case OPT_AT:
+        a->given_at = 1;
+        return real_in(id, val, 0, 0, 1, 0, "a number in [0, 1]", &a->at);
     case OPT_ACCURACY:
         return real_in(id, val, CLI_MIN_ACCURACY, 0, 1, 0, "a number in [1e-08, 1]",
                        &a->opt.accuracy);
@@ -296,6 +333,10 @@ static int check_complete(const cli_args *a)
     if (!a->spec)
         return usage_error(a, "missing SPEC (a file path, - for standard input, "
                            "or inline JSON)");
+    if (a->cmd == CLI_CURVE && (a->given & BIT(OPT_AT)) && a->kind != CLI_KIND_TRADEOFF)
+        return usage_error(a, "--at applies to --kind tradeoff only");
+    if (a->cmd == CLI_CURVE && (a->given & BIT(OPT_FROM)) && (a->given & BIT(OPT_TO)) && !(a->from < a->to))
+        return cli_fail(CLI_EXIT_USAGE, "--from must be less than --to, got %.17g and %.17g", a->from, a->to);
     if (a->cmd == CLI_PROFILE && !(a->from < a->to))
         return cli_fail(CLI_EXIT_USAGE, "--from must be less than --to, got %.17g and %.17g",
                         a->from, a->to);
@@ -322,7 +363,17 @@ int cli_parse_args(cli_command cmd, int argc, char **argv, int first, cli_args *
             options_done = 1;
         else if (!options_done && arg[0] == '-' && arg[1] == '-')
             rc = take_option(a, argc, argv, &i);
-        else if (!options_done && arg[0] == '-' && arg[1] != '\0')
+        else if (!options_done && !strcmp(arg, "-o") && cmd == CLI_CURVE) {
+            /* -o FILE: the one short option, --output's alias */
+            if (a->given & BIT(OPT_OUTPUT))
+                rc = usage_error(a, "option --output given more than once");
+            else if (i + 1 >= argc)
+                rc = usage_error(a, "option -o needs a value");
+            else {
+                a->given |= BIT(OPT_OUTPUT);
+                rc = set_value(a, OPT_OUTPUT, argv[++i]);
+            }
+        } else if (!options_done && arg[0] == '-' && arg[1] != '\0')
             rc = usage_error(a, "unknown option %s", arg);
         else
             rc = take_spec(a, arg);

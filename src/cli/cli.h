@@ -27,8 +27,12 @@ typedef enum cli_command {
     CLI_PROFILE,
     CLI_CALIBRATE,
     CLI_RENYI,
+    CLI_CURVE,
     CLI_NCOMMANDS
 } cli_command;
+
+enum { CLI_KIND_PROFILE = 0, CLI_KIND_TRADEOFF, CLI_KIND_RENYI };
+enum { CLI_FORMAT_DEFAULT = 0, CLI_FORMAT_CSV, CLI_FORMAT_JSON, CLI_FORMAT_SVG, CLI_FORMAT_PNG };
 
 /* Bounds of the accepted option values (the library's documented domains). */
 #define CLI_MAX_POINTS 1000000u
@@ -50,6 +54,12 @@ typedef struct cli_args {
     int all_methods;     /* --method all (epsilon and delta) */
     double order_re, order_im; /* renyi --order */
     const char *order_text;
+    /* curve */
+    int kind;            /* CLI_KIND_* */
+    int format;          /* CLI_FORMAT_* */
+    const char *output;  /* -o / --output FILE; NULL: standard output */
+    double at;           /* --at X (tradeoff) */
+    int given_from, given_to, given_points, given_at;
     int json;
     const char *spec;    /* the SPEC argument (borrowed from argv) */
 } cli_args;
@@ -105,6 +115,15 @@ int cli_digits_for(double upper, double lower);
 
 /* ---- run.c ---- */
 int cli_run(const cli_args *a, const char *spec_text);
+/* Shared by run.c and curve.c: report a library failure (fills an empty
+ * error from s) and return the exit status; a library bug (exit 1). */
+int cli_fail_status(dpa_status s, dpa_error *err);
+int cli_library_bug(const char *what);
+
+/* ---- curve.c ---- */
+int cli_run_curve(const cli_args *a, const char *spec_text);
+/* ---- renyi (run.c) ---- */
+int cli_run_renyi(const cli_args *a, const char *spec_text);
 
 /* ---- output.c ---- */
 typedef struct cli_profile_out {

@@ -5,7 +5,7 @@
 #include "cli.h"
 
 static const char *const command_names[CLI_NCOMMANDS] = {
-    "epsilon", "delta", "profile", "calibrate", "renyi"
+    "epsilon", "delta", "profile", "calibrate", "renyi", "curve"
 };
 
 /* Defaults are the library's (dpa_options_init), filled in when printed. */
@@ -54,6 +54,8 @@ static const char main_help_head[] =
     "                                       epsilon <= E at delta D\n"
     "  renyi      --order A                 Renyi divergence of order A (real > 0,\n"
     "                                       or complex like 1.5+2i)\n"
+    "  curve      [--kind profile|tradeoff|renyi] [--format csv|json|svg|png]\n"
+    "                                       the whole curve, as a table or a plot\n"
     "\n";
 
 static const char main_help_tail[] =
@@ -116,6 +118,26 @@ static const char *const command_help[CLI_NCOMMANDS] = {
     "the output says which values are estimates.\n"
     "\n"
     "  --order A        required: a real number > 0, or RE+IMi / RE-IMi\n",
+
+    "Usage: dpacct curve [--kind K] [--format F] [-o FILE] [OPTIONS] SPEC\n"
+    "\n"
+    "The whole guarantee as a table or a plot, for one method or (--method all)\n"
+    "every applicable method overlaid.\n"
+    "  profile   delta(epsilon): certified upper and lower bounds on an epsilon grid\n"
+    "  tradeoff  a certified lower bound on the tradeoff curve: the smallest type II\n"
+    "            error beta of any test with type I error alpha (membership\n"
+    "            inference cannot do better); --at X gives one point\n"
+    "  renyi     the Renyi divergence D_alpha of both directions on an order grid\n"
+    "\n"
+    "  --kind K         profile (default), tradeoff or renyi\n"
+    "  --format F       csv (default), json, svg or png; default from the -o\n"
+    "                   extension (.svg, .png, .json), else csv\n"
+    "  -o, --output F   write to file F (required for png); default standard output\n"
+    "  --from X, --to Y the x range (profile: epsilon, default 0 to where delta\n"
+    "                   reaches 1e-10; tradeoff: alpha, default 0 to 1; renyi:\n"
+    "                   order, default 1.05 to 64)\n"
+    "  --points N       grid points, integer in [2, 1000000] (default 101)\n"
+    "  --at X           tradeoff only: the lower bound on beta at alpha = X in [0, 1]\n",
 };
 
 static const char *const command_example[CLI_NCOMMANDS] = {
@@ -129,6 +151,8 @@ static const char *const command_example[CLI_NCOMMANDS] = {
     "      \"event\": {\"gaussian\": {\"sigma\": 10}}}}'\n",
     "  dpacct renyi --order 2 '{\"gaussian\": {\"sigma\": 1}}'\n"
     "  dpacct renyi --order 1.5+2i --json dpsgd.json\n",
+    "  dpacct curve --kind profile --method all -o profile.svg dpsgd.json\n"
+    "  dpacct curve --kind tradeoff --at 0.1 dpsgd.json\n",
 };
 
 const char *cli_command_name(cli_command c)

@@ -11,13 +11,13 @@
 #include <time.h>
 #include "cli.h"
 
-static int library_bug(const char *what)
+int cli_library_bug(const char *what)
 {
     return cli_fail(CLI_EXIT_FAIL, "internal error: the library returned %s; "
                     "this is a bug, please report it", what);
 }
 
-static int fail_status(dpa_status s, dpa_error *err)
+int cli_fail_status(dpa_status s, dpa_error *err)
 {
     if (err->status == DPA_OK) /* a failing call that filled no error */
         dpa_error_set(err, s, "%s", dpa_status_string(s));
@@ -51,24 +51,24 @@ static int bound_ok(double x, int inf_ok)
 static int check_result(const dpa_result *r, int eps_query)
 {
     if (!bound_ok(r->upper, eps_query) || !bound_ok(r->lower, eps_query))
-        return library_bug(isnan(r->upper) || isnan(r->lower) ? "a NaN bound"
+        return cli_library_bug(isnan(r->upper) || isnan(r->lower) ? "a NaN bound"
                                                               : "an infinite bound");
     if (!bound_ok(r->upper_remove, eps_query) || !bound_ok(r->upper_add, eps_query))
-        return library_bug("an invalid per-direction bound");
+        return cli_library_bug("an invalid per-direction bound");
     if (!(r->lower <= r->upper))
-        return library_bug("a lower bound above the upper bound");
+        return cli_library_bug("a lower bound above the upper bound");
     if (!isfinite(r->grid_step) || !isfinite(r->truncated_mass) || !isfinite(r->roundoff))
-        return library_bug("an invalid grid or error-budget value");
+        return cli_library_bug("an invalid grid or error-budget value");
     if (!method_ok(r->method))
-        return library_bug("no method");
+        return cli_library_bug("no method");
     if (r->certified != 0 && r->certified != 1)
-        return library_bug("no certification flag");
+        return cli_library_bug("no certification flag");
     if (r->method == DPA_METHOD_RDP && isfinite(r->upper) && !(r->order >= 1))
-        return library_bug("an RDP bound without its order");
+        return cli_library_bug("an RDP bound without its order");
     if (memchr(r->note, '\0', sizeof r->note) == NULL)
-        return library_bug("an unterminated note");
+        return cli_library_bug("an unterminated note");
     if (r->binding != DPA_DIR_BOTH && r->binding != DPA_DIR_REMOVE && r->binding != DPA_DIR_ADD)
-        return library_bug("no binding direction");
+        return cli_library_bug("no binding direction");
     return CLI_EXIT_OK;
 }
 
@@ -81,13 +81,13 @@ static dpa_accountant *make_accountant(const cli_args *a, const char *text, int 
     dpa_error_clear(&err);
     spec = dpa_spec_from_json(text, &err);
     if (!spec) {
-        *rc = fail_status(DPA_EINVAL, &err);
+        *rc = cli_fail_status(DPA_EINVAL, &err);
         return NULL;
     }
     acc = dpa_accountant_new(spec, &a->opt, &err);
     dpa_spec_free(spec);
     if (!acc)
-        *rc = fail_status(DPA_EINVAL, &err);
+        *rc = cli_fail_status(DPA_EINVAL, &err);
     return acc;
 }
 
@@ -111,7 +111,7 @@ static int run_query(const cli_args *a, const char *text)
     dpa_accountant_free(acc);
     cli_wisdom_end(&w);
     if (s != DPA_OK)
-        return fail_status(s, &err);
+        return cli_fail_status(s, &err);
     rc = check_result(&r, eps_query);
     return rc != CLI_EXIT_OK ? rc : cli_print_query(a, &r);
 }
@@ -137,7 +137,7 @@ static int run_all(const cli_args *a, const char *text)
     dpa_error_clear(&err);
     dpa_spec *spec = dpa_spec_from_json(text, &err);
     if (!spec)
-        return fail_status(DPA_EINVAL, &err);
+        return cli_fail_status(DPA_EINVAL, &err);
     cli_wisdom w = {0};
     for (size_t i = 0; i < NM; i++) {
         cli_method_row *row = &rows[i];
@@ -215,9 +215,9 @@ static int profile_method(const cli_args *a, dpa_accountant *acc, double eps0, d
     dpa_error_clear(&err);
     s = dpa_accountant_delta(acc, eps0, &r, &err);
     if (s != DPA_OK)
-        return fail_status(s, &err);
+        return cli_fail_status(s, &err);
     if (!method_ok(r.method))
-        return library_bug("no method");
+        return cli_library_bug("no method");
     *m = r.method;
     return CLI_EXIT_OK;
 }
@@ -226,10 +226,10 @@ static int check_profile(const cli_profile_out *p)
 {
     for (size_t i = 0; i < p->n; i++) {
         if (!isfinite(p->upper[i]) || !isfinite(p->lower[i]))
-            return library_bug(isnan(p->upper[i]) || isnan(p->lower[i])
+            return cli_library_bug(isnan(p->upper[i]) || isnan(p->lower[i])
                                ? "a NaN delta bound" : "an infinite delta bound");
         if (!(p->lower[i] <= p->upper[i]))
-            return library_bug("a lower bound above the upper bound");
+            return cli_library_bug("a lower bound above the upper bound");
     }
     return CLI_EXIT_OK;
 }
@@ -249,7 +249,7 @@ static int profile_compute(const cli_args *a, dpa_accountant *acc, double *eps, 
     dpa_error_clear(&err);
     s = dpa_accountant_profile(acc, eps, a->points, up, lo, &err);
     if (s != DPA_OK)
-        return fail_status(s, &err);
+        return cli_fail_status(s, &err);
     rc = check_profile(&p);
     if (rc == CLI_EXIT_OK)
         rc = profile_method(a, acc, eps[0], &p.method);
@@ -288,13 +288,13 @@ static int check_calibration(const cli_args *a, const dpa_calibration *c)
     if (rc != CLI_EXIT_OK)
         return rc;
     if (!isfinite(c->value))
-        return library_bug("a non-finite calibrated value");
+        return cli_library_bug("a non-finite calibrated value");
     if (isinf(c->infeasible))
-        return library_bug("an infinite infeasible value");
+        return cli_library_bug("an infinite infeasible value");
     if (!(c->at_value.upper <= a->epsilon))
-        return library_bug("a calibrated value that does not meet the target");
+        return cli_library_bug("a calibrated value that does not meet the target");
     if (c->evaluations < 0)
-        return library_bug("a negative evaluation count");
+        return cli_library_bug("a negative evaluation count");
     return CLI_EXIT_OK;
 }
 
@@ -310,7 +310,7 @@ static int run_calibrate(const cli_args *a, const char *text)
     dpa_error_clear(&err);
     t = dpa_template_from_json(text, &err);
     if (!t)
-        return fail_status(DPA_EINVAL, &err);
+        return cli_fail_status(DPA_EINVAL, &err);
     info = *dpa_template_param(t);
     memset(&c, 0, sizeof c);
     poison_result(&c.at_value);
@@ -323,7 +323,7 @@ static int run_calibrate(const cli_args *a, const char *text)
     cli_wisdom_end(&w);
     dpa_template_free(t);
     if (s != DPA_OK)
-        return fail_status(s, &err);
+        return cli_fail_status(s, &err);
     rc = check_calibration(a, &c);
     return rc != CLI_EXIT_OK ? rc : cli_print_calibration(a, &info, &c);
 }
@@ -338,6 +338,10 @@ int cli_run(const cli_args *a, const char *spec_text)
         return run_profile(a, spec_text);
     case CLI_CALIBRATE:
         return run_calibrate(a, spec_text);
+    case CLI_CURVE:
+        return cli_run_curve(a, spec_text);
+    case CLI_RENYI:
+        return cli_run_renyi(a, spec_text);
     default:
         return cli_fail(CLI_EXIT_FAIL, "internal error: no such command");
     }

@@ -1,0 +1,474 @@
+/* dpacct command-line front end: `dpacct curve` (whole guarantees as tables
+ * or plots) and `dpacct renyi` (one Renyi divergence).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ *   curve --kind profile   delta(eps) bounds on an eps grid, per method
+ *   curve --kind tradeoff  a certified lower bound on the tradeoff curve
+ *                          beta(alpha) (the smallest type II error of a test
+ *                          with type I error alpha), from each method's
+ *                          upper profile (GDP Prop 2.12 via dpacct/tradeoff.h)
+ *   curve --kind renyi     D_alpha of both directions on an alpha grid
+ *
+ * Every number is computed and checked before anything is written. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "plot.h"
+
+#define CURVE_POINTS 101
+/* profile: the default eps range ends where the upper profile of the first
+ * method falls to this delta (a plot down to 1e-10 shows every delta anyone
+ * claims) */
+#define PROFILE_END_DELTA 1e-10
+/* renyi: default order range */
+#define RENYI_FROM 1.05
+#define RENYI_TO 64.0
+
+typedef struct curve {
+    dpa_method method;
+    int ok;
+    char why[512];
+    int certified;
+    double *x, *up, *lo;    /* n points; for renyi: up = remove, lo = add (upper bounds) */
+} curve;
+
+typedef struct curves {
+    int kind;
+    size_t n;               /* points per curve */
+    curve c[DPA_METHOD_COUNT];
+    size_t nc;
+} curves;
+
+static void curves_free(curves *cs)
+{
+    for (size_t i = 0; i < cs->nc; i++) {
+        free(cs->c[i].x);
+        free(cs->c[i].up);
+        free(cs->c[i].lo);
+    }
+}
+
+static int alloc_curve(curve *c, size_t n)
+{
+    c->x = calloc(n, sizeof *c->x);
+    c->up = calloc(n, sizeof *c->up);
+    c->lo = calloc(n, sizeof *c->lo);
+    return c->x && c->up && c->lo ? 0 : -1;
+}
+
+static double grid(double from, double to, size_t i, size_t n)
+{
+    if (i == 0) return from;
+    if (i == n - 1) return to;
+    double t = (double)i / (double)(n - 1);
+    return from * (1 - t) + to * t;
+}
+
+/* The methods a curve is drawn for. */
+static size_t methods_of(const cli_args *a, dpa_method *m)
+{
+    if (a->all_methods) {
+        m[0] = DPA_METHOD_EXACT;
+        m[1] = DPA_METHOD_PLD;
+        m[2] = DPA_METHOD_PHI;
+        m[3] = DPA_METHOD_RDP;
+        return 4;
+    }
+    m[0] = a->opt.method;
+    return 1;
+}
+
+/* ---- profile ---- */
+
+static int profile_curves(const cli_args *a, const dpa_spec *spec, curves *cs)
+{
+    dpa_method ms[DPA_METHOD_COUNT];
+    size_t nm = methods_of(a, ms), any = 0;
+    double from = (a->given_from ? a->from : 0), to = a->given_to ? a->to : NAN;
+    cs->n = a->given_points ? a->points : CURVE_POINTS;
+    for (size_t k = 0; k < nm; k++) {
+        curve *c = &cs->c[cs->nc++];
+        dpa_options o = a->opt;
+        dpa_error err;
+        o.method = ms[k];
+        dpa_error_clear(&err);
+        dpa_accountant *acc = dpa_accountant_new(spec, &o, &err);
+        if (!acc) {
+            snprintf(c->why, sizeof c->why, "%s", err.message);
+            c->method = ms[k];
+            if (!a->all_methods) return cli_fail_status(err.status ? err.status : DPA_EINVAL, &err);
+            continue;
+        }
+        c->method = dpa_accountant_method(acc);
+        if (!isfinite(to)) {
+            /* the range ends where this method's upper profile reaches
+             * PROFILE_END_DELTA (then every other method's curve uses it) */
+            dpa_result r;
+            if (dpa_accountant_epsilon(acc, PROFILE_END_DELTA, &r, &err) != DPA_OK) {
+                dpa_accountant_free(acc);
+                if (!a->all_methods) return cli_fail_status(err.status, &err);
+                snprintf(c->why, sizeof c->why, "%s", err.message);
+                continue;
+            }
+            to = isfinite(r.upper) && r.upper > from ? fmax(r.upper * 1.05, from + 1e-3) : from + 10;
+        }
+        if (alloc_curve(c, cs->n)) {
+            dpa_accountant_free(acc);
+            return cli_fail(CLI_EXIT_FAIL, "out of memory");
+        }
+        for (size_t i = 0; i < cs->n; i++) c->x[i] = grid(from, to, i, cs->n);
+        dpa_status st = dpa_accountant_profile(acc, c->x, cs->n, c->up, c->lo, &err);
+        dpa_result r0;
+        c->certified = 1;
+        if (st == DPA_OK && dpa_accountant_delta(acc, c->x[0], &r0, &err) == DPA_OK) c->certified = r0.certified;
+        dpa_accountant_free(acc);
+        if (st != DPA_OK) {
+            if (!a->all_methods) return cli_fail_status(st, &err);
+            snprintf(c->why, sizeof c->why, "%s", err.message);
+            continue;
+        }
+        for (size_t i = 0; i < cs->n; i++)
+            if (!(c->lo[i] >= 0 && c->lo[i] <= c->up[i] && c->up[i] <= 1))
+                return cli_library_bug("a profile point outside 0 <= lower <= upper <= 1");
+        c->ok = 1;
+        any = 1;
+    }
+    if (!any) {
+        for (size_t i = 0; i < cs->nc; i++) cli_fail(CLI_EXIT_USAGE, "%s: %s", dpa_method_name(cs->c[i].method), cs->c[i].why);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ---- renyi ---- */
+
+static int renyi_curve(const cli_args *a, const dpa_spec *spec, curves *cs)
+{
+    double from = a->given_from ? a->from : RENYI_FROM, to = a->given_to ? a->to : RENYI_TO;
+    if (!(from > 0)) return cli_fail(CLI_EXIT_USAGE, "--from: Renyi orders must be > 0, got %.17g", from);
+    cs->n = a->given_points ? a->points : CURVE_POINTS;
+    curve *c = &cs->c[cs->nc++];
+    c->method = DPA_METHOD_RDP;
+    c->certified = 1;
+    if (alloc_curve(c, cs->n)) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+    for (size_t i = 0; i < cs->n; i++) {
+        dpa_error err;
+        dpa_renyi_result r;
+        c->x[i] = grid(from, to, i, cs->n);
+        dpa_error_clear(&err);
+        dpa_status st = dpa_renyi(spec, c->x[i], 0, &r, &err);
+        if (st != DPA_OK) return cli_fail_status(st, &err);
+        /* the certified upper bounds (an estimate where upper is unknown) */
+        c->up[i] = isfinite(r.remove.upper) ? r.remove.upper : r.remove.re;
+        c->lo[i] = isfinite(r.add.upper) ? r.add.upper : r.add.re;
+        if (!r.remove.certified || !r.add.certified) c->certified = 0;
+        if (isnan(c->up[i]) || isnan(c->lo[i])) return cli_library_bug("a NaN Renyi divergence");
+    }
+    c->ok = 1;
+    return CLI_EXIT_OK;
+}
+
+/* ---- output ---- */
+
+static const char *x_name(int kind)
+{
+    return kind == CLI_KIND_PROFILE ? "epsilon" : kind == CLI_KIND_TRADEOFF ? "alpha" : "order";
+}
+
+static const char *up_name(int kind)
+{
+    return kind == CLI_KIND_PROFILE ? "delta_upper" : kind == CLI_KIND_TRADEOFF ? "beta_lower" : "remove";
+}
+
+static const char *lo_name(int kind)
+{
+    return kind == CLI_KIND_PROFILE ? "delta_lower" : kind == CLI_KIND_TRADEOFF ? NULL : "add";
+}
+
+static int write_text(const cli_args *a, const char *text)
+{
+    FILE *fp = a->output && strcmp(a->output, "-") ? fopen(a->output, "w") : stdout;
+    if (!fp) return cli_fail(CLI_EXIT_FAIL, "cannot open %s for writing", a->output);
+    int bad = fputs(text, fp) < 0;
+    bad |= fp == stdout ? fflush(fp) != 0 : fclose(fp) != 0;
+    return bad ? cli_fail(CLI_EXIT_FAIL, "error writing %s", fp == stdout ? "to standard output" : a->output)
+               : CLI_EXIT_OK;
+}
+
+static int emit_csv(const cli_args *a, const curves *cs)
+{
+    size_t cap = 256 + cs->nc * cs->n * 80, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+    const char *ln = lo_name(cs->kind);
+    len += (size_t)snprintf(buf + len, cap - len, "method,%s,%s%s%s\n", x_name(cs->kind), up_name(cs->kind),
+                            ln ? "," : "", ln ? ln : "");
+    for (size_t k = 0; k < cs->nc; k++) {
+        const curve *c = &cs->c[k];
+        if (!c->ok) continue;
+        for (size_t i = 0; i < cs->n; i++) {
+            len += (size_t)snprintf(buf + len, cap - len, "%s,%.17g,%.17g", dpa_method_name(c->method), c->x[i], c->up[i]);
+            if (ln) len += (size_t)snprintf(buf + len, cap - len, ",%.17g", c->lo[i]);
+            len += (size_t)snprintf(buf + len, cap - len, "\n");
+        }
+    }
+    int rc = write_text(a, buf);
+    free(buf);
+    return rc;
+}
+
+static json_t *num(double x)
+{
+    return isinf(x) ? json_string(x > 0 ? "inf" : "-inf") : json_real(x);
+}
+
+static int emit_json(const cli_args *a, const curves *cs)
+{
+    static const char *const kinds[] = {"profile", "tradeoff", "renyi"};
+    json_t *o = json_object(), *arr = json_array();
+    int ok = o && arr;
+    const char *ln = lo_name(cs->kind);
+    for (size_t k = 0; ok && k < cs->nc; k++) {
+        const curve *c = &cs->c[k];
+        json_t *m = json_object(), *pts = json_array();
+        ok = m && pts;
+        ok = ok && !json_object_set_new(m, "method", json_string(dpa_method_name(c->method)));
+        ok = ok && !json_object_set_new(m, "applicable", json_boolean(c->ok));
+        if (c->ok) {
+            ok = ok && !json_object_set_new(m, "certified", json_boolean(c->certified));
+            for (size_t i = 0; ok && i < cs->n; i++) {
+                json_t *p = json_object();
+                ok = p && !json_object_set_new(p, x_name(cs->kind), num(c->x[i])) &&
+                     !json_object_set_new(p, up_name(cs->kind), num(c->up[i])) &&
+                     (!ln || !json_object_set_new(p, ln, num(c->lo[i]))) && !json_array_append_new(pts, p);
+            }
+            ok = ok && !json_object_set_new(m, "points", pts);
+        } else {
+            json_decref(pts);
+            ok = ok && !json_object_set_new(m, "reason", json_string(c->why));
+        }
+        ok = ok && !json_array_append_new(arr, m);
+    }
+    ok = ok && !json_object_set_new(o, "kind", json_string(kinds[cs->kind])) && !json_object_set_new(o, "curves", arr);
+    char *text = ok ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!text) return cli_fail(CLI_EXIT_FAIL, "out of memory while building the JSON output");
+    size_t n = strlen(text);
+    char *line = malloc(n + 2);
+    if (!line) {
+        free(text);
+        return cli_fail(CLI_EXIT_FAIL, "out of memory");
+    }
+    memcpy(line, text, n);
+    memcpy(line + n, "\n", 2);
+    free(text);
+    int rc = write_text(a, line);
+    free(line);
+    return rc;
+}
+
+/* The figure of a set of curves (the caller owns the series array). */
+static void figure_of(const curves *cs, cli_figure *f, cli_series *se, char (*labels)[64])
+{
+    memset(f, 0, sizeof *f);
+    f->xmin = f->xmax = f->ymin = f->ymax = NAN;
+    size_t ns = 0;
+    for (size_t k = 0; k < cs->nc; k++) {
+        const curve *c = &cs->c[k];
+        if (!c->ok) continue;
+        const char *m = dpa_method_name(c->method);
+        if (cs->kind == CLI_KIND_RENYI) {
+            snprintf(labels[ns], 64, "remove: D(P||Q)%s", c->certified ? "" : " (estimate)");
+            se[ns] = (cli_series){labels[ns], c->x, c->up, cs->n, 0, 0, NULL};
+            ns++;
+            snprintf(labels[ns], 64, "add: D(Q||P)%s", c->certified ? "" : " (estimate)");
+            se[ns] = (cli_series){labels[ns], c->x, c->lo, cs->n, 1, 1, NULL};
+            ns++;
+            continue;
+        }
+        snprintf(labels[ns], 64, "%s%s", m,
+                 !c->certified ? " (estimate)" : cs->kind == CLI_KIND_PROFILE && c->method != DPA_METHOD_RDP ? " (bracket)" : "");
+        se[ns] = (cli_series){labels[ns], c->x, c->up, cs->n, c->method == DPA_METHOD_RDP, (int)k,
+                              cs->kind == CLI_KIND_PROFILE && c->method != DPA_METHOD_RDP ? c->lo : NULL};
+        ns++;
+    }
+    f->series = se;
+    f->nseries = ns;
+    if (cs->kind == CLI_KIND_PROFILE) {
+        f->title = "Privacy profile";
+        f->xlabel = "epsilon";
+        f->ylabel = "delta(epsilon)  (certified upper and lower bounds)";
+        f->logy = 1;
+        /* down to 1e-12 at most: below that nothing is claimed */
+        f->ymin = 1e-12;
+    } else if (cs->kind == CLI_KIND_TRADEOFF) {
+        f->title = "Tradeoff curve (lower bound)";
+        f->xlabel = "type I error alpha (false positive rate of a membership test)";
+        f->ylabel = "type II error beta >= curve";
+        f->xmin = f->ymin = 0;
+        f->xmax = f->ymax = 1;
+        f->ref_label = "perfect privacy: beta = 1 - alpha";
+        f->ref_x0 = 0;
+        f->ref_y0 = 1;
+        f->ref_x1 = 1;
+        f->ref_y1 = 0;
+    } else {
+        f->title = "Renyi divergence";
+        f->xlabel = "order alpha";
+        f->ylabel = "D_alpha (certified upper bound)";
+        f->logy = 1;
+    }
+}
+
+static int emit_plot(const cli_args *a, const curves *cs, cli_plot_format fmt)
+{
+    cli_series se[2 * DPA_METHOD_COUNT];
+    char labels[2 * DPA_METHOD_COUNT][64];
+    cli_figure f;
+    char msg[256];
+    figure_of(cs, &f, se, labels);
+    if (cli_plot_write(&f, fmt, a->output ? a->output : "-", msg, sizeof msg)) return cli_fail(CLI_EXIT_FAIL, "%s", msg);
+    return CLI_EXIT_OK;
+}
+
+/* The format: --format, else --json, else from -o's extension, else csv. */
+static int format_of(const cli_args *a)
+{
+    if (a->format != CLI_FORMAT_DEFAULT) return a->format;
+    if (a->json) return CLI_FORMAT_JSON;
+    const char *dot = a->output ? strrchr(a->output, '.') : NULL;
+    if (dot && !strcmp(dot, ".svg")) return CLI_FORMAT_SVG;
+    if (dot && !strcmp(dot, ".png")) return CLI_FORMAT_PNG;
+    if (dot && !strcmp(dot, ".json")) return CLI_FORMAT_JSON;
+    return CLI_FORMAT_CSV;
+}
+
+int cli_run_curve(const cli_args *a, const char *text)
+{
+    dpa_error err;
+    dpa_error_clear(&err);
+    dpa_spec *spec = dpa_spec_from_json(text, &err);
+    if (!spec) return cli_fail_status(DPA_EINVAL, &err);
+    int fmt = format_of(a);
+    if (fmt == CLI_FORMAT_PNG && !a->output) {
+        dpa_spec_free(spec);
+        return cli_fail(CLI_EXIT_USAGE, "curve: PNG output needs -o FILE (binary data is not written to a terminal)");
+    }
+    curves cs;
+    memset(&cs, 0, sizeof cs);
+    cs.kind = a->kind;
+    int rc;
+    if (a->kind == CLI_KIND_RENYI) rc = renyi_curve(a, spec, &cs);
+    else if (a->kind == CLI_KIND_PROFILE) rc = profile_curves(a, spec, &cs);
+    else rc = cli_fail(CLI_EXIT_USAGE, "curve: --kind tradeoff is not available yet");
+    dpa_spec_free(spec);
+    if (rc == CLI_EXIT_OK) {
+        if (fmt == CLI_FORMAT_CSV) rc = emit_csv(a, &cs);
+        else if (fmt == CLI_FORMAT_JSON) rc = emit_json(a, &cs);
+        else rc = emit_plot(a, &cs, fmt == CLI_FORMAT_SVG ? CLI_PLOT_SVG : CLI_PLOT_PNG);
+    }
+    curves_free(&cs);
+    return rc;
+}
+
+/* ---- renyi ---- */
+
+static json_t *renyi_json_value(const dpa_renyi_value *v, int real)
+{
+    json_t *o = json_object();
+    if (!o) return NULL;
+    int bad = 0;
+    bad |= json_object_set_new(o, "exists", json_boolean(v->exists));
+    if (v->exists || real) {
+        bad |= json_object_set_new(o, "value", isnan(v->re) ? json_null() : num(v->re));
+        if (!real) bad |= json_object_set_new(o, "value_im", isnan(v->im) ? json_null() : num(v->im));
+        if (real) {
+            bad |= json_object_set_new(o, "lower", isnan(v->lower) ? json_null() : num(v->lower));
+            bad |= json_object_set_new(o, "upper", isnan(v->upper) ? json_null() : num(v->upper));
+        }
+    }
+    bad |= json_object_set_new(o, "certified", json_boolean(v->certified));
+    bad |= json_object_set_new(o, "note", json_string(v->note));
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* "D(P||Q) <= U   (NOTE)" lines of one direction. */
+static void renyi_human_value(const char *name, const dpa_renyi_value *v, int real)
+{
+    char u[CLI_NUM_BUF], l[CLI_NUM_BUF], re[CLI_NUM_BUF], im[CLI_NUM_BUF];
+    if (!v->exists) {
+        printf("%s: %s   (%s)\n", name, real ? "inf" : "does not exist", v->note);
+        return;
+    }
+    if (real) {
+        int digits = cli_digits_for(v->upper, v->lower);
+        cli_format(u, sizeof u, v->upper, digits, CLI_ROUND_UP);
+        cli_format(l, sizeof l, v->lower, digits, CLI_ROUND_DOWN);
+        printf("%s <= %s   (certified upper bound)\n", name, u);
+        printf("%*s >= %s   (certified lower bound)\n", (int)strlen(name), "", l);
+        if (!v->certified) {
+            cli_format(re, sizeof re, v->re, 10, CLI_ROUND_NEAREST);
+            printf("%*s ~= %s   (estimate: %s)\n", (int)strlen(name), "", re, v->note);
+        } else if (v->note[0]) {
+            printf("%*s    (%s)\n", (int)strlen(name), "", v->note);
+        }
+        return;
+    }
+    cli_format(re, sizeof re, v->re, 12, CLI_ROUND_NEAREST);
+    cli_format(im, sizeof im, fabs(v->im), 12, CLI_ROUND_NEAREST);
+    printf("%s = %s %c %si   (%s%s%s)\n", name, re, v->im < 0 ? '-' : '+', im, v->certified ? "exact up to round-off" : "estimate",
+           v->note[0] ? ": " : "", v->note);
+}
+
+int cli_run_renyi(const cli_args *a, const char *text)
+{
+    dpa_error err;
+    dpa_error_clear(&err);
+    dpa_spec *spec = dpa_spec_from_json(text, &err);
+    if (!spec) return cli_fail_status(DPA_EINVAL, &err);
+    dpa_renyi_result r;
+    dpa_status st = dpa_renyi(spec, a->order_re, a->order_im, &r, &err);
+    dpa_spec_free(spec);
+    if (st != DPA_OK) return cli_fail_status(st, &err);
+    int real = a->order_im == 0;
+    const dpa_renyi_value *v[2] = {&r.remove, &r.add};
+    for (int d = 0; d < 2; d++) {
+        if (real && v[d]->exists && (isnan(v[d]->upper) || isnan(v[d]->lower) || v[d]->lower > v[d]->upper))
+            return cli_library_bug("an invalid Renyi bracket");
+        if (v[d]->exists && (isnan(v[d]->re) || (!real && isnan(v[d]->im))))
+            return cli_library_bug("a NaN Renyi divergence");
+        if (!memchr(v[d]->note, '\0', sizeof v[d]->note)) return cli_library_bug("an unterminated note");
+    }
+    if (a->json) {
+        json_t *o = json_object();
+        int ok = o != NULL;
+        ok = ok && !json_object_set_new(o, "query", json_string("renyi"));
+        ok = ok && !json_object_set_new(o, "order", json_string(a->order_text));
+        ok = ok && !json_object_set_new(o, "order_re", json_real(a->order_re));
+        ok = ok && !json_object_set_new(o, "order_im", json_real(a->order_im));
+        json_t *rm = renyi_json_value(&r.remove, real), *ad = renyi_json_value(&r.add, real);
+        ok = ok && rm && !json_object_set_new(o, "remove", rm);
+        ok = ok && ad && !json_object_set_new(o, "add", ad);
+        if (real)
+            ok = ok && !json_object_set_new(o, "binding_direction",
+                                            json_string(cli_direction_word((dpa_direction)r.binding)));
+        char *out = ok ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        if (!out) return cli_fail(CLI_EXIT_FAIL, "out of memory while building the JSON output");
+        puts(out);
+        free(out);
+        return CLI_EXIT_OK;
+    }
+    printf("Renyi divergence of order %s of the composition:\n", a->order_text);
+    renyi_human_value("remove: D(P||Q)", &r.remove, real);
+    if (r.symmetric) puts("add: D(Q||P) is the same (symmetric composition)");
+    else renyi_human_value("add:    D(Q||P)", &r.add, real);
+    return CLI_EXIT_OK;
+}
