@@ -512,6 +512,27 @@ usage_error "curve: --at outside [0, 1]" curve --kind tradeoff --at 1.5 "$SG"
 run curve -o /nonexistent/dir/x.svg "$SG"
 check "curve: unwritable -o is exit 1" eval 'rc_is 1 && err_prefixed'
 
+# --------------------------------------------------------------- renyi --
+# Gaussian mu = 1: D_A = A mu^2 / 2 for every order, complex ones included
+# (the continuation of a polynomial is itself).
+run renyi --order 2 --json "$GAUSS"
+check "renyi order 2 of a Gaussian brackets 1" \
+    json "d['query'] == 'renyi' and d['remove']['lower'] <= 1 <= d['remove']['upper'] and
+          d['remove']['upper'] - d['remove']['lower'] <= 1e-12 and d['binding_direction'] == 'both'"
+run renyi --order 1.5+2i --json "$GAUSS"
+check "renyi at a complex order: A mu^2 / 2" \
+    json "abs(d['remove']['value'] - 0.75) <= 1e-12 and abs(d['remove']['value_im'] - 1.0) <= 1e-12 and
+          d['order_re'] == 1.5 and d['order_im'] == 2"
+run renyi --order 0.5 "$GAUSS"
+check "renyi human output" eval 'rc_is 0 && out_has "remove: D(P||Q) <= 0.25"'
+run renyi --order 2 --json '{"approx": {"epsilon": 1, "delta": 1e-6}}'
+check "renyi: mass at +inf makes D_2 infinite" json "d['remove']['exists'] is False and d['remove']['value'] == 'inf'"
+usage_error "renyi --order 0" renyi --order 0 "$GAUSS"
+usage_error "renyi --order 2i (real part 0)" renyi --order 2i "$GAUSS"
+usage_error "renyi --order abc" renyi --order abc "$GAUSS"
+usage_error "renyi needs --order" renyi "$GAUSS"
+usage_error "renyi takes no --method" renyi --order 2 --method pld "$GAUSS"
+
 if [ -w /dev/full ]; then
     "$BIN" epsilon --delta 1e-5 "$GAUSS" >/dev/full 2>"$TMP/err"; rc=$?
     : >"$TMP/out"
