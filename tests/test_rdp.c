@@ -614,6 +614,187 @@ static void test_dpsgd(void **state)
     dpa_rdp_free(a);
 }
 
+/* Regression: the DP-SGD values of the accountant as it was before the
+ * lazy search over orders (commit 805dc47: full grid, golden-section
+ * refinement, bisection for the optimal conversion), per conversion:
+ * value (remove direction, binding) and the add direction.  The search must
+ * not loosen them (1e-9 relative), nor move them by more than its own
+ * refinements explain: classical and improved agree to ~1e-13; the optimal
+ * conversion is now also searched locally around the refined order (its
+ * best order differs from the improved conversion's by ~3e-4), which lowers
+ * the remove direction by 1.07e-9 relative, hence 2e-9 below. */
+static void test_dpsgd_pinned(void **state)
+{
+    (void)state;
+    dpa_error err;
+    dpa_rdp *a = rdp_for_spec("{\"repeat\": {\"count\": 14063, \"event\": {\"poisson\": {\"rate\": 0.004266666666666667, "
+                              "\"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}", &err);
+    CHECK(a != NULL, "build: %s", err.message);
+    if (!a) return;
+    static const double old_value[3] = {3.0083720056564216, 2.5966419148603688, 2.5966356043158978};
+    static const double old_add[3] = {2.8027259456587355, 2.4266697708803262, 2.4266679312980823};
+    static const double below[3] = {1e-9, 1e-9, 2e-9};
+    for (int c = 0; c < 3; c++) {
+        dpa_rdp_result r;
+        CHECK(dpa_rdp_epsilon(a, 1e-5, c, &r, &err) == DPA_OK, "eps: %s", err.message);
+        double rv = r.value / old_value[c] - 1, ra = r.value_dir[1] / old_add[c] - 1;
+        CHECK(rv <= 1e-9 && rv >= -below[c], "DP-SGD %s: %.17g vs %.17g before (rel %.3g)", dpa_rdp_conversion_name(c),
+              r.value, old_value[c], rv);
+        CHECK(ra <= 1e-9 && ra >= -below[c], "DP-SGD %s, add direction: %.17g vs %.17g before (rel %.3g)",
+              dpa_rdp_conversion_name(c), r.value_dir[1], old_add[c], ra);
+        CHECK(r.binding == 0, "remove binds");
+    }
+    dpa_rdp_free(a);
+}
+
+/* The lazy search over orders against a full scan of the same curve: the
+ * value found must be at most the best grid value of the searched
+ * conversion (the grid argmin, then a refinement that never loosens), for
+ * eps and delta queries over generated compositions of every regular leaf
+ * kind (the search assumes the conversion is unimodal along the grid;
+ * docs/rdp.md §3.1). */
+static void test_search_vs_scan(void **state)
+{
+    (void)state;
+    dpa_error err;
+    uint64_t seed = 4242;
+    char json[1024];
+    int n = 0;
+    double orders[400];
+    size_t no = dpa_rdp_default_orders(orders, 400);
+    for (int t = 0; t < 24; t++) {
+        double u[6];
+        for (int k = 0; k < 6; k++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            u[k] = (double)(seed >> 11) / 9007199254740992.0;
+        }
+        double sigma = exp(log(0.5) + u[0] * log(40.0)), q = exp(log(1e-4) + u[1] * log(5e3));
+        int cnt = 1 + (int)exp(u[2] * log(1e6));
+        switch (t % 4) {
+        case 0:
+            snprintf(json, sizeof json,
+                     "{\"repeat\": {\"count\": %d, \"event\": {\"poisson\": {\"rate\": %.17g, \"event\": {\"gaussian\": {\"sigma\": %.17g}}}}}}",
+                     cnt, q, sigma);
+            break;
+        case 1:
+            snprintf(json, sizeof json,
+                     "{\"compose\": [{\"repeat\": {\"count\": %d, \"event\": {\"laplace\": {\"scale\": %.17g}}}}, "
+                     "{\"repeat\": {\"count\": %d, \"event\": {\"gaussian\": {\"sigma\": %.17g}}}}]}",
+                     1 + cnt / 100, 1 + 50 * u[3], cnt, sigma);
+            break;
+        case 2:
+            snprintf(json, sizeof json,
+                     "{\"repeat\": {\"count\": %d, \"event\": {\"randomized_response\": {\"epsilon\": %.17g}}}}",
+                     1 + cnt / 10, 0.01 + 2 * u[3]);
+            break;
+        default:
+            snprintf(json, sizeof json,
+                     "{\"compose\": [{\"repeat\": {\"count\": %d, \"event\": {\"poisson\": {\"rate\": %.17g, \"event\": {\"gaussian\": {\"sigma\": %.17g}}}}}}, "
+                     "{\"repeat\": {\"count\": %d, \"event\": {\"zcdp\": {\"rho\": %.17g}}}}]}",
+                     cnt, q, sigma, 1 + cnt / 1000, 1e-4 * (1 + 100 * u[3]));
+            break;
+        }
+        dpa_rdp *a = rdp_for_spec(json, &err);
+        CHECK(a != NULL, "%s: %s", json, err.message);
+        if (!a) continue;
+        double delta = exp(log(1e-12) + u[4] * log(1e10)), curve[2][400];
+        for (int d = 0; d < 2; d++) CHECK(dpa_rdp_curve(a, d, curve[d], &err) == DPA_OK, "curve: %s", err.message);
+        for (int c = 0; c < 3; c++) {
+            dpa_rdp_result r;
+            CHECK(dpa_rdp_epsilon(a, delta, c, &r, &err) == DPA_OK, "eps: %s", err.message);
+            /* the optimal conversion is searched with the improved one */
+            dpa_rdp_conversion cs = c == DPA_RDP_OPTIMAL ? DPA_RDP_IMPROVED : c;
+            for (int d = 0; d < 2; d++) {
+                double best = INFINITY;
+                for (size_t i = 0; i < no; i++) best = fmin(best, dpa_rdp_eps_from(cs, orders[i], curve[d][i], delta));
+                CHECK(r.value_dir[d] <= best * (1 + 1e-12), "%s delta %g %s dir %d: %.17g above the grid's best %.17g",
+                      json, delta, dpa_rdp_conversion_name(c), d, r.value_dir[d], best);
+                n++;
+            }
+            /* delta at a fraction of the eps found */
+            double e = r.value * (0.5 + u[5]);
+            if (!(isfinite(e) && e > 0)) continue;
+            CHECK(dpa_rdp_delta(a, e, c, &r, &err) == DPA_OK, "delta: %s", err.message);
+            for (int d = 0; d < 2; d++) {
+                double best = 1.0;
+                for (size_t i = 0; i < no; i++) best = fmin(best, dpa_rdp_delta_from(cs, orders[i], curve[d][i], e));
+                CHECK(r.value_dir[d] <= best * (1 + 1e-12), "%s eps %g %s dir %d: delta %.17g above the grid's best %.17g",
+                      json, e, dpa_rdp_conversion_name(c), d, r.value_dir[d], best);
+                n++;
+            }
+        }
+        dpa_rdp_free(a);
+    }
+    printf("  lazy search vs full scan: %d per-direction values, none above the scan\n", n);
+}
+
+/* The lower bounds that let the accountant skip orders of the optimal
+ * conversion's window (docs/rdp.md §4.4) are below what the conversion
+ * gives, and close to it where the improved conversion is nearly optimal. */
+static void test_opt_lower(void **state)
+{
+    (void)state;
+    uint64_t seed = 31337;
+    double worst = 0;
+    for (int t = 0; t < 200; t++) {
+        double u[4];
+        for (int k = 0; k < 4; k++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            u[k] = (double)(seed >> 11) / 9007199254740992.0;
+        }
+        double al = 1 + exp(log(0.01) + u[0] * log(1e5)), r = exp(log(1e-6) + u[1] * log(1e8));
+        double delta = exp(log(1e-14) + u[2] * log(1e13));
+        double eo = dpa_rdp_eps_from(DPA_RDP_OPTIMAL, al, r, delta), el = dpa_rdp_opt_eps_lower(al, r, delta);
+        CHECK(el <= eo, "eps lower bound %.17g above the optimal conversion %.17g (a=%g r=%g delta=%g)", el, eo, al, r, delta);
+        /* (alpha - 1) r large and alpha delta < 1: within ~1/K (docs/rdp.md §4.4) */
+        if ((al - 1) * r > 20 && al * delta < 1 && eo > 0) worst = fmax(worst, (eo - el) / eo);
+        double eps = (0.2 + 2 * u[3]) * r;
+        double dd = dpa_rdp_delta_from(DPA_RDP_OPTIMAL, al, r, eps), dl = dpa_rdp_opt_delta_lower(al, r, eps);
+        CHECK(dl <= dd, "delta lower bound %.17g above the optimal conversion %.17g (a=%g r=%g eps=%g)", dl, dd, al, r, eps);
+    }
+    CHECK(worst < 1e-6, "eps lower bound too loose at large (alpha - 1) r: %g", worst);
+    printf("  optimal conversion lower bounds: sound; within %.2g relative where (alpha - 1) r > 20, alpha delta < 1\n",
+           worst);
+}
+
+/* The trapezoidal rule on the whole line against the panels on the two
+ * half lines (independent methods; both certified upper bounds). */
+static void test_trapezoid(void **state)
+{
+    (void)state;
+    dpa_error err;
+    const double mus[] = {0.05, 0.5, 1 / 1.1, 2};
+    const double qs[] = {1e-4, 256.0 / 60000, 0.1, 0.5};
+    const double gs[] = {-2000, -99, -7.12, -1.5, -0.5, 1.05, 3.7, 40.5, 300.25};
+    double worst = 0;
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = 0; j < 4; j++)
+            for (size_t k = 0; k < sizeof gs / sizeof gs[0]; k++) {
+                double t, p1, p2, g = gs[k];
+                if (dpa_rdp_trap(mus[i], qs[j], g, 1e6, &t)) {
+                    CHECK(0, "trapezoid refused mu=%g q=%g gamma=%g", mus[i], qs[j], g);
+                    continue;
+                }
+                if (g > 0) {
+                    /* the series on the whole line (exact, signs kept) */
+                    CHECK(dpa_rdp_sgm_series(mus[i], qs[j], g, -INFINITY, INFINITY, &p1, &err) == DPA_OK, "%s", err.message);
+                } else {
+                    CHECK(dpa_rdp_quad(DPA_PAIR_GAUSSIAN, mus[i], qs[j], g, -INFINITY, 0.0, &p1, &err) == DPA_OK, "%s", err.message);
+                    CHECK(dpa_rdp_quad(DPA_PAIR_GAUSSIAN, mus[i], qs[j], g, 0.0, INFINITY, &p2, &err) == DPA_OK, "%s", err.message);
+                    p1 = dpa_log_add_exp(p1, p2);
+                }
+                /* 1e-8 relative, and log I near 0 (tiny divergences) is
+                 * certified to an absolute few u only (both methods sum
+                 * terms of size ~I = e^{log I}; the panels on two half lines
+                 * carry ~60u): 128u absolute */
+                double d = fabs(t - p1) / (1e-8 * fabs(p1) + 128 * U);
+                worst = fmax(worst, d);
+                CHECK(d <= 1, "trapezoid %.17g vs %s %.17g (mu=%g q=%g gamma=%g)", t, g > 0 ? "series" : "panels", p1,
+                      mus[i], qs[j], g);
+            }
+    printf("  trapezoidal rule vs series/panels: largest difference %.3g of the allowance 1e-8 |log I| + 128u\n", worst);
+}
+
 static void test_soundness_vs_pld(void **state)
 {
     (void)state;
@@ -820,6 +1001,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_monotone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conversions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dpsgd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dpsgd_pinned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_search_vs_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_opt_lower, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trapezoid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_soundness_vs_pld, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reference_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_composite, setup, teardown),

@@ -73,20 +73,37 @@ double dpa_rdp_zcdp(double rho, double xi, double alpha);
  *   base DPA_PAIR_GAUSSIAN, par = mu:  W ~ N(-mu^2/2, mu^2);
  *   base DPA_PAIR_LAPLACE,  par = e0:  beta(x) = e^{-(e0 + x)/2} / 4 on (-e0, e0).
  * q in (0, 1], gamma real, lo < hi (+-INFINITY allowed).
- * For the Gaussian and gamma >= 0 this is the exact series of Mironov, Talwar
- * & Zhang (2019) (integer gamma: the finite binomial sum; fractional gamma:
- * the two-sided generalized binomial series with signs kept and a Leibniz
- * tail bound); otherwise certified Gauss-Legendre panels (Bernstein-ellipse
- * error bound, Trefethen 2008 Thm 4.5) plus analytic tail bounds. */
+ * Gaussian base, gamma >= 0: integer gamma, the finite binomial sum of
+ * Mironov, Talwar & Zhang (2019, §3.1); fractional gamma, the two-sided
+ * generalized binomial series with signs kept and a Leibniz tail bound
+ * (MTZ19 §3.2), on the whole line with a budget of terms after which the
+ * certified trapezoidal rule (Trefethen & Weideman 2014, Thm 5.1) takes
+ * over.  Gaussian base, gamma < 0: on the whole line the trapezoidal rule,
+ * on part of it (and past the rule's node cap) certified Gauss-Legendre
+ * panels (Bernstein-ellipse error bound, Trefethen 2008 Thm 4.5) plus
+ * analytic tail bounds.  Laplace base: the panels (docs/rdp.md §2.5). */
 dpa_status dpa_rdp_mix_log_integral(dpa_pair_kind base, double par, double q, double gamma, double lo,
                                     double hi, double *out, dpa_error *err);
 
 /* The series part alone (Gaussian base, gamma >= 0); exposed for tests. */
 dpa_status dpa_rdp_sgm_series(double mu, double q, double gamma, double lo, double hi, double *out,
                               dpa_error *err);
-/* The quadrature part alone (either base, any gamma); exposed for tests. */
+/* The same with at most maxterms terms of the fractional series past
+ * floor(gamma) + 2 (capped at the module's own limit); *converged (if not
+ * NULL) is 0 when the cap, not the tolerance, ended it (the bound is then
+ * still certified, only looser by the Leibniz term). */
+dpa_status dpa_rdp_sgm_series_n(double mu, double q, double gamma, double lo, double hi, double maxterms,
+                                int *converged, double *out, dpa_error *err);
+/* The quadrature part alone (either base, any gamma); exposed for tests.
+ * Gaussian base on the whole line: the certified trapezoidal rule below
+ * (the panels past its node cap), otherwise Gauss-Legendre panels. */
 dpa_status dpa_rdp_quad(dpa_pair_kind base, double par, double q, double gamma, double lo, double hi,
                         double *out, dpa_error *err);
+/* The certified trapezoidal rule alone (Gaussian base, par = mu, the whole
+ * line, gamma != 0, q < 1; docs/rdp.md §2.5): 0 and *out set, or 1 when it
+ * does not apply or would need more than max_nodes nodes.  Exposed for
+ * tests. */
+int dpa_rdp_trap(double mu, double q, double gamma, double max_nodes, double *out);
 
 /* ------------------------------------------------------------------ */
 /* Conversions RDP -> (eps, delta) (rdp_convert.c)                     */
@@ -109,6 +126,18 @@ double dpa_rdp_delta_from(dpa_rdp_conversion c, double alpha, double r, double e
 /* ... and an upper bound on the smallest eps >= 0 with delta(eps) <= delta
  * (delta in (0, 1)); +INFINITY if r is infinite. */
 double dpa_rdp_eps_from(dpa_rdp_conversion c, double alpha, double r, double delta);
+
+/* LOWER bounds on what the optimal conversion can give for (alpha, r)
+ * (docs/rdp.md §4.4: the best binary pairs with D_alpha <= r): on its eps at
+ * delta, and on its delta at eps.  They only serve to skip orders that
+ * cannot beat a value already found; they are not privacy bounds. */
+double dpa_rdp_opt_eps_lower(double alpha, double r, double delta);
+double dpa_rdp_opt_delta_lower(double alpha, double r, double eps);
+/* The accountant's search key for delta queries with the classical or
+ * improved conversion: the log of the delta bound before it is capped at 1
+ * (dpa_rdp_delta_from is min(1, e^key (1 + 2u)), a monotone function of it;
+ * the key has no plateau where the bound is capped).  +INFINITY for r = +inf. */
+double dpa_rdp_log_delta_key(dpa_rdp_conversion c, double alpha, double r, double eps);
 
 /* ------------------------------------------------------------------ */
 /* Accountant over orders (rdp_acct.c)                                 */
@@ -150,10 +179,12 @@ dpa_status dpa_rdp_add_leafset(dpa_rdp *a, const dpa_leafset *s, dpa_error *err)
 size_t dpa_rdp_norders(const dpa_rdp *a);
 const double *dpa_rdp_orders(const dpa_rdp *a);
 /* The composition's RDP curve on the grid: out[i] >= D_{orders[i]} of the
- * composition in direction dir (0 remove, 1 add).  Values +INFINITY allowed. */
+ * composition in direction dir (0 remove, 1 add).  Values +INFINITY allowed.
+ * out may be NULL (the values are then only cached). */
 dpa_status dpa_rdp_curve(dpa_rdp *a, int dir, double *out, dpa_error *err);
-/* The composition's RDP at any order alpha > 1 (recomputed from the
- * leaves; used by the continuous refinement). */
+/* The composition's RDP at any order alpha > 1.  Every value computed (here,
+ * by dpa_rdp_curve or by a query) is cached in the accountant per order and
+ * direction, until a term is added (so a is modified: not thread safe). */
 dpa_status dpa_rdp_eval(dpa_rdp *a, double alpha, int dir, double *out, dpa_error *err);
 
 typedef struct dpa_rdp_result {
@@ -165,10 +196,16 @@ typedef struct dpa_rdp_result {
 } dpa_rdp_result;
 
 /* Smallest eps with delta(eps) <= delta (an upper bound), delta in (0, 1):
- * for each direction, the conversion minimized over the grid orders, then
- * refined by golden-section search over real alpha between the neighbours
- * of the best grid order; the max over directions.  +INFINITY when the
- * curve is infinite at every order (e.g. an approx leaf). */
+ * for each direction, the best grid order of the improved (or classical)
+ * conversion, then a refinement over real alpha between its grid
+ * neighbours, then (optimal conversion) the optimal conversion at the grid
+ * orders around it and around the refined order; the max over directions.
+ * The curve is evaluated lazily: the best grid order is found by a search
+ * that assumes the conversion unimodal along the grid (true for pairs and
+ * zCDP terms; composite terms and order lists of at most 24 are scanned in
+ * full), and orders whose optimal conversion provably cannot win are
+ * skipped (docs/rdp.md §3.1).  +INFINITY when the curve is infinite at every
+ * order (e.g. an approx leaf). */
 dpa_status dpa_rdp_epsilon(dpa_rdp *a, double delta, dpa_rdp_conversion c, dpa_rdp_result *out,
                            dpa_error *err);
 /* delta(eps), an upper bound, eps finite; same procedure. */
@@ -178,6 +215,21 @@ dpa_status dpa_rdp_delta(dpa_rdp *a, double eps, dpa_rdp_conversion c, dpa_rdp_r
 /* ------------------------------------------------------------------ */
 /* Internal helpers shared by the files above                          */
 /* ------------------------------------------------------------------ */
+
+/* One-dimensional minimization (rdp_numeric.c).  f returns a status
+ * (nonzero aborts the search and is returned); values may be +INFINITY. */
+typedef int (*dpa_rdp_minfn)(double x, void *ctx, double *fx);
+/* Bracket a minimum of f on [lo, hi] starting at x0 (lo <= x0 <= hi) with a
+ * first step `step`, doubling the steps downhill: on return
+ * lo <= *a <= *x <= *c <= hi, *fx = f(*x) and f(*x) <= f at the evaluated
+ * ends; when the walk reaches lo or hi, *x may be that end. */
+int dpa_rdp_bracket(dpa_rdp_minfn f, void *ctx, double lo, double hi, double x0, double step, double *a,
+                    double *x, double *c, double *fx);
+/* Brent's minimization on [a, b] from x (a <= x <= b, f(x) = fx known),
+ * stopping once the bracket is within 2 (rtol |x| + atol) of x or after
+ * maxit evaluations; *xmin, *fmin: the best point evaluated (x included). */
+int dpa_rdp_brent(dpa_rdp_minfn f, void *ctx, double a, double b, double x, double fx, double rtol,
+                  double atol, int maxit, double *xmin, double *fmin);
 
 /* x rounded up by k units of round-off relative, and an absolute floor
  * (x may be negative; +-inf and NaN pass through). */

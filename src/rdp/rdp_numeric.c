@@ -38,6 +38,33 @@ double dpa_rdp_log_gauss_interval(double a, double b, double arg_err, double *re
         *relerr = 0;
         return -INFINITY;
     }
+    if (a == -INFINITY || b == INFINITY) {
+        /* one end infinite: a single tail, log Phi(b) or log Phibar(a),
+         * with no subtraction (dpa_log_ndtr is accurate on the whole line,
+         * num/normal.c); the whole line has probability 1 exactly */
+        if (a == -INFINITY && b == INFINITY) {
+            *relerr = 0;
+            return 0.0;
+        }
+        double x = a == -INFINITY ? b : -a;
+        if (x <= 0) {
+            l = dpa_log_ndtr(x);
+            e = log_tail_err(l, x, arg_err);
+        } else {
+            /* a value near 1: as 1 - Phibar(x), so that the error scales
+             * with Phibar(x) (log1mexp: u |l| plus twice exp's u Phibar) */
+            double lc = dpa_log_ndtr(-x), pc = exp(lc);
+            l = dpa_log1mexp(lc);
+            e = 2.0 * exp(lc - l) * log_tail_err(lc, -x, arg_err) + 8 * U * (fabs(l) + pc);
+        }
+        if (l > -INFINITY && e < 1e-2) {
+            /* |log P - l| <= e, so |P - e^l| <= (e^e - 1) e^l <= 1.01 e e^l */
+            *relerr = 1.01 * e;
+            return l;
+        }
+        /* an underflowed tail or a large argument error: the general
+         * branches below */
+    }
     if (b <= 0) {
         /* both on the lower side: Phi(b) - Phi(a) */
         lb = dpa_log_ndtr(b);
@@ -90,6 +117,119 @@ double dpa_rdp_log_gauss_interval(double a, double b, double arg_err, double *re
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Brent's minimization without derivatives (R. P. Brent, "Algorithms for
+ * Minimization without Derivatives", 1973, ch. 5, procedure localmin):
+ * golden-section steps, replaced by parabolic interpolation through the
+ * three best points whenever that step is acceptable.  A parabolic step is
+ * only taken when the three values are finite (f may return +inf). */
+int dpa_rdp_brent(dpa_rdp_minfn f, void *ctx, double a, double b, double x, double fx, double rtol,
+                  double atol, int maxit, double *xmin, double *fmin)
+{
+    const double cg = 0.3819660112501051; /* (3 - sqrt 5)/2 */
+    double v = x, w = x, fv = fx, fw = fx, d = 0, e = 0;
+    for (int it = 0; it < maxit; it++) {
+        double xm = 0.5 * (a + b), tol1 = rtol * fabs(x) + atol, tol2 = 2 * tol1;
+        if (fabs(x - xm) <= tol2 - 0.5 * (b - a)) break;
+        int golden = 1;
+        if (fabs(e) > tol1 && isfinite(fx) && isfinite(fv) && isfinite(fw)) {
+            double r = (x - w) * (fx - fv), q = (x - v) * (fx - fw), p = (x - v) * q - (x - w) * r;
+            q = 2 * (q - r);
+            if (q > 0) p = -p;
+            else q = -q;
+            double etemp = e;
+            if (!(fabs(p) >= fabs(0.5 * q * etemp) || p <= q * (a - x) || p >= q * (b - x))) {
+                e = d;
+                d = p / q;
+                double u = x + d;
+                if (u - a < tol2 || b - u < tol2) d = xm >= x ? tol1 : -tol1;
+                golden = 0;
+            }
+        }
+        if (golden) {
+            e = x >= xm ? a - x : b - x;
+            d = cg * e;
+        }
+        double u = fabs(d) >= tol1 ? x + d : x + (d >= 0 ? tol1 : -tol1), fu;
+        int st = f(u, ctx, &fu);
+        if (st) return st;
+        if (fu <= fx) {
+            if (u >= x) a = x;
+            else b = x;
+            v = w;
+            fv = fw;
+            w = x;
+            fw = fx;
+            x = u;
+            fx = fu;
+        } else {
+            if (u < x) a = u;
+            else b = u;
+            if (fu <= fw || w == x) {
+                v = w;
+                fv = fw;
+                w = u;
+                fw = fu;
+            } else if (fu <= fv || v == x || v == w) {
+                v = u;
+                fv = fu;
+            }
+        }
+    }
+    *xmin = x;
+    *fmin = fx;
+    return 0;
+}
+
+int dpa_rdp_bracket(dpa_rdp_minfn f, void *ctx, double lo, double hi, double x0, double step, double *a,
+                    double *x, double *c, double *fx)
+{
+    double f0, fr = INFINITY, fl = INFINITY;
+    int st = f(x0, ctx, &f0);
+    if (st) return st;
+    double xr = fmin(x0 + step, hi), xl = fmax(x0 - step, lo);
+    if (xr > x0 && (st = f(xr, ctx, &fr))) return st;
+    int dir = 0; /* +1: downhill to the right, -1: to the left */
+    if (fr < f0) {
+        dir = 1;
+    } else {
+        if (xl < x0 && (st = f(xl, ctx, &fl))) return st;
+        if (fl < f0) dir = -1;
+    }
+    if (!dir) {
+        *a = xl;
+        *x = x0;
+        *c = xr;
+        *fx = f0;
+        return 0;
+    }
+    /* walk downhill with doubling steps: (xa, xb) the last two points,
+     * f(xb) < f(xa) */
+    double xa = x0, xb = dir > 0 ? xr : xl, fb = dir > 0 ? fr : fl;
+    for (;;) {
+        double end = dir > 0 ? hi : lo;
+        if (xb == end) break;
+        double xn = xb + 2 * (xb - xa), fn;
+        xn = dir > 0 ? fmin(xn, hi) : fmax(xn, lo);
+        if ((st = f(xn, ctx, &fn))) return st;
+        if (!(fn < fb)) {
+            *a = dir > 0 ? xa : xn;
+            *c = dir > 0 ? xn : xa;
+            *x = xb;
+            *fx = fb;
+            return 0;
+        }
+        xa = xb;
+        xb = xn;
+        fb = fn;
+    }
+    /* downhill up to the end of the range: the minimum is at or next to it */
+    *a = dir > 0 ? xa : xb;
+    *c = dir > 0 ? xb : xa;
+    *x = xb;
+    *fx = fb;
+    return 0;
+}
 
 void dpa_rdp_acc_init(dpa_rdp_acc *a)
 {

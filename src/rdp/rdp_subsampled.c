@@ -59,8 +59,6 @@
 /* Largest integer order whose lgamma values are tabulated (8 MB). */
 #define RDP_LGAMMA_TABLE_MAX 1e6
 
-#define LOG_PI 1.14472988584940017414342735135305871
-
 /* Standardized end (x - (2j - 1) m)/mu = x/mu - (j - 1/2) mu and its error. */
 static double std_end(double x, double mu, double j, double *e)
 {
@@ -88,40 +86,20 @@ static double log_tilted(double mu, double m, double j, double lo, double hi, do
     return ex + lp;
 }
 
-/* log |C(gamma, k)| and its absolute error; *sign the sign.  f = gamma -
- * floor(gamma) (exact), lg1 = lgamma(gamma + 1). */
-static double log_binom(double gamma, double fl, double lg1, double k, int *sign, double *e)
+/* log C(n, k) for integers 0 <= k <= n (lg1 = lgamma(n + 1)) and its
+ * absolute error (the integer orders beyond the lgamma table) */
+static double log_choose_int(double n, double lg1, double k, double *e)
 {
     int s;
-    /* C(gamma, 0) = 1 and C(gamma, 1) = gamma exactly (the dominant terms
-     * for small q: keep them free of lgamma's error) */
+    /* C(n, 0) = 1 and C(n, 1) = n exactly (the dominant terms for small q:
+     * keep them free of lgamma's error) */
     if (k == 0 || k == 1) {
-        *sign = 1;
-        *e = k == 0 ? 0.0 : U * fabs(log(gamma));
-        return k == 0 ? 0.0 : log(gamma);
+        *e = k == 0 ? 0.0 : U * fabs(log(n));
+        return k == 0 ? 0.0 : log(n);
     }
-    double lk = lgamma_r(k + 1, &s);
-    double x = gamma - k + 1, r, er;
-    if (x > 0) {
-        double lx = lgamma_r(x, &s);
-        r = lg1 - lk - lx;
-        er = RDP_LGAMMA_ERR * U * (fabs(lg1) + fabs(lk) + fabs(lx) + 3);
-        *sign = 1;
-    } else {
-        /* reflection: 1/|Gamma(gamma-k+1)| = |sin(pi gamma)| Gamma(k-gamma)/pi */
-        double f = gamma - fl; /* exact (Sterbenz) */
-        double sn = sin(M_PI * fmin(f, 1.0 - f));
-        double lkg = lgamma_r(k - gamma, &s);
-        r = lg1 - lk + lkg + log(sn) - LOG_PI;
-        er = RDP_LGAMMA_ERR * U * (fabs(lg1) + fabs(lk) + fabs(lkg) + 3) + 8 * U * (fabs(log(sn)) + 2) +
-             /* k - gamma rounded: lgamma moves by psi(x) ~ log x per unit */
-             U * fabs(k - gamma) * (log(fabs(k - gamma) + 2) + 2);
-        /* k - 1 - floor(gamma) negative factors (gamma - j), j = floor+1..k-1 */
-        long nneg = (long)(k - 1 - fl);
-        *sign = (nneg % 2 == 0) ? 1 : -1;
-    }
-    *e = er;
-    return r;
+    double lk = lgamma_r(k + 1, &s), lx = lgamma_r(n - k + 1, &s);
+    *e = RDP_LGAMMA_ERR * U * (fabs(lg1) + fabs(lk) + fabs(lx) + 3);
+    return lg1 - lk - lx;
 }
 
 /* log(e^y - 1), y > 0, and its absolute error given y's relative error 4u */
@@ -135,6 +113,13 @@ static double log_expm1_pos(double y, double *e)
 dpa_status dpa_rdp_sgm_series(double mu, double q, double gamma, double lo, double hi, double *out,
                               dpa_error *err)
 {
+    return dpa_rdp_sgm_series_n(mu, q, gamma, lo, hi, RDP_SERIES_MAXTERMS, NULL, out, err);
+}
+
+dpa_status dpa_rdp_sgm_series_n(double mu, double q, double gamma, double lo, double hi, double maxterms,
+                                int *converged, double *out, dpa_error *err)
+{
+    if (converged) *converged = 1;
     if (!(mu > 0 && isfinite(mu)) || !(q > 0 && q <= 1) || !(gamma >= 0 && isfinite(gamma)) || !(lo < hi))
         return dpa_error_set(err, DPA_EINVAL,
                              "subsampled Gaussian series: need mu > 0, q in (0, 1], gamma >= 0, lo < hi "
@@ -180,14 +165,13 @@ dpa_status dpa_rdp_sgm_series(double mu, double q, double gamma, double lo, doub
                 dpa_rdp_acc_add(&a, lbnd, 1, expm1(eb1));
                 break;
             }
-            int sg;
             double eb, lc;
             if (lg) {
                 double x1 = lg[(size_t)n], x2 = lg[(size_t)k], x3 = lg[(size_t)(n - k)];
                 lc = x1 - x2 - x3;
                 eb = RDP_LGAMMA_ERR * U * (fabs(x1) + fabs(x2) + fabs(x3) + 3);
             } else {
-                lc = log_binom(n, n, lg1, k, &sg, &eb);
+                lc = log_choose_int(n, lg1, k, &eb);
             }
             double lw = lc + k * lq + (n - k) * l1q;
             double ew = eb + k * elq + (n - k) * el1q + 4 * U * (fabs(lc) + fabs(k * lq) + fabs((n - k) * l1q));
@@ -217,16 +201,29 @@ dpa_status dpa_rdp_sgm_series(double mu, double q, double gamma, double lo, doub
     }
 
     /* fractional gamma: the two-sided series */
-    double fl = floor(gamma), lg1 = lgamma_r(gamma + 1, &s);
+    double fl = floor(gamma);
     double j1lo = lo, j1hi = fmin(hi, xs), j2lo = fmax(lo, xs), j2hi = hi;
     int has1 = j1lo < j1hi, has2 = j2lo < j2hi;
-    double k0 = fl + 2, kmax = k0 + RDP_SERIES_MAXTERMS;
+    double k0 = fl + 2, kmax = k0 + fmin(fmax(maxterms, 0.0), RDP_SERIES_MAXTERMS);
     double tail_l = -INFINITY; /* log |t_K| * (1 + r_K) of the first omitted term, if positive */
     /* a running (uncertified) partial sum for the stopping rule only */
     double run_scale = -INFINITY, run_sum = 0;
+    /* log |C(gamma, k)| by the recurrence C(gamma, k+1) = C(gamma, k) (gamma - k)/(k + 1)
+     * (two logs per term instead of lgamma calls), its sign, and its
+     * accumulated absolute error: per step the two logs (u each, plus u for
+     * the rounding of gamma - k, a relative u) and the two additions */
+    double lc = 0.0, eb = 0.0;
+    int sg = 1;
     for (double k = 0;; k++) {
-        int sg;
-        double eb, lc = log_binom(gamma, fl, lg1, k, &sg, &eb);
+        if (k == 1) {
+            lc = log(gamma); /* C(gamma, 1) = gamma exactly */
+            eb = U * fabs(lc);
+        } else if (k > 1) {
+            double d = gamma - (k - 1), la = log(fabs(d)), lb = log(k), ln = lc + la - lb;
+            eb += 2 * U * (fabs(lc) + fabs(ln) + fabs(la) + fabs(lb) + 1);
+            lc = ln;
+            if (d < 0) sg = -sg;
+        }
         double l1 = -INFINITY, l2 = -INFINITY, r1 = 0, r2 = 0;
         if (has1) {
             double rp, lt = log_tilted(mu, m, k, j1lo, j1hi, &rp);
@@ -248,6 +245,8 @@ dpa_status dpa_rdp_sgm_series(double mu, double q, double gamma, double lo, doub
         if (k >= k0) {
             double cur = run_scale == -INFINITY ? -INFINITY : run_scale + log(fabs(run_sum));
             if (lt == -INFINITY || (cur > -INFINITY && lt <= cur + log(RDP_SERIES_TOL)) || k >= kmax) {
+                if (converged && !(lt == -INFINITY || (cur > -INFINITY && lt <= cur + log(RDP_SERIES_TOL))))
+                    *converged = 0;
                 /* t_k is the first omitted term: the tail is between 0 and t_k */
                 if (sg > 0 && lt > -INFINITY) tail_l = lt + log1p(rt);
                 break;
