@@ -14,5 +14,7 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DDPA_SANITIZE=ON -DDPA_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+# fontconfig's process-lifetime caches are not dpacct's leaks (tests/lsan.supp)
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j"$jobs")
