@@ -533,6 +533,25 @@ usage_error "renyi --order abc" renyi --order abc "$GAUSS"
 usage_error "renyi needs --order" renyi "$GAUSS"
 usage_error "renyi takes no --method" renyi --order 2 --method pld "$GAUSS"
 
+# G_1(0.1) = Phi(Phi^-1(0.9) - 1) = 0.610856308354639 (mu = 1): the curve is a
+# lower bound, close to it.
+run curve --kind tradeoff --at 0.1 --json "$GAUSS"
+check "tradeoff --at 0.1 of mu = 1 is just below G_1(0.1)" \
+    json "d['kind'] == 'tradeoff' and d['alpha'] == 0.1 and
+          0.6108 <= d['methods'][0]['beta_lower'] <= 0.610856308354639 and d['methods'][0]['certified'] is True"
+run curve --kind tradeoff --at 0.1 "$GAUSS"
+check "tradeoff --at human output" eval 'rc_is 0 && out_has "beta >= 0.6108" && out_has "certified lower bound on the type II error"'
+run curve --kind tradeoff --points 11 "$SG"
+check "tradeoff CSV: below 1 - alpha, non-increasing" eval 'rc_is 0 && [ "$(head -1 "$TMP/out")" = "method,alpha,beta_lower" ] &&
+    python3 -c "
+import csv,sys
+rows=list(csv.DictReader(open(sys.argv[1])))
+a=[float(r[\"alpha\"]) for r in rows]; b=[float(r[\"beta_lower\"]) for r in rows]
+assert len(rows)==11 and all(0<=y<=1-x+1e-15 for x,y in zip(a,b)) and all(p>=q for p,q in zip(b,b[1:])) and b[0]>0.9
+" "$TMP/out"'
+"$BIN" curve --kind tradeoff --method all --points 21 -o "$TMP/t.svg" "$SG" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "tradeoff plot with every method and the diagonal" eval 'rc_is 0 && grep -q "<svg" "$TMP/t.svg"'
+
 if [ -w /dev/full ]; then
     "$BIN" epsilon --delta 1e-5 "$GAUSS" >/dev/full 2>"$TMP/err"; rc=$?
     : >"$TMP/out"

@@ -11,5 +11,6 @@
 #include "calibrate.h"
 #include "wisdom.h"
 #include "renyi.h"
+#include "tradeoff.h"
 
 #endif

@@ -143,6 +143,122 @@ static int profile_curves(const cli_args *a, const dpa_spec *spec, curves *cs)
     return CLI_EXIT_OK;
 }
 
+/* ---- tradeoff ---- */
+
+/* The eps grid of the profile a tradeoff curve is built from: TRADEOFF_EPS
+ * points from 0 to where the upper profile reaches TRADEOFF_END_DELTA (the
+ * curve's lines there are within ~1e-12 of alpha = 0 and beta = 0) */
+#define TRADEOFF_EPS 256
+#define TRADEOFF_END_DELTA 1e-12
+/* largest eps the tradeoff conversion takes (dpa_tf_from_accountant) */
+#define TRADEOFF_EPS_MAX 700.0
+
+static int tradeoff_curves(const cli_args *a, const dpa_spec *spec, curves *cs)
+{
+    dpa_method ms[DPA_METHOD_COUNT];
+    size_t nm = methods_of(a, ms), any = 0;
+    double from = a->given_from ? a->from : 0, to = a->given_to ? a->to : 1;
+    if (a->given_at) from = to = a->at;
+    if (!(from >= 0 && to <= 1)) return cli_fail(CLI_EXIT_USAGE, "curve: alpha must lie in [0, 1] (--from, --to)");
+    cs->n = a->given_at ? 1 : a->given_points ? a->points : CURVE_POINTS;
+    for (size_t k = 0; k < nm; k++) {
+        curve *c = &cs->c[cs->nc++];
+        dpa_options o = a->opt;
+        dpa_error err;
+        o.method = ms[k];
+        c->method = ms[k];
+        dpa_error_clear(&err);
+        dpa_accountant *acc = dpa_accountant_new(spec, &o, &err);
+        dpa_tf *f = NULL;
+        dpa_result r;
+        if (acc) {
+            c->method = dpa_accountant_method(acc);
+            /* a delta below a method's numerical floor gives eps = inf:
+             * step up (x100) to one it resolves */
+            dpa_status st = DPA_OK;
+            for (double d = TRADEOFF_END_DELTA; d <= 1e-6; d *= 100)
+                if ((st = dpa_accountant_epsilon(acc, d, &r, &err)) != DPA_OK || isfinite(r.upper)) break;
+            if (st == DPA_OK) {
+                c->certified = r.certified;
+                double emax = isfinite(r.upper) ? fmin(TRADEOFF_EPS_MAX, fmax(1e-3, r.upper * 1.05)) : TRADEOFF_EPS_MAX;
+                f = dpa_tf_from_accountant(acc, emax, TRADEOFF_EPS, NULL, &err);
+            }
+            dpa_accountant_free(acc);
+        }
+        if (!f) {
+            if (!a->all_methods) return cli_fail_status(err.status ? err.status : DPA_EINVAL, &err);
+            snprintf(c->why, sizeof c->why, "%s", err.message);
+            continue;
+        }
+        if (alloc_curve(c, cs->n)) {
+            dpa_tf_free(f);
+            return cli_fail(CLI_EXIT_FAIL, "out of memory");
+        }
+        for (size_t i = 0; i < cs->n; i++) {
+            double lo, hi;
+            c->x[i] = cs->n == 1 ? from : grid(from, to, i, cs->n);
+            if (dpa_tf_eval_bounds(f, c->x[i], &lo, &hi, NULL, NULL, &err) != DPA_OK) {
+                dpa_tf_free(f);
+                return cli_fail_status(err.status, &err);
+            }
+            /* the represented curve is below the truth; its evaluation is
+             * rounded down: lo */
+            c->up[i] = lo;
+            c->lo[i] = lo;
+            if (!(lo >= 0 && lo <= 1 - c->x[i] + 1e-15))
+                return cli_library_bug("a tradeoff value outside [0, 1 - alpha]");
+        }
+        dpa_tf_free(f);
+        c->ok = 1;
+        any = 1;
+    }
+    if (!any) {
+        for (size_t i = 0; i < cs->nc; i++) cli_fail(CLI_EXIT_USAGE, "%s: %s", dpa_method_name(cs->c[i].method), cs->c[i].why);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* --at X: one line per method (or one JSON object). */
+static int emit_at(const cli_args *a, const curves *cs)
+{
+    char v[CLI_NUM_BUF], x[CLI_NUM_BUF];
+    cli_format_shortest(x, sizeof x, a->at);
+    if (a->json || cs->nc > 1 || a->format == CLI_FORMAT_JSON) {
+        json_t *o = json_object(), *arr = json_array();
+        int ok = o && arr;
+        ok = ok && !json_object_set_new(o, "kind", json_string("tradeoff")) &&
+             !json_object_set_new(o, "alpha", json_real(a->at));
+        for (size_t k = 0; ok && k < cs->nc; k++) {
+            const curve *c = &cs->c[k];
+            json_t *m = json_object();
+            ok = m && !json_object_set_new(m, "method", json_string(dpa_method_name(c->method))) &&
+                 !json_object_set_new(m, "applicable", json_boolean(c->ok)) &&
+                 (c->ok ? !json_object_set_new(m, "beta_lower", json_real(c->up[0])) &&
+                              !json_object_set_new(m, "certified", json_boolean(c->certified))
+                        : !json_object_set_new(m, "reason", json_string(c->why))) &&
+                 !json_array_append_new(arr, m);
+        }
+        ok = ok && !json_object_set_new(o, "methods", arr);
+        char *t = ok ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        if (!t) return cli_fail(CLI_EXIT_FAIL, "out of memory while building the JSON output");
+        puts(t);
+        free(t);
+        return CLI_EXIT_OK;
+    }
+    const curve *c = &cs->c[0];
+    cli_format(v, sizeof v, c->up[0], 6, CLI_ROUND_DOWN);
+    printf("beta >= %s   at alpha = %s   (%s)\n", v, x,
+           c->certified ? "certified lower bound on the type II error" : "estimate, not certified");
+    printf("method: %s\n", dpa_method_name(c->method));
+    char perfect[CLI_NUM_BUF];
+    cli_format(perfect, sizeof perfect, 1 - a->at, 6, CLI_ROUND_NEAREST);
+    printf("Every test of the neighbouring datasets (e.g. a membership-inference attack) with false-positive "
+           "rate %s has a false-negative rate of at least %s; perfect privacy would be %s.\n", x, v, perfect);
+    return CLI_EXIT_OK;
+}
+
 /* ---- renyi ---- */
 
 static int renyi_curve(const cli_args *a, const dpa_spec *spec, curves *cs)
@@ -363,9 +479,11 @@ int cli_run_curve(const cli_args *a, const char *text)
     int rc;
     if (a->kind == CLI_KIND_RENYI) rc = renyi_curve(a, spec, &cs);
     else if (a->kind == CLI_KIND_PROFILE) rc = profile_curves(a, spec, &cs);
-    else rc = cli_fail(CLI_EXIT_USAGE, "curve: --kind tradeoff is not available yet");
+    else rc = tradeoff_curves(a, spec, &cs);
     dpa_spec_free(spec);
-    if (rc == CLI_EXIT_OK) {
+    if (rc == CLI_EXIT_OK && a->given_at) {
+        rc = emit_at(a, &cs);
+    } else if (rc == CLI_EXIT_OK) {
         if (fmt == CLI_FORMAT_CSV) rc = emit_csv(a, &cs);
         else if (fmt == CLI_FORMAT_JSON) rc = emit_json(a, &cs);
         else rc = emit_plot(a, &cs, fmt == CLI_FORMAT_SVG ? CLI_PLOT_SVG : CLI_PLOT_PNG);
