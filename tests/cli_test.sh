@@ -412,7 +412,7 @@ usage_error "subsampled zcdp is refused by every method (exit 2)" epsilon --delt
 check "subsampled zcdp names the leaf" err_has "/poisson/event/zcdp"
 usage_error "--method all is for epsilon and delta only" profile --from 0 --to 1 --method all "$GAUSS"
 usage_error "--method bogus lists the methods" epsilon --delta 1e-5 --method bogus "$GAUSS"
-check "--method bogus message" err_has "auto, exact, pld, phi, rdp or all"
+check "--method bogus message" err_has "auto, exact, pld, phi, rdp, clt, gdp or all"
 usage_error "--rdp-conversion bogus" epsilon --delta 1e-5 --method rdp --rdp-conversion bogus "$GAUSS"
 usage_error "calibrate --method phi is refused" calibrate --epsilon 1 --delta 1e-5 --method phi \
     '{"gaussian": {"sigma": "?"}}'
@@ -447,8 +447,8 @@ usage_error "--threads 65 is a usage error" epsilon --delta 1e-5 --threads 65 "$
 # be below pld's lower bound.
 SG='{"repeat": {"count": 1000, "event": {"poisson": {"rate": 0.01, "event": {"gaussian": {"sigma": 1}}}}}}'
 run epsilon --delta 1e-5 --method all --json "$SG"
-check "--method all lists four methods" \
-    json "[m['method'] for m in d['methods']] == ['exact','pld','phi','rdp'] and d['query'] == 'epsilon'"
+check "--method all lists six methods" \
+    json "[m['method'] for m in d['methods']] == ['exact','pld','phi','rdp','clt','gdp'] and d['query'] == 'epsilon'"
 check "--method all: exact says why and which method can" \
     json "not d['methods'][0]['applicable'] and 'use method pld' in d['methods'][0]['reason']"
 check "--method all: phi agrees with pld, rdp is above it" \
@@ -551,6 +551,20 @@ assert len(rows)==11 and all(0<=y<=1-x+1e-15 for x,y in zip(a,b)) and all(p>=q f
 " "$TMP/out"'
 "$BIN" curve --kind tradeoff --method all --points 21 -o "$TMP/t.svg" "$SG" >"$TMP/out" 2>"$TMP/err"; rc=$?
 check "tradeoff plot with every method and the diagonal" eval 'rc_is 0 && grep -q "<svg" "$TMP/t.svg"'
+
+# gdp (CLT approximation, not certified) and clt (Berry-Esseen, certified)
+PURE='{"repeat": {"count": 2000, "event": {"pure": {"epsilon": 0.05}}}}'
+run delta --epsilon 3 --method exact --json "$PURE"
+EXD=$(json_get "d['delta_upper']"); EXL=$(json_get "d['delta_lower']")
+run delta --epsilon 3 --method clt --json "$PURE"
+check "clt brackets the exact delta of 2000 pure steps" \
+    json "d['method'] == 'clt' and d['certified'] is True and d['delta_lower'] <= $EXL and d['delta_upper'] >= $EXD"
+run delta --epsilon 3 --method gdp --json "$PURE"
+check "gdp is labelled an approximation and lands near the exact value" \
+    json "d['method'] == 'gdp' and d['certified'] is False and 'not a bound' in d['note'] and
+          abs(d['delta_upper'] - $EXD) <= 0.05 * $EXD"
+usage_error "calibrate --method gdp is refused" calibrate --epsilon 1 --delta 1e-5 --method gdp \
+    '{"gaussian": {"sigma": "?"}}'
 
 if [ -w /dev/full ]; then
     "$BIN" epsilon --delta 1e-5 "$GAUSS" >/dev/full 2>"$TMP/err"; rc=$?

@@ -31,8 +31,20 @@
  *                     certified UPPER bound only (lower = the trivial bound),
  *                     looser than the tight methods.  The only method that
  *                     takes zcdp leaves.
+ *   DPA_METHOD_GDP    the central-limit approximation (GDP §3.2, docs/clt.md):
+ *                     the composition as mu-GDP, mu from the moments of the
+ *                     privacy loss (kl, kappa2).  NOT a bound: it can
+ *                     under-state the loss (it does for DP-SGD); results
+ *                     carry certified = 0 and a note.  Compositions of
+ *                     gaussian, gdp, pure, randomized_response, approx and
+ *                     laplace leaves and of subsampled gaussian/gdp leaves.
+ *   DPA_METHOD_CLT    the Berry-Esseen envelope of that approximation (GDP
+ *                     eq 10, both directions of add/remove): certified
+ *                     bounds, but loose (every upper delta is at least about
+ *                     gamma = 0.56 kbar3 / sd^3); same leaves as GDP.
  *   DPA_METHOD_AUTO   the tightest method that applies: EXACT, else PLD, else
  *                     (zcdp leaves) RDP; dpa_accountant_method says which.
+ *                     AUTO never picks PHI, GDP or CLT.
  * A method that cannot take a spec fails with DPA_EUNSUPPORTED, saying why
  * and which method can.
  *
@@ -61,13 +73,15 @@ typedef enum dpa_method {
     DPA_METHOD_PLD = 1,
     DPA_METHOD_EXACT = 2,
     DPA_METHOD_PHI = 3,
-    DPA_METHOD_RDP = 4
+    DPA_METHOD_RDP = 4,
+    DPA_METHOD_GDP = 5,
+    DPA_METHOD_CLT = 6
 } dpa_method;
 
 /* Number of dpa_method values (AUTO included): they are 0 .. DPA_METHOD_COUNT - 1. */
-#define DPA_METHOD_COUNT 5
+#define DPA_METHOD_COUNT 7
 
-/* "auto", "pld", "exact", "phi", "rdp"; NULL for an unknown value. */
+/* "auto", "pld", "exact", "phi", "rdp", "gdp", "clt"; NULL for an unknown value. */
 const char *dpa_method_name(dpa_method m);
 /* Parse a method name; DPA_EINVAL for an unknown name. */
 dpa_status dpa_method_parse(const char *name, dpa_method *out, dpa_error *err);

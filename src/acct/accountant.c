@@ -31,6 +31,8 @@ static const dpa_method_ops *ops_of(dpa_method m)
     case DPA_METHOD_PLD: return &dpa_method_pld_ops;
     case DPA_METHOD_PHI: return &dpa_method_phi_ops;
     case DPA_METHOD_RDP: return &dpa_method_rdp_ops;
+    case DPA_METHOD_GDP: return &dpa_method_gdp_ops;
+    case DPA_METHOD_CLT: return &dpa_method_clt_ops;
     case DPA_METHOD_AUTO: break;
     }
     return NULL;
@@ -48,6 +50,8 @@ const char *dpa_method_name(dpa_method m)
     case DPA_METHOD_EXACT: return "exact";
     case DPA_METHOD_PHI: return "phi";
     case DPA_METHOD_RDP: return "rdp";
+    case DPA_METHOD_GDP: return "gdp";
+    case DPA_METHOD_CLT: return "clt";
     }
     return NULL;
 }
@@ -60,7 +64,7 @@ dpa_status dpa_method_parse(const char *name, dpa_method *out, dpa_error *err)
             *out = (dpa_method)m;
             return DPA_OK;
         }
-    return dpa_error_set(err, DPA_EINVAL, "unknown method \"%s\" (expected auto, exact, pld, phi or rdp)",
+    return dpa_error_set(err, DPA_EINVAL, "unknown method \"%s\" (expected auto, exact, pld, phi, rdp, gdp or clt)",
                          name ? name : "(null)");
 }
 

@@ -267,10 +267,12 @@ dpa_status dpa_calibrate(const dpa_template *t, double epsilon, double delta,
     else dpa_options_init(&c.opt);
     /* the calibrated value must meet the target for certain: the phi
      * method's bounds rest on error estimates (dpa_result.certified = 0) */
-    if (c.opt.method == DPA_METHOD_PHI)
+    if (c.opt.method == DPA_METHOD_PHI || c.opt.method == DPA_METHOD_GDP)
         return dpa_error_set(err, DPA_EUNSUPPORTED,
-                             "calibrate: method phi gives estimated, not certified, bounds; calibrate with "
-                             "method auto, exact, pld or rdp");
+                             "calibrate: method %s gives %s, not certified bounds; calibrate with "
+                             "method auto, exact, pld, rdp or clt",
+                             dpa_method_name(c.opt.method),
+                             c.opt.method == DPA_METHOD_PHI ? "estimated" : "approximate (CLT)");
     const dpa_param_info *in = c.info;
     int noise = (in->role == DPA_ROLE_NOISE);
     double acc = c.opt.accuracy, coarse = fmax(acc, COARSE_ACCURACY);

@@ -47,6 +47,8 @@ extern const dpa_method_ops dpa_method_exact_ops; /* src/exact/method.c */
 extern const dpa_method_ops dpa_method_pld_ops;   /* src/pld/method.c */
 extern const dpa_method_ops dpa_method_phi_ops;   /* src/phi/phi_method.c */
 extern const dpa_method_ops dpa_method_rdp_ops;   /* src/rdp/rdp_method.c */
+extern const dpa_method_ops dpa_method_gdp_ops;   /* src/clt/clt_method.c */
+extern const dpa_method_ops dpa_method_clt_ops;   /* src/clt/clt_method.c */
 
 /* Initialise a result for method m (see above). */
 void dpa_method_result_init(dpa_result *r, dpa_method m);

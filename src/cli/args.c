@@ -176,8 +176,8 @@ static int set_method(cli_args *a, const char *val)
     }
     if (dpa_method_parse(val, &a->opt.method, &err) != DPA_OK)
         return bad_value(OPT_METHOD, a->cmd == CLI_EPSILON || a->cmd == CLI_DELTA || a->cmd == CLI_CURVE
-                                         ? "auto, exact, pld, phi, rdp or all"
-                                         : "auto, exact, pld, phi or rdp", val);
+                                         ? "auto, exact, pld, phi, rdp, clt, gdp or all"
+                                         : "auto, exact, pld, phi, rdp, clt or gdp", val);
     return CLI_EXIT_OK;
 }
 

@@ -75,7 +75,9 @@ static size_t methods_of(const cli_args *a, dpa_method *m)
         m[1] = DPA_METHOD_PLD;
         m[2] = DPA_METHOD_PHI;
         m[3] = DPA_METHOD_RDP;
-        return 4;
+        m[4] = DPA_METHOD_CLT;
+        m[5] = DPA_METHOD_GDP;
+        return 6;
     }
     m[0] = a->opt.method;
     return 1;

@@ -160,6 +160,14 @@ static void print_method(const dpa_result *r)
         printf("method: phi (characteristic function; NOT certified: %s)\n", r->note);
         return;
     }
+    if (r->method == DPA_METHOD_GDP) {
+        printf("method: gdp (NOT certified: %s)\n", r->note);
+        return;
+    }
+    if (r->method == DPA_METHOD_CLT) {
+        printf("method: clt (Berry-Esseen envelope, GDP eq 10%s%s)\n", r->note[0] ? ": " : "", r->note);
+        return;
+    }
     if (r->method == DPA_METHOD_RDP) {
         char ord[CLI_NUM_BUF];
         cli_format(ord, sizeof ord, r->order, 6, CLI_ROUND_NEAREST);
@@ -227,6 +235,12 @@ static void print_accuracy(const dpa_result *r)
         puts("note: accuracy target not met: the quadrature error estimates leave a wider bracket");
         return;
     }
+    if (r->method == DPA_METHOD_CLT) {
+        puts("note: the Berry-Esseen envelope is wide for this composition (few or heavy-tailed steps); "
+             "the bounds are still certified (--method pld gives a tight bracket)");
+        return;
+    }
+    if (r->method == DPA_METHOD_GDP) return;
     if (r->upper_source != DPA_SOURCE_METHOD) {
         puts("note: accuracy target not met; the bounds are still certified");
         return;
@@ -404,7 +418,9 @@ static int human_methods(const cli_args *a, const cli_method_row *rows, size_t n
         char tm[32];
         snprintf(tm, sizeof tm, "%.1f ms", 1e3 * rows[i].seconds);
         const char *what = r->method == DPA_METHOD_PHI   ? "estimate, not certified"
+                           : r->method == DPA_METHOD_GDP ? "CLT approximation, not a bound"
                            : r->method == DPA_METHOD_RDP ? "certified upper bound only"
+                           : r->method == DPA_METHOD_CLT ? "certified bracket (Berry-Esseen)"
                                                          : "certified bracket";
         printf("%-6s  %-14s  %-14s  %9s  %s", name, us, ls, tm, what);
         if (r->method == DPA_METHOD_RDP) {
@@ -412,7 +428,7 @@ static int human_methods(const cli_args *a, const cli_method_row *rows, size_t n
             cli_format(ord, sizeof ord, r->order, 6, CLI_ROUND_NEAREST);
             printf(" (order %s, %s conversion)", ord, dpa_rdp_conv_name(a->opt.rdp_conversion));
         }
-        if (!r->accuracy_met && r->method != DPA_METHOD_RDP)
+        if (!r->accuracy_met && r->method != DPA_METHOD_RDP && r->method != DPA_METHOD_GDP)
             printf("; accuracy target not met");
         putchar('\n');
     }

@@ -39,7 +39,8 @@ static void poison_result(dpa_result *r)
 /* A method the library reports for a result (never AUTO). */
 static int method_ok(dpa_method m)
 {
-    return m == DPA_METHOD_PLD || m == DPA_METHOD_EXACT || m == DPA_METHOD_PHI || m == DPA_METHOD_RDP;
+    return m == DPA_METHOD_PLD || m == DPA_METHOD_EXACT || m == DPA_METHOD_PHI || m == DPA_METHOD_RDP ||
+           m == DPA_METHOD_GDP || m == DPA_METHOD_CLT;
 }
 
 /* Finite, or +inf where allowed (epsilon bounds). */
@@ -128,7 +129,8 @@ static double now_seconds(void)
  * if none can (exit 2 for refusals, 1 for failures). */
 static int run_all(const cli_args *a, const char *text)
 {
-    static const dpa_method methods[] = {DPA_METHOD_EXACT, DPA_METHOD_PLD, DPA_METHOD_PHI, DPA_METHOD_RDP};
+    static const dpa_method methods[] = {DPA_METHOD_EXACT, DPA_METHOD_PLD, DPA_METHOD_PHI,
+                                         DPA_METHOD_RDP,   DPA_METHOD_CLT, DPA_METHOD_GDP};
     enum { NM = sizeof methods / sizeof *methods };
     cli_method_row rows[NM];
     int eps_query = a->cmd == CLI_EPSILON, any = 0, worst = CLI_EXIT_USAGE;
