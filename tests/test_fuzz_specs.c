@@ -27,6 +27,9 @@
  *    the flattened count of a leaf (a product of nested repeats, or a sum
  *    over a compose) exceeds DPA_MAX_COUNT although every repeat count is
  *    in range; accountant.h does not list DPA_EINVAL for this.
+ *    Every tenth answered spec also goes through the phi and rdp methods:
+ *    no NaN, only documented errors, rdp's upper bound never below the
+ *    certified lower bound, phi's estimate never disjoint from the bracket.
  *  - nesting: 256 levels parse, 257 and 100001 are refused (no stack overflow).
  *  - extreme queries on the EXACT accountants (Gaussian/GDP and the pure/RR/
  *    approx lattice): delta at eps from -DBL_MAX to DBL_MAX, epsilon at
@@ -55,6 +58,7 @@
 #include <cmocka.h>
 #include <float.h>
 #include <math.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,8 +166,58 @@ static void check_result_common(const char *q, const dpa_result *r, const char *
     if (fmax(r->upper_remove, r->upper_add) != r->upper)
         FAILF("%s: upper %.17g is not max(remove %.17g, add %.17g) for %.300s", q, r->upper, r->upper_remove,
               r->upper_add, input);
-    if (r->method != DPA_METHOD_PLD && r->method != DPA_METHOD_EXACT)
+    if (r->method != DPA_METHOD_PLD && r->method != DPA_METHOD_EXACT && r->method != DPA_METHOD_PHI &&
+        r->method != DPA_METHOD_RDP)
         FAILF("%s: method %d for %.300s", q, (int)r->method, input);
+    if (r->certified != (r->method != DPA_METHOD_PHI))
+        FAILF("%s: certified %d with method %d for %.300s", q, r->certified, (int)r->method, input);
+    if (!memchr(r->note, '\0', sizeof r->note)) FAILF("%s: unterminated note for %.300s", q, input);
+}
+
+/* The other methods on a spec the auto accountant answered (method m,
+ * eps(1e-5) bracket [lo, up] certified): no NaN, errors only
+ * EUNSUPPORTED/ENOMEM/ENUMERIC, rdp's upper bound never below the certified
+ * lower bound, phi's estimate never disjoint from the certified bracket. */
+static int cross_checked, cross_refused;
+static void check_other_methods(const dpa_spec *s, const char *input, double lo, double up)
+{
+    static const dpa_method ms[] = {DPA_METHOD_PHI, DPA_METHOD_RDP};
+    for (size_t i = 0; i < 2; i++) {
+        dpa_error err;
+        dpa_options o;
+        dpa_options_init(&o);
+        o.method = ms[i];
+        o.accuracy = 1e-2;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        dpa_accountant *a = dpa_accountant_new(s, &o, &err);
+        if (!a) {
+            cross_refused++;
+            check_error("accountant_new (phi/rdp)", &err, DPA_EUNSUPPORTED, DPA_ENOMEM, input);
+            continue;
+        }
+        dpa_result r;
+        dpa_status st = dpa_accountant_epsilon(a, 1e-5, &r, &err);
+        if (st != DPA_OK) {
+            cross_refused++;
+            check_error("epsilon (phi/rdp)", &err, DPA_EUNSUPPORTED, DPA_ENUMERIC, input);
+        } else {
+            cross_checked++;
+            check_result_common(ms[i] == DPA_METHOD_PHI ? "phi epsilon" : "rdp epsilon", &r, input);
+            if (r.method != ms[i]) FAILF("method %d asked, %d reported", (int)ms[i], (int)r.method);
+            /* slack: 1e-9 relative (the brackets' own round-off is far below) */
+            if (ms[i] == DPA_METHOD_RDP && r.upper < lo * (1 - 1e-9))
+                FAILF("rdp upper %.17g below the certified lower bound %.17g for %s", r.upper, lo, input);
+            if (ms[i] == DPA_METHOD_PHI && r.certified == 0 && isfinite(r.upper) &&
+                (r.upper < lo * (1 - 1e-9) - 1e-12 || r.lower > up * (1 + 1e-9) + 1e-12) && r.accuracy_met)
+                FAILF("phi bracket [%.17g, %.17g] disjoint from the certified [%.17g, %.17g] for %.300s", r.lower,
+                      r.upper, lo, up, input);
+        }
+        dpa_accountant_free(a);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (getenv("DPA_FUZZ_VERBOSE") && sec > 0.5) fprintf(stderr, "SLOW %s %.2f s: %s\n", ms[i] == DPA_METHOD_PHI ? "phi" : "rdp", sec, input);
+    }
 }
 
 static void check_accountant(const dpa_spec *s, const char *input)
@@ -199,6 +253,8 @@ static void check_accountant(const dpa_spec *s, const char *input)
         if (isinf(r.upper) && isfinite(r.lower) && r.accuracy_met)
             FAILF("epsilon: upper inf, lower %g finite with accuracy_met = 1 for %.300s", r.lower, input);
         if (r.lower == INFINITY && r.upper != INFINITY) FAILF("epsilon: lower inf, upper finite");
+        /* every tenth spec through phi and rdp too (they cost more per spec) */
+        if (evaluations % 10 == 0 && r.certified) check_other_methods(s, input, r.lower, r.upper);
     }
     st = dpa_accountant_delta(a, 1.0, &r, &err);
     if (st != DPA_OK) {
@@ -637,12 +693,16 @@ static void test_generated_accountants(void **state)
     rng_state = 0x853C49E6748FEA9BULL;
     gen g = {0};
     evaluations = eval_ok = eval_err = total_count_einval = 0;
+    cross_checked = cross_refused = 0;
     for (int i = 0; i < 600; i++) {
         gen_spec(&g, 1);
         if (!try_spec(g.b.p, 1)) FAILF("cheap generated spec refused: %.400s", g.b.p);
     }
     print_message("accountants: %d specs; epsilon queries answered %d, refused %d; "
-                  "DPA_EINVAL for a total count above 1e15: %d\n", evaluations, eval_ok, eval_err, total_count_einval);
+                  "DPA_EINVAL for a total count above 1e15: %d; phi/rdp cross-checks %d, refusals %d\n",
+                  evaluations, eval_ok, eval_err, total_count_einval, cross_checked, cross_refused);
+    /* the cross-checks must actually run */
+    if (cross_checked < 20) FAILF("only %d phi/rdp cross-checks ran", cross_checked);
     free(g.b.p);
     assert_int_equal(failures, 0);
 }
