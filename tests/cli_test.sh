@@ -566,6 +566,17 @@ check "gdp is labelled an approximation and lands near the exact value" \
 usage_error "calibrate --method gdp is refused" calibrate --epsilon 1 --delta 1e-5 --method gdp \
     '{"gaussian": {"sigma": "?"}}'
 
+# -------------------------------------------------------------- report --
+"$BIN" report -o "$TMP/r.html" "$SG" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "report: one self-contained HTML page with every section" eval 'rc_is 0 && out_empty &&
+    grep -q "<!DOCTYPE html>" "$TMP/r.html" && [ $(grep -c "<svg" "$TMP/r.html") -ge 3 ] &&
+    ! grep -qi "<script" "$TMP/r.html" && ! grep -q "http://\|https://" <(grep -v "www.w3.org" "$TMP/r.html") &&
+    grep -q "Epsilon at standard deltas" "$TMP/r.html" && grep -q "Every method at delta = 1e-5" "$TMP/r.html" &&
+    grep -q "Membership inference" "$TMP/r.html" && grep -q "Tradeoff curve" "$TMP/r.html"'
+run report "$GAUSS"
+check "report to standard output" eval 'rc_is 0 && out_has "<h1>Privacy report</h1>" && out_has "&quot;gaussian&quot;"'
+usage_error "report: bad spec" report '{"gaussian": {"sigma": -1}}'
+
 if [ -w /dev/full ]; then
     "$BIN" epsilon --delta 1e-5 "$GAUSS" >/dev/full 2>"$TMP/err"; rc=$?
     : >"$TMP/out"

@@ -24,7 +24,8 @@ typedef enum opt_id {
 
 #define BIT(c) (1u << (c))
 /* the commands that account (renyi takes only --order and --json) */
-#define ALL_COMMANDS (BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE) | BIT(CLI_CALIBRATE) | BIT(CLI_CURVE))
+#define ALL_COMMANDS \
+    (BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE) | BIT(CLI_CALIBRATE) | BIT(CLI_CURVE) | BIT(CLI_REPORT))
 
 typedef struct opt_def {
     const char *name;   /* without the leading "--" */
@@ -48,7 +49,7 @@ static const opt_def options[OPT_COUNT] = {
     [OPT_ORDER] = {"order", BIT(CLI_RENYI), 1},
     [OPT_KIND] = {"kind", BIT(CLI_CURVE), 1},
     [OPT_FORMAT] = {"format", BIT(CLI_CURVE), 1},
-    [OPT_OUTPUT] = {"output", BIT(CLI_CURVE), 1},
+    [OPT_OUTPUT] = {"output", BIT(CLI_CURVE) | BIT(CLI_REPORT), 1},
     [OPT_AT] = {"at", BIT(CLI_CURVE), 1},
     [OPT_JSON] = {"json", ALL_COMMANDS | BIT(CLI_RENYI), 0},
 };
@@ -363,7 +364,7 @@ int cli_parse_args(cli_command cmd, int argc, char **argv, int first, cli_args *
             options_done = 1;
         else if (!options_done && arg[0] == '-' && arg[1] == '-')
             rc = take_option(a, argc, argv, &i);
-        else if (!options_done && !strcmp(arg, "-o") && cmd == CLI_CURVE) {
+        else if (!options_done && !strcmp(arg, "-o") && (cmd == CLI_CURVE || cmd == CLI_REPORT)) {
             /* -o FILE: the one short option, --output's alias */
             if (a->given & BIT(OPT_OUTPUT))
                 rc = usage_error(a, "option --output given more than once");

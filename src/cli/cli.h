@@ -28,6 +28,7 @@ typedef enum cli_command {
     CLI_CALIBRATE,
     CLI_RENYI,
     CLI_CURVE,
+    CLI_REPORT,
     CLI_NCOMMANDS
 } cli_command;
 
@@ -122,8 +123,9 @@ int cli_library_bug(const char *what);
 
 /* ---- curve.c ---- */
 int cli_run_curve(const cli_args *a, const char *spec_text);
-/* ---- renyi (run.c) ---- */
+/* ---- renyi (curve.c), report (report.c) ---- */
 int cli_run_renyi(const cli_args *a, const char *spec_text);
+int cli_run_report(const cli_args *a, const char *spec_text);
 
 /* ---- output.c ---- */
 typedef struct cli_profile_out {

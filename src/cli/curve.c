@@ -17,6 +17,7 @@
 #include <string.h>
 #include "cli.h"
 #include "plot.h"
+#include "curve.h"
 
 #define CURVE_POINTS 101
 /* profile: the default eps range ends where the upper profile of the first
@@ -27,22 +28,9 @@
 #define RENYI_FROM 1.05
 #define RENYI_TO 64.0
 
-typedef struct curve {
-    dpa_method method;
-    int ok;
-    char why[512];
-    int certified;
-    double *x, *up, *lo;    /* n points; for renyi: up = remove, lo = add (upper bounds) */
-} curve;
 
-typedef struct curves {
-    int kind;
-    size_t n;               /* points per curve */
-    curve c[DPA_METHOD_COUNT];
-    size_t nc;
-} curves;
 
-static void curves_free(curves *cs)
+void cli_curves_free(curves *cs)
 {
     for (size_t i = 0; i < cs->nc; i++) {
         free(cs->c[i].x);
@@ -85,7 +73,7 @@ static size_t methods_of(const cli_args *a, dpa_method *m)
 
 /* ---- profile ---- */
 
-static int profile_curves(const cli_args *a, const dpa_spec *spec, curves *cs)
+int cli_curves_profile(const cli_args *a, const dpa_spec *spec, curves *cs)
 {
     dpa_method ms[DPA_METHOD_COUNT];
     size_t nm = methods_of(a, ms), any = 0;
@@ -155,7 +143,7 @@ static int profile_curves(const cli_args *a, const dpa_spec *spec, curves *cs)
 /* largest eps the tradeoff conversion takes (dpa_tf_from_accountant) */
 #define TRADEOFF_EPS_MAX 700.0
 
-static int tradeoff_curves(const cli_args *a, const dpa_spec *spec, curves *cs)
+int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs)
 {
     dpa_method ms[DPA_METHOD_COUNT];
     size_t nm = methods_of(a, ms), any = 0;
@@ -263,7 +251,7 @@ static int emit_at(const cli_args *a, const curves *cs)
 
 /* ---- renyi ---- */
 
-static int renyi_curve(const cli_args *a, const dpa_spec *spec, curves *cs)
+int cli_curves_renyi(const cli_args *a, const dpa_spec *spec, curves *cs)
 {
     double from = a->given_from ? a->from : RENYI_FROM, to = a->given_to ? a->to : RENYI_TO;
     if (!(from > 0)) return cli_fail(CLI_EXIT_USAGE, "--from: Renyi orders must be > 0, got %.17g", from);
@@ -389,7 +377,7 @@ static int emit_json(const cli_args *a, const curves *cs)
 }
 
 /* The figure of a set of curves (the caller owns the series array). */
-static void figure_of(const curves *cs, cli_figure *f, cli_series *se, char (*labels)[64])
+void cli_curves_figure(const curves *cs, cli_figure *f, cli_series *se, char (*labels)[64])
 {
     memset(f, 0, sizeof *f);
     f->xmin = f->xmax = f->ymin = f->ymax = NAN;
@@ -447,7 +435,7 @@ static int emit_plot(const cli_args *a, const curves *cs, cli_plot_format fmt)
     char labels[2 * DPA_METHOD_COUNT][64];
     cli_figure f;
     char msg[256];
-    figure_of(cs, &f, se, labels);
+    cli_curves_figure(cs, &f, se, labels);
     if (cli_plot_write(&f, fmt, a->output ? a->output : "-", msg, sizeof msg)) return cli_fail(CLI_EXIT_FAIL, "%s", msg);
     return CLI_EXIT_OK;
 }
@@ -479,9 +467,9 @@ int cli_run_curve(const cli_args *a, const char *text)
     memset(&cs, 0, sizeof cs);
     cs.kind = a->kind;
     int rc;
-    if (a->kind == CLI_KIND_RENYI) rc = renyi_curve(a, spec, &cs);
-    else if (a->kind == CLI_KIND_PROFILE) rc = profile_curves(a, spec, &cs);
-    else rc = tradeoff_curves(a, spec, &cs);
+    if (a->kind == CLI_KIND_RENYI) rc = cli_curves_renyi(a, spec, &cs);
+    else if (a->kind == CLI_KIND_PROFILE) rc = cli_curves_profile(a, spec, &cs);
+    else rc = cli_curves_tradeoff(a, spec, &cs);
     dpa_spec_free(spec);
     if (rc == CLI_EXIT_OK && a->given_at) {
         rc = emit_at(a, &cs);
@@ -490,7 +478,7 @@ int cli_run_curve(const cli_args *a, const char *text)
         else if (fmt == CLI_FORMAT_JSON) rc = emit_json(a, &cs);
         else rc = emit_plot(a, &cs, fmt == CLI_FORMAT_SVG ? CLI_PLOT_SVG : CLI_PLOT_PNG);
     }
-    curves_free(&cs);
+    cli_curves_free(&cs);
     return rc;
 }
 

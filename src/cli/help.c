@@ -5,7 +5,7 @@
 #include "cli.h"
 
 static const char *const command_names[CLI_NCOMMANDS] = {
-    "epsilon", "delta", "profile", "calibrate", "renyi", "curve"
+    "epsilon", "delta", "profile", "calibrate", "renyi", "curve", "report"
 };
 
 /* Defaults are the library's (dpa_options_init), filled in when printed. */
@@ -58,6 +58,7 @@ static const char main_help_head[] =
     "                                       or complex like 1.5+2i)\n"
     "  curve      [--kind profile|tradeoff|renyi] [--format csv|json|svg|png]\n"
     "                                       the whole curve, as a table or a plot\n"
+    "  report     [-o FILE]                 an HTML page a person reads\n"
     "\n";
 
 static const char main_help_tail[] =
@@ -140,6 +141,15 @@ static const char *const command_help[CLI_NCOMMANDS] = {
     "                   order, default 1.05 to 64)\n"
     "  --points N       grid points, integer in [2, 1000000] (default 101)\n"
     "  --at X           tradeoff only: the lower bound on beta at alpha = X in [0, 1]\n",
+
+    "Usage: dpacct report [-o FILE] [OPTIONS] SPEC\n"
+    "\n"
+    "One self-contained HTML page (inline SVG, no scripts, no network): epsilon\n"
+    "at a ladder of deltas, every method side by side, what the tradeoff curve\n"
+    "says about membership inference, the privacy profile, the tradeoff curve\n"
+    "against the diagonal, the Renyi curve, and the spec.\n"
+    "\n"
+    "  -o, --output F   write to file F (default standard output)\n",
 };
 
 static const char *const command_example[CLI_NCOMMANDS] = {
@@ -155,6 +165,7 @@ static const char *const command_example[CLI_NCOMMANDS] = {
     "  dpacct renyi --order 1.5+2i --json dpsgd.json\n",
     "  dpacct curve --kind profile --method all -o profile.svg dpsgd.json\n"
     "  dpacct curve --kind tradeoff --at 0.1 dpsgd.json\n",
+    "  dpacct report -o report.html dpsgd.json\n",
 };
 
 const char *cli_command_name(cli_command c)

@@ -91,7 +91,7 @@ int main(int argc, char **argv)
     int cmd;
 
     if (argc < 2) {
-        cli_fail(CLI_EXIT_USAGE, "missing command (epsilon, delta, profile, calibrate, renyi or curve)");
+        cli_fail(CLI_EXIT_USAGE, "missing command (epsilon, delta, profile, calibrate, renyi, curve or report)");
         cli_print_try_help(-1);
         return CLI_EXIT_USAGE;
     }
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
     cmd = cli_command_lookup(argv[1]);
     if (cmd < 0) {
         cli_fail(CLI_EXIT_USAGE, "unknown command \"%s\" (expected epsilon, delta, "
-                 "profile, calibrate, renyi or curve)", argv[1]);
+                 "profile, calibrate, renyi, curve or report)", argv[1]);
         cli_print_try_help(-1);
         return CLI_EXIT_USAGE;
     }

@@ -344,6 +344,8 @@ int cli_run(const cli_args *a, const char *spec_text)
         return cli_run_curve(a, spec_text);
     case CLI_RENYI:
         return cli_run_renyi(a, spec_text);
+    case CLI_REPORT:
+        return cli_run_report(a, spec_text);
     default:
         return cli_fail(CLI_EXIT_FAIL, "internal error: no such command");
     }

@@ -1,0 +1,37 @@
+/* dpacct command-line front end: curves shared by `curve` and `report`.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#ifndef DPA_CLI_CURVE_H
+#define DPA_CLI_CURVE_H
+
+#include "cli.h"
+#include "plot.h"
+
+typedef struct curve {
+    dpa_method method;
+    int ok;
+    char why[512];
+    int certified;
+    double *x, *up, *lo;    /* n points; for renyi: up = remove, lo = add (upper bounds) */
+} curve;
+
+typedef struct curves {
+    int kind;
+    size_t n;               /* points per curve */
+    curve c[DPA_METHOD_COUNT];
+    size_t nc;
+} curves;
+
+/* Compute the curves of one kind for the methods of a (a->all_methods: every
+ * method, refusals kept with their reason); returns an exit status (after
+ * printing the error).  cs must be zeroed; free with cli_curves_free. */
+int cli_curves_profile(const cli_args *a, const dpa_spec *spec, curves *cs);
+int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs);
+int cli_curves_renyi(const cli_args *a, const dpa_spec *spec, curves *cs);
+void cli_curves_free(curves *cs);
+/* The figure of cs: se needs 2 * DPA_METHOD_COUNT series, labels as many. */
+void cli_curves_figure(const curves *cs, cli_figure *f, cli_series *se, char (*labels)[64]);
+
+/* report.c */
+int cli_run_report(const cli_args *a, const char *spec_text);
+
+#endif
