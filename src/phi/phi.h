@@ -95,6 +95,16 @@ typedef struct dpa_phi_tilt {
     double lrho_c;         /* log share of a closed-form continuous part (-inf if none) */
     double logMc, meanc_shift; /* closed-form part: log M_c(r), and (its mean - mean) */
     double inner_err;      /* estimated absolute error of psi from the inner rule (node doubling) */
+    /* Set by dpa_phi_tilt_prepare_pair on its second tilt: 1 if its points
+     * are the first tilt's (same positions, same order) and dpa_phi_psi_pair
+     * evaluates it with the first tilt's sines; dshift = mean0 - mean1,
+     * psum = sum p_k, ed_sh = sum p_k |d0_k| (d0: the first tilt's offsets). */
+    int shared;
+    double dshift, psum, ed_sh;
+    /* cache of the inner rule's trimmed range (QUAD kinds) for this leaf at
+     * tilt trim_r, reused by later preparations of the same tilt */
+    const void *trim_leaf;
+    double trim_r, trim_a, trim_b, trim_key[4];
 } dpa_phi_tilt;
 
 /* Prepare l at tilt r (r >= -1) for |t| <= tmax (tmax < 0: mass, mean and
@@ -104,15 +114,34 @@ typedef struct dpa_phi_tilt {
  * estimate).  *tl must be zeroed or previously prepared (it is reused). */
 dpa_status dpa_phi_tilt_prepare(const dpa_phi_leaf *l, double r, double tmax, dpa_phi_tilt *tl, dpa_error *err);
 void dpa_phi_tilt_clear(dpa_phi_tilt *tl);
+/* Prepare l at two tilts r0 and r1 for |t| <= tmax (as dpa_phi_tilt_prepare
+ * twice).  For the QUAD kinds both tilts get the same points (the inner rule
+ * covers the union of their trimmed ranges and is refined jointly), and when
+ * their means differ by at most DPA_PHI_SHARE_SHIFT of t1's spread sum
+ * p_k |d_k| (ed), t1 is marked `shared`: dpa_phi_psi_pair then evaluates
+ * both with one sine per point, half the cost of two dpa_phi_psi calls. */
+dpa_status dpa_phi_tilt_prepare_pair(const dpa_phi_leaf *l, double r0, double r1, double tmax, dpa_phi_tilt *t0,
+                                     dpa_phi_tilt *t1, dpa_error *err);
 /* psi_r(t) = log M(r + it) - log M(r) - i t mean  (|t| <= tmax); *err (may
  * be NULL) receives an absolute error bound estimate on psi: round-off
  * (rigorous to first order) plus inner_err (an estimate). */
 double complex dpa_phi_psi(const dpa_phi_leaf *l, const dpa_phi_tilt *tl, double t, double *err);
+/* psi of two tilts prepared by dpa_phi_tilt_prepare_pair at the same t (the
+ * same values as two dpa_phi_psi calls up to round-off; err0/err1 may be
+ * NULL).  For a shared t1, its round-off bound uses the first tilt's offsets
+ * shifted by dshift (8u |t| ed_sh + 16u |t dshift| (|S1'| + psum) instead of
+ * 8u |t| ed): at most 11% more in that term (DPA_PHI_SHARE_SHIFT). */
+void dpa_phi_psi_pair(const dpa_phi_leaf *l, const dpa_phi_tilt *t0, const dpa_phi_tilt *t1, double t,
+                      double complex *psi0, double *err0, double complex *psi1, double *err1);
 /* log of a non-increasing-in-|t| envelope of |M(r + it)| / M(r) where one
  * is known (atoms: 0; Gaussian: exact; Laplace: |sinh| <= cosh), and the
  * value log|M(r + it)/M(r)| itself for the quadrature kinds (not an
  * envelope: docs/phi.md §5 on what this assumes). */
 double dpa_phi_log_env(const dpa_phi_leaf *l, const dpa_phi_tilt *tl, double t);
+/* dpa_phi_log_env of two tilts prepared by dpa_phi_tilt_prepare_pair (one
+ * sine per point when t1 is shared). */
+void dpa_phi_log_env_pair(const dpa_phi_leaf *l, const dpa_phi_tilt *t0, const dpa_phi_tilt *t1, double t,
+                          double *e0, double *e1);
 /* Convenience for tests: log M(z) at z = r + it for one leaf (prepares a
  * tilt internally).  DPA_ENUMERIC if the inner rule cannot be certified. */
 dpa_status dpa_phi_leaf_log_mgf(const dpa_phi_leaf *l, double r, double t, double complex *out, dpa_error *err);
@@ -125,6 +154,12 @@ double complex dpa_phi_laplace_cont_logmgf(double e0, double complex z);
  * dpa_phi_tilt_prepare: a few hundred u, the size of the round-off of a
  * sum of ~1000 terms of size <= 1. */
 #define DPA_PHI_INNER_TOL 1e-13
+/* Largest |mean0 - mean1| / ed for a shared pair evaluation: the shifted
+ * evaluation's round-off term grows from 8u |t| ed to at most
+ * 8u |t| ed_sh + 16u |t Delta| (|S1'| + psum) <= 8u |t| (ed + 7 |Delta|)
+ * (ed_sh <= ed + |Delta| psum, psum ~ 1, |S1'| <= 2), i.e. by at most
+ * 7/64 < 11% (3/64 when |S1'| is small, as it is where the term matters). */
+#define DPA_PHI_SHARE_SHIFT (1.0 / 64)
 
 /* ------------------------------------------------------------------ atoms
  * (phi_atoms.c): the exact composition of atom-only leaves. */
@@ -193,7 +228,15 @@ typedef struct dpa_phi_gp dpa_phi_gp;
  * state caches psi of every leaf at the nodes (per panel count). */
 dpa_phi_gp *dpa_phi_gp_new(const dpa_phi_comp *c, dpa_error *err);
 void dpa_phi_gp_free(dpa_phi_gp *g);
-dpa_status dpa_phi_gp_H(dpa_phi_gp *g, double x, dpa_phi_inv *out, dpa_error *err);
+/* H(x) of the composition (mirror = 0) or of its reversal (mirror = 1: the
+ * add direction when c holds the remove direction's leaves; its moment
+ * function is M(-1 - z), so both directions use the same cached nodes).
+ * The panel count is at least the one needed at xlev when xlev is finite
+ * (a sequence of queries on [.., xlev] then shares one pair of node sets). */
+dpa_status dpa_phi_gp_H(dpa_phi_gp *g, double x, int mirror, double xlev, dpa_phi_inv *out, dpa_error *err);
+/* log masses, means and variances of the composed W under A and B (sides
+ * r = 0 and r = -1; mirror = 1: of the reversal). */
+void dpa_phi_gp_moments(const dpa_phi_gp *g, int mirror, double logm[2], double mean[2], double var[2]);
 /* Standard deviation of the composed W (max of A and B; a scale), the
  * integration range T, and the truncation estimates (relative to M(0) and
  * M(-1)); T = 0 when the envelope scan failed. */
@@ -290,6 +333,19 @@ static inline void dd_add_prod(dd *s, double k, double w)
     double t = s->hi + p, z = t - s->hi, e = (s->hi - (t - z)) + (p - z);
     s->hi = t;
     s->lo += e + pe;
+}
+
+/* Compensated (Kahan) summation: the error of a sum of terms x_i is at most
+ * (2u + 2n u^2) sum |x_i| (Higham, Accuracy and Stability, Thm 4.8 / eq
+ * 4.13), independent of the order and of the partial sums; the psi and
+ * Gil-Pelaez sums use it so that their summation bounds are rigorous to
+ * first order (plain recursive summation can lose n u sum |x_i|). */
+typedef struct dpa_phi_ks { double s, c; } dpa_phi_ks;
+static inline void dpa_phi_ks_add(dpa_phi_ks *k, double x)
+{
+    double y = x - k->c, t = k->s + y;
+    k->c = (t - k->s) - y;
+    k->s = t;
 }
 
 #endif

@@ -189,23 +189,38 @@ static void laplace_moments(double e0, double r, double *mean, double *var)
 
 /* ------------------------------------------------------------------ inner quadrature */
 
-static double base_logf(const dpa_phi_leaf *l, double w)
+/* The continuous part's density with its per-leaf constants (log q,
+ * log(1 - q), log mu) computed once per rule instead of once per point. */
+typedef struct qdens {
+    const dpa_phi_leaf *l;
+    double lq, l1q, lmu;
+} qdens;
+
+static qdens qdens_of(const dpa_phi_leaf *l)
 {
+    qdens Q = {l, log(l->q), log1p(-l->q), l->cont == DPA_PHI_CONT_QUAD_GAUSS ? log(l->par) : 0};
+    return Q;
+}
+
+static double base_logf(const qdens *Q, double w)
+{
+    const dpa_phi_leaf *l = Q->l;
     if (l->cont == DPA_PHI_CONT_QUAD_GAUSS) {
         double mu = l->par, z = (w - 0.5 * mu * mu) / mu;
-        return -0.5 * z * z - log(mu) - LOG_SQRT_2PI;
+        return -0.5 * z * z - Q->lmu - LOG_SQRT_2PI;
     }
     return -0.5 * (l->par - w) - LOG4; /* Laplace continuous part, w in (-e0, e0) */
 }
 
 /* log of the tilted A-density of the continuous part on the base loss w,
  * and the loss W there */
-static double quad_logdens(const dpa_phi_leaf *l, double r, double w, double *W)
+static double quad_logdens(const qdens *Q, double r, double w, double *W)
 {
-    double q = l->q, g = q == 1 ? w : dpa_poisson_loss(q, w), ld = base_logf(l, w);
+    const dpa_phi_leaf *l = Q->l;
+    double q = l->q, g = q == 1 ? w : dpa_poisson_loss(q, w), ld = base_logf(Q, w);
     if (l->sign > 0) {
         /* (q A + (1-q) B)_c: density f_A(w) (q + (1-q) e^{-w}) */
-        if (q < 1) ld += dpa_log_add_exp(log(q), log1p(-q) - w);
+        if (q < 1) ld += dpa_log_add_exp(Q->lq, Q->l1q - w);
         *W = g;
     } else {
         /* B_c: density f_A(w) e^{-w}; W = -g */
@@ -245,26 +260,28 @@ static int pts_push(pts *s, double W, double lw)
     return 0;
 }
 
-/* The inner rule at refinement level `lev` (every panel halved lev times). */
-static dpa_status quad_points(const dpa_phi_leaf *l, double r, double tmax, int lev, const double *gx,
-                              const double *gw, pts *out, dpa_error *err)
+/* The trimmed range [*a_out, *b_out] of the base loss w for tilt r: where the
+ * tilted density is within e^{-TRIM_LOG} of its maximum (on a TRIM_GRID
+ * grid, widened by one grid step).  Independent of tmax and of the
+ * refinement level, so dpa_phi_tilt_prepare computes it once per tilt and
+ * keeps it in the tilt (trim_*) for later preparations at the same r. */
+static dpa_status quad_range(const dpa_phi_leaf *l, double r, double *a_out, double *b_out, dpa_error *err)
 {
-    double lo, hi, wmax;
+    double lo, hi;
     if (l->cont == DPA_PHI_CONT_QUAD_GAUSS) {
         double mu = l->par, m2 = mu * mu;
         lo = -0.5 * m2 - RANGE_SD * mu - fabs(r) * m2;
         hi = 0.5 * m2 + RANGE_SD * mu + fabs(r) * m2;
-        wmax = fmin(PANEL_SD * mu, PANEL_MAX);
     } else {
         lo = -l->par;
         hi = l->par;
-        wmax = fmin(PANEL_MAX, l->par);
     }
     /* trim where the tilted density is negligible */
+    qdens Q = qdens_of(l);
     double best = -INFINITY, step = (hi - lo) / TRIM_GRID, W;
     double ld[TRIM_GRID + 1];
     for (int i = 0; i <= TRIM_GRID; i++) {
-        ld[i] = quad_logdens(l, r, lo + i * step, &W);
+        ld[i] = quad_logdens(&Q, r, lo + i * step, &W);
         if (ld[i] > best) best = ld[i];
     }
     if (!(best > -INFINITY) || !isfinite(best))
@@ -277,7 +294,21 @@ static dpa_status quad_points(const dpa_phi_leaf *l, double r, double tmax, int 
         a = fmax(a, -l->par);
         b = fmin(b, l->par);
     }
-    double scale = ldexp(1.0, -lev);
+    *a_out = a;
+    *b_out = b;
+    return DPA_OK;
+}
+
+/* The inner rule on [a, b] at refinement level `lev` (every panel halved lev
+ * times), appended to out[j] for each of the nr tilts r[j]: the positions W
+ * are the same for every tilt, the log weights are log f(w) + r_j W (the
+ * tilt only reweights the nodes). */
+static dpa_status quad_points(const dpa_phi_leaf *l, int nr, const double *r, double a, double b, double tmax,
+                              int lev, const double *gx, const double *gw, pts *out, dpa_error *err)
+{
+    double wmax = l->cont == DPA_PHI_CONT_QUAD_GAUSS ? fmin(PANEL_SD * l->par, PANEL_MAX) : fmin(PANEL_MAX, l->par);
+    double scale = ldexp(1.0, -lev), W;
+    qdens Q = qdens_of(l);
     size_t npan = 0;
     while (a < b) {
         double h = wmax;
@@ -291,8 +322,9 @@ static dpa_status quad_points(const dpa_phi_leaf *l, double r, double tmax, int 
         double mid = 0.5 * (a + e), half = 0.5 * (e - a);
         for (int i = 0; i < DPA_PHI_GL_N; i++) {
             double w = mid + half * gx[i];
-            double lw = quad_logdens(l, r, w, &W) + log(half * gw[i]);
-            if (pts_push(out, W, lw)) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            double ld0 = quad_logdens(&Q, 0.0, w, &W), lg = log(half * gw[i]);
+            for (int j = 0; j < nr; j++)
+                if (pts_push(&out[j], W, (ld0 + r[j] * W) + lg)) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
         }
         a = e;
         if (++npan > MAX_INNER_PANELS)
@@ -327,6 +359,8 @@ static dpa_status tilt_fill(const dpa_phi_leaf *l, double r, const pts *s, dpa_p
         laplace_moments(l->par, r, &mc, &vc);
     }
     double lm = dpa_log_add_exp(lmp, lmc);
+    tl->shared = 0; /* set by dpa_phi_tilt_prepare_pair */
+    tl->dshift = tl->ed_sh = tl->psum = 0;
     tl->r = r;
     tl->logM = lm;
     tl->logMc = lmc;
@@ -366,47 +400,67 @@ static dpa_status tilt_fill(const dpa_phi_leaf *l, double r, const pts *s, dpa_p
     return DPA_OK;
 }
 
-static dpa_status tilt_build(const dpa_phi_leaf *l, double r, double tmax, int lev, const double *gx, const double *gw,
-                             dpa_phi_tilt *tl, dpa_error *err)
+/* Build the tilts tl[j] at r[j] (j < nr) at refinement level lev on one
+ * point set: the atoms, then (QUAD kinds) the inner rule on [a, b].  The
+ * positions are the same for every tilt and in the same order. */
+static dpa_status tilt_build(const dpa_phi_leaf *l, int nr, const double *r, double tmax, int lev, double a, double b,
+                             const double *gx, const double *gw, dpa_phi_tilt *const *tl, dpa_error *err)
 {
-    pts s = {0, 0, NULL, NULL};
+    pts s[2] = {{0, 0, NULL, NULL}, {0, 0, NULL, NULL}};
     dpa_status st = DPA_OK;
-    for (size_t i = 0; i < l->natoms && !st; i++)
-        if (pts_push(&s, l->w[i], l->la[i] + r * l->w[i])) st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
-    tl->nc0 = s.n;
+    for (int j = 0; j < nr; j++)
+        for (size_t i = 0; i < l->natoms && !st; i++)
+            if (pts_push(&s[j], l->w[i], l->la[i] + r[j] * l->w[i])) st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    size_t nc0 = s[0].n;
     if (!st && (l->cont == DPA_PHI_CONT_QUAD_GAUSS || l->cont == DPA_PHI_CONT_QUAD_LAPLACE))
-        st = quad_points(l, r, tmax, lev, gx, gw, &s, err);
-    if (!st) st = tilt_fill(l, r, &s, tl, err);
-    free(s.W);
-    free(s.lw);
-    tl->tmax = tmax;
+        st = quad_points(l, nr, r, a, b, tmax, lev, gx, gw, s, err);
+    for (int j = 0; j < nr; j++) {
+        if (!st) st = tilt_fill(l, r[j], &s[j], tl[j], err);
+        tl[j]->nc0 = nc0;
+        tl[j]->tmax = tmax;
+        free(s[j].W);
+        free(s[j].lw);
+    }
     return st;
 }
 
-/* S(t) = sum_k p_k (e^{i t (d_k + shift)} - 1) over points [k0, k1) */
+/* S(t) = sum_k p_k (e^{i t (d_k + shift)} - 1) over points [k0, k1), with
+ * compensated sums (dpa_phi_ks: the summation error is at most
+ * (2u + 2n u^2) sum |terms|, sum |terms| <= |S_re| + |t| sum p_k |d_k + shift|) */
 static double complex point_sum_shift(const dpa_phi_tilt *tl, size_t k0, size_t k1, double t, double shift)
 {
-    double re = 0, im = 0;
+    dpa_phi_ks re = {0, 0}, im = {0, 0};
     for (size_t k = k0; k < k1; k++) {
         double s, c;
         sincos(0.5 * t * (tl->d[k] + shift), &s, &c);
-        re -= 2 * tl->p[k] * s * s;
-        im += 2 * tl->p[k] * s * c;
+        dpa_phi_ks_add(&re, -2 * tl->p[k] * s * s);
+        dpa_phi_ks_add(&im, 2 * tl->p[k] * s * c);
     }
-    return CMPLX(re, im);
+    return CMPLX(re.s, im.s);
 }
 
-/* S(t) = sum_k p_k (e^{i t d_k} - 1) over points [k0, k1) */
+/* S(t) = sum_k p_k (e^{i t d_k} - 1) over points [k0, k1) (compensated sums) */
 static double complex point_sum(const dpa_phi_tilt *tl, size_t k0, size_t k1, double t)
 {
-    double re = 0, im = 0;
+    dpa_phi_ks re = {0, 0}, im = {0, 0};
     for (size_t k = k0; k < k1; k++) {
         double s, c;
         sincos(0.5 * t * tl->d[k], &s, &c);
-        re -= 2 * tl->p[k] * s * s;
-        im += 2 * tl->p[k] * s * c;
+        dpa_phi_ks_add(&re, -2 * tl->p[k] * s * s);
+        dpa_phi_ks_add(&im, 2 * tl->p[k] * s * c);
     }
-    return CMPLX(re, im);
+    return CMPLX(re.s, im.s);
+}
+
+/* round-off bound of a point sum S over n points with spread sum p_k |d_k|
+ * = ed: every term p_k (e^{i t d_k} - 1) has size <= p_k |t d_k| and a few
+ * u relative error (p_k, the half-angle sine, t d_k rounded): 8u |t| ed;
+ * the compensated sums add (2u + 2n u^2) sum |terms| with
+ * sum |terms| <= |S| + |t| ed (the real terms have one sign) */
+static double point_sum_err(double t, double ed, double absS, size_t n)
+{
+    double sum_abs = absS + fabs(t) * ed;
+    return 8 * U * fabs(t) * ed + (2 * U + 2 * (double)n * U * U) * sum_abs;
 }
 
 static double complex clog1p(double complex S)
@@ -466,15 +520,71 @@ double complex dpa_phi_psi(const dpa_phi_leaf *l, const dpa_phi_tilt *tl, double
     double complex S = point_sum(tl, 0, tl->n, t) + closed_term(l, tl, t, &ec);
     double complex psi = clog1p(S);
     if (err) {
-        /* term k is p_k (e^{i t d_k} - 1), of size <= p_k |t d_k|, with a
-         * few u relative error (p_k, the half-angle sine, t d_k rounded):
-         * 8u |t| sum p_k |d_k|; the sum adds u per term of the partial sums
-         * (bounded by the same sum in practice, 4u |S| charged) */
-        double es = 8 * U * fabs(t) * tl->ed + ec + tl->inner_err + 4 * U * cabs(S);
+        /* the point sum (point_sum_err; ed bounds the points' spread, the
+         * closed-form part's share included), the closed-form term (ec),
+         * the inner rule (inner_err), and the addition of the two parts
+         * and log1p's argument: 4u |S| */
+        double es = point_sum_err(t, tl->ed, cabs(S), tl->n) + ec + tl->inner_err + 4 * U * cabs(S);
         double den = cabs(1 + S);
         *err = den > 0 ? es / den + 2 * U * cabs(psi) : INFINITY;
     }
     return psi;
+}
+
+void dpa_phi_psi_pair(const dpa_phi_leaf *l, const dpa_phi_tilt *t0, const dpa_phi_tilt *t1, double t,
+                      double complex *psi0, double *err0, double complex *psi1, double *err1)
+{
+    if (!t1->shared) {
+        *psi0 = dpa_phi_psi(l, t0, t, err0);
+        *psi1 = dpa_phi_psi(l, t1, t, err1);
+        return;
+    }
+    /* one sine per point for both tilts: with D_k = e^{i t d0_k} - 1 (d0 the
+     * offsets from t0's mean) and Delta = mean0 - mean1,
+     *   S0 = sum p0_k D_k,
+     *   S1 = sum p1_k (e^{i t (d0_k + Delta)} - 1)
+     *      = e^{i t Delta} sum p1_k D_k + (e^{i t Delta} - 1) sum p1_k
+     *      = S1' + D_Delta (S1' + psum1),   D_Delta = e^{i t Delta} - 1,
+     * every factor in the cancellation-free form (phi.h). */
+    dpa_phi_ks a0 = {0, 0}, b0 = {0, 0}, a1 = {0, 0}, b1 = {0, 0};
+    const double *d = t0->d, *p0 = t0->p, *p1 = t1->p;
+    for (size_t k = 0; k < t0->n; k++) {
+        double s, c;
+        sincos(0.5 * t * d[k], &s, &c);
+        double re = -2 * s * s, im = 2 * s * c;
+        dpa_phi_ks_add(&a0, p0[k] * re);
+        dpa_phi_ks_add(&b0, p0[k] * im);
+        dpa_phi_ks_add(&a1, p1[k] * re);
+        dpa_phi_ks_add(&b1, p1[k] * im);
+    }
+    double r0 = a0.s, i0 = b0.s, r1 = a1.s, i1 = b1.s;
+    double sb, cb;
+    sincos(0.5 * t * t1->dshift, &sb, &cb);
+    double dr = -2 * sb * sb, di = 2 * sb * cb; /* D_Delta */
+    double ar = r1 + t1->psum, ai = i1;       /* S1' + psum1 */
+    double complex S0 = CMPLX(r0, i0), S1p = CMPLX(r1, i1);
+    double complex S1 = CMPLX(r1 + (dr * ar - di * ai), i1 + (dr * ai + di * ar));
+    *psi0 = clog1p(S0);
+    *psi1 = clog1p(S1);
+    if (err0) {
+        /* as dpa_phi_psi (no closed-form part in the QUAD kinds) */
+        double es = point_sum_err(t, t0->ed, cabs(S0), t0->n) + t0->inner_err + 4 * U * cabs(S0);
+        double den = cabs(1 + S0);
+        *err0 = den > 0 ? es / den + 2 * U * cabs(*psi0) : INFINITY;
+    }
+    if (err1) {
+        /* S1' as S0 (terms of size p1_k |t d0_k|: point_sum_err with
+         * ed_sh); it enters S1 with the factor e^{i t Delta} of modulus 1.
+         * D_Delta is one such term (8u |t Delta|) multiplied by
+         * |S1' + psum1|; psum1 (long double sum), the inner addition, the
+         * complex product and the final addition add a few u of
+         * |D_Delta| (|S1'| + psum1) <= |t Delta| (|S1'| + psum1) and of |S1|:
+         * 16u |t Delta| (|S1'| + psum1) and 4u |S1| cover them. */
+        double es = point_sum_err(t, t1->ed_sh, cabs(S1p), t1->n) + 4 * U * cabs(S1p) +
+                    16 * U * fabs(t * t1->dshift) * (cabs(S1p) + t1->psum) + 4 * U * cabs(S1) + t1->inner_err;
+        double den = cabs(1 + S1);
+        *err1 = den > 0 ? es / den + 2 * U * cabs(*psi1) : INFINITY;
+    }
 }
 
 double dpa_phi_log_env(const dpa_phi_leaf *l, const dpa_phi_tilt *tl, double t)
@@ -503,6 +613,34 @@ double dpa_phi_log_env(const dpa_phi_leaf *l, const dpa_phi_tilt *tl, double t)
     return log(env);
 }
 
+void dpa_phi_log_env_pair(const dpa_phi_leaf *l, const dpa_phi_tilt *t0, const dpa_phi_tilt *t1, double t,
+                          double *e0, double *e1)
+{
+    if (!t1->shared) {
+        *e0 = dpa_phi_log_env(l, t0, t);
+        *e1 = dpa_phi_log_env(l, t1, t);
+        return;
+    }
+    /* same points: |sum p1_k e^{i t d1_k}| = |e^{i t Delta} sum p1_k e^{i t d0_k}|
+     * = |sum p1_k e^{i t d0_k}|, so one sine per point serves both (shared
+     * tilts are QUAD kinds: atoms and nodes, no closed-form part) */
+    double a0 = 0, a1 = 0, r0 = 0, i0 = 0, r1 = 0, i1 = 0;
+    for (size_t k = 0; k < t0->nc0; k++) {
+        a0 += t0->p[k];
+        a1 += t1->p[k];
+    }
+    for (size_t k = t0->nc0; k < t0->n; k++) {
+        double s, c;
+        sincos(t * t0->d[k], &s, &c);
+        r0 += t0->p[k] * c;
+        i0 += t0->p[k] * s;
+        r1 += t1->p[k] * c;
+        i1 += t1->p[k] * s;
+    }
+    *e0 = log(a0 + (t0->n > t0->nc0 ? hypot(r0, i0) : 0));
+    *e1 = log(a1 + (t0->n > t0->nc0 ? hypot(r1, i1) : 0));
+}
+
 /* Agreement of two inner rules (QUAD kinds: points only): the masses, and
  * max over the check points of |S_a(t) - S_b(t)|, both centred at a's mean
  * (so the difference keeps the relative accuracy of the small sums). */
@@ -520,43 +658,145 @@ static double rule_diff(const dpa_phi_tilt *a, const dpa_phi_tilt *b, double tma
     return dmax;
 }
 
-dpa_status dpa_phi_tilt_prepare(const dpa_phi_leaf *l, double r, double tmax, dpa_phi_tilt *tl, dpa_error *err)
+static int is_quad(const dpa_phi_leaf *l)
+{
+    return l->cont == DPA_PHI_CONT_QUAD_GAUSS || l->cont == DPA_PHI_CONT_QUAD_LAPLACE;
+}
+
+/* The trimmed range at tilt r (QUAD kinds), from tl's cache when it holds
+ * the range of this leaf at this r. */
+static dpa_status tilt_range(const dpa_phi_leaf *l, double r, const dpa_phi_tilt *tl, double *a, double *b,
+                             dpa_error *err)
+{
+    if (tl->trim_leaf == l && tl->trim_r == r && tl->trim_key[0] == l->par && tl->trim_key[1] == l->q &&
+        tl->trim_key[2] == (double)l->sign && tl->trim_key[3] == (double)l->cont) {
+        *a = tl->trim_a;
+        *b = tl->trim_b;
+        return DPA_OK;
+    }
+    return quad_range(l, r, a, b, err);
+}
+
+static void tilt_keep_range(const dpa_phi_leaf *l, double r, double a, double b, dpa_phi_tilt *tl)
+{
+    tl->trim_leaf = l;
+    tl->trim_r = r;
+    tl->trim_a = a;
+    tl->trim_b = b;
+    tl->trim_key[0] = l->par;
+    tl->trim_key[1] = l->q;
+    tl->trim_key[2] = (double)l->sign;
+    tl->trim_key[3] = (double)l->cont;
+}
+
+/* Prepare the nr (1 or 2) tilts tl[j] at r[j] on one point set (for QUAD
+ * kinds the inner rule covers the union of the tilts' trimmed ranges), with
+ * the inner rule refined jointly by node doubling until every tilt's two
+ * successive rules agree to DPA_PHI_INNER_TOL. */
+static dpa_status tilt_prepare_n(const dpa_phi_leaf *l, int nr, const double *r, double tmax, dpa_phi_tilt *const *tl,
+                                 dpa_error *err)
 {
     double gx[DPA_PHI_GL_N], gw[DPA_PHI_GL_N];
     dpa_status st = dpa_phi_gl(gx, gw, err);
     if (st) return st;
-    tl->inner_err = 0;
-    st = tilt_build(l, r, fmax(tmax, 0.0), 0, gx, gw, tl, err);
-    if (st || tmax < 0) return st; /* tmax < 0: moments only, no error check */
-    if (l->cont != DPA_PHI_CONT_QUAD_GAUSS && l->cont != DPA_PHI_CONT_QUAD_LAPLACE) return DPA_OK;
-    if (tl->logM == -INFINITY) return DPA_OK;
-    /* node doubling: compare with every panel halved; keep refining while
-     * they disagree (the finer rule becomes the one used) */
-    dpa_phi_tilt fine;
-    memset(&fine, 0, sizeof fine);
-    double tchk = tmax > 0 ? tmax : 1 / sqrt(fmax(tl->var, 1e-300));
-    for (int lev = 1; lev <= MAX_INNER_REFINE; lev++) {
-        st = tilt_build(l, r, tmax, lev, gx, gw, &fine, err);
-        if (st) break;
-        double d = rule_diff(tl, &fine, tchk);
-        /* d estimates the error of the coarser rule: when it is small the
-         * coarser rule is kept (half the cost) and charged DPA_PHI_SAFETY d;
-         * otherwise the finer rule becomes the candidate */
-        if (d <= DPA_PHI_INNER_TOL) {
-            tl->inner_err = DPA_PHI_SAFETY * d + 1e-21;
-            break;
-        }
-        dpa_phi_tilt tmp = *tl;
-        *tl = fine;
-        fine = tmp;
-        tl->inner_err = DPA_PHI_SAFETY * d + 1e-21;
-        if (lev == MAX_INNER_REFINE)
-            st = dpa_error_set(err, DPA_ENUMERIC,
-                               "phi: the numerical characteristic function did not converge (inner rules differ "
-                               "by %.3g after %d halvings; use method pld)",
-                               d, lev);
+    double rg[2][2] = {{0, 0}, {0, 0}}, a = 0, b = 0;
+    for (int j = 0; j < nr; j++) {
+        tl[j]->inner_err = 0;
+        tl[j]->shared = 0;
+        if (!is_quad(l)) continue;
+        if ((st = tilt_range(l, r[j], tl[j], &rg[j][0], &rg[j][1], err))) return st;
+        a = j ? fmin(a, rg[j][0]) : rg[j][0];
+        b = j ? fmax(b, rg[j][1]) : rg[j][1];
     }
-    dpa_phi_tilt_clear(&fine);
+    st = tilt_build(l, nr, r, fmax(tmax, 0.0), 0, a, b, gx, gw, tl, err);
+    int check = !st && tmax >= 0 && is_quad(l); /* tmax < 0: moments only, no error check */
+    for (int j = 0; j < nr; j++)
+        if (tl[j]->logM == -INFINITY) check = 0;
+    if (check) {
+        /* node doubling: compare with every panel halved; keep refining
+         * while they disagree (the finer rule becomes the one used) */
+        dpa_phi_tilt fine[2];
+        memset(fine, 0, sizeof fine);
+        dpa_phi_tilt *fp[2] = {&fine[0], &fine[1]};
+        double tchk[2] = {0, 0};
+        for (int j = 0; j < nr; j++) tchk[j] = tmax > 0 ? tmax : 1 / sqrt(fmax(tl[j]->var, 1e-300));
+        for (int lev = 1; lev <= MAX_INNER_REFINE; lev++) {
+            st = tilt_build(l, nr, r, tmax, lev, a, b, gx, gw, fp, err);
+            if (st) break;
+            double d[2] = {0, 0}, dm = 0;
+            int ok = 1;
+            for (int j = 0; j < nr; j++) {
+                d[j] = rule_diff(tl[j], &fine[j], tchk[j]);
+                if (!(d[j] <= DPA_PHI_INNER_TOL)) ok = 0;
+                dm = fmax(dm, d[j]);
+            }
+            /* d estimates the error of the coarser rule: when it is small
+             * the coarser rule is kept (half the cost) and charged
+             * DPA_PHI_SAFETY d; otherwise the finer rule becomes the
+             * candidate */
+            if (ok) {
+                for (int j = 0; j < nr; j++) tl[j]->inner_err = DPA_PHI_SAFETY * d[j] + 1e-21;
+                break;
+            }
+            for (int j = 0; j < nr; j++) {
+                dpa_phi_tilt tmp = *tl[j];
+                *tl[j] = fine[j];
+                fine[j] = tmp;
+                tl[j]->inner_err = DPA_PHI_SAFETY * d[j] + 1e-21;
+            }
+            if (lev == MAX_INNER_REFINE)
+                st = dpa_error_set(err, DPA_ENUMERIC,
+                                   "phi: the numerical characteristic function did not converge (inner rules differ "
+                                   "by %.3g after %d halvings; use method pld)",
+                                   dm, lev);
+        }
+        for (int j = 0; j < nr; j++) dpa_phi_tilt_clear(&fine[j]);
+    }
+    if (is_quad(l))
+        for (int j = 0; j < nr; j++) tilt_keep_range(l, r[j], rg[j][0], rg[j][1], tl[j]);
+    return st;
+}
+
+dpa_status dpa_phi_tilt_prepare(const dpa_phi_leaf *l, double r, double tmax, dpa_phi_tilt *tl, dpa_error *err)
+{
+    dpa_phi_tilt *const tp[1] = {tl};
+    return tilt_prepare_n(l, 1, &r, tmax, tp, err);
+}
+
+/* Mark t1 for evaluation with t0's sines (dpa_phi_psi_pair) when the two
+ * tilts have the same points and their means are close enough that the
+ * shifted evaluation costs at most a few percent in the round-off bound. */
+static void tilt_share(dpa_phi_tilt *t0, dpa_phi_tilt *t1)
+{
+    if (t0->logM == -INFINITY || t1->logM == -INFINITY || t0->n != t1->n || t0->n == 0 ||
+        t0->lrho_c > -INFINITY || t1->lrho_c > -INFINITY)
+        return;
+    double dm = t0->mean - t1->mean, e = 0;
+    if (!(fabs(dm) <= DPA_PHI_SHARE_SHIFT * t1->ed)) return;
+    long double ps = 0;
+    for (size_t k = 0; k < t1->n; k++) {
+        ps += t1->p[k];
+        e += t1->p[k] * fabs(t0->d[k]);
+    }
+    t1->shared = 1;
+    t1->dshift = dm;
+    t1->psum = (double)ps;
+    t1->ed_sh = e;
+}
+
+dpa_status dpa_phi_tilt_prepare_pair(const dpa_phi_leaf *l, double r0, double r1, double tmax, dpa_phi_tilt *t0,
+                                     dpa_phi_tilt *t1, dpa_error *err)
+{
+    dpa_status st;
+    if (!is_quad(l)) {
+        /* closed forms and atoms: nothing to share (atoms are cheap) */
+        if ((st = dpa_phi_tilt_prepare(l, r0, tmax, t0, err))) return st;
+        return dpa_phi_tilt_prepare(l, r1, tmax, t1, err);
+    }
+    const double r[2] = {r0, r1};
+    dpa_phi_tilt *const tp[2] = {t0, t1};
+    st = tilt_prepare_n(l, 2, r, tmax, tp, err);
+    if (!st) tilt_share(t0, t1);
     return st;
 }
 
