@@ -6,10 +6,12 @@
 #ifndef DPA_TESTS_CHECK_H
 #define DPA_TESTS_CHECK_H
 
+#include <time.h>
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
 
 static int n_failed;
+static struct timespec check_t0; /* start of the current test (timing report) */
 
 #define CHECK(cond, ...)                                                        \
     do {                                                                        \
@@ -24,12 +26,16 @@ static int setup(void **state)
 {
     (void)state;
     n_failed = 0;
+    clock_gettime(CLOCK_MONOTONIC, &check_t0);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    print_message("  (%.2f s)\n", (double)(t1.tv_sec - check_t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - check_t0.tv_nsec));
     if (n_failed) fail_msg("%d check(s) failed (listed above)", n_failed);
     return 0;
 }

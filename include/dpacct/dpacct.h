@@ -12,5 +12,6 @@
 #include "wisdom.h"
 #include "renyi.h"
 #include "tradeoff.h"
+#include "profile.h"
 
 #endif

@@ -153,7 +153,8 @@ static int json_calibration(const cli_args *a, const dpa_param_info *info,
 static void print_method(const dpa_result *r)
 {
     if (r->method == DPA_METHOD_EXACT) {
-        puts("method: exact (closed form)");
+        if (r->note[0]) printf("method: exact (%s)\n", r->note);
+        else puts("method: exact (closed form)");
         return;
     }
     if (r->method == DPA_METHOD_PHI) {

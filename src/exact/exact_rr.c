@@ -601,30 +601,59 @@ static int cmp_grp(const void *a, const void *b)
     return (wa > wb) - (wa < wb);
 }
 
-/* Distinct eps > 0 and distinct two-point factors with total counts, sorted
- * by window size (largest last).  Returns m. */
-static size_t group(const fac *f, size_t n, grp *g)
+/* the grouping key of factor f (0 if it is no factor: eps 0, no finite atom) */
+static int group_key(const fac *f, grp *key)
+{
+    memset(key, 0, sizeof *key);
+    if (f->kind == 0) {
+        double e = f->eps;
+        if (!(e > 0 && isfinite(e))) return 0;
+        key->gen = 0;
+        key->eps = key->whi = key->lam = e;
+        key->wlo = -e;
+    } else {
+        if (f->nfin == 0) return 0;
+        key->gen = 1;
+        key->eps = NAN;
+        key->whi = key->whi0 = f->whi;
+        key->wlo = key->wlo0 = f->wlo;
+        key->lahi = f->lahi;
+        key->lalo = f->lalo;
+        key->lam = f->nfin == 1 ? INFINITY : f->lahi - f->lalo;
+    }
+    return 1;
+}
+
+/* the order of keys (0 iff equal in the sense of ==; no NaN among the
+ * compared fields), ties by position */
+typedef struct gkey { grp key; size_t i; } gkey;
+
+static int dcmp(double a, double b) { return (a > b) - (a < b); }
+
+static int cmp_gkey(const void *pa, const void *pb)
+{
+    const gkey *a = pa, *b = pb;
+    int c = (a->key.gen > b->key.gen) - (a->key.gen < b->key.gen);
+    if (!c) {
+        if (a->key.gen) {
+            c = dcmp(a->key.whi, b->key.whi);
+            if (!c) c = dcmp(a->key.wlo, b->key.wlo);
+            if (!c) c = dcmp(a->key.lahi, b->key.lahi);
+            if (!c) c = dcmp(a->key.lalo, b->key.lalo);
+        } else c = dcmp(a->key.eps, b->key.eps);
+    }
+    if (!c) c = (a->i > b->i) - (a->i < b->i);
+    return c;
+}
+
+/* the groups by linear search: in the order of their first factor, the
+ * counts summed in factor order */
+static size_t group_linear(const fac *f, size_t n, grp *g)
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         grp key;
-        memset(&key, 0, sizeof key);
-        if (f[i].kind == 0) {
-            double e = f[i].eps;
-            if (!(e > 0 && isfinite(e))) continue;
-            key.gen = 0;
-            key.eps = key.whi = key.lam = e;
-            key.wlo = -e;
-        } else {
-            if (f[i].nfin == 0) continue;
-            key.gen = 1;
-            key.eps = NAN;
-            key.whi = key.whi0 = f[i].whi;
-            key.wlo = key.wlo0 = f[i].wlo;
-            key.lahi = f[i].lahi;
-            key.lalo = f[i].lalo;
-            key.lam = f[i].nfin == 1 ? INFINITY : f[i].lahi - f[i].lalo;
-        }
+        if (!group_key(&f[i], &key)) continue;
         size_t j = 0;
         while (j < m && !(g[j].gen == key.gen &&
                           (key.gen ? g[j].whi == key.whi && g[j].wlo == key.wlo && g[j].lahi == key.lahi &&
@@ -634,6 +663,60 @@ static size_t group(const fac *f, size_t n, grp *g)
         if (j == m) g[m++] = key;
         g[j].k += f[i].k;
     }
+    return m;
+}
+
+/* the same groups, the same order and the same sums, with the duplicates
+ * found by sorting (O(n log n)); -1 when out of memory */
+static long long group_sorted(const fac *f, size_t n, grp *g)
+{
+    gkey *ks = malloc((n ? n : 1) * sizeof *ks);
+    size_t *rep = malloc((n ? n : 1) * sizeof *rep), *gid = malloc((n ? n : 1) * sizeof *gid);
+    grp *keyof = malloc((n ? n : 1) * sizeof *keyof);
+    long long m = -1;
+    if (ks && rep && gid && keyof) {
+        size_t nv = 0;
+        for (size_t i = 0; i < n; i++) {
+            rep[i] = SIZE_MAX;
+            if (group_key(&f[i], &keyof[i])) ks[nv].key = keyof[i], ks[nv++].i = i;
+        }
+        qsort(ks, nv, sizeof *ks, cmp_gkey);
+        /* rep[i]: the first factor with i's key */
+        for (size_t a = 0; a < nv;) {
+            size_t b = a + 1;
+            gkey x = ks[a];
+            x.i = 0;
+            for (; b < nv; b++) {
+                gkey y = ks[b];
+                y.i = 0;
+                if (cmp_gkey(&x, &y)) break;
+            }
+            for (size_t c = a; c < b; c++) rep[ks[c].i] = ks[a].i;
+            a = b;
+        }
+        m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (rep[i] == SIZE_MAX) continue;
+            if (rep[i] == i) {
+                gid[i] = (size_t)m;
+                g[m++] = keyof[i];
+            } else gid[i] = gid[rep[i]];
+            g[gid[i]].k += f[i].k;
+        }
+    }
+    free(ks);
+    free(rep);
+    free(gid);
+    free(keyof);
+    return m;
+}
+
+/* Distinct eps > 0 and distinct two-point factors with total counts, sorted
+ * by window size (largest last).  Returns m. */
+static size_t group(const fac *f, size_t n, grp *g)
+{
+    long long ms = n > 64 ? group_sorted(f, n, g) : -1;
+    size_t m = ms >= 0 ? (size_t)ms : group_linear(f, n, g);
     for (size_t j = 0; j < m; j++) window_est(g[j].k, g[j].lam, &g[j].md, &g[j].elo, &g[j].ehi);
     qsort(g, m, sizeof *g, cmp_grp);
     return m;
@@ -1569,4 +1652,1563 @@ dpa_status dpa_rr_build_dir(dpa_rr_comp *c, const dpa_leafset *L, int dir, dpa_e
 {
     if (dir != 0 && dir != 1) return dpa_error_set(err, DPA_EINVAL, "exact method: direction must be 0 or 1");
     return build(c, L, dir, 1, err);
+}
+
+/* ====================================================================== *
+ * 7. Heterogeneous epsilons (dpa_rr_het, exact_rr.h): a certified bracket *
+ *    from two lattice pairs, one dominating and one dominated.            *
+ * ====================================================================== *
+ *
+ * The composition of k_j copies of RR_{eps_j} (j over the distinct eps > 0;
+ * the delta_i enter P as in section 4) has F(t) = E_A[(1 - e^{t - S})_+].
+ * On the lattice h Z (h a power of 2):
+ *
+ * Upper pair (domination).  Let a = floor(eps / h) h, b = a + h.  The
+ *   "revealed coin" mixture Mix = (1 - lam) RR_a (+) lam RR_b (the coin is
+ *   part of the output, with the same law under A and B) has outputs
+ *   (coin, sign); forgetting the coin maps it onto RR_eps exactly when
+ *   (1 - lam) p_a + lam p_b = p_eps (p_x = e^x / (1 + e^x)): then the
+ *   A-mass of "+" is p_eps and its B-mass (1 - lam) q_a + lam q_b = q_eps.
+ *   So RR_eps is a post-processing (garbling) of Mix and, by data
+ *   processing, H_alpha(RR_eps) <= H_alpha(Mix) for every alpha >= 0; a
+ *   larger lam only moves mixture weight from RR_a to RR_b, of which RR_a is
+ *   a garbling (LT Thm 4.5), so any lam' >= lam works.  Applied to every
+ *   coordinate, the garbling maps the product of the mixtures onto the
+ *   product of the RR steps, so the composition of the mixtures bounds F
+ *   from above.  Every mixture output has likelihood ratio e^{+-a} or
+ *   e^{+-b}, so its loss is h times the lattice sum S_up of the components'
+ *   positions (+-m or +-(m + 1)).
+ *     lam = (p_eps - p_a) / (p_b - p_a)
+ *         = sinh(d/2) / sinh(h/2) e^{(h - d)/2} (1 + e^{-b}) / (1 + e^{-eps}),
+ *   d = eps - a (exact), computed with relative error <= 5 E_F + 6u,
+ *   enlarged by 5 E_F + 8u and rounded up to a multiple of 2^-60 (so that
+ *   1 - lam is exact).  eps on the lattice (d = 0) keeps RR_a itself.
+ *
+ * Lower pair (garbling).  Output only S_lo = sum over the steps of
+ *   mhat X, X = +-1 the RR step's sign and mhat an integer near eps / h
+ *   (the nearest; in runs of epsilons sharing floor(eps / h) with
+ *   HET_DITHER_K or more steps in all, floor or floor + 1 by error
+ *   diffusion, law_types): a function of the true composition's output, so
+ *   the pair of its laws (A_lo, B_lo) is dominated (data processing) and,
+ *   for every s0,
+ *     F(t) >= A_lo(S_lo >= s0) - e^t B_lo(S_lo >= s0).
+ *   The best s0 is searched (a pattern search; the bound is unimodal in
+ *   s0); any s0 is valid.  The second term is evaluated under the tilted
+ *   law B_1(s) = B_lo(s) e^{hs} / M, M = E_B[e^{h S_lo}] =
+ *   prod (cosh(mhat h - eps/2) / cosh(eps/2))^k, a product law again (each
+ *   sign +1 with probability (1 + tanh(mhat h - eps/2)) / 2):
+ *   e^t B_lo(S_lo >= s0) = M E_{B_1}[e^{t - h S} 1{S >= s0}], a functional
+ *   of size F itself, so no factor e^t multiplies the evaluation error.
+ *
+ * Both bounds are second order in h: the mixture adds about h^2 lam (1 - lam)
+ *   of loss variance per step, the garbling loses the conditional spread of
+ *   the residual sum of (eps - mhat h) X, about h^2 / 12 per step (h^2 / 4
+ *   dithered); the eps bracket is about (v_up + v_lo) (1 + z / sd) / 2 for
+ *   variances v and a Gaussian-like composition with standard deviation sd
+ *   (z ~ 4.75 at delta 1e-6), the relative delta bracket (1 + z / sd) times
+ *   that, so h is chosen from that estimate and reduced (a posteriori) until
+ *   the bracket meets the target (DPA_RR_HET_REL or the accuracy option).
+ *
+ * Evaluation by a finite Fourier sum.  Both laws are lattice laws of sums of
+ *   independent two- or four-point variables: the characteristic function
+ *   phi(w) = prod_t phi_t(w)^{k_t} (types t: distinct eps with their counts),
+ *   phi_t = sum_c w_c (cos m_c w + i t_c sin m_c w), t_c = tanh(x_c / 2) of
+ *   the component's loss x_c, is a product of closed forms.  On a window
+ *   W = [s_lo, s_lo + N) (N odd) that holds all but tail <= 2 2^-64 of the
+ *   mass (Chernoff bounds exp(K(lam) - lam x), K the log-MGF, computed with
+ *   an upward margin), for any g with values in [0, 1] on W the periodized
+ *   law A_N(r) = sum_k A(r + kN) gives exactly
+ *     sum_W A_N g = (1/N) [G_0 + 2 sum_{j=1}^{(N-1)/2} Re(Psi_j conj(G_j))],
+ *   Psi_j = phi(w_j) e^{-i w_j s_lo}, G_j = sum_{rho} g(rho) e^{i w_j rho},
+ *   w_j = 2 pi j / N, and sum_Z A g differs from sum_W A_N g by at most the
+ *   tail (both sums of g in [0, 1] over mass outside W).  The functionals
+ *   are g = (1 - e^{t - sh})_+ (F), indicators of {s >= s0}, {s <= s1} and
+ *   e^{t - sh} 1{s >= s0} (the tilted term; values in [0, c0], total
+ *   variation <= 2 c0: its bounds scale by c0, 1.5 c0 for the dropped
+ *   frequencies); their G_j are geometric sums in closed form:
+ *     hockey stick: G_j = (w^r0 - 1)/(1 - w) - c0 (w^r0 - e^{-h n})/(1 - w e^{-h}),
+ *     G_0 = n - c0 (1 - e^{-hn}) / (1 - e^{-h}),  c0 = e^{t - (s_lo + r0) h},
+ *   r0 the first window index with (s_lo + r0) h > t, n = N - r0, w = e^{i w_j}.
+ *   Every such g is monotone with values in [0, 1], so by Abel summation
+ *   |G_j| <= 2 / |1 - w| <= N / j, and a frequency with |Psi_j| <= tau
+ *   (2^-64) changes the sum by at most 2 tau / j: the dropped ones cost
+ *   at most 2 tau (1 + ln((N - 1) / 2)) in all ("drop").  |Psi_j| is
+ *   bounded over whole intervals of j by the exact suprema of the two-point
+ *   moduli |cos x + i t sin x|^2 = 1 - (1 - t^2) sin^2 x over the interval
+ *   in two stages.  First, by concavity (Jensen for sqrt, 1 - x <= e^{-x}),
+ *     log |Psi(w)| <= -(1/4) sum_c W_c (1 - cos(2 w m_c)) = -(V - D(w)) / 4,
+ *   W_c = k_t w_c (1 - t_c^2) summed per position into V_m, V = sum V_m,
+ *   D(w) = sum_m V_m cos(2 w m): a trigonometric polynomial, sampled at
+ *   w_l = pi l / M by one radix-2 FFT of size M (error <= 32 u log2(M)
+ *   sqrt(M) V, Higham Thm 24.2 with accurate twiddles) and bounded between
+ *   samples by |D'| <= 2 sum_m m V_m; M is chosen so that this slack is at
+ *   most V / 4.  Then every lattice frequency in a sample interval that
+ *   this does not certify goes to the exact suprema of the two-point moduli
+ *   |cos x + i t sin x|^2 = 1 - (1 - t^2) sin^2 x over intervals of j (the
+ *   minimum of sin^2 over a range of x, from exact integer phases),
+ *   |phi_t| <= sum_c w_c |phi_c|, halving failing intervals down to single
+ *   frequencies, which are then evaluated ("significant"): the main lobe
+ *   near j = 0 (about 28 frequencies for any count, as the window spans
+ *   about 19 standard deviations), the lattice parity peak near j = N/2 and
+ *   any resonances.
+ *
+ * Round-off.  Every complex quantity is carried with a bound on its error
+ *   (cx: value and a bound on the modulus of the error), propagated through
+ *   sums, products and quotients (the product's rounding <= sqrt(5) u |a||b|,
+ *   covered by 3u of the 1-norms; a quotient's <= 8u |a| / |b|); angles come
+ *   from exact integer residues (j m mod N in 128-bit arithmetic), so an
+ *   argument carries 3u relative; sinl/cosl E_F each.  Factors with count
+ *   k <= HET_POW_MAX are multiplied directly (relative error of the running
+ *   product: k times the factor's, plus 2.25u per product); larger counts
+ *   enter through log(phi_t) from phi_t - 1, computed without cancellation
+ *   (cos x - 1 = -2 sin^2(x/2)) and with separate bounds on its two parts
+ *   (log1p_parts), times k.  The final sum carries its own a-posteriori
+ *   bound.  The resulting absolute error in F is about 1e-16,
+ *   so deltas well below ~1e-12 lose relative accuracy (the result's gap
+ *   shows it); tails beyond the window use the Chernoff bounds directly.
+ */
+
+#define PI_L 3.141592653589793238462643383279502884L
+/* dropped frequencies: |Psi_j| certified below 2^-64; per-tail mass left
+ * outside a window: 2^-64 (both enter the bounds as at most ~2^-58 in
+ * all, far below the ~1e-16 evaluation floor of the Fourier sum; smaller
+ * values only widen the window and the main lobe) */
+#define HET_LOG_TAU (-64 * LN2L)
+#define HET_LOG_TAUW (-64 * LN2L)
+/* windows with at most this many frequencies j >= 1 are summed over all of them */
+#define HET_DIRECT_J 2048
+/* counts up to this are raised to their power by products, larger ones
+ * enter through their logarithm (relative error k times the factor's) */
+#define HET_POW_MAX 64
+/* budget of elementary evaluations (type x frequency or type x interval)
+ * per lattice build, about 1 s; a build that needs more is refused and a
+ * coarser lattice kept */
+#define HET_WORK_MAX 1e8
+/* the FFT of the certification bound: at most 2^21 samples (32 MB) */
+#define HET_FFT_MAX (1u << 21)
+/* significant frequencies per law (every evaluation of a bound costs one
+ * term per significant frequency, and an eps query some hundreds of
+ * evaluations): a law that needs more is refused and a coarser lattice
+ * used */
+#define HET_SIG_MAX (1u << 15)
+/* lattice positions stay below 2^61 in magnitude (sums in int64) */
+#define HET_POS_MAX 0x1p61
+/* the largest eps the heterogeneous method takes (tanh, cosh in range) */
+#define HET_EPS_MAX 1e4
+/* step counts from which a run of epsilons with one floor(eps / h) is
+ * dithered between two positions in the garbled laws */
+#define HET_DITHER_K 64
+/* refinements of the lattice per query */
+#define HET_REFINE_MAX 6
+/* Chernoff table for tails beyond the window: lam_i = lam* 4^i */
+#define HET_NLAM 3
+
+__extension__ typedef unsigned __int128 het_u128;
+
+/* a complex value and a bound e on the modulus of its error */
+typedef struct cx { long double re, im, e; } cx;
+
+static long double cx_l1(cx a) { return fabsl(a.re) + fabsl(a.im); }
+
+static cx cx_add(cx a, cx b)
+{
+    cx r = {a.re + b.re, a.im + b.im, 0};
+    r.e = a.e + b.e + U * cx_l1(r);
+    return r;
+}
+
+static cx cx_sub(cx a, cx b)
+{
+    cx r = {a.re - b.re, a.im - b.im, 0};
+    r.e = a.e + b.e + U * cx_l1(r);
+    return r;
+}
+
+/* a times a real s with absolute error es */
+static cx cx_scale(cx a, long double s, long double es)
+{
+    cx r = {a.re * s, a.im * s, 0};
+    r.e = fabsl(s) * a.e + es * (cx_l1(a) + a.e) + U * cx_l1(r);
+    return r;
+}
+
+/* a / b: the true quotient is within (da + |q| db) / (|b| - db) of a / b;
+ * rounding <= 8u |a| / |b|
+ * (|b| >= max(|re|, |im|)); e = inf when b's error reaches its modulus */
+static cx cx_div(cx a, cx b)
+{
+    long double d = b.re * b.re + b.im * b.im;
+    cx q = {(a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d, 0};
+    long double bl = fmaxl(fabsl(b.re), fabsl(b.im));
+    if (!(bl > 2 * b.e) || !(d > 0)) {
+        q.re = q.im = 0;
+        q.e = INFINITY;
+        return q;
+    }
+    q.e = (a.e + cx_l1(q) * b.e) / (bl - b.e) + 8 * U * cx_l1(a) / bl;
+    return q;
+}
+
+/* residue (a b) mod n, a, b >= 0, n > 0 */
+static uint64_t mulmod(uint64_t a, uint64_t b, uint64_t n)
+{
+    return (uint64_t)(((het_u128)a * b) % n);
+}
+
+/* For the phase 2 pi r / n (0 <= r < n, n odd, n < 2^62): cos - 1 and sin,
+ * from the half angle x = pi r' / n, r' = r reduced to [-(n-1)/2, (n-1)/2]:
+ * cos(2x) - 1 = -2 sin^2 x, sin(2x) = 2 sin x cos x.  x is taken to
+ * y = x - q pi/2, |y| <= pi/4, q in {-1, 0, 1}, by the exact integer
+ * d = 2 r' - q n (y = pi d / (2n): one constant and two roundings, 3.01u
+ * relative), so sinl and cosl stay off glibc's slow argument reduction;
+ * sin y and cos y each carry E_F + 3.01u |y tan y| <= E_F + 3u relative,
+ * hence so do sin x and cos x (they are +-sin y, +-cos y). */
+static void cis_m1(uint64_t r, uint64_t n, cx *cm1, cx *sn)
+{
+    int64_t rr = r > n / 2 ? -(int64_t)(n - r) : (int64_t)r;
+    int q = 0;
+    if (4 * (het_u128)(rr < 0 ? -rr : rr) > n) q = rr < 0 ? -1 : 1;
+    int64_t d = 2 * rr - (int64_t)q * (int64_t)n;
+    long double y = (PI_L * (long double)d) / (2 * (long double)n), sy, cy, s, c;
+    sincosl(y, &sy, &cy);
+    if (q == 0) s = sy, c = cy;
+    else if (q == 1) s = cy, c = -sy;
+    else s = -cy, c = sy;
+    long double as = fabsl(s), ac = fabsl(c);
+    long double ds = (E_F + 4 * U) * as, dc = (E_F + 4 * U) * ac;
+    cm1->re = -2 * (s * s);
+    cm1->im = 0;
+    cm1->e = 2 * (2 * as * ds + ds * ds) + U * fabsl(cm1->re);
+    sn->re = 2 * (s * c);
+    sn->im = 0;
+    sn->e = 2 * (ds * ac + as * dc + ds * dc) + U * fabsl(sn->re);
+}
+
+/* One type of a lattice law: count k, one or two components (positions m_c,
+ * t_c = tanh of half the component's loss, weights 1 - w2 and w2). */
+typedef struct het_type {
+    double k;
+    long double w2;  /* 0: one component; a multiple of 2^-60, so 1 - w2 is exact */
+    int64_t m[2];
+    long double t[2], ot[2]; /* t_c (E_F relative), 1 - t_c^2 (rounded down) */
+    size_t ix[2];    /* indices into the law's table of distinct positions */
+    double eps;      /* the step's epsilon */
+    long double r;   /* garbled laws: eps - m[0] h (exact) */
+} het_type;
+
+/* a significant frequency: Psi_j, 1 - w, 1 - w e^{-h} (w = e^{2 pi i j / N}) */
+typedef struct het_sig {
+    uint64_t j;
+    cx psi, om1, om1h;
+} het_sig;
+
+typedef struct het_law {
+    long double h;
+    size_t nt;
+    het_type *ty;
+    size_t nm;
+    int64_t *mv;               /* distinct positions, ascending */
+    long double mean, var;     /* of S (lattice units; double accuracy, sizing) */
+    long double Mx;            /* |S| <= Mx (the largest position sum) */
+    int64_t s_lo;
+    uint64_t N;                /* window [s_lo, s_lo + N), N odd */
+    long double tail;          /* >= A(S outside the window) */
+    long double drop;          /* >= (2/N) sum over dropped j of |Psi_j| |G_j| */
+    size_t ns;
+    het_sig *sig;
+    long double lam[HET_NLAM], Kp[HET_NLAM], Km[HET_NLAM]; /* certified K(+-lam) upper bounds */
+    long double eh, em;        /* e^{-h}, -expm1(-h) (E_F each) */
+} het_law;
+
+struct dpa_rr_het {
+    size_t m;                   /* distinct eps > 0 */
+    double *eps, *k;
+    double ntot, emax;
+    long double inf_lo, inf_up, keep_lo, keep_up; /* the +inf mass and P (section 4) */
+    long double L;              /* >= the largest finite loss sum eps k */
+    double mu, sd;              /* mean and sd of the loss (sizing) */
+    double rel;                 /* target relative bracket */
+    double h;                   /* the current lattice (0: none) */
+    double hmin;                /* no finer lattice than this (positions, budget) */
+    het_law up, lo, lb;         /* dominating, garbled A, tilted garbled B (B_1) */
+    long double lmb;            /* >= log M, M = E_B[e^{h S_lo}] (the tilt's normalizer) */
+    long double s0off;          /* the last best threshold s0 minus ceil(t / h) (a search hint) */
+};
+
+/* In-place radix-2 FFT of length n = 2^p (forward, e^{-2 pi i k j / n}),
+ * double precision, twiddles from a table of sin/cos (1 ulp). */
+static int fft_r2(double *re, double *im, size_t n)
+{
+    double *tw = malloc(n * sizeof *tw); /* cos, sin of 2 pi k / n, k < n/2 */
+    if (!tw) return -1;
+    for (size_t k = 0; k < n / 2; k++) {
+        double a = 6.283185307179586 * ((double)k / (double)n);
+        tw[2 * k] = cos(a);
+        tw[2 * k + 1] = -sin(a);
+    }
+    for (size_t i = 1, j = 0; i < n; i++) {
+        size_t bit = n >> 1;
+        for (; j & bit; bit >>= 1) j ^= bit;
+        j ^= bit;
+        if (i < j) {
+            double t = re[i]; re[i] = re[j]; re[j] = t;
+            t = im[i]; im[i] = im[j]; im[j] = t;
+        }
+    }
+    for (size_t len = 2; len <= n; len <<= 1) {
+        size_t half = len / 2, step = n / len;
+        for (size_t i = 0; i < n; i += len)
+            for (size_t k = 0; k < half; k++) {
+                double wr = tw[2 * k * step], wi = tw[2 * k * step + 1];
+                double xr = re[i + k + half], xi = im[i + k + half];
+                double tr = xr * wr - xi * wi, ti = xr * wi + xi * wr;
+                re[i + k + half] = re[i + k] - tr;
+                im[i + k + half] = im[i + k] - ti;
+                re[i + k] += tr;
+                im[i + k] += ti;
+            }
+    }
+    free(tw);
+    return 0;
+}
+
+static void law_free(het_law *L)
+{
+    free(L->ty);
+    free(L->mv);
+    free(L->sig);
+    memset(L, 0, sizeof *L);
+}
+
+/* 1 - tanh(x)^2 = 1 / cosh(x)^2 = 4 e^{-2x} / (1 + e^{-2x})^2 (x >= 0),
+ * rounded down (a few E_F) */
+static long double one_minus_t2(long double x)
+{
+    long double e = expl(-2 * fabsl(x)), d = 1 + e;
+    return 4 * e / (d * d) * (1 - 8 * E_F);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_type_m(const void *a, const void *b)
+{
+    const het_type *x = a, *y = b;
+    int64_t mx = x->w2 > 0 ? x->m[1] : x->m[0], my = y->w2 > 0 ? y->m[1] : y->m[0];
+    return (mx > my) - (mx < my); /* ascending largest position */
+}
+
+/* the types of the upper (which 0), garbled (1) or tilted garbled B (2,
+ * section 7: sign +1 with probability (1 + tanh(mhat h - eps/2)) / 2) law
+ * at step h;
+ * DPA_ENOMEM, or DPA_EUNSUPPORTED when positions would leave int64 */
+static dpa_status law_types(het_law *L, const dpa_rr_het *c, long double h, int which)
+{
+    L->h = h;
+    L->ty = calloc(2 * (c->m ? c->m : 1), sizeof *L->ty);
+    L->mv = malloc(2 * (c->m ? c->m : 1) * sizeof *L->mv);
+    if (!L->ty || !L->mv) return DPA_ENOMEM;
+    size_t n = 0, nm = 0;
+    long double Mx = 0, mean = 0, var = 0;
+    int run_dither = 0;
+    double run_T = 0;
+    for (size_t i = 0, part = 0; i < c->m; part ? (i++, part = 0) : (part = 1)) {
+        long double eps = c->eps[i], q = eps / h; /* exact: h is a power of 2 */
+        het_type *ty = &L->ty[n];
+        ty->k = c->k[i];
+        ty->eps = c->eps[i];
+        if (which == 0) {
+            if (part) continue; /* one type per eps */
+            long double a = floorl(q), d = eps - a * h; /* d exact */
+            if (!(a < HET_POS_MAX)) return DPA_EUNSUPPORTED;
+            ty->m[0] = (int64_t)a;
+            ty->t[0] = tanhl(a * h / 2);
+            ty->ot[0] = one_minus_t2(a * h / 2);
+            if (d > 0) {
+                long double b = (a + 1) * h;
+                long double lam = sinhl(d / 2) / sinhl(h / 2) * expl((h - d) / 2) * (1 + expl(-b)) / (1 + expl(-eps));
+                lam *= 1 + 5 * E_F + 8 * U;
+                lam = ceill(lam * 0x1p60L) * 0x1p-60L;
+                if (lam >= 1) { /* all weight on RR_b */
+                    ty->m[0] = (int64_t)a + 1;
+                    ty->t[0] = tanhl(b / 2);
+                    ty->ot[0] = one_minus_t2(b / 2);
+                } else {
+                    ty->w2 = lam;
+                    ty->m[1] = (int64_t)a + 1;
+                    ty->t[1] = tanhl(b / 2);
+                    ty->ot[1] = one_minus_t2(b / 2);
+                }
+            }
+        } else {
+            /* the garbling: each step's sign times a position near eps / h,
+             * the nearest one, except in runs of epsilons with the same
+             * floor(eps / h) and HET_DITHER_K or more steps in all: there the
+             * steps are split between floor and floor + 1 by error diffusion
+             * (type i sends round(T_i) - round(T_{i-1}) of its k_i steps up,
+             * T_i the running sum of k f over the run, f the fractions), so
+             * that they do not all share one sublattice (whose exact
+             * resonances would make every multiple of pi / mhat a
+             * significant frequency); residuals stay below h */
+            long double mh, fl = floorl(q), f = q - fl;
+            if (part == 0 && (i == 0 || floorl(c->eps[i - 1] / h) != fl)) { /* a new run */
+                double K = 0;
+                for (size_t j = i; j < c->m && floorl(c->eps[j] / h) == fl; j++) K += c->k[j];
+                run_dither = K >= HET_DITHER_K;
+                run_T = 0;
+            }
+            if (run_dither) {
+                double Tp = run_T, T = Tp + c->k[i] * (double)f, k2 = nearbyint(T) - nearbyint(Tp);
+                if (k2 < 0) k2 = 0;
+                if (k2 > c->k[i]) k2 = c->k[i];
+                if (part) run_T = T;
+                mh = fl + part;
+                ty->k = part ? k2 : c->k[i] - k2;
+            } else {
+                if (part) continue;
+                mh = floorl(q + 0.5L);
+            }
+            if (mh == 0 || ty->k == 0) continue; /* the garbling forgets these steps */
+            if (!(mh < HET_POS_MAX)) return DPA_EUNSUPPORTED;
+            ty->m[0] = (int64_t)mh;
+            ty->r = eps - mh * h; /* exact */
+            /* B_1: mhat h - eps/2 = eps/2 - r, > 0 as mhat >= 1 */
+            long double x = which == 1 ? eps / 2 : eps / 2 - ty->r;
+            ty->t[0] = tanhl(x);
+            ty->ot[0] = one_minus_t2(x);
+        }
+        int nc = ty->w2 > 0 ? 2 : 1;
+        long double m1 = 0, m2 = 0, mmax = 0;
+        for (int cc = 0; cc < nc; cc++) {
+            long double w = cc ? ty->w2 : 1 - ty->w2, mm = (long double)ty->m[cc];
+            m1 += w * ty->t[cc] * mm;
+            m2 += w * mm * mm;
+            if (mm > mmax) mmax = mm;
+            L->mv[nm++] = ty->m[cc];
+        }
+        mean += ty->k * m1;
+        var += ty->k * (m2 - m1 * m1);
+        Mx += ty->k * mmax;
+        n++;
+    }
+    if (!(Mx < HET_POS_MAX)) return DPA_EUNSUPPORTED;
+    L->nt = n;
+    L->mean = mean;
+    L->var = var;
+    L->Mx = Mx;
+    /* distinct positions, and each component's index among them */
+    qsort(L->mv, nm, sizeof *L->mv, cmp_i64);
+    size_t u = 0;
+    for (size_t i = 0; i < nm; i++)
+        if (!u || L->mv[u - 1] != L->mv[i]) L->mv[u++] = L->mv[i];
+    L->nm = u;
+    qsort(L->ty, n, sizeof *L->ty, cmp_type_m);
+    for (size_t i = 0; i < n; i++)
+        for (int cc = 0; cc < (L->ty[i].w2 > 0 ? 2 : 1); cc++) {
+            int64_t key = L->ty[i].m[cc];
+            const int64_t *f = bsearch(&key, L->mv, u, sizeof *L->mv, cmp_i64);
+            L->ty[i].ix[cc] = (size_t)(f - L->mv);
+        }
+    L->eh = expl(-h);
+    L->em = -expm1l(-h);
+    return DPA_OK;
+}
+
+/* log M_c(lam) = log(p e^{lam m} + q e^{-lam m}), p = (1 + t)/2, without
+ * overflow (double: sizing) */
+static double logm_comp_d(double lam, double m, double t)
+{
+    double a = lam * m;
+    if (a >= 0) return a + log(0.5 * (1 + t) + 0.5 * (1 - t) * exp(-2 * a));
+    return -a + log(0.5 * (1 - t) + 0.5 * (1 + t) * exp(2 * a));
+}
+
+/* K(lam) = log E[e^{lam S}] (double, sizing) */
+static double logmgf_d(const het_law *L, double lam)
+{
+    double K = 0;
+    for (size_t i = 0; i < L->nt; i++) {
+        const het_type *ty = &L->ty[i];
+        double k0 = logm_comp_d(lam, (double)ty->m[0], (double)ty->t[0]);
+        if (ty->w2 > 0) {
+            double k1 = logm_comp_d(lam, (double)ty->m[1], (double)ty->t[1]);
+            double w2 = (double)ty->w2, w1 = 1 - w2;
+            double mx = fmax(k0, k1);
+            k0 = mx + log(w1 * exp(k0 - mx) + w2 * exp(k1 - mx));
+        }
+        K += ty->k * k0;
+    }
+    return K;
+}
+
+/* an upper bound on K(lam) (long double): each type's log-MGF is computed
+ * to a few E_F of |lam m| + 2 (a handful of operations on terms of at most
+ * that size); 16 E_F of it, and (nt + 2) u of the sum of |k K_t|, cover the
+ * rounding */
+static long double logmgf_up(const het_law *L, long double lam)
+{
+    long double K = 0, err = 0, sabs = 0;
+    for (size_t i = 0; i < L->nt; i++) {
+        const het_type *ty = &L->ty[i];
+        int nc = ty->w2 > 0 ? 2 : 1;
+        long double kc[2], amax = 0;
+        for (int cc = 0; cc < nc; cc++) {
+            long double a = lam * (long double)ty->m[cc], t = ty->t[cc];
+            kc[cc] = a >= 0 ? a + logl(0.5L * (1 + t) + 0.5L * (1 - t) * expl(-2 * a))
+                            : -a + logl(0.5L * (1 - t) + 0.5L * (1 + t) * expl(2 * a));
+            if (fabsl(a) > amax) amax = fabsl(a);
+        }
+        long double kt = kc[0];
+        if (nc == 2) {
+            long double mx = fmaxl(kc[0], kc[1]);
+            kt = mx + logl((1 - ty->w2) * expl(kc[0] - mx) + ty->w2 * expl(kc[1] - mx));
+        }
+        K += ty->k * kt;
+        sabs += ty->k * fabsl(kt);
+        err += ty->k * 16 * E_F * (fabsl(kt) + amax + 2);
+    }
+    return K + (err + ((long double)L->nt + 2) * U * sabs) * ERRSLACK;
+}
+
+/* min over lam > 0 of (K(sg lam) + c) / lam (golden section on log lam
+ * around the Gaussian optimum sqrt(2c) / sd; the function is
+ * quasi-convex, and any lam gives a valid bound: the search only sizes the
+ * window); returns the minimizing lam */
+static double win_lam(const het_law *L, int sg, double c)
+{
+    double sd = sqrt(fmax((double)L->var, 1e-300)), l0 = log(sqrt(2 * c) / sd);
+    double a = l0 - 3, b = l0 + 3;
+    const double gr = 0.6180339887498949;
+    double x1 = b - gr * (b - a), x2 = a + gr * (b - a);
+    double f1 = (logmgf_d(L, sg * exp(x1)) + c) / exp(x1), f2 = (logmgf_d(L, sg * exp(x2)) + c) / exp(x2);
+    for (int i = 0; i < 14; i++) {
+        if (!(f1 > f2)) {
+            b = x2; x2 = x1; f2 = f1;
+            x1 = b - gr * (b - a);
+            f1 = (logmgf_d(L, sg * exp(x1)) + c) / exp(x1);
+        } else {
+            a = x1; x1 = x2; f1 = f2;
+            x2 = a + gr * (b - a);
+            f2 = (logmgf_d(L, sg * exp(x2)) + c) / exp(x2);
+        }
+    }
+    return exp(0.5 * (a + b));
+}
+
+/* the window: [s_lo, s_hi] with each tail beyond it <= 2^-64 by a
+ * certified Chernoff bound (A(S >= x) <= exp(K(lam) - lam x)), clipped to
+ * [-Mx, Mx] (nothing beyond); N odd; the Chernoff table for queries beyond */
+static dpa_status law_window(het_law *L)
+{
+    long double c = -HET_LOG_TAUW;
+    double lp = win_lam(L, 1, (double)c), lm = win_lam(L, -1, (double)c);
+    long double xhi = ceill((logmgf_up(L, lp) + c) / lp * (1 + 2 * U)) + 1;
+    long double xlo = -ceill((logmgf_up(L, -(long double)lm) + c) / lm * (1 + 2 * U)) - 1;
+    long double tail = 0;
+    if (xhi >= L->Mx) xhi = L->Mx;
+    else tail += expl(HET_LOG_TAUW);
+    if (xlo <= -L->Mx) xlo = -L->Mx;
+    else tail += expl(HET_LOG_TAUW);
+    if (!(xhi >= xlo)) xhi = xlo; /* not reached: the window holds the mean */
+    long double n = xhi - xlo + 1;
+    if (fmodl(n, 2) == 0) n += 1;
+    if (!(n < 0x1p62L)) return DPA_EUNSUPPORTED;
+    L->s_lo = (int64_t)xlo;
+    L->N = (uint64_t)n;
+    L->tail = tail * (1 + 8 * E_F);
+    for (int i = 0; i < HET_NLAM; i++) {
+        L->lam[i] = lp * exp2l((long double)(2 * i));
+        L->Kp[i] = logmgf_up(L, L->lam[i]);
+        L->Km[i] = logmgf_up(L, -L->lam[i]);
+    }
+    return DPA_OK;
+}
+
+/* upper bounds on A(S >= x) (up = 1) or A(S <= x) (up = 0), x in lattice
+ * units, from the Chernoff table (1 when it gives nothing) */
+static long double law_chern(const het_law *L, long double x, int up)
+{
+    long double best = 0;
+    for (int i = 0; i < HET_NLAM; i++) {
+        long double v = up ? L->Kp[i] - L->lam[i] * x : L->Km[i] + L->lam[i] * x;
+        v += U * (fabsl(L->lam[i] * x) + fabsl(v)) * 4;
+        if (v < best) best = v;
+    }
+    return fminl(1, expl(best) * (1 + 2 * E_F));
+}
+
+/* min over real j in [j1, j2] of sin^2(2 pi j m / N) (m >= 0), from the
+ * exact residues of 2 j m mod N (sin^2(pi x) is unimodal on (0, 1), so the
+ * minimum is at an end unless [2 j1 m, 2 j2 m] / N holds an integer);
+ * double, rounded down by 2^-40 relative */
+static double min_sin2(uint64_t j1, uint64_t j2, uint64_t m, uint64_t N)
+{
+    if (m == 0) return 0;
+    uint64_t r1, r2;
+    if (j2 < (UINT64_C(1) << 31) && m < (UINT64_C(1) << 31)) { /* 2 j m < 2^63 */
+        uint64_t A = 2 * j1 * m, B = 2 * j2 * m;
+        if (A / N != B / N) return 0;
+        r1 = A % N;
+        r2 = B % N;
+    } else {
+        het_u128 A = (het_u128)j1 * (2 * (het_u128)m), B = (het_u128)j2 * (2 * (het_u128)m);
+        het_u128 q1 = A / N, q2 = B / N;
+        if (q2 != q1) return 0;
+        r1 = (uint64_t)(A - q1 * N);
+        r2 = (uint64_t)(B - q2 * N);
+    }
+    if (r1 == 0) return 0;
+    uint64_t a1 = r1 > N - r1 ? N - r1 : r1, a2 = r2 > N - r2 ? N - r2 : r2;
+    uint64_t a = a1 < a2 ? a1 : a2;
+    double s = sin(3.141592653589793 * ((double)a / (double)N));
+    return s * s * (1 - 0x1p-40);
+}
+
+/* an upper bound on log sup_{j in [j1, j2]} |Psi_j| (<= 0), stopping as
+ * soon as it is below stop; *work counts the type evaluations.  Each
+ * component: |cos x + i t sin x|^2 = 1 - (1 - t^2) sin^2 x; a type:
+ * |phi_t| <= (1 - w2) |phi_1| + w2 |phi_2|; |Psi| <= prod sup|phi_t|^k.
+ * Double precision with relative margins of 2^-40 per quantity; the bounds
+ * of types with counts up to HET_POW_MAX are raised to their power by
+ * repeated squaring and multiplied (each product rounded: the running
+ * product is scaled up by 2^-40 per step), the others enter as k log b;
+ * the logs (<= 0) are scaled towards 0 by 2^-30. */
+static double sup_log(const het_law *L, uint64_t j1, uint64_t j2, double stop, double *work)
+{
+    double acc = 0, prod = 1, lim = exp(stop) * (1 - 0x1p-20);
+    int64_t cm[2] = {-1, -1}; /* the last two positions and their min sin^2 (types sorted by position) */
+    double cs[2] = {0, 0};
+    for (size_t i = 0; i < L->nt; i++) {
+        const het_type *ty = &L->ty[i];
+        int nc = ty->w2 > 0 ? 2 : 1;
+        double b = 0;
+        for (int cc = 0; cc < nc; cc++) {
+            int64_t m = ty->m[cc];
+            double s2;
+            if (m == cm[0]) s2 = cs[0];
+            else if (m == cm[1]) s2 = cs[1];
+            else {
+                s2 = min_sin2(j1, j2, (uint64_t)m, L->N);
+                cm[0] = cm[1];
+                cs[0] = cs[1];
+                cm[1] = m;
+                cs[1] = s2;
+            }
+            double v = 1 - (double)ty->ot[cc] * (1 - 0x1p-40) * s2;
+            double bc = sqrt(v > 0 ? v : 0) * (1 + 0x1p-40);
+            b += (cc ? (double)ty->w2 : (double)(1 - ty->w2)) * bc;
+        }
+        b *= 1 + 0x1p-40;
+        *work += 1;
+        if (b >= 1) continue;
+        if (ty->k <= HET_POW_MAX) { /* b^k by repeated squaring: <= 12 roundings */
+            double bk = 1, bb = b;
+            for (unsigned long k = (unsigned long)ty->k; k; k >>= 1) {
+                if (k & 1) bk *= bb;
+                bb *= bb;
+            }
+            prod *= bk * (1 + 0x1p-40);
+        } else {
+            acc += ty->k * (log(b) * (1 - 0x1p-30));
+            lim = exp((stop - acc) * (1 - 0x1p-30)) * (1 - 0x1p-20);
+        }
+        if (prod < 0x1p-900) { /* renormalize into the log */
+            acc += log(prod) * (1 - 0x1p-30);
+            prod = 1;
+            lim = exp((stop - acc) * (1 - 0x1p-30)) * (1 - 0x1p-20);
+        }
+        if (prod <= lim) return stop;
+    }
+    return (acc + log(prod) * (1 - 0x1p-30)) * (1 - 0x1p-30);
+}
+
+/* log(z), z = 1 + x + i y, from x, y with error bounds ex, ey (separate
+ * bounds for the two parts: the imaginary part of z is often far smaller
+ * than the real one).  The real part: 0.5 log1p(2x + x^2 + y^2) where
+ * |z| >= 1/2, else 0.5 log(|z|^2), |z|^2 formed from c = 1 + x (one more
+ * rounding, ec = ex + u |c|).  The imaginary part atan2(y, c): a
+ * perturbation (dy, dc) turns z by at most (|c| dy + |y| dc) / |z|^2 to
+ * first order, plus 2 ((dc + dy) / zl)^2 (zl = |z| - dc - dy), modulo 2 pi
+ * (which is all the caller needs: it exponentiates integer multiples).
+ * Returns the value with e bounding the modulus of its error (INFINITY when
+ * the errors reach |z|). */
+static cx log1p_parts(long double x, long double y, long double ex, long double ey)
+{
+    cx r = {0, 0, INFINITY};
+    long double c = 1 + x, ec = ex + U * fabsl(c);
+    long double P2 = c * c + y * y, zm = sqrtl(P2) * (1 - 4 * U), zl = zm - ec - ey;
+    if (!(zl > 0)) return r;
+    long double ere;
+    if (P2 >= 0.25L) {
+        long double s = 2 * x + (x * x + y * y);
+        long double ds = 2 * ex * (1 + fabsl(x)) + ex * ex + 2 * fabsl(y) * ey + ey * ey +
+                         4 * U * (2 * fabsl(x) + x * x + y * y);
+        if (!(1 + s - ds > 0)) return r;
+        r.re = 0.5L * log1pl(s);
+        ere = 0.5L * ds / (1 + s - ds) + (E_F + U) * fabsl(r.re);
+    } else {
+        long double dP = 2 * fabsl(c) * ec + ec * ec + 2 * fabsl(y) * ey + ey * ey + 3 * U * P2;
+        if (!(P2 - dP > 0)) return r;
+        r.re = 0.5L * logl(P2);
+        ere = 0.5L * dP / (P2 - dP) + (E_F + U) * fabsl(r.re);
+    }
+    r.im = atan2l(y, c);
+    long double q = (ec + ey) / zl;
+    long double eim = (fabsl(c) * ey + fabsl(y) * ec) / (zl * zl) + 2 * q * q + (E_F + U) * fabsl(r.im);
+    r.e = (ere + eim) * ERRSLACK;
+    return r;
+}
+
+/* Psi_j (with its error bound) for the law at frequency j.  cm1, sn:
+ * scratch of nm entries each (cos - 1 and sin of 2 pi j m / N per distinct
+ * position) */
+static cx law_psi(const het_law *L, uint64_t j, cx *cm1, cx *sn)
+{
+    for (size_t i = 0; i < L->nm; i++) cis_m1(mulmod(j, (uint64_t)L->mv[i], L->N), L->N, &cm1[i], &sn[i]);
+    /* running product P (relative error exponent R), log part Lam */
+    long double Pr = 1, Pi = 0, R = 0;
+    cx Lam = {0, 0, 0};
+    int degenerate = 0;
+    for (size_t i = 0; i < L->nt; i++) {
+        const het_type *ty = &L->ty[i];
+        int nc = ty->w2 > 0 ? 2 : 1;
+        /* ep = phi_t - 1 = sum_c w_c ((cos - 1) + i t_c sin), with separate
+         * bounds on the errors of its parts (w exact, t_c E_F, products and
+         * sums u each) */
+        cx ep = {0, 0, 0};
+        long double exr = 0, exi = 0;
+        for (int cc = 0; cc < nc; cc++) {
+            long double w = cc ? ty->w2 : 1 - ty->w2; /* exact */
+            const cx *a = &cm1[ty->ix[cc]], *s = &sn[ty->ix[cc]];
+            long double t = ty->t[cc];
+            long double re = w * a->re, im = w * (t * s->re);
+            ep.re += re;
+            ep.im += im;
+            exr += w * a->e + U * fabsl(re);
+            exi += w * (fabsl(t) * s->e + (E_F + 4 * U) * fabsl(t * s->re));
+        }
+        exr = (exr + U * fabsl(ep.re)) * ERRSLACK;
+        exi = (exi + U * fabsl(ep.im)) * ERRSLACK;
+        ep.e = exr + exi;
+        cx z = {1 + ep.re, ep.im, 0};
+        z.e = ep.e + U * fabsl(z.re);
+        long double zm = sqrtl(z.re * z.re + z.im * z.im);
+        if (ty->k <= HET_POW_MAX) {
+            long double zl = zm * (1 - 4 * U);
+            if (!(zl > 64 * z.e) || degenerate) { degenerate = 1; continue; }
+            /* z^k by binary powering, then into P */
+            long double br = z.re, bi = z.im, rr = 1, ri = 0;
+            unsigned long k = (unsigned long)ty->k;
+            int mults = 0;
+            if (k == 1) {
+                rr = br;
+                ri = bi;
+                k = 0;
+            }
+            while (k) {
+                if (k & 1) {
+                    long double tr = rr * br - ri * bi;
+                    ri = rr * bi + ri * br;
+                    rr = tr;
+                    mults++;
+                }
+                k >>= 1;
+                if (k) {
+                    long double tr = br * br - bi * bi;
+                    bi = 2 * br * bi;
+                    br = tr;
+                    mults++;
+                }
+            }
+            long double tr = Pr * rr - Pi * ri;
+            Pi = Pr * ri + Pi * rr;
+            Pr = tr;
+            R += ty->k * (z.e / zl) + (mults + 1) * 2.25L * U;
+            if (!(fabsl(Pr) + fabsl(Pi) > 0x1p-16000L)) degenerate = 1;
+        } else {
+            cx lg = log1p_parts(ep.re, ep.im, exr, exi);
+            if (!isfinite(lg.e) || degenerate) { degenerate = 1; continue; }
+            cx kl = cx_scale(lg, (long double)ty->k, 0);
+            Lam = cx_add(Lam, kl);
+        }
+    }
+    /* the window shift e^{-i w_j s_lo} */
+    uint64_t sl = (uint64_t)(L->s_lo >= 0 ? L->s_lo : -L->s_lo) % L->N;
+    uint64_t rs = mulmod(j % L->N, sl, L->N);
+    if (L->s_lo > 0 && rs) rs = L->N - rs; /* -s_lo */
+    cx c1, s1;
+    cis_m1(rs, L->N, &c1, &s1);
+    long double ar = Lam.im, red = remainderl(ar, 2 * PI_L);
+    long double ang_err = U * (fabsl(ar) + 8) * 2;
+    long double cE = expl(Lam.re), sa, ca;
+    sincosl(red, &sa, &ca);
+    /* e^{Lam} e^{-i w s_lo}: exp E_F + u |Lam.re|, the reduced angle
+     * ang_err, sincos E_F each */
+    long double er = cE * ca, ei = cE * sa;
+    long double sr = 1 + c1.re, si = s1.re;
+    long double qr = er * sr - ei * si, qi = er * si + ei * sr;
+    long double pr = Pr * qr - Pi * qi, pi_ = Pr * qi + Pi * qr;
+    R += Lam.e + E_F + U * fabsl(Lam.re) + ang_err + 2 * E_F + (c1.e + s1.e + U) + 4 * 2.25L * U;
+    cx psi = {pr, pi_, 0};
+    if (degenerate || !(R < 0.125L)) {
+        /* no relative bound: 0, with |Psi_j| <= prod (|z| + e)^k as error */
+        long double bnd = 0;
+        for (size_t i = 0; i < L->nt; i++) {
+            const het_type *ty = &L->ty[i];
+            long double er = 0, re = 1, im = 0;
+            for (int cc = 0; cc < (ty->w2 > 0 ? 2 : 1); cc++) {
+                long double w = cc ? ty->w2 : 1 - ty->w2;
+                const cx *a = &cm1[ty->ix[cc]], *s = &sn[ty->ix[cc]];
+                re += w * a->re;
+                im += w * ty->t[cc] * s->re;
+                er += w * (a->e + s->e + E_F) + 4 * U;
+            }
+            long double zb = (sqrtl(re * re + im * im) + er * ERRSLACK) * (1 + 8 * U);
+            bnd += ty->k * logl(fminl(1, zb));
+        }
+        psi.re = psi.im = 0;
+        psi.e = fminl(1, expl(bnd) * (1 + 8 * E_F));
+        return psi;
+    }
+    psi.e = sqrtl(pr * pr + pi_ * pi_) * (1 + 4 * U) * expm1l(R * ERRSLACK) * ERRSLACK + TINY;
+    return psi;
+}
+
+/* 1 - w and 1 - w e^{-h} at frequency j (w = e^{2 pi i j / N}) */
+static void law_om(const het_law *L, uint64_t j, cx *om1, cx *om1h)
+{
+    cx cm, sn;
+    cis_m1(j, L->N, &cm, &sn); /* cos w - 1, sin w */
+    om1->re = -cm.re;
+    om1->im = -sn.re;
+    om1->e = cm.e + sn.e;
+    /* 1 - e^{-h} w = (-expm1(-h) cos w - (cos w - 1)) - i e^{-h} sin w */
+    cx cw = {1 + cm.re, 0, cm.e + U * fabsl(1 + cm.re)};
+    cx a = cx_scale(cw, L->em, E_F * L->em);
+    cx b = {-cm.re, 0, cm.e};
+    cx re = cx_add(a, b);
+    cx im = cx_scale(sn, -L->eh, E_F * L->eh);
+    om1h->re = re.re;
+    om1h->im = im.re;
+    om1h->e = re.e + im.e;
+}
+
+typedef struct het_iv { uint64_t a, b; } het_iv;
+
+typedef struct ivlist { het_iv *v; size_t n, cap; } ivlist;
+
+static int iv_push(ivlist *l, uint64_t a, uint64_t b)
+{
+    if (l->n && l->v[l->n - 1].b + 1 >= a) { /* merge with the previous range */
+        if (b > l->v[l->n - 1].b) l->v[l->n - 1].b = b;
+        return 0;
+    }
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? 2 * l->cap : 64;
+        het_iv *q = realloc(l->v, nc * sizeof *q);
+        if (!q) return -1;
+        l->v = q;
+        l->cap = nc;
+    }
+    l->v[l->n++] = (het_iv){a, b};
+    return 0;
+}
+
+/* Stage 1 of the certification (section 7): the ranges of j in [1, jmax]
+ * that the bound log|Psi(w)| <= -(V - D(w)) / 4 does not certify below
+ * tau, D sampled by an FFT; all of [1, jmax] when V is too small for it to
+ * certify anything.  -1 when out of memory. */
+static int dbound_ranges(const het_law *L, uint64_t jmax, ivlist *out)
+{
+    const double need = -4 * (double)HET_LOG_TAU;
+    double *V = calloc(L->nm ? L->nm : 1, sizeof *V);
+    if (!V) return -1;
+    for (size_t i = 0; i < L->nt; i++) {
+        const het_type *ty = &L->ty[i];
+        for (int cc = 0; cc < (ty->w2 > 0 ? 2 : 1); cc++) {
+            double w = cc ? (double)ty->w2 : (double)(1 - ty->w2);
+            V[ty->ix[cc]] += ty->k * w * (double)ty->ot[cc] * (1 - 0x1p-40);
+        }
+    }
+    /* the sums rounded down / up: nm + nt additions of positive terms */
+    double Vs = 0, M1 = 0, adj = ((double)L->nm + (double)L->nt + 4) * 0x1p-53;
+    for (size_t i = 0; i < L->nm; i++) {
+        V[i] *= 1 - adj;
+        Vs += V[i];
+        M1 += (double)L->mv[i] * V[i];
+    }
+    Vs *= 1 - adj;
+    M1 *= 1 + adj;
+    int ret = 0;
+    if (!(Vs > 2 * need)) {
+        free(V);
+        return iv_push(out, 1, jmax);
+    }
+    /* M: slack pi M1 / M <= (Vs - need) / 4 */
+    double want = 3.141592653589793 * M1 / ((Vs - need) / 4);
+    size_t M = 1024;
+    while (M < want && M < HET_FFT_MAX) M *= 2;
+    double *re = calloc(M, sizeof *re), *im = calloc(M, sizeof *im);
+    if (!re || !im) {
+        free(V);
+        free(re);
+        free(im);
+        return -1;
+    }
+    for (size_t i = 0; i < L->nm; i++) re[(uint64_t)L->mv[i] % M] += V[i];
+    if (fft_r2(re, im, M)) ret = -1;
+    else {
+        /* |D'| <= 2 M1: within pi / (2M) of a sample D moves by at most
+         * pi M1 / M; the FFT (and the folding) err by at most
+         * 32 u log2(M) sqrt(M) Vs + (nm) u Vs */
+        int lg = 0;
+        while (((size_t)1 << lg) < M) lg++;
+        double slack = 3.141592653589793 * M1 / (double)M * (1 + 0x1p-40) +
+                       (32.0 * lg * sqrt((double)M) + (double)L->nm + 8) * 0x1p-53 * Vs;
+        for (size_t l = 0; l <= M && !ret; l++) {
+            double D = re[l % M];
+            if (Vs - (D + slack) >= need * (1 + 0x1p-40)) continue;
+            /* j with 2 pi j / N in [pi (2l - 1) / 2M, pi (2l + 1) / 2M]:
+             * 4 M j in [(2l - 1) N, (2l + 1) N] */
+            het_u128 den = (het_u128)4 * M;
+            het_u128 lo = l == 0 ? 0 : ((het_u128)(2 * l - 1) * L->N + den - 1) / den;
+            het_u128 hi = ((het_u128)(2 * l + 1) * L->N) / den;
+            if (lo < 1) lo = 1;
+            if (hi > jmax) hi = jmax;
+            if (lo <= hi && iv_push(out, (uint64_t)lo, (uint64_t)hi)) ret = -1;
+        }
+    }
+    free(V);
+    free(re);
+    free(im);
+    return ret;
+}
+
+/* the significant frequencies of the law (certification of the others) and
+ * their Psi_j; DPA_EUNSUPPORTED when the work budget or HET_SIG_MAX is
+ * exceeded, DPA_ENOMEM */
+static dpa_status law_freqs(het_law *L, double *work)
+{
+    uint64_t jmax = (L->N - 1) / 2;
+    size_t cap = 64, ns = 0;
+    uint64_t *sj = malloc(cap * sizeof *sj);
+    if (!sj) return DPA_ENOMEM;
+    dpa_status st = DPA_OK;
+    L->drop = 0;
+    if (jmax <= HET_DIRECT_J) {
+        for (uint64_t j = 1; j <= jmax; j++) {
+            if (ns == cap) {
+                uint64_t *q = realloc(sj, 2 * cap * sizeof *q);
+                if (!q) { free(sj); return DPA_ENOMEM; }
+                sj = q;
+                cap *= 2;
+            }
+            sj[ns++] = j;
+        }
+    } else if (L->nt > 0) {
+        ivlist rg = {NULL, 0, 0};
+        if (dbound_ranges(L, jmax, &rg)) {
+            free(rg.v);
+            free(sj);
+            return DPA_ENOMEM;
+        }
+        /* stage 2 on what is left: intervals over which the phase of the
+         * 256th smallest position moves by at most pi / 8 */
+        size_t ir = L->nt < 256 ? L->nt - 1 : 255;
+        const het_type *tr = &L->ty[ir];
+        uint64_t mref = (uint64_t)(tr->w2 > 0 ? tr->m[1] : tr->m[0]);
+        uint64_t w = (uint64_t)((long double)L->N / (16 * (long double)(mref ? mref : 1)));
+        if (w < 1) w = 1;
+        size_t scap = 256, sn_ = 0;
+        het_iv *stk = malloc(scap * sizeof *stk);
+        if (!stk) st = DPA_ENOMEM;
+        for (size_t r = 0; r < rg.n && !st; r++) {
+            uint64_t a0 = rg.v[r].a, b0 = rg.v[r].b;
+            for (uint64_t a = a0; a <= b0 && !st; a += w) {
+                uint64_t b = b0 - a < w ? b0 : a + w - 1;
+                stk[sn_++] = (het_iv){a, b};
+                while (sn_ > 0 && !st) {
+                    het_iv iv = stk[--sn_];
+                    double lb = sup_log(L, iv.a, iv.b, (double)HET_LOG_TAU, work);
+                    if (*work > HET_WORK_MAX) { st = DPA_EUNSUPPORTED; break; }
+                    if (lb <= (double)HET_LOG_TAU) continue;
+                    if (iv.b - iv.a < 4) { /* a few: evaluate them all rather than halve */
+                        for (uint64_t j = iv.a; j <= iv.b && !st; j++) {
+                            if (ns == cap) {
+                                uint64_t *s3 = realloc(sj, 2 * cap * sizeof *s3);
+                                if (!s3) { st = DPA_ENOMEM; break; }
+                                sj = s3;
+                                cap *= 2;
+                            }
+                            sj[ns++] = j;
+                            if (ns > HET_SIG_MAX) st = DPA_EUNSUPPORTED;
+                        }
+                        if (st) break;
+                        continue;
+                    }
+                    if (sn_ + 2 > scap) {
+                        het_iv *s2 = realloc(stk, 2 * scap * sizeof *s2);
+                        if (!s2) { st = DPA_ENOMEM; break; }
+                        stk = s2;
+                        scap *= 2;
+                    }
+                    uint64_t mid = iv.a + (iv.b - iv.a) / 2;
+                    stk[sn_++] = (het_iv){mid + 1, iv.b};
+                    stk[sn_++] = (het_iv){iv.a, mid};
+                }
+                if (b == b0) break;
+            }
+        }
+        free(stk);
+        free(rg.v);
+        /* sum_{j = 1}^{jmax} 1/j <= 1 + ln jmax */
+        L->drop = 2 * expl(HET_LOG_TAU) * (1 + logl((long double)jmax)) * (1 + 8 * E_F);
+    }
+    if (!st) *work += (double)ns * (double)L->nt;
+    if (!st && *work > HET_WORK_MAX) st = DPA_EUNSUPPORTED;
+    if (st) { free(sj); return st; }
+    /* sort (intervals were processed in ascending order, but keep it safe) */
+    qsort(sj, ns, sizeof *sj, cmp_i64); /* values < 2^62: the signed comparison is fine */
+    L->sig = malloc((ns ? ns : 1) * sizeof *L->sig);
+    cx *cm1 = malloc((L->nm ? L->nm : 1) * sizeof *cm1), *sn = malloc((L->nm ? L->nm : 1) * sizeof *sn);
+    if (!L->sig || !cm1 || !sn) {
+        free(sj);
+        free(cm1);
+        free(sn);
+        return DPA_ENOMEM;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        het_sig *g = &L->sig[i];
+        g->j = sj[i];
+        g->psi = law_psi(L, g->j, cm1, sn);
+        law_om(L, g->j, &g->om1, &g->om1h);
+    }
+    L->ns = ns;
+    free(sj);
+    free(cm1);
+    free(sn);
+    return DPA_OK;
+}
+
+/* Enclosure [*lo, *hi] of sum_{s in Z} A(s) g(s) for the law's A and the
+ * functional g (kind 0: (1 - e^{x - s h})_+, x = t; kind 1: 1{s >= x};
+ * kind 2: 1{s <= x}; kind 3: e^{t - s h} 1{s >= x}; x in loss units for
+ * kind 0, lattice units for the others).  The window sum by the Fourier
+ * identity (section 7 header), then the dropped frequencies (drop) and the
+ * mass outside the window (tail), scaled by the functional's size: kinds
+ * 0-2 are monotone with values in [0, 1]; kind 3 has values in [0, c0] and
+ * total variation <= 2 c0, so its G_j are at most 1.5 c0 N / j (Abel). */
+static void law_sum(const het_law *L, int kind, long double x, double t, long double *hi, long double *lo)
+{
+    long double Nl = (long double)L->N, s_lo = (long double)L->s_lo;
+    long double r0 = 0, c0 = 0, c0e = 0, n = 0;
+    cx T0;          /* the j = 0 term (G_0) */
+    int none = 0;   /* g vanishes on the window */
+    if (kind == 0) {
+        long double r = floorl(x / L->h) + 1; /* first lattice point with r h > x */
+        if (r <= s_lo) {
+            r0 = 0;
+            long double arg = x - s_lo * L->h;
+            c0 = expl(arg);
+            c0e = (E_F + U * fabsl(arg) + U) * c0;
+        } else {
+            r0 = r - s_lo;
+            long double arg = x - r * L->h; /* in (-h, 0] */
+            c0 = expl(arg);
+            c0e = (E_F + U * fabsl(arg) + U) * c0;
+        }
+        if (r0 >= Nl) none = 1;
+        else {
+            n = Nl - r0;
+            /* G_0 = n - c0 (1 - e^{-hn}) / (1 - e^{-h}) */
+            long double q = expm1l(-L->h * n) / expm1l(-L->h), v = c0 * q;
+            T0.re = n - v;
+            T0.im = 0;
+            T0.e = c0e * q + (3 * E_F + 4 * U) * v + U * fabsl(T0.re);
+        }
+    } else if (kind == 1) {
+        r0 = x - s_lo;
+        if (r0 < 0) r0 = 0;
+        if (r0 >= Nl) none = 1;
+        else T0 = (cx){Nl - r0, 0, 0};
+    } else if (kind == 3) {
+        r0 = x - s_lo;
+        if (r0 < 0) r0 = 0; /* the whole window; g up to e^{t - xh} below it */
+        long double arg = (long double)t - (s_lo + r0) * L->h;
+        c0 = expl(arg);
+        c0e = (E_F + U * fabsl(arg) + U) * c0;
+        if (r0 >= Nl) none = 1;
+        else {
+            /* G_0 = c0 (1 - e^{-hn}) / (1 - e^{-h}) */
+            n = Nl - r0;
+            long double q = expm1l(-L->h * n) / expm1l(-L->h), v = c0 * q;
+            T0 = (cx){v, 0, c0e * q + (3 * E_F + 4 * U) * v};
+        }
+    } else {
+        r0 = x - s_lo; /* the last index kept */
+        if (r0 >= Nl) r0 = Nl - 1;
+        if (r0 < 0) none = 1;
+        else T0 = (cx){r0 + 1, 0, 0};
+    }
+    long double C = 0, E = 0;
+    if (!none) {
+        /* kind 2: sum_{rho <= r0} w^rho = -(w^{r0 + 1} - 1) / (1 - w) */
+        uint64_t ri = (uint64_t)(kind == 2 ? r0 + 1 : r0);
+        long double eh_n = kind == 0 || kind == 3 ? -expm1l(-L->h * n) : 0; /* 1 - e^{-hn} */
+        long double S = 0, Sabs = 0, Se = 0;
+        for (size_t i = 0; i < L->ns; i++) {
+            const het_sig *g = &L->sig[i];
+            cx cm, sn;
+            cis_m1(mulmod(g->j, ri, L->N), L->N, &cm, &sn);
+            cx num = {cm.re, sn.re, cm.e + sn.e}; /* w^{r} - 1 */
+            cx G = cx_div(num, g->om1);
+            if (kind == 2) G.re = -G.re, G.im = -G.im;
+            else if (kind == 0 || kind == 3) {
+                /* c0 (w^{r0} - e^{-hn}) / (1 - w e^{-h}) */
+                cx nb = {num.re + eh_n, num.im, num.e + E_F * eh_n + U * fabsl(num.re + eh_n)};
+                cx B = cx_div(nb, g->om1h);
+                B = cx_scale(B, c0, c0e);
+                G = kind == 0 ? cx_sub(G, B) : B;
+            }
+            if (!isfinite(G.e)) { S = 0; Se = INFINITY; break; }
+            long double tr = g->psi.re * G.re + g->psi.im * G.im;
+            long double ab = fabsl(g->psi.re * G.re) + fabsl(g->psi.im * G.im);
+            S += tr;
+            Sabs += ab;
+            Se += cx_l1(g->psi) * G.e + g->psi.e * (cx_l1(G) + G.e) + 2 * U * ab;
+        }
+        /* the partial sums: u of the running |sum| each, <= ns u Sabs */
+        Se += (long double)L->ns * U * Sabs;
+        long double tot = T0.re + 2 * S;
+        C = tot / Nl;
+        E = ((T0.e + 2 * Se + 2 * U * (fabsl(T0.re) + 2 * fabsl(S))) / Nl + U * fabsl(C)) * ERRSLACK;
+    }
+    /* the largest value of g: on the window (Abel, the dropped frequencies)
+     * and outside it (the tail) */
+    long double gmax = 1, gout = 1;
+    if (kind == 3) {
+        gmax = c0 * (1 + E_F + 2 * U);
+        long double a2 = (long double)t - x * L->h; /* e^{t - xh} >= g everywhere */
+        gout = fmaxl(gmax, expl(a2) * (1 + E_F + U * fabsl(a2) + U));
+    }
+    long double extra = (gout * L->tail + (kind == 3 ? 1.5L * gmax : 1) * L->drop) * ERRSLACK;
+    *hi = C + E + extra;
+    *lo = C - E - extra;
+    /* beyond the window: the Chernoff table */
+    if (kind == 0) {
+        long double top = (s_lo + Nl) * L->h; /* above every window point */
+        if (x >= top) *hi = fminl(*hi, law_chern(L, floorl(x / L->h) + 1, 1));
+    } else if (kind == 1 || kind == 3) {
+        if (x >= s_lo + Nl) *hi = fminl(*hi, gout * law_chern(L, x, 1));
+    } else if (x < s_lo) *hi = fminl(*hi, law_chern(L, x, 0));
+    if (*hi > gout) *hi = gout;
+    if (!(*lo > 0)) *lo = 0;
+}
+
+/* F bounds from the two laws (need: 1 upper, 2 lower, 3 both) */
+static void het_F(dpa_rr_het *c, double t, int need, long double *fhi, long double *flo)
+{
+    long double X = -expm1l((long double)t);
+    long double Xlo = X > 0 ? X * (1 - E_F - 4 * U) : 0, Xhi = X > 0 ? X * (1 + E_F + 4 * U) : 0;
+    *fhi = 1;
+    *flo = 0;
+    if (t >= c->L) { *fhi = *flo = 0; return; }
+    if (-(long double)t >= c->L) { *fhi = fminl(1, Xhi); *flo = Xlo; return; }
+    if (need & 1) {
+        long double h, l;
+        law_sum(&c->up, 0, t, t, &h, &l);
+        *fhi = h;
+    }
+    if (need & 2) {
+        /* max over s0 of A_lo(S >= s0) - e^t B_lo(S >= s0), the second term
+         * M E_{B_1}[e^{t - hS} 1{S >= s0}] (golden section on integers
+         * around t / h, then the last few) */
+        const het_law *L = &c->lo;
+        long double Mup = expl(c->lmb) * (1 + E_F + U);
+        long double sc = ceill((long double)t / L->h);
+#define HET_LB(s0, out)                                                      \
+        do {                                                                 \
+            long double xh_, xl_, yh_, yl_;                                  \
+            law_sum(L, 1, (s0), t, &xh_, &xl_);                              \
+            law_sum(&c->lb, 3, (s0), t, &yh_, &yl_);                         \
+            (out) = xl_ - Mup * yh_;                                         \
+            (out) -= U * fabsl(out) * 2 + U * Mup * yh_ * 2;                 \
+        } while (0)
+        /* LB(s0) is unimodal (the garbled likelihood ratio increases in s0):
+         * a pattern search from the last optimum's offset, steps doubling
+         * while they improve, then halving; any s0 gives a valid bound */
+        long double s = sc, best, v;
+        HET_LB(s, best);
+        if (c->s0off != 0) { /* the hint, if it starts better */
+            HET_LB(sc + c->s0off, v);
+            if (v > best) best = v, s = sc + c->s0off;
+        }
+        long double step = 1;
+        int dir = 0;
+        for (int it = 0; it < 200 && step >= 1; it++) {
+            if (!dir) {
+                HET_LB(s + 1, v);
+                if (v > best) dir = 1;
+                else {
+                    HET_LB(s - 1, v);
+                    if (v > best) dir = -1;
+                    else break;
+                }
+                best = v;
+                s += dir;
+                continue;
+            }
+            HET_LB(s + dir * step, v);
+            if (v > best) {
+                best = v;
+                s += dir * step;
+                step *= 2;
+            } else {
+                step = floorl(step / 2);
+                if (step < 1) { /* the neighbours: maybe the other side now */
+                    step = 1;
+                    HET_LB(s - dir, v);
+                    if (v > best) {
+                        best = v;
+                        s -= dir;
+                        dir = -dir;
+                        continue;
+                    }
+                    break;
+                }
+            }
+        }
+#undef HET_LB
+        /* remember the offset where the bound is informative */
+        c->s0off = best > 0 && fabsl(s - sc) < 1e6L ? s - sc : 0;
+        *flo = fmaxl(0, best);
+        if (t < 0 && *flo < Xlo) *flo = Xlo; /* F >= 1 - e^t (a pair) */
+    }
+    if (!(*fhi <= 1)) *fhi = 1;
+    if (*flo > *fhi) *flo = *fhi;
+}
+
+static void het_parts(dpa_rr_het *c, double t, int need, dparts *p)
+{
+    long double fhi = 1, flo = 0;
+    het_F(c, t, need, &fhi, &flo);
+    p->inf_up = c->inf_up;
+    p->inf_lo = c->inf_lo;
+    p->y_up = fhi > 0 ? c->keep_up * fhi * (1 + 4 * U) : 0;
+    p->y_lo = flo > 0 ? c->keep_lo * flo * (1 - 4 * U) : 0;
+    p->fl_ = t < 0 ? -expm1l((long double)t) * (1 - E_F - 4 * U) : 0;
+}
+
+static void het_delta_now(dpa_rr_het *c, double t, double *up, double *lo)
+{
+    dparts p;
+    het_parts(c, t, 3, &p);
+    long double u_ = p.y_up > 0 ? (p.inf_up + p.y_up) * (1 + 4 * U) : p.inf_up;
+    long double l_ = p.y_lo > 0 ? (p.inf_lo + p.y_lo) * (1 - 4 * U) : p.inf_lo;
+    *up = ld_up(fminl(1, u_));
+    *lo = ld_dn(fmaxl(0, fmaxl(l_, p.fl_)));
+    if (*lo > *up) *lo = *up;
+    *lo += 0.0;
+}
+
+typedef struct hctx { dpa_rr_het *c; double target; int side; } hctx;
+
+static double het_g(double t, void *pp)
+{
+    const hctx *s = pp;
+    dparts d;
+    het_parts(s->c, t, s->side ? 2 : 1, &d);
+    long double v, e;
+    if (s->side == 0) v = sum3(d.inf_up, d.y_up, s->target, &e) + e;
+    else {
+        v = sum3(d.inf_lo, d.y_lo, s->target, &e) - e;
+        long double f = d.fl_ - s->target;
+        if (f > v) v = f;
+    }
+    if (v > 0) return fmax((double)v, DBL_MIN);
+    return fmin((double)v, -DBL_MIN);
+}
+
+/* the search stops at 1e-3 of the target width (at most 1e-10 relative):
+ * the bracket's own width is of the order of the target */
+static double het_solve(dpa_rr_het *c, double target, int side)
+{
+    hctx s = {c, target, side};
+    double tmax = fmin(ld_up(c->L), DBL_MAX);
+    if (het_g(0.0, &s) <= 0) return 0.0;
+    if (het_g(tmax, &s) > 0) return INFINITY;
+    double a, b;
+    if (dpa_bisect(het_g, &s, 0.0, tmax, 0.0, fmax(EPS_XTOL_REL, fmin(1e-10, 1e-3 * c->rel)), &a, &b))
+        return side ? 0.0 : tmax;
+    return side ? a : b;
+}
+
+/* ---------------- building and refining ---------------- */
+
+/* the eps bracket estimate of section 7 for step h: (v_up + v_lo)/2
+ * (1 + z/sd), z = 4.75 (delta ~ 1e-6); the relative delta bracket is about
+ * (1 + z/sd) times it */
+static double het_width_est(const dpa_rr_het *c, double h)
+{
+    double v = 0;
+    for (size_t i = 0; i < c->m; i++) {
+        double q = c->eps[i] / h, f = q - floor(q), r = q - floor(q + 0.5);
+        double g = fmax(f * (1 - f), r * r); /* the garbling's residual variance (nearest or dithered) */
+        v += c->k[i] * (f * (1 - f) + g) * h * h;
+    }
+    return 0.5 * v * (1 + 4.75 / fmax(c->sd, 1e-300));
+}
+
+/* build both laws at step h into c (replacing the old ones only on success) */
+/* >= log M, M = E_B[e^{h S_lo}] = prod_t (cosh(eps/2 - r) / cosh(eps/2))^k,
+ * r = eps - mhat h (exact): each factor is 1 + z, z = 2 sinh^2(r/2) -
+ * tanh(eps/2) sinh r (cosh(b - r) / cosh b = cosh r - tanh b sinh r), both
+ * terms within E_F + 4u of themselves; log1p adds E_F */
+static long double log_tilt(const het_law *lb)
+{
+    long double s = 0, e = 0, sa = 0;
+    for (size_t i = 0; i < lb->nt; i++) {
+        const het_type *ty = &lb->ty[i];
+        long double eps = ty->eps, r = ty->r, sh2 = sinhl(r / 2), a = 2 * sh2 * sh2, b = tanhl(eps / 2) * sinhl(r);
+        long double z = a - b, ez = (E_F + 4 * U) * (fabsl(a) + fabsl(b)) + U * fabsl(z);
+        long double l = log1pl(z), el = ez / (1 + z - ez) + (E_F + U) * fabsl(l);
+        s += ty->k * l;
+        sa += ty->k * fabsl(l);
+        e += ty->k * el;
+    }
+    return s + (e + ((long double)lb->nt + 2) * U * sa) * ERRSLACK;
+}
+
+/* build the three laws at step h into c (replacing the old ones only on
+ * success) */
+static dpa_status het_build_at(dpa_rr_het *c, double h)
+{
+    het_law up, lo, lb;
+    memset(&up, 0, sizeof up);
+    memset(&lo, 0, sizeof lo);
+    memset(&lb, 0, sizeof lb);
+    double work = 0;
+    dpa_status st = law_types(&up, c, h, 0);
+    if (!st) st = law_types(&lo, c, h, 1);
+    if (!st) st = law_types(&lb, c, h, 2);
+    if (!st) st = law_window(&up);
+    if (!st) st = law_window(&lo);
+    if (!st) st = law_window(&lb);
+    if (!st) st = law_freqs(&up, &work);
+    if (!st) st = law_freqs(&lo, &work);
+    if (!st) st = law_freqs(&lb, &work);
+    if (st) {
+        law_free(&up);
+        law_free(&lo);
+        law_free(&lb);
+        return st;
+    }
+    law_free(&c->up);
+    law_free(&c->lo);
+    law_free(&c->lb);
+    c->up = up;
+    c->lo = lo;
+    c->lb = lb;
+    c->lmb = log_tilt(&c->lb);
+    c->h = h;
+    return DPA_OK;
+}
+
+/* the largest power of 2 not above x */
+static double pow2_floor(double x)
+{
+    int e;
+    frexp(x, &e);
+    return ldexp(1.0, e - 1);
+}
+
+/* refine to step hn (a power of 2 below c->h); 0 on success */
+static int het_refine(dpa_rr_het *c, double hn)
+{
+    if (!(hn >= c->hmin) || !(hn < c->h)) return -1;
+    dpa_status st = het_build_at(c, hn);
+    if (st == DPA_EUNSUPPORTED) c->hmin = 2 * hn; /* too costly: nothing finer */
+    return st ? -1 : 0;
+}
+
+/* the next step for a bracket of width w against the target tg: the gap
+ * scales like h^2 */
+static double het_next_h(double h, double w, double tg)
+{
+    double f = sqrt(tg / w) * 0.7;
+    if (!(f < 0.5)) f = 0.5;
+    if (f < 1.0 / 64) f = 1.0 / 64;
+    return pow2_floor(h * f);
+}
+
+void dpa_rr_het_epsilon(dpa_rr_het *c, double delta, double *up, double *lo)
+{
+    if (!(delta >= 0) || (long double)delta < c->inf_lo) {
+        *up = *lo = INFINITY;
+        return;
+    }
+    double pw = INFINITY;
+    for (int it = 0;; it++) {
+        *up = het_solve(c, delta, 0);
+        *lo = het_solve(c, delta, 1);
+        if (*lo > *up) *lo = *up;
+        *lo += 0.0;
+        if (isinf(*up) && isinf(*lo)) return;
+        double w = *up - *lo, tg = c->rel * fmax(1.0, *up);
+        if (w <= tg || it >= HET_REFINE_MAX || !(w < pw / 1.5)) return;
+        pw = w;
+        if (isinf(w)) return;
+        if (het_refine(c, het_next_h(c->h, w, tg))) return;
+    }
+}
+
+void dpa_rr_het_delta(dpa_rr_het *c, double t, double *up, double *lo)
+{
+    if (isnan(t)) { *up = 1; *lo = 0; return; }
+    double pw = INFINITY;
+    for (int it = 0;; it++) {
+        het_delta_now(c, t, up, lo);
+        double w = *up - *lo, tg = c->rel * *up + 1e-14;
+        if (w <= tg || it >= HET_REFINE_MAX || !(w < pw / 1.5)) return;
+        pw = w;
+        if (het_refine(c, het_next_h(c->h, w, tg))) return;
+    }
+}
+
+double dpa_rr_het_step(const dpa_rr_het *c)
+{
+    return c ? c->h : 0;
+}
+
+void dpa_rr_het_free(dpa_rr_het *c)
+{
+    if (!c) return;
+    free(c->eps);
+    free(c->k);
+    law_free(&c->up);
+    law_free(&c->lo);
+    law_free(&c->lb);
+    free(c);
+}
+
+/* the leaves as (distinct eps, count) and the +inf mass; 0 if outside the
+ * domain (see dpa_rr_het_applicable) */
+static int het_domain(const dpa_leafset *L)
+{
+    if (!L || !L->all_rr || L->zcdp_path[0]) return 0;
+    int any = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        const dpa_leaf *l = &L->v[i];
+        double e = l->rr_eps, d = l->rr_delta, k = l->count;
+        if (!(e >= 0 && e <= HET_EPS_MAX && d >= 0 && d <= 1 && k >= 1 && k <= DPA_MAX_COUNT && k == floor(k)))
+            return 0;
+        if (e > 0) any = 1;
+    }
+    return any;
+}
+
+int dpa_rr_het_applicable(const dpa_leafset *L)
+{
+    return het_domain(L);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+dpa_status dpa_rr_het_new(const dpa_leafset *L, double rel, dpa_rr_het **out, dpa_error *err)
+{
+    *out = NULL;
+    if (!het_domain(L)) return dpa_error_set(err, DPA_EUNSUPPORTED, "exact method: this composition is outside "
+                                                                  "the heterogeneous (eps, delta) method's domain");
+    dpa_rr_het *c = calloc(1, sizeof *c);
+    double *e = malloc(2 * L->n * sizeof *e);
+    int valid;
+    fac *f = collect(L, 0, 0, &valid);
+    if (!c || !e || !f) {
+        free(c);
+        free(e);
+        free(f);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
+    /* distinct eps > 0 with total counts (pairs (eps, k) sorted by eps) */
+    size_t n = 0;
+    for (size_t i = 0; i < L->n; i++)
+        if (L->v[i].rr_eps > 0) {
+            e[2 * n] = L->v[i].rr_eps;
+            e[2 * n + 1] = L->v[i].count;
+            n++;
+        }
+    qsort(e, n, 2 * sizeof *e, cmp_d);
+    c->eps = malloc((n ? n : 1) * sizeof *c->eps);
+    c->k = malloc((n ? n : 1) * sizeof *c->k);
+    if (!c->eps || !c->k) {
+        free(e);
+        free(f);
+        dpa_rr_het_free(c);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
+    size_t m = 0;
+    long double Lsum = 0, mu = 0, var = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && c->eps[m - 1] == e[2 * i]) c->k[m - 1] += e[2 * i + 1];
+        else {
+            c->eps[m] = e[2 * i];
+            c->k[m] = e[2 * i + 1];
+            m++;
+        }
+    }
+    c->m = m;
+    for (size_t i = 0; i < m; i++) {
+        long double ep = c->eps[i], th = tanhl(ep / 2);
+        Lsum = (Lsum + ep * c->k[i]) * (1 + 4 * U);
+        mu += c->k[i] * ep * th;
+        var += c->k[i] * ep * ep * (1 - th * th);
+        c->ntot += c->k[i];
+        if (c->eps[i] > c->emax) c->emax = c->eps[i];
+    }
+    c->L = Lsum;
+    c->mu = (double)mu;
+    c->sd = sqrt((double)var);
+    /* the +inf mass exactly as for the lattice method (section 4) */
+    dpa_rr_comp tmp;
+    memset(&tmp, 0, sizeof tmp);
+    inf_mass(&tmp, f, L->n);
+    c->inf_lo = tmp.inf_lo;
+    c->inf_up = tmp.inf_up;
+    c->keep_lo = tmp.keep_lo;
+    c->keep_up = tmp.keep_up;
+    free(e);
+    free(f);
+    c->rel = rel > 0 ? rel : DPA_RR_HET_REL;
+    /* the finest step: positions below 2^61 with room */
+    c->hmin = pow2_floor((double)(c->L / 0x1p56L)) * 2;
+    if (!(c->hmin > 0)) c->hmin = 0x1p-1000;
+    /* the first step from the estimate at delta ~ 1e-6, for eps and for
+     * delta queries (the cost of a build hardly depends on h), then coarser
+     * while a build is refused for its cost */
+    double epsest = fmin((double)c->L, c->mu + 4.75 * c->sd);
+    double tg = 0.5 * c->rel * fmin(fmax(1.0, epsest), 1 / (1 + 4.75 / fmax(c->sd, 1e-300)));
+    double h = pow2_floor(fmax(2 * c->emax, 1e-300)) * 2;
+    while (h / 2 >= c->hmin && het_width_est(c, h) > tg) h /= 2;
+    if (h < c->hmin) h = c->hmin;
+    dpa_status st;
+    for (;;) {
+        st = het_build_at(c, h);
+        if (st != DPA_EUNSUPPORTED || h > 4 * c->emax + 1) break;
+        c->hmin = 2 * h;
+        h *= 2;
+    }
+    if (st) {
+        dpa_rr_het_free(c);
+        return dpa_error_set(err, st, st == DPA_ENOMEM ? "out of memory"
+                                                        : "exact method: no lattice fits this composition");
+    }
+    *out = c;
+    return DPA_OK;
 }

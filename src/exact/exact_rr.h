@@ -142,4 +142,45 @@ void dpa_rr_delta(const dpa_rr_comp *c, double t, double *up, double *lo);
  * the eps is the largest finite loss. */
 void dpa_rr_epsilon(const dpa_rr_comp *c, double delta, double *up, double *lo);
 
+/* ---------------- heterogeneous epsilons (exact_rr.c section 7) ----------------
+ *
+ * Compositions of (eps, delta) steps whose distinct epsilons share no
+ * lattice the sum above can afford (e.g. 10^4 steps with 10^4 distinct
+ * eps).  A certified bracket, not the exact value: on the lattice h Z (h a
+ * power of 2) the upper bound is the profile of a dominating pair (every
+ * RR_eps replaced by the revealed-coin mixture of RR_a and RR_{a+h},
+ * a = floor(eps/h) h, that RR_eps is a post-processing of), the lower bound
+ * that of a dominated one (the composition's output garbled to
+ * sum round(eps/h) h X); both are lattice laws whose characteristic
+ * functions are products of closed forms, summed exactly over a window by a
+ * finite Fourier identity, every frequency whose modulus is not certified
+ * below 2^-100 evaluated.  The gap is second order in h: h is chosen from
+ * an estimate and refined (halved, rebuilt) by the queries until the
+ * bracket is within `rel` (relative, eps queries: of max(1, eps); delta
+ * queries: of delta, plus 1e-14), unless the work budget of a build
+ * (~1e8 evaluations) or the round-off floor (about 1e-16 absolute in
+ * delta) stops it.  The +inf mass is that of section 4.  Not thread safe
+ * (queries may rebuild); no global state. */
+typedef struct dpa_rr_het dpa_rr_het;
+
+/* default relative target of the bracket */
+#define DPA_RR_HET_REL 1e-6
+
+/* 1 if the leaf set is an (eps, delta) composition the heterogeneous method
+ * takes: all_rr, every eps in [0, 1e4] with at least one > 0, every delta
+ * in [0, 1], integer counts in [1, DPA_MAX_COUNT].  Cheap (no allocation). */
+int dpa_rr_het_applicable(const struct dpa_leafset *L);
+/* Build (the first lattice) for relative target rel (<= 0: DPA_RR_HET_REL).
+ * DPA_EUNSUPPORTED outside the domain, DPA_ENOMEM. */
+dpa_status dpa_rr_het_new(const struct dpa_leafset *L, double rel, dpa_rr_het **out, dpa_error *err);
+void dpa_rr_het_free(dpa_rr_het *c);
+/* Certified *lo <= delta(t) <= *up, for any t (refines the lattice when the
+ * bracket is wider than the target); 0 <= *lo <= *up <= 1. */
+void dpa_rr_het_delta(dpa_rr_het *c, double t, double *up, double *lo);
+/* Certified *lo <= eps(delta) <= *up (both +inf when delta is below the
+ * +inf mass); refines like dpa_rr_het_delta. */
+void dpa_rr_het_epsilon(dpa_rr_het *c, double delta, double *up, double *lo);
+/* The current lattice step h. */
+double dpa_rr_het_step(const dpa_rr_het *c);
+
 #endif

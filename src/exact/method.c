@@ -3,9 +3,14 @@
  * src/exact/gaussian.c), of pure/randomized_response/approx leaves (the
  * LT Thm 4.6 lattice sum, src/exact/exact_rr.c) and of Poisson-subsampled
  * pure/randomized_response leaves (two-point pairs, both directions).
- * The bracket's width is evaluation round-off.
+ * The bracket's width is evaluation round-off, except for (eps, delta)
+ * compositions whose distinct epsilons are too many for the lattice sum:
+ * those get the certified bracket of exact_rr.c section 7 (a dominating and
+ * a dominated lattice pair, refined until the bracket is within
+ * min(accuracy, DPA_RR_HET_REL) relative; docs/guarantees.md §2.4).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "acct/method.h"
@@ -16,29 +21,69 @@
 typedef struct exact_state {
     double accuracy;
     double mu, mu_lo;   /* Gaussian: total mu enclosed in [mu_lo, mu] */
-    int rr;             /* 0 Gaussian, 1 (eps, delta) lattice sum, 2 two-point pairs (both directions) */
+    int rr;             /* 0 Gaussian, 1 (eps, delta) lattice sum, 2 two-point pairs (both directions),
+                         * 3 heterogeneous (eps, delta) bracket */
     dpa_rr_comp c[2];   /* rr: c[0]; two-point: remove, add */
+    dpa_rr_het *het;    /* rr 3 */
 } exact_state;
 
-/* which form applies: 0 Gaussian, 1 lattice sum, 2 two-point, -1 none */
+/* which form applies: 0 Gaussian, 1 lattice sum, 2 two-point, 3
+ * heterogeneous (eps, delta) bracket, -1 none */
 static int form_of(const dpa_leafset *L)
 {
     if (L->zcdp_path[0]) return -1;
     if (L->all_gaussian) return 0;
-    if (L->all_rr) return dpa_rr_applicable(L) ? 1 : -1;
+    if (L->all_rr) return dpa_rr_applicable(L) ? 1 : dpa_rr_het_applicable(L) ? 3 : -1;
     return dpa_rr_applicable_dir(L) ? 2 : -1;
+}
+
+/* Whether method auto should take the heterogeneous bracket (form 3) or
+ * leave the composition to the PLD grid.  The bracket's cost is set by its
+ * spectrum: every lattice frequency whose modulus is not certified below
+ * 2^-64 is evaluated, and the modulus of the composed characteristic
+ * function is at least prod_i tanh(eps_i/2)^{k_i} (each RR factor's is at
+ * least |p - q| = tanh(eps/2)), so with
+ *   spread = sum_i k_i log(1/tanh(eps_i/2))
+ * small (few steps with large epsilons) every frequency is significant and
+ * a build takes seconds; the PLD grid's cost grows with the number of
+ * distinct leaves instead (one grid each).  Measured on this machine
+ * (eps(1e-6), Release, CLI): 20-60 steps with spread 14-170 take 0.8-3.5 s
+ * here and 0.13-0.9 s on the grid; 100 distinct steps (spread 238) 1.9 s
+ * here, 3.8 s on the grid; 200-10^4 distinct steps (spread >= 860) 0.1-0.6 s
+ * here, 12-72 s (and 1.6 GB) on the grid; 3 epsilons x 10^5 (spread 2e6)
+ * 2.3 s here to 3.5e-7, the grid 1.3 s to a bracket 11 wide.  Hence: the
+ * bracket when the spectrum can decay (spread >= 100) and either the grid
+ * would hold many distinct leaves (>= 64) or the spread is large (>= 1000).
+ * --method exact always takes it. */
+#define HET_AUTO_MIN_SPREAD 100
+#define HET_AUTO_MIN_DISTINCT 64
+#define HET_AUTO_LARGE_SPREAD 1000
+static int het_auto_ok(const dpa_leafset *L)
+{
+    double spread = 0;
+    size_t distinct = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        double e = L->v[i].rr_eps;
+        if (!(e > 0)) continue;
+        distinct++;
+        /* log(1/tanh(e/2)) = log(coth(e/2)) = log1p(2/expm1(e)) */
+        spread += L->v[i].count * log1p(2 / expm1(e));
+    }
+    return spread >= HET_AUTO_MIN_SPREAD && (distinct >= HET_AUTO_MIN_DISTINCT || spread >= HET_AUTO_LARGE_SPREAD);
 }
 
 static dpa_status exact_supports(const dpa_leafset *L, const dpa_options *opt, dpa_error *err)
 {
-    (void)opt;
     if (L->zcdp_path[0]) return dpa_method_refuse_zcdp(L, "exact", err);
-    if (form_of(L) >= 0) return DPA_OK;
+    int f = form_of(L);
+    if (f == 3 && opt && opt->method == DPA_METHOD_AUTO && !het_auto_ok(L))
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "method exact: a few (eps, delta) steps with large, distinct epsilons: method auto "
+                             "evaluates them on the PLD grid (faster here; --method exact gives the lattice bracket)");
+    if (f >= 0) return DPA_OK;
     return dpa_error_set(err, DPA_EUNSUPPORTED,
-                         L->all_rr ? "method exact: the lattice sum for this composition of (eps, delta) steps "
-                                     "would need more than 2e5 window points per evaluation (several distinct "
-                                     "epsilons with large counts); method auto evaluates it on the PLD grid, with "
-                                     "the exact method's (eps, delta) domination as a certified fallback"
+                         L->all_rr ? "method exact: this composition of (eps, delta) steps has an epsilon above "
+                                     "1e4 among several distinct ones; method auto evaluates it on the PLD grid"
                                    : "method exact applies to compositions of gaussian/gdp leaves, of "
                                      "pure/randomized_response/approx leaves, or of Poisson-subsampled "
                                      "pure/randomized_response leaves; use method pld (any spec) or phi");
@@ -50,6 +95,7 @@ static void exact_destroy(void *state)
     if (!s) return;
     dpa_rr_free(&s->c[0]);
     dpa_rr_free(&s->c[1]);
+    dpa_rr_het_free(s->het);
     free(s);
 }
 
@@ -79,6 +125,12 @@ static dpa_status exact_create(const dpa_leafset *L, const dpa_options *opt, voi
         dpa_exact_total_mu(k, m, n, DPA_UNIT_ROUNDOFF, &s->mu_lo, &s->mu);
         free(k);
         free(m);
+    } else if (s->rr == 3) {
+        /* the bracket aims at DPA_RR_HET_REL, or the accuracy option if tighter */
+        if ((st = dpa_rr_het_new(L, fmin(opt->accuracy, DPA_RR_HET_REL), &s->het, err))) {
+            exact_destroy(s);
+            return st;
+        }
     } else if (s->rr == 2) {
         if ((st = dpa_rr_build_dir(&s->c[0], L, 0, err)) || (st = dpa_rr_build_dir(&s->c[1], L, 1, err))) {
             exact_destroy(s);
@@ -93,10 +145,19 @@ static dpa_status exact_create(const dpa_leafset *L, const dpa_options *opt, voi
 }
 
 /* Bounds of the query: eps(delta) (is_eps, x = delta) or delta(eps). */
-static void evaluate(const exact_state *s, int is_eps, double x, dpa_result *out)
+static void evaluate(exact_state *s, int is_eps, double x, dpa_result *out)
 {
-    if (s->rr && s->c[0].loose) out->upper_source = DPA_SOURCE_CHERNOFF;
-    if (s->rr == 2) {
+    if (s->rr && s->rr != 3 && s->c[0].loose) out->upper_source = DPA_SOURCE_CHERNOFF;
+    if (s->rr == 3) {
+        if (is_eps) dpa_rr_het_epsilon(s->het, x, &out->upper, &out->lower);
+        else dpa_rr_het_delta(s->het, x, &out->upper, &out->lower);
+        out->upper_remove = out->upper_add = out->upper;
+        /* the lattice the bracket was certified on */
+        out->grid_step = dpa_rr_het_step(s->het);
+        snprintf(out->note, sizeof out->note,
+                 "heterogeneous epsilons: bracket from a dominating and a dominated pair on the lattice %.3g Z",
+                 out->grid_step);
+    } else if (s->rr == 2) {
         /* both directions, the max reported */
         double up[2], lo[2];
         for (int d = 0; d < 2; d++) {
