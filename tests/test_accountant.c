@@ -817,8 +817,45 @@ static void test_errors_options(void **state)
         assert_int_equal(err.status, DPA_EINVAL);
         assert_true(strstr(err.message, "option") != NULL);
     }
+    /* delta_abs outside [1e-14, 1e-2] */
+    static const double bad_abs[] = {0, 1e-15, 0.02, NAN, -1, INFINITY};
+    for (size_t i = 0; i < sizeof bad_abs / sizeof *bad_abs; i++) {
+        dpa_options_init(&o);
+        o.delta_abs = bad_abs[i];
+        memset(&err, 0, sizeof err);
+        dpa_accountant *a = dpa_accountant_new(s, &o, &err);
+        if (a) fail_msg("delta_abs %g accepted", bad_abs[i]);
+        assert_int_equal(err.status, DPA_EINVAL);
+        assert_non_null(strstr(err.message, "delta_abs"));
+    }
+    /* a looser absolute delta target: a coarser grid, a bracket within it
+     * (and still certified: it contains the tight one) */
+    {
+        dpa_spec *d = dpa_spec_from_json(
+            "{\"repeat\": {\"count\": 14063, \"event\": {\"poisson\": {\"rate\": 0.0042666667, "
+            "\"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}", &err);
+        assert_non_null(d);
+        dpa_result tight, loose;
+        dpa_options_init(&o);
+        o.method = DPA_METHOD_PLD;
+        dpa_accountant *a = dpa_accountant_new(d, &o, &err);
+        assert_non_null(a);
+        assert_int_equal(dpa_accountant_delta(a, 3.5, &tight, &err), DPA_OK);
+        dpa_accountant_free(a);
+        o.delta_abs = 1e-9;
+        a = dpa_accountant_new(d, &o, &err);
+        assert_non_null(a);
+        assert_int_equal(dpa_accountant_delta(a, 3.5, &loose, &err), DPA_OK);
+        dpa_accountant_free(a);
+        assert_true(loose.accuracy_met); /* the tight target is below the floor at 1e-9 */
+        assert_true(loose.upper - loose.lower <= 1e-4 * loose.upper + 1e-9);
+        assert_true(loose.grid_step >= tight.grid_step);
+        assert_true(loose.lower <= tight.upper && tight.lower <= loose.upper);
+        dpa_spec_free(d);
+    }
     /* domain ends are accepted */
     dpa_options_init(&o);
+    o.delta_abs = 1e-2;
     o.accuracy = 1e-8;
     o.grid_step = 1e-7;
     o.max_grid = 1024;

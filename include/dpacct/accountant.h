@@ -102,7 +102,7 @@ typedef struct dpa_options {
     dpa_method method;   /* default DPA_METHOD_AUTO */
     /* Requested accuracy a (default 1e-4).  PLD refines its grid until
      *   eps queries:   upper - lower <= a * max(1, upper)
-     *   delta queries: upper - lower <= a * upper + 1e-14
+     *   delta queries: upper - lower <= a * upper + delta_abs
      * It stops early, with accuracy_met = 0 in the result (the bounds are
      * still certified), when the grid limit or the smallest step is reached,
      * after 6 refinements, or when refining stops shrinking the gap because
@@ -110,6 +110,11 @@ typedef struct dpa_options {
      * ~1e-11 of the composition's +inf mass, or below ~1e-12).
      * Domain: [1e-8, 1]. */
     double accuracy;
+    /* Absolute part of the delta target above (default 1e-14).  Raising it
+     * (the tradeoff curves of the command line use 1e-9: a curve value moves
+     * by at most the error of the delta it comes from) spares the fine grids
+     * that relative accuracy at tiny deltas needs.  Domain: [1e-14, 1e-2]. */
+    double delta_abs;
     /* Fixed PLD grid step (loss units); 0 (default) chooses it automatically
      * from `accuracy`. Domain: 0 or [1e-7, 1]. */
     double grid_step;

@@ -116,6 +116,7 @@ void dpa_options_init(dpa_options *opt)
     if (!opt) return;
     opt->method = DPA_METHOD_AUTO;
     opt->accuracy = 1e-4;
+    opt->delta_abs = 1e-14;
     opt->grid_step = 0;
     opt->max_grid = (size_t)1 << 22;
     opt->threads = 0;
@@ -127,6 +128,8 @@ static dpa_status check_options(const dpa_options *o, dpa_error *err)
     if (!dpa_method_name(o->method)) return dpa_error_set(err, DPA_EINVAL, "options: unknown method %d", (int)o->method);
     if (!(o->accuracy >= 1e-8 && o->accuracy <= 1))
         return dpa_error_set(err, DPA_EINVAL, "options: accuracy must be in [1e-8, 1], got %g", o->accuracy);
+    if (!(o->delta_abs >= 1e-14 && o->delta_abs <= 1e-2))
+        return dpa_error_set(err, DPA_EINVAL, "options: delta_abs must be in [1e-14, 1e-2], got %g", o->delta_abs);
     if (!(o->grid_step == 0 || (o->grid_step >= DPA_PLD_STEP_MIN && o->grid_step <= 1)))
         return dpa_error_set(err, DPA_EINVAL, "options: grid step must be 0 (automatic) or in [1e-7, 1], got %g", o->grid_step);
     if (!(o->max_grid >= ((size_t)1 << 10) && o->max_grid <= ((size_t)1 << 26)))

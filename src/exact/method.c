@@ -19,7 +19,7 @@
 #include "num/num.h"
 
 typedef struct exact_state {
-    double accuracy;
+    double accuracy, delta_abs; /* dpa_options.accuracy, .delta_abs */
     double mu, mu_lo;   /* Gaussian: total mu enclosed in [mu_lo, mu] */
     int rr;             /* 0 Gaussian, 1 (eps, delta) lattice sum, 2 two-point pairs (both directions),
                          * 3 heterogeneous (eps, delta) bracket */
@@ -106,6 +106,7 @@ static dpa_status exact_create(const dpa_leafset *L, const dpa_options *opt, voi
     exact_state *s = calloc(1, sizeof *s);
     if (!s) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
     s->accuracy = opt->accuracy;
+    s->delta_abs = opt->delta_abs;
     s->rr = form_of(L);
     if (s->rr == 0) {
         /* mu = sqrt(sum k mu_i^2) enclosed without underflow; each mu_i is
@@ -207,7 +208,7 @@ static dpa_status exact_delta(void *state, double eps, int refine, dpa_result *o
     (void)refine;
     exact_state *s = state;
     evaluate(s, 0, eps, out);
-    if (out->upper - out->lower > s->accuracy * out->upper + 1e-14) out->accuracy_met = 0;
+    if (out->upper - out->lower > s->accuracy * out->upper + s->delta_abs) out->accuracy_met = 0;
     return DPA_OK;
 }
 

@@ -32,6 +32,7 @@ typedef struct phi_state {
     double accuracy; /* dpa_options.accuracy: sets accuracy_met only (phi
                       * bisects eps to 1e-10 relative; its bracket width is
                       * the quadrature's error estimate) */
+    double delta_abs; /* dpa_options.delta_abs (the same, for delta queries) */
 } phi_state;
 
 static void phi_destroy(void *state)
@@ -49,6 +50,7 @@ static dpa_status phi_create(const dpa_leafset *L, const dpa_options *opt, void 
     phi_state *s = calloc(1, sizeof *s);
     if (!s) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
     s->accuracy = opt->accuracy;
+    s->delta_abs = opt->delta_abs;
     if (!(s->ph = dpa_phi_new(NULL, err))) {
         free(s);
         return err ? err->status : DPA_ENOMEM;
@@ -93,7 +95,7 @@ static dpa_status phi_delta(void *state, double eps, int refine, dpa_result *out
     dpa_phi_result r;
     dpa_status st = dpa_phi_delta(s->ph, eps, &r, err);
     if (st) return st;
-    fill(&r, s->accuracy * r.upper + 1e-14, out);
+    fill(&r, s->accuracy * r.upper + s->delta_abs, out);
     return DPA_OK;
 }
 

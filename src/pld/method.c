@@ -245,7 +245,7 @@ static dpa_status pld_query(dpa_pld_acct *a, const query *q, double tau, double 
         a->step = fine;
         a->tau = tau;
         double gap = out->upper - out->lower;
-        double tol = q->is_eps ? acc * fmax(1.0, out->upper) : acc * out->upper + 1e-14;
+        double tol = q->is_eps ? acc * fmax(1.0, out->upper) : acc * out->upper + a->opt.delta_abs;
         if (q->is_eps && raw_inf) {
             /* the window's truncated mass can make the bound infinite
              * although the true eps is finite: shrink the tail budget */
@@ -346,7 +346,7 @@ static dpa_status apply_fallback(dpa_pld_acct *a, const query *q, dpa_status pld
         out->binding = a->ndir == 1 ? DPA_DIR_BOTH : out->binding;
         if (out->lower > out->upper) out->lower = out->upper;
         double gap = out->upper - out->lower;
-        double tol = q->is_eps ? a->opt.accuracy * fmax(1.0, out->upper) : a->opt.accuracy * out->upper + 1e-14;
+        double tol = q->is_eps ? a->opt.accuracy * fmax(1.0, out->upper) : a->opt.accuracy * out->upper + a->opt.delta_abs;
         out->accuracy_met = gap <= tol;
     }
     (void)lo;
