@@ -546,6 +546,43 @@ static void test_api(void **state)
     dpa_accountant_free(a);
     dpa_spec_free(s);
     free(json);
+    /* regression (independent lattice-oracle audit): one large eps among a
+     * few small ones.  At eps 9000 the lattice step reached 2^15, the
+     * mixture weight became NaN and the step dropped out of the dominating
+     * law: delta(1) in [0, 0] for a truth of 1 - 1e-3908.  Now epsilons
+     * above 1e3 are refused (auto: PLD) and a NaN weight keeps the step */
+    for (int big = 0; big < 2; big++) {
+        double be = big ? 9000 : 900;
+        size_t n = 21;
+        double e2[21], d2[21];
+        e2[0] = be, d2[0] = 0;
+        for (size_t i = 1; i < n; i++) e2[i] = 0.001 * (1 + 0.37 * (double)i), d2[i] = 0;
+        json = spec_json(e2, d2, n);
+        for (int m = 0; m < 2; m++) {
+            dpa_method meth = m ? DPA_METHOD_AUTO : DPA_METHOD_EXACT;
+            dpa_spec *sp = dpa_spec_from_json(json, &err);
+            dpa_options_init(&o);
+            o.method = meth;
+            a = dpa_accountant_new(sp, &o, &err);
+            dpa_spec_free(sp);
+            if (!a) {
+                CHECK(big && meth == DPA_METHOD_EXACT && err.status == DPA_EUNSUPPORTED,
+                      "eps %g: method %d refused (%s)", be, (int)meth, err.message);
+                continue;
+            }
+            dpa_result r;
+            assert_int_equal(dpa_accountant_delta(a, 1, &r, &err), DPA_OK);
+            /* truth: delta(1) >= (e^be - e) / (1 + e^be), 1 to double precision */
+            CHECK(r.upper >= 1 - 1e-15, "eps %g method %d: delta(1) upper %.17g below the truth ~1", be, (int)meth,
+                  r.upper);
+            assert_int_equal(dpa_accountant_epsilon(a, 1e-6, &r, &err), DPA_OK);
+            /* truth: eps(1e-6) >= be - 1e-5 (the big step alone) */
+            CHECK(r.upper >= be - 1e-5, "eps %g method %d: eps(1e-6) upper %.17g below the truth", be, (int)meth,
+                  r.upper);
+            dpa_accountant_free(a);
+        }
+        free(json);
+    }
     /* a tighter accuracy option tightens the bracket */
     for (int i = 0; i < 100; i++) eps[i] = 0.05 + 0.0013 * i, dl[i] = 1e-12;
     json = spec_json(eps, dl, 100);

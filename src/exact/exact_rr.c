@@ -1793,8 +1793,13 @@ dpa_status dpa_rr_build_dir(dpa_rr_comp *c, const dpa_leafset *L, int dir, dpa_e
 #define HET_SIG_MAX (1u << 15)
 /* lattice positions stay below 2^61 in magnitude (sums in int64) */
 #define HET_POS_MAX 0x1p61
-/* the largest eps the heterogeneous method takes (tanh, cosh in range) */
-#define HET_EPS_MAX 1e4
+/* the largest eps the heterogeneous method takes.  Above about 2000 the
+ * lattice step it settles on (thousands) leaves a useless bracket, and
+ * near 8000 the step reached 2^15, where the mixture weight of law_types
+ * overflowed to NaN (0 * inf) and the large step dropped out of the
+ * dominating law (upper bound 0 for a delta near 1; found by an
+ * independent lattice oracle, fixed there too); larger epsilons go to PLD */
+#define HET_EPS_MAX 1e3
 /* step counts from which a run of epsilons with one floor(eps / h) is
  * dithered between two positions in the garbled laws */
 #define HET_DITHER_K 64
@@ -2032,7 +2037,11 @@ static dpa_status law_types(het_law *L, const dpa_rr_het *c, long double h, int 
                 long double lam = sinhl(d / 2) / sinhl(h / 2) * expl((h - d) / 2) * (1 + expl(-b)) / (1 + expl(-eps));
                 lam *= 1 + 5 * E_F + 8 * U;
                 lam = ceill(lam * 0x1p60L) * 0x1p-60L;
-                if (lam >= 1) { /* all weight on RR_b */
+                /* all weight on RR_b (which dominates RR_eps, LT Thm 4.5)
+                 * when lam >= 1, and when lam is not a number (sinh and
+                 * exp of h/2 out of range give 0 * inf): never drop the
+                 * step */
+                if (!(lam < 1)) {
                     ty->m[0] = (int64_t)a + 1;
                     ty->t[0] = tanhl(b / 2);
                     ty->ot[0] = one_minus_t2(b / 2);

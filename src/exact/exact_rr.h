@@ -167,7 +167,7 @@ typedef struct dpa_rr_het dpa_rr_het;
 #define DPA_RR_HET_REL 1e-6
 
 /* 1 if the leaf set is an (eps, delta) composition the heterogeneous method
- * takes: all_rr, every eps in [0, 1e4] with at least one > 0, every delta
+ * takes: all_rr, every eps in [0, 1e3] with at least one > 0, every delta
  * in [0, 1], integer counts in [1, DPA_MAX_COUNT].  Cheap (no allocation). */
 int dpa_rr_het_applicable(const struct dpa_leafset *L);
 /* Build (the first lattice) for relative target rel (<= 0: DPA_RR_HET_REL).

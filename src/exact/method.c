@@ -83,7 +83,7 @@ static dpa_status exact_supports(const dpa_leafset *L, const dpa_options *opt, d
     if (f >= 0) return DPA_OK;
     return dpa_error_set(err, DPA_EUNSUPPORTED,
                          L->all_rr ? "method exact: this composition of (eps, delta) steps has an epsilon above "
-                                     "1e4 among several distinct ones; method auto evaluates it on the PLD grid"
+                                     "1e3 among several distinct ones; method auto evaluates it on the PLD grid"
                                    : "method exact applies to compositions of gaussian/gdp leaves, of "
                                      "pure/randomized_response/approx leaves, or of Poisson-subsampled "
                                      "pure/randomized_response leaves; use method pld (any spec) or phi");
