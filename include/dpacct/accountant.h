@@ -229,6 +229,62 @@ dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, 
 dpa_status dpa_accountant_profile(dpa_accountant *a, const double *eps, size_t n,
                                   double *upper, double *lower, dpa_error *err);
 
+/* What certifies dpa_gdp_mu.upper. */
+typedef enum dpa_gdp_mu_source {
+    DPA_GDP_MU_NONE = 0,     /* nothing: upper = +INFINITY, lower bound only */
+    DPA_GDP_MU_GAUSSIAN = 1, /* exact method, composition of gaussian/gdp leaves: exactly
+                              * mu0-GDP (GDP Cor 3.3), [lower, upper] encloses mu0 */
+    DPA_GDP_MU_BOUNDED = 2,  /* bounded privacy loss: the profile checked against G_mu's on a
+                              * grid up to the eps where its certified upper bound is 0 */
+    DPA_GDP_MU_INFINITE = 3  /* mass at +inf: lower = upper = +INFINITY (no mu works) */
+} dpa_gdp_mu_source;
+
+/* The smallest mu with the composition mu-GDP (GDP Def 2.4), bracketed. */
+typedef struct dpa_gdp_mu {
+    double lower, upper;   /* lower <= mu* <= upper, always; upper = +INFINITY when not
+                            * certified (or when mu* is +inf: then lower = +INFINITY too) */
+    int certified_upper;   /* 1: upper is a proven bound (source != NONE) */
+    dpa_gdp_mu_source source;
+    char note[256];        /* how the bounds were obtained, or why upper is not certified */
+} dpa_gdp_mu;
+
+/* mu* = the smallest mu such that the composition is mu-GDP: its privacy
+ * profile, in both directions of the neighbouring relation, is at most
+ * delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) at every
+ * eps >= 0 (GDP Cor 2.13; docs/fdp.md §8), bracketed: lower <= mu* <= upper
+ * always, every numerical error on the safe side.  Uses only queries of `a`
+ * (eps queries at the deltas 10^(-k/2) down to 1e-8, a delta query at eps =
+ * 1e300, and for the bounded-loss case a few hundred to a few thousand delta
+ * queries), so its cost and tightness follow the method:
+ *  - lower: the largest mu whose certified upper delta_mu stays below the
+ *    certified lower profile at one of those points, rounded down (0 if
+ *    nothing is learned; method rdp has no lower bounds).  Always valid.
+ *  - source INFINITE: an eps query proved a positive mass at +inf (e.g. an
+ *    approx leaf with delta > 0): lower = upper = +INFINITY.
+ *  - source GAUSSIAN: method exact on gaussian/gdp leaves (exactly
+ *    mu0-GDP, GDP Cor 3.3): [lower, upper] encloses mu0 (~1e-13 relative).
+ *  - source BOUNDED: methods exact and pld, when the upper bound on delta is
+ *    exactly 0 beyond some eps E (pure, randomized_response, Laplace, ...
+ *    leaves, also subsampled): upper is the smallest mu (rounded up) with
+ *    delta_upper(e_j) <= delta_mu_lower(e_{j+1}) on a grid 0 = e_0 < ... <
+ *    e_n = E.  exact: 1024 steps, then the binding intervals are split
+ *    until upper - lower <= 1e-5 upper (at most 8192 points; where delta
+ *    underflows double precision the check is limited by it).  pld: 512
+ *    steps, within a refinement budget of the pld grid (points not asked
+ *    take the bound of those before them): looser, and slower where the pld
+ *    method refines its grid (docs/fdp.md §8).
+ *  - source NONE: upper = +INFINITY, certified_upper = 0, and the note says
+ *    why (e.g. subsampled Gaussian steps: an unbounded loss that is not
+ *    exactly Gaussian; method gdp gives the CLT approximation, not a bound).
+ *    Methods phi and gdp give no certified bounds, rdp no lower bounds:
+ *    lower = 0, upper = +INFINITY, without queries.
+ * For the DP-SGD example (pld) it costs about one more PLD build (~30 ms)
+ * after an eps query at delta 1e-5.
+ * Errors: DPA_EINVAL for NULL arguments; the accountant's query errors are
+ * passed on (DPA_ENOMEM).  *out is always filled (on error: lower 0, upper
+ * +INFINITY, not certified, the error in the note). */
+dpa_status dpa_accountant_gdp_mu(dpa_accountant *a, dpa_gdp_mu *out, dpa_error *err);
+
 #ifdef __cplusplus
 }
 #endif

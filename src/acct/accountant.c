@@ -23,6 +23,11 @@ struct dpa_accountant {
     void *state;
 };
 
+const dpa_leafset *dpa_accountant_leafset(const dpa_accountant *a)
+{
+    return &a->leaves;
+}
+
 /* Every method's operations, by dpa_method value (AUTO: none). */
 static const dpa_method_ops *ops_of(dpa_method m)
 {

@@ -57,4 +57,10 @@ void dpa_method_result_init(dpa_result *r, dpa_method m);
  * DPA_EUNSUPPORTED naming the leaf's JSON path and method rdp. */
 dpa_status dpa_method_refuse_zcdp(const dpa_leafset *L, const char *method, dpa_error *err);
 
+/* The flattened leaves of an accountant (owned by it; valid until it is
+ * freed), for library code that needs the structure of the spec, not only
+ * the answers (src/acct/gdp_mu.c).  a must not be NULL. */
+struct dpa_accountant;
+const dpa_leafset *dpa_accountant_leafset(const struct dpa_accountant *a);
+
 #endif

@@ -136,7 +136,8 @@ typedef struct cli_profile_out {
 
 /* Each returns an exit status: CLI_EXIT_OK, or CLI_EXIT_FAIL (after printing
  * the error) if the output could not be built or written. */
-int cli_print_query(const cli_args *a, const dpa_result *r);
+/* g: the smallest mu-GDP of the composition (epsilon queries; NULL: none). */
+int cli_print_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g);
 int cli_print_profile(const cli_args *a, const cli_profile_out *p);
 int cli_print_calibration(const cli_args *a, const dpa_param_info *info,
                           const dpa_calibration *c);

@@ -4,7 +4,7 @@
  * Human output rounds every upper bound up and every lower bound down to the
  * digits shown (format.c).  JSON output is one compact object per run, built
  * completely before it is written; numbers are exact doubles (%.17g), +inf
- * (epsilon bounds only) is the string "inf". */
+ * (epsilon and gdp_mu bounds) is the string "inf". */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -57,7 +57,44 @@ static void put_method_fields(json_t *o, const cli_args *a, const dpa_result *r,
         put(o, "note", json_string(r->note), ok);
 }
 
-static int json_query(const cli_args *a, const dpa_result *r)
+/* A mu-GDP bound: a number, or null for +infinity (JSON has no infinity;
+ * the note and "source" say what an infinite bound means). */
+/* mu bounds: +inf as the string "inf", as everywhere else */
+static json_t *json_mu(double x)
+{
+    return json_bound(x);
+}
+
+static const char *gdp_mu_source_name(dpa_gdp_mu_source s)
+{
+    switch (s) {
+    case DPA_GDP_MU_NONE: return "none";
+    case DPA_GDP_MU_GAUSSIAN: return "gaussian";
+    case DPA_GDP_MU_BOUNDED: return "bounded_loss";
+    case DPA_GDP_MU_INFINITE: return "infinite";
+    }
+    return "?";
+}
+
+/* "gdp_mu": {"lower", "upper" (null: +inf), "certified" (the upper bound),
+ * "source", "note"} */
+static json_t *json_gdp_mu(const dpa_gdp_mu *g)
+{
+    json_t *o = json_object();
+    int ok = o != NULL;
+    put(o, "lower", json_mu(g->lower), &ok);
+    put(o, "upper", json_mu(g->upper), &ok);
+    put(o, "certified", json_boolean(g->certified_upper), &ok);
+    put(o, "source", json_string(gdp_mu_source_name(g->source)), &ok);
+    put(o, "note", json_string(g->note), &ok);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int json_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g)
 {
     int eps = a->cmd == CLI_EPSILON, ok = 1;
     const char *q = eps ? "epsilon" : "delta";
@@ -83,6 +120,8 @@ static int json_query(const cli_args *a, const dpa_result *r)
     put(o, "accuracy_met", json_boolean(r->accuracy_met), &ok);
     put(o, "upper_source", json_string(dpa_bound_source_name(r->upper_source)), &ok);
     put_method_fields(o, a, r, &ok);
+    if (g)
+        put(o, "gdp_mu", json_gdp_mu(g), &ok);
     return emit_json(o, ok && o);
 }
 
@@ -277,7 +316,31 @@ static void print_bounds(const char *name, double up, double lo, const char *not
     printf("%s >= %-*s   (lower bound; gap %s)\n", name, w, ls, gap);
 }
 
-static int human_query(const cli_args *a, const dpa_result *r)
+/* One line on the smallest mu-GDP (GDP Def 2.4), bounds rounded outward.
+ * Nothing for the methods that give no bound on it (phi, gdp, rdp). */
+static void print_gdp_mu(const dpa_result *r, const dpa_gdp_mu *g)
+{
+    char us[CLI_NUM_BUF], ls[CLI_NUM_BUF];
+    if (r->method == DPA_METHOD_PHI || r->method == DPA_METHOD_GDP || r->method == DPA_METHOD_RDP)
+        return;
+    if (g->source == DPA_GDP_MU_INFINITE) {
+        printf("mu-GDP: no finite mu (certified: %s)\n", g->note);
+        return;
+    }
+    if (g->certified_upper) {
+        int digits = cli_digits_for(g->upper, g->lower);
+        cli_format(us, sizeof us, g->upper, digits, CLI_ROUND_UP);
+        cli_format(ls, sizeof ls, g->lower, digits, CLI_ROUND_DOWN);
+        printf("mu-GDP: mu <= %s (certified; smallest mu >= %s; %s)\n", us, ls,
+               g->source == DPA_GDP_MU_GAUSSIAN ? "exact for a composition of Gaussians"
+                                                : "bounded privacy loss, checked on a grid");
+        return;
+    }
+    cli_format(ls, sizeof ls, g->lower, 5, CLI_ROUND_DOWN);
+    printf("mu-GDP: mu >= %s (lower bound only; %s)\n", ls, g->note);
+}
+
+static int human_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g)
 {
     int eps = a->cmd == CLI_EPSILON;
     char at[CLI_NUM_BUF];
@@ -291,6 +354,8 @@ static int human_query(const cli_args *a, const dpa_result *r)
     print_binding(r, cli_digits_for(r->upper, r->lower));
     print_source(a, r);
     print_accuracy(r);
+    if (g)
+        print_gdp_mu(r, g);
     return CLI_EXIT_OK;
 }
 
@@ -445,9 +510,9 @@ int cli_print_methods(const cli_args *a, const cli_method_row *rows, size_t n)
 
 /* ------------------------------------------------------------- entries --- */
 
-int cli_print_query(const cli_args *a, const dpa_result *r)
+int cli_print_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g)
 {
-    return a->json ? json_query(a, r) : human_query(a, r);
+    return a->json ? json_query(a, r, g) : human_query(a, r, g);
 }
 
 int cli_print_profile(const cli_args *a, const cli_profile_out *p)

@@ -2,10 +2,11 @@
  * page a person reads (inline SVG, no scripts, no network).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Sections: eps at a ladder of deltas (the chosen method), every method side
- * by side at delta 1e-5, what the tradeoff curve says about membership
- * inference, the privacy profile, the tradeoff curve against the diagonal,
- * the Renyi curve where it exists, and the spec. */
+ * Sections: eps at a ladder of deltas (the chosen method), the smallest
+ * mu-GDP (its certified bracket), every method side by side at delta 1e-5,
+ * what the tradeoff curve says about membership inference, the privacy
+ * profile, the tradeoff curve against the diagonal, the Renyi curve where it
+ * exists, and the spec. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,34 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* The smallest mu with the composition mu-GDP (GDP Def 2.4), from the
+ * ladder's accountant: its certified bracket and how it was obtained. */
+static void section_gdp_mu(page *p, dpa_accountant *acc)
+{
+    dpa_gdp_mu g;
+    dpa_error err;
+    dpa_error_clear(&err);
+    dpa_accountant_gdp_mu(acc, &g, &err);
+    put(p, "<h2>Gaussian differential privacy</h2>\n<p>The smallest mu such that the composition is mu-GDP "
+           "(its privacy profile below that of two unit-variance Gaussians mu apart, in both directions): ");
+    if (g.source == DPA_GDP_MU_INFINITE) {
+        put(p, "<b>none</b> (no finite mu; certified).");
+    } else if (g.certified_upper) {
+        char us[CLI_NUM_BUF], ls[CLI_NUM_BUF];
+        int digits = cli_digits_for(g.upper, g.lower);
+        cli_format(us, sizeof us, g.upper, digits, CLI_ROUND_UP);
+        cli_format(ls, sizeof ls, g.lower, digits, CLI_ROUND_DOWN);
+        put(p, "<b>mu &le; %s</b> (certified; claim this), mu &ge; %s.", us, ls);
+    } else {
+        put(p, "mu &ge; ");
+        put_bound(p, g.lower, CLI_ROUND_DOWN);
+        put(p, " (lower bound only: <b>no certified upper bound</b>).");
+    }
+    put(p, "</p>\n<p class=\"na\">");
+    put_escaped(p, g.note);
+    put(p, "</p>\n");
+}
+
 static void section_ladder(page *p, const cli_args *a, const dpa_spec *spec)
 {
     dpa_error err;
@@ -120,6 +149,7 @@ static void section_ladder(page *p, const cli_args *a, const dpa_spec *spec)
         put(p, "</td><td>%s</td></tr>\n", r.certified ? "yes" : "no (estimate)");
     }
     put(p, "</table>\n");
+    section_gdp_mu(p, acc);
     dpa_accountant_free(acc);
 }
 

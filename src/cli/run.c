@@ -73,6 +73,23 @@ static int check_result(const dpa_result *r, int eps_query)
     return CLI_EXIT_OK;
 }
 
+/* The gdp_mu bracket: never NaN, lower <= upper, an infinite lower bound
+ * only with a certified infinite upper one, a terminated note. */
+static int check_gdp_mu(const dpa_gdp_mu *g)
+{
+    if (isnan(g->lower) || isnan(g->upper) || !(g->lower >= 0) || !(g->lower <= g->upper))
+        return cli_library_bug("an invalid mu-GDP bracket");
+    if (g->certified_upper != 0 && g->certified_upper != 1)
+        return cli_library_bug("no mu-GDP certification flag");
+    if (isinf(g->lower) && !(g->certified_upper && g->source == DPA_GDP_MU_INFINITE))
+        return cli_library_bug("an infinite mu-GDP lower bound without its certificate");
+    if (!g->certified_upper && !isinf(g->upper))
+        return cli_library_bug("a finite mu-GDP upper bound that is not certified");
+    if (memchr(g->note, '\0', sizeof g->note) == NULL)
+        return cli_library_bug("an unterminated mu-GDP note");
+    return CLI_EXIT_OK;
+}
+
 static dpa_accountant *make_accountant(const cli_args *a, const char *text, int *rc)
 {
     dpa_error err;
@@ -109,12 +126,25 @@ static int run_query(const cli_args *a, const char *text)
     dpa_error_clear(&err);
     s = eps_query ? dpa_accountant_epsilon(acc, a->delta, &r, &err)
                   : dpa_accountant_delta(acc, a->epsilon, &r, &err);
+    /* epsilon queries also report the smallest mu-GDP (from the same
+     * accountant; a failure there is reported in its note, not as an error
+     * of the query) */
+    dpa_gdp_mu g;
+    int have_g = 0;
+    if (s == DPA_OK && eps_query) {
+        dpa_error gerr;
+        dpa_error_clear(&gerr);
+        dpa_accountant_gdp_mu(acc, &g, &gerr);
+        have_g = 1;
+    }
     dpa_accountant_free(acc);
     cli_wisdom_end(&w);
     if (s != DPA_OK)
         return cli_fail_status(s, &err);
     rc = check_result(&r, eps_query);
-    return rc != CLI_EXIT_OK ? rc : cli_print_query(a, &r);
+    if (rc == CLI_EXIT_OK && have_g)
+        rc = check_gdp_mu(&g);
+    return rc != CLI_EXIT_OK ? rc : cli_print_query(a, &r, have_g ? &g : NULL);
 }
 
 static double now_seconds(void)
