@@ -674,7 +674,7 @@ def main():
     args = ap.parse_args()
 
     if args.worker:
-        worker(json.loads(args.worker))
+        worker(json.loads(sys.stdin.read() if args.worker == "-" else args.worker))
         return 0
 
     cases = BUILTIN_CASES
@@ -727,8 +727,10 @@ def main():
                 job = {"case": list(case), "peer": peer, "peers_dir": args.peers_dir, "reps": args.reps,
                        "budget": args.budget}
                 try:
-                    cp = subprocess.run([args.python, os.path.abspath(__file__), "--worker", json.dumps(job)],
-                                        capture_output=True, text=True, timeout=args.timeout)
+                    # the job on stdin: a 10^4-leaf spec exceeds the argument size limit
+                    cp = subprocess.run([args.python, os.path.abspath(__file__), "--worker", "-"],
+                                        input=json.dumps(job), capture_output=True, text=True,
+                                        timeout=args.timeout)
                     lines = [l for l in cp.stdout.splitlines() if l.startswith("{")]
                     if lines:
                         r = json.loads(lines[-1])

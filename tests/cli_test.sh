@@ -599,7 +599,7 @@ check "gdp_mu of DP-SGD: a finite lower bound, no certified upper bound ("inf")"
             d['gdp_mu']['upper'] == 'inf' and d['gdp_mu']['certified'] is False and
             d['gdp_mu']['source'] == 'none' and '--method gdp' in d['gdp_mu']['note']"
 run epsilon --delta 1e-5 "$TMP/dpsgd.json"
-check "gdp_mu human line for DP-SGD: lower bound only" eval 'rc_is 0 && grep -q "^mu-GDP: mu >= 0\.5[0-9]* (lower bound only; " "$TMP/out"'
+check "gdp_mu human line for DP-SGD: lower bound only" eval 'rc_is 0 && grep -q "^mu-GDP: mu >= 0\.5[0-9]* (lower bound only: " "$TMP/out"'
 G3='{"compose": [{"repeat": {"count": 3, "event": {"gaussian": {"sigma": 2}}}}, {"gdp": {"mu": 0.5}}]}'
 run epsilon --delta 1e-5 --json "$G3"
 check "gdp_mu of Gaussians: [lower, upper] encloses sqrt(3/4 + 1/4) = 1, certified" \

@@ -324,7 +324,7 @@ static void print_gdp_mu(const dpa_result *r, const dpa_gdp_mu *g)
     if (r->method == DPA_METHOD_PHI || r->method == DPA_METHOD_GDP || r->method == DPA_METHOD_RDP)
         return;
     if (g->source == DPA_GDP_MU_INFINITE) {
-        printf("mu-GDP: no finite mu (certified: %s)\n", g->note);
+        printf("mu-GDP: no finite mu (certified: the loss is +inf with positive probability)\n");
         return;
     }
     if (g->certified_upper) {
@@ -337,7 +337,10 @@ static void print_gdp_mu(const dpa_result *r, const dpa_gdp_mu *g)
         return;
     }
     cli_format(ls, sizeof ls, g->lower, 5, CLI_ROUND_DOWN);
-    printf("mu-GDP: mu >= %s (lower bound only; %s)\n", ls, g->note);
+    /* the full reason is in --json's gdp_mu.note and in the report */
+    printf("mu-GDP: mu >= %s (lower bound only: no certified upper bound for this composition; "
+           "gdp_mu.note in --json says why)\n",
+           ls);
 }
 
 static int human_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g)
