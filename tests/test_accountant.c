@@ -632,6 +632,30 @@ static dpa_status new_status(const char *json, dpa_method method, dpa_error *err
  * exceeded 1 and the eps lower bound was computed through a negative scale:
  * 1098612.288 (= 1e6 ln 3), far above the true 553359.70.  Identity leaves are
  * now dropped, and an allowance >= 1 gives the trivial lower bound. */
+/* The count of a repeated randomized-response step must count: Google's
+ * dp_accounting PLD accountant reported 500 repetitions of eps 1 as eps
+ * 0.99999 at delta 1e-6 (an audit of the peers); the truth is 320.8176...
+ * (LT Cor 4.7, the exact lattice sum: [320.81763666346177,
+ * 320.8176366634618]).  Every method must bracket it (rdp from above). */
+static void test_repeated_rr_count(void **state)
+{
+    (void)state;
+    const char *json = "{\"repeat\": {\"count\": 500, \"event\": {\"randomized_response\": {\"epsilon\": 1}}}}";
+    const double lo = 320.8176366634, hi = 320.8176366635; /* the exact value, rounded outwards */
+    const dpa_method ms[] = {DPA_METHOD_AUTO, DPA_METHOD_EXACT, DPA_METHOD_PLD, DPA_METHOD_PHI, DPA_METHOD_RDP};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) {
+        dpa_accountant *a = test_accountant(json, ms[i]);
+        dpa_result r;
+        dpa_error err;
+        assert_int_equal(dpa_accountant_epsilon(a, 1e-6, &r, &err), DPA_OK);
+        CHECK(r.upper >= lo, "method %d: eps upper %.17g below the truth 320.81763666", (int)ms[i], r.upper);
+        CHECK(r.lower <= hi, "method %d: eps lower %.17g above the truth 320.81763666", (int)ms[i], r.lower);
+        CHECK(r.upper <= (ms[i] == DPA_METHOD_RDP ? 330 : 320.9), "method %d: eps upper %.17g far from the truth",
+              (int)ms[i], r.upper);
+        dpa_accountant_free(a);
+    }
+}
+
 static void test_identity_leaves_and_huge_counts(void **state)
 {
     (void)state;
@@ -909,6 +933,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors_unsupported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repeated_rr_count, setup, teardown),
     };
     /* DPA_TEST_FILTER=pattern runs only the matching tests (cmocka wildcards) */
     const char *filter = getenv("DPA_TEST_FILTER");
