@@ -262,7 +262,7 @@ static void test_randomized_response_p(void **state)
     expect_err("{\"randomized_response\":{}}", "/randomized_response",
                "missing key \"epsilon\" (or \"p\")");
     expect_err("{\"randomized_response\":{\"q\":1}}", "/randomized_response",
-               "unknown key \"q\" (expected epsilon, p)");
+               "unknown key \"q\" (expected epsilon, k, p)");
 }
 
 static void test_integers(void **state)
@@ -687,7 +687,7 @@ static void test_slot_layout(void **state)
         {"{\"laplace\":{\"scale\":4}}", 4, 1, 0},
         {"{\"discrete_laplace\":{\"scale\":5,\"sensitivity\":6}}", 5, 6, 0},
         {"{\"discrete_gaussian\":{\"sigma\":7,\"sensitivity\":8}}", 7, 8, 0},
-        {"{\"randomized_response\":{\"epsilon\":9}}", 9, 0, 0},
+        {"{\"randomized_response\":{\"epsilon\":9}}", 9, 2, 0}, /* k defaults to 2 */
         {"{\"pure\":{\"epsilon\":10}}", 10, 0, 0},
         {"{\"approx\":{\"epsilon\":11,\"delta\":0.5}}", 11, 0.5, 0},
         {"{\"zcdp\":{\"rho\":12}}", 12, 0, 0},

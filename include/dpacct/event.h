@@ -31,7 +31,8 @@ typedef enum dpa_event_kind {
     DPA_EV_LAPLACE,             /* scale > 0, sensitivity > 0 (default 1) */
     DPA_EV_DISCRETE_LAPLACE,    /* scale > 0, integer sensitivity >= 1 (default 1) */
     DPA_EV_DISCRETE_GAUSSIAN,   /* 0 < sigma <= 1e5, integer sensitivity >= 1 (default 1) */
-    DPA_EV_RANDOMIZED_RESPONSE, /* epsilon >= 0 (binary RR, p = e^eps/(1+e^eps)) */
+    DPA_EV_RANDOMIZED_RESPONSE, /* epsilon >= 0, integer buckets k >= 2 (default 2: binary RR,
+                                 * p = e^eps/(1+e^eps); k-ary: p = e^eps/(e^eps+k-1)) */
     DPA_EV_PURE,                /* epsilon >= 0 */
     DPA_EV_APPROX,              /* epsilon >= 0, delta in [0, 1] */
     DPA_EV_ZCDP,                /* rho >= 0 */
@@ -54,13 +55,20 @@ typedef struct dpa_spec dpa_spec;
 #define DPA_MAX_COUNT 1e15
 /* Largest accepted discrete Gaussian sigma (its atoms are enumerated). */
 #define DPA_MAX_DISCRETE_GAUSSIAN_SIGMA 1e5
+/* Largest accepted number of buckets k of randomized response. */
+#define DPA_MAX_RR_BUCKETS 1e12
 
 /* ---- leaves ---- */
 dpa_event *dpa_event_gaussian(double sigma, double sensitivity, dpa_error *err);
 dpa_event *dpa_event_laplace(double scale, double sensitivity, dpa_error *err);
 dpa_event *dpa_event_discrete_laplace(double scale, double sensitivity, dpa_error *err);
 dpa_event *dpa_event_discrete_gaussian(double sigma, double sensitivity, dpa_error *err);
+/* binary randomized response (k = 2) */
 dpa_event *dpa_event_randomized_response(double epsilon, dpa_error *err);
+/* k-ary randomized response: the true bucket with probability
+ * e^eps / (e^eps + k - 1), each other one with 1 / (e^eps + k - 1);
+ * integer k in [2, DPA_MAX_RR_BUCKETS] (docs/spec.md). */
+dpa_event *dpa_event_randomized_response_k(double epsilon, double k, dpa_error *err);
 dpa_event *dpa_event_pure(double epsilon, dpa_error *err);
 dpa_event *dpa_event_approx(double epsilon, double delta, dpa_error *err);
 dpa_event *dpa_event_zcdp(double rho, dpa_error *err);

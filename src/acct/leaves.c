@@ -44,7 +44,7 @@ static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_error 
     case DPA_EV_LAPLACE: return dpa_pair_laplace(e->p[0], e->p[1], err);
     case DPA_EV_DISCRETE_LAPLACE: return dpa_pair_discrete_laplace(e->p[0], e->p[1], err);
     case DPA_EV_DISCRETE_GAUSSIAN: return dpa_pair_discrete_gaussian(e->p[0], e->p[1], err);
-    case DPA_EV_RANDOMIZED_RESPONSE:
+    case DPA_EV_RANDOMIZED_RESPONSE: return dpa_pair_rr_k(e->p[0], e->p[1], err);
     case DPA_EV_PURE: return dpa_pair_rr(e->p[0], 0.0, err);
     case DPA_EV_APPROX: return dpa_pair_rr(e->p[0], e->p[1], err);
     case DPA_EV_ZCDP:
@@ -237,7 +237,9 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         if (e->kind == DPA_EV_GAUSSIAN) mu = e->p[1] / e->p[0];
         else if (e->kind == DPA_EV_GDP) mu = e->p[0];
         else w->set->all_gaussian = 0;
-        if (e->kind == DPA_EV_PURE || e->kind == DPA_EV_RANDOMIZED_RESPONSE) { re = e->p[0]; rd = 0; }
+        /* k-ary randomized response (k > 2) is not RR_eps: dominated by it,
+         * with a third atom (loss 0), so not an (eps, delta) leaf */
+        if (e->kind == DPA_EV_PURE || (e->kind == DPA_EV_RANDOMIZED_RESPONSE && e->p[1] == 2)) { re = e->p[0]; rd = 0; }
         else if (e->kind == DPA_EV_APPROX) { re = e->p[0]; rd = e->p[1]; }
         else w->set->all_rr = 0;
         double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0};

@@ -690,10 +690,16 @@ dpa_status dpa_clt_leaf_supported(const dpa_leaf *l, const char *method, dpa_err
         return DPA_OK;
     }
     switch (l->kind) {
+    case DPA_EV_RANDOMIZED_RESPONSE:
+        if (l->par[1] != 2)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "method %s takes binary randomized response only, not k = %g buckets (its "
+                                 "functionals are those of RR_eps here); use method pld (or auto)",
+                                 method, l->par[1]);
+        return DPA_OK;
     case DPA_EV_GAUSSIAN:
     case DPA_EV_GDP:
     case DPA_EV_PURE:
-    case DPA_EV_RANDOMIZED_RESPONSE:
     case DPA_EV_APPROX:
         return DPA_OK;
     case DPA_EV_LAPLACE: {

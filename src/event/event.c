@@ -22,12 +22,13 @@
 #define DPA_MAX_DISCRETE_SENSITIVITY 1e6
 
 /* One row per kind.  arity: 0 = leaf, 1 = exactly one child, -1 = >= 1 children.
- * optional[s]: the JSON form may omit slot s; its default is 1 (sensitivity). */
+ * optional[s]: 0 if the JSON form must give slot s, else its default
+ * (1 for sensitivity, 2 for randomized_response's number of buckets k). */
 typedef struct kind_info {
     const char *name;
     int nparams;
     const char *param[2];
-    int optional[2];
+    double optional[2];
     int arity;
 } kind_info;
 
@@ -36,7 +37,7 @@ static const kind_info KINDS[] = {
     [DPA_EV_LAPLACE] = {"laplace", 2, {"scale", "sensitivity"}, {0, 1}, 0},
     [DPA_EV_DISCRETE_LAPLACE] = {"discrete_laplace", 2, {"scale", "sensitivity"}, {0, 1}, 0},
     [DPA_EV_DISCRETE_GAUSSIAN] = {"discrete_gaussian", 2, {"sigma", "sensitivity"}, {0, 1}, 0},
-    [DPA_EV_RANDOMIZED_RESPONSE] = {"randomized_response", 1, {"epsilon", NULL}, {0, 0}, 0},
+    [DPA_EV_RANDOMIZED_RESPONSE] = {"randomized_response", 2, {"epsilon", "k"}, {0, 2}, 0},
     [DPA_EV_PURE] = {"pure", 1, {"epsilon", NULL}, {0, 0}, 0},
     [DPA_EV_APPROX] = {"approx", 2, {"epsilon", "delta"}, {0, 0}, 0},
     [DPA_EV_ZCDP] = {"zcdp", 1, {"rho", NULL}, {0, 0}, 0},
@@ -98,7 +99,7 @@ int dpa_ev_param_default(dpa_event_kind k, int slot, double *def)
 {
     if (!dpa_ev_param_name(k, slot) || !KINDS[k].optional[slot])
         return 0;
-    *def = 1.0;
+    *def = KINDS[k].optional[slot];
     return 1;
 }
 
@@ -166,6 +167,12 @@ void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
         if (slot == 1)
             set_range(dom, 0, 0, 1, 0);
         break;
+    case DPA_EV_RANDOMIZED_RESPONSE:
+        if (slot == 1) { /* buckets: more of them at a fixed eps is more private */
+            set_int_range(dom, 2, DPA_MAX_RR_BUCKETS);
+            dom->role = DPA_ROLE_NOISE;
+        }
+        break;
     case DPA_EV_REPEAT:
         set_int_range(dom, 1, DPA_MAX_COUNT);
         break;
@@ -175,7 +182,7 @@ void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
     case DPA_EV_SAMPLE:
         sample_domain(slot, sibling, dom);
         break;
-    default: /* randomized_response, pure, zcdp, gdp: [0, inf) */
+    default: /* pure, zcdp, gdp: [0, inf) */
         break;
     }
 }
@@ -386,7 +393,12 @@ dpa_event *dpa_event_discrete_gaussian(double sigma, double sensitivity, dpa_err
 
 dpa_event *dpa_event_randomized_response(double epsilon, dpa_error *err)
 {
-    return make_leaf(DPA_EV_RANDOMIZED_RESPONSE, epsilon, 0, err);
+    return make_leaf(DPA_EV_RANDOMIZED_RESPONSE, epsilon, 2, err);
+}
+
+dpa_event *dpa_event_randomized_response_k(double epsilon, double k, dpa_error *err)
+{
+    return make_leaf(DPA_EV_RANDOMIZED_RESPONSE, epsilon, k, err);
 }
 
 dpa_event *dpa_event_pure(double epsilon, dpa_error *err)

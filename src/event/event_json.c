@@ -194,13 +194,15 @@ static dpa_status read_number(walk *w, json_t *v, const seg *at, double *out, in
     return DPA_OK;
 }
 
-/* Domain of the "p" form of randomized_response: p = e^eps / (1 + e^eps). */
-static void rr_p_domain(dpa_param_info *d)
+/* Domain of the "p" form of randomized_response with k buckets (p the
+ * probability of the true bucket): p = e^eps / (e^eps + k - 1) in [1/k, 1).
+ * k outside its own domain: the binary one (k's check reports it). */
+static void rr_p_domain(dpa_param_info *d, double k)
 {
     memset(d, 0, sizeof *d);
     snprintf(d->name, sizeof d->name, "p");
     d->role = DPA_ROLE_BUDGET;
-    d->lo = 0.5;
+    d->lo = k >= 2 && k <= DPA_MAX_RR_BUCKETS && k == floor(k) ? 1 / k : 0.5;
     d->hi = 1;
     d->hi_open = 1;
 }
@@ -272,7 +274,7 @@ static dpa_status slot_node(walk *w, dpa_event_kind k, int s, json_t *obj,
 {
     const char *name = dpa_ev_param_name(k, s);
     *node = json_object_get(obj, name);
-    if (k == DPA_EV_RANDOMIZED_RESPONSE) {
+    if (k == DPA_EV_RANDOMIZED_RESPONSE && s == 0) {
         json_t *pv = json_object_get(obj, "p");
         if (pv && *node)
             return fail(w, at, "give exactly one of \"epsilon\" and \"p\", not both");
@@ -304,7 +306,7 @@ static dpa_status read_params(walk *w, dpa_event_kind k, json_t *obj, const seg 
                 continue;
             return fail(w, at, "missing key \"%s\"", sub.key);
         }
-        if (pa->rr_p)
+        if (pa->rr_p && s == 0)
             sub.key = "p";
         if (read_number(w, node, &sub, &pa->p[s], &is_ph) != DPA_OK)
             return DPA_EINVAL;
@@ -326,8 +328,8 @@ static dpa_status record_placeholder(walk *w, dpa_event_kind k, const seg *at, p
         if (s != pa->ph && dpa_ev_check_value(&d, pa->p[s], problem, sizeof problem))
             return fail(w, &sub, "%s", problem);
     }
-    if (pa->rr_p)
-        rr_p_domain(&d);
+    if (pa->rr_p && pa->ph == 0)
+        rr_p_domain(&d, pa->p[1]);
     else
         dpa_ev_param_domain(k, pa->ph, pa->p, &d);
     memcpy(d.path, w->info.path, sizeof d.path); /* set by read_number */
@@ -347,10 +349,12 @@ static dpa_status check_params(walk *w, dpa_event_kind k, const seg *at, params 
     if (pa->rr_p) {
         dpa_param_info d;
         seg sub = {at, "p", 0};
-        rr_p_domain(&d);
+        rr_p_domain(&d, pa->p[1]);
         if (dpa_ev_check_value(&d, pa->p[0], problem, sizeof problem))
             return fail(w, &sub, "%s", problem);
-        pa->p[0] = log(pa->p[0]) - log1p(-pa->p[0]);
+        /* eps = log(p (k - 1) / (1 - p)); exactly 0 at p = 1/k */
+        double k = pa->p[1] >= 2 ? pa->p[1] : 2;
+        pa->p[0] = pa->p[0] * k == 1 ? 0 : fmax(0, log(pa->p[0]) - log1p(-pa->p[0]) + log(k - 1));
     }
     if (dpa_ev_check_params(k, pa->p, &bad, problem, sizeof problem)) {
         seg sub = {at, dpa_ev_param_name(k, bad), 0};
@@ -674,8 +678,12 @@ static void write_kind(sbuf *b, const dpa_event *e)
         return;
     }
     sb_put(b, "{");
-    for (int s = 0; s < dpa_ev_num_params(e->kind); s++)
+    for (int s = 0; s < dpa_ev_num_params(e->kind); s++) {
+        /* binary randomized response is written as before k existed */
+        if (e->kind == DPA_EV_RANDOMIZED_RESPONSE && s == 1 && e->p[1] == 2)
+            continue;
         sb_param(b, dpa_ev_param_name(e->kind, s), e->p[s], s == 0);
+    }
     if (e->nchild == 1) {
         sb_put(b, ",\"event\":");
         write_event(b, e->child[0]);

@@ -88,6 +88,11 @@ dpa_pair *dpa_pair_gaussian(double mu, dpa_error *err);
 dpa_pair *dpa_pair_laplace(double scale, double sensitivity, dpa_error *err);
 /* Randomized response RR_{eps,delta} (LT Thm 4.5); pure eps-DP is delta = 0. */
 dpa_pair *dpa_pair_rr(double eps, double delta, dpa_error *err);
+/* k-ary randomized response (integer k >= 2; k = 2 is dpa_pair_rr(eps, 0)):
+ * the pair of the report given the true bucket x against x' (one person's
+ * value changed): loss +eps w.p. e^eps/(e^eps+k-1) (output x), -eps w.p.
+ * 1/(e^eps+k-1) (output x'), 0 w.p. (k-2)/(e^eps+k-1) under A; symmetric. */
+dpa_pair *dpa_pair_rr_k(double eps, double k, dpa_error *err);
 /* Discrete Laplace, scale b > 0, integer sensitivity s >= 1. */
 dpa_pair *dpa_pair_discrete_laplace(double scale, double sensitivity, dpa_error *err);
 /* Discrete Gaussian N_Z(s, sigma^2) vs N_Z(0, sigma^2). */

@@ -33,3 +33,24 @@ dpa_pair *dpa_pair_rr(double eps, double delta, dpa_error *err)
     p->natoms = k;
     return p;
 }
+
+dpa_pair *dpa_pair_rr_k(double eps, double k, dpa_error *err)
+{
+    if (!(eps >= 0 && isfinite(eps)) || !(k >= 2 && k <= 1e15 && k == floor(k))) {
+        dpa_error_set(err, DPA_EINVAL, "randomized response: need eps >= 0 finite and an integer k >= 2, got eps=%g k=%g",
+                      eps, k);
+        return NULL;
+    }
+    if (k == 2 || eps == 0) return dpa_pair_rr(eps, 0.0, err);
+    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, 3, err);
+    if (!p) return NULL;
+    p->symmetric = 1;
+    /* log of e^eps/(e^eps+k-1) and of 1/(e^eps+k-1), without overflow */
+    double lt = -log1p((k - 1) * exp(-eps)), lo = lt - eps;
+    double lz = log(k - 2) + lo; /* the k - 2 other buckets, same under both */
+    p->atoms[0] = (dpa_atom){-eps, lo, lt};
+    p->atoms[1] = (dpa_atom){0.0, lz, lz};
+    p->atoms[2] = (dpa_atom){eps, lt, lo};
+    p->natoms = 3;
+    return p;
+}
