@@ -40,7 +40,9 @@ typedef enum dpa_event_kind {
     DPA_EV_COMPOSE,             /* >= 1 children */
     DPA_EV_REPEAT,              /* integer count >= 1, one child */
     DPA_EV_POISSON,             /* rate in (0, 1], one child */
-    DPA_EV_SAMPLE               /* integers 1 <= m <= n, one child */
+    DPA_EV_SAMPLE,              /* integers 1 <= m <= n, one child */
+    DPA_EV_NO_OP,               /* no parameters: a step that reveals nothing (eps = 0) */
+    DPA_EV_NON_PRIVATE          /* no parameters: a step with no privacy at all (eps = inf) */
 } dpa_event_kind;
 
 typedef enum dpa_neighboring {
@@ -73,6 +75,11 @@ dpa_event *dpa_event_pure(double epsilon, dpa_error *err);
 dpa_event *dpa_event_approx(double epsilon, double delta, dpa_error *err);
 dpa_event *dpa_event_zcdp(double rho, dpa_error *err);
 dpa_event *dpa_event_gdp(double mu, dpa_error *err);
+/* {"no_op": {}}: releases nothing about the data (dropped from compositions) */
+dpa_event *dpa_event_no_op(dpa_error *err);
+/* {"non_private": {}}: releases the data itself; every composition with it
+ * has eps = +inf at every delta < 1 (its loss is +inf with probability 1) */
+dpa_event *dpa_event_non_private(dpa_error *err);
 
 /* ---- combinators (take ownership of children, see above) ---- */
 /* children: array of n >= 1 events; the array itself stays the caller's. */

@@ -218,12 +218,25 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
     return a;
 }
 
+/* A composition with a non_private step says so plainly in the note (its
+ * eps is +inf at every delta below the step's probability of running). */
+static dpa_status nonprivate_note(const dpa_accountant *a, dpa_status st, dpa_result *out)
+{
+    const char *p = a->leaves.nonprivate_path;
+    if (st == DPA_OK && p[0] && !out->note[0])
+        snprintf(out->note, sizeof out->note,
+                 "non-private step at %.50s: its loss is +inf whenever it runs, so no finite epsilon "
+                 "exists for a smaller delta",
+                 p);
+    return st;
+}
+
 dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err)
 {
     if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "epsilon: NULL argument");
     if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "delta must be in (0, 1), got %g", delta);
     dpa_method_result_init(out, a->ops->id);
-    return a->ops->epsilon(a->state, delta, out, err);
+    return nonprivate_note(a, a->ops->epsilon(a->state, delta, out, err), out);
 }
 
 dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, dpa_error *err)
@@ -231,7 +244,7 @@ dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, 
     if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "delta: NULL argument");
     if (!isfinite(eps)) return dpa_error_set(err, DPA_EINVAL, "epsilon must be finite, got %g", eps);
     dpa_method_result_init(out, a->ops->id);
-    return a->ops->delta(a->state, eps, 1, out, err);
+    return nonprivate_note(a, a->ops->delta(a->state, eps, 1, out, err), out);
 }
 
 dpa_status dpa_accountant_profile(dpa_accountant *a, const double *eps, size_t n,

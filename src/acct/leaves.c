@@ -31,7 +31,7 @@ static int is_mechanism(dpa_event_kind k)
  * the PLD method's per-factor round-off allowance. */
 static int is_identity(const dpa_event *e)
 {
-    return ((e->kind == DPA_EV_PURE || e->kind == DPA_EV_RANDOMIZED_RESPONSE) && e->p[0] == 0) ||
+    return e->kind == DPA_EV_NO_OP || ((e->kind == DPA_EV_PURE || e->kind == DPA_EV_RANDOMIZED_RESPONSE) && e->p[0] == 0) ||
            (e->kind == DPA_EV_APPROX && e->p[0] == 0 && e->p[1] == 0);
 }
 
@@ -47,6 +47,7 @@ static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_error 
     case DPA_EV_RANDOMIZED_RESPONSE: return dpa_pair_rr_k(e->p[0], e->p[1], err);
     case DPA_EV_PURE: return dpa_pair_rr(e->p[0], 0.0, err);
     case DPA_EV_APPROX: return dpa_pair_rr(e->p[0], e->p[1], err);
+    case DPA_EV_NON_PRIVATE: return dpa_pair_rr(0.0, 1.0, err); /* all of A's mass at +inf */
     case DPA_EV_ZCDP:
         /* reached only under subsampling (unsampled zcdp leaves are kept as such) */
         dpa_error_set(err, DPA_EUNSUPPORTED,
@@ -200,6 +201,8 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         if (is_identity(c)) return DPA_OK;
         char leafpath[PATH_MAX_LEN + 32]; /* sub plus one kind name always fits */
         snprintf(leafpath, sizeof leafpath, "%s/%s", sub, dpa_ev_kind_name(c->kind));
+        if (c->kind == DPA_EV_NON_PRIVATE && !w->set->nonprivate_path[0])
+            snprintf(w->set->nonprivate_path, sizeof w->set->nonprivate_path, "%.150s", leafpath);
         dpa_pair *base = mechanism_pair(c, leafpath, err);
         if (!base) return err ? err->status : DPA_EINVAL;
         dpa_pair *p = dpa_pair_poisson(base, rate, err);
@@ -220,6 +223,8 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         char leafpath[PATH_MAX_LEN + 32];
         snprintf(leafpath, sizeof leafpath, "%s/%s", path, dpa_ev_kind_name(e->kind));
         if (is_identity(e)) return DPA_OK;
+        if (e->kind == DPA_EV_NON_PRIVATE && !w->set->nonprivate_path[0])
+            snprintf(w->set->nonprivate_path, sizeof w->set->nonprivate_path, "%.150s", leafpath);
         if (e->kind == DPA_EV_ZCDP && !w->sampled) {
             /* kept as a zCDP guarantee: only the rdp method takes it */
             w->set->all_gaussian = 0;
@@ -241,6 +246,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
          * with a third atom (loss 0), so not an (eps, delta) leaf */
         if (e->kind == DPA_EV_PURE || (e->kind == DPA_EV_RANDOMIZED_RESPONSE && e->p[1] == 2)) { re = e->p[0]; rd = 0; }
         else if (e->kind == DPA_EV_APPROX) { re = e->p[0]; rd = e->p[1]; }
+        else if (e->kind == DPA_EV_NON_PRIVATE) { re = 0; rd = 1; } /* (0, 1)-DP: no guarantee */
         else w->set->all_rr = 0;
         double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0};
         return add_leaf(w, p, mult, mu, re, rd, key, leafpath, err);

@@ -44,6 +44,9 @@ typedef struct dpa_leafset {
     /* JSON path of the first zcdp leaf ("" if none): methods other than rdp
      * refuse the set naming it */
     char zcdp_path[160];
+    /* JSON path of the first non_private leaf (said in every result's note);
+     * empty if none */
+    char nonprivate_path[160];
 } dpa_leafset;
 
 /* Walk the spec: compose -> children, repeat -> counts multiply, poisson and

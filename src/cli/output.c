@@ -192,7 +192,7 @@ static int json_calibration(const cli_args *a, const dpa_param_info *info,
 static void print_method(const dpa_result *r)
 {
     if (r->method == DPA_METHOD_EXACT) {
-        if (r->note[0]) printf("method: exact (%s)\n", r->note);
+        if (!strncmp(r->note, "heterogeneous", 13)) printf("method: exact (%s)\n", r->note);
         else puts("method: exact (closed form)");
         return;
     }
@@ -357,6 +357,10 @@ static int human_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu 
     print_binding(r, cli_digits_for(r->upper, r->lower));
     print_source(a, r);
     print_accuracy(r);
+    /* notes the method lines above do not show (e.g. a non_private step) */
+    if ((r->method == DPA_METHOD_PLD || r->method == DPA_METHOD_EXACT) && r->note[0] &&
+        strncmp(r->note, "heterogeneous", 13))
+        printf("note: %s\n", r->note);
     if (g)
         print_gdp_mu(r, g);
     return CLI_EXIT_OK;

@@ -46,6 +46,8 @@ static const kind_info KINDS[] = {
     [DPA_EV_REPEAT] = {"repeat", 1, {"count", NULL}, {0, 0}, 1},
     [DPA_EV_POISSON] = {"poisson", 1, {"rate", NULL}, {0, 0}, 1},
     [DPA_EV_SAMPLE] = {"sample", 2, {"n", "m"}, {0, 0}, 1},
+    [DPA_EV_NO_OP] = {"no_op", 0, {NULL, NULL}, {0, 0}, 0},
+    [DPA_EV_NON_PRIVATE] = {"non_private", 0, {NULL, NULL}, {0, 0}, 0},
 };
 #define NKINDS ((int)(sizeof KINDS / sizeof KINDS[0]))
 
@@ -571,4 +573,14 @@ const dpa_event *dpa_spec_root(const dpa_spec *s)
 dpa_neighboring dpa_spec_neighboring(const dpa_spec *s)
 {
     return s ? s->nb : DPA_ADD_REMOVE;
+}
+
+dpa_event *dpa_event_no_op(dpa_error *err)
+{
+    return make_leaf(DPA_EV_NO_OP, 0, 0, err);
+}
+
+dpa_event *dpa_event_non_private(dpa_error *err)
+{
+    return make_leaf(DPA_EV_NON_PRIVATE, 0, 0, err);
 }

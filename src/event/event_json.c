@@ -30,7 +30,7 @@
 #define PATH_FULL_MAX 16384
 
 #define EVENT_KEY_LIST "gaussian, laplace, discrete_laplace, discrete_gaussian, " \
-    "randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample"
+    "randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private"
 
 typedef enum walk_mode { MODE_SPEC, MODE_SCAN, MODE_INST } walk_mode;
 
