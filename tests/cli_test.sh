@@ -351,10 +351,10 @@ usage_error "out-of-range rate is an error" epsilon --delta 1e-5 \
 check "out-of-range rate message names /poisson/rate" err_has "/poisson/rate"
 usage_error "unknown event kind is an error" delta --epsilon 1 '{"repeat": {"count": 2, "event": {"gausian": {"sigma": 1}}}}'
 check "unknown event kind message names the path, the kind and the valid kinds" \
-    err_has 'dpacct: /repeat/event: unknown event kind "gausian" (expected gaussian, laplace, discrete_laplace, discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private)'
+    err_has 'dpacct: /repeat/event: unknown event kind "gausian" (expected gaussian, laplace, discrete_laplace, discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, privacy_loss)'
 usage_error "unknown top-level event kind is an error" delta --epsilon 1 '{"gausian": {"sigma": 1}}'
 check "at the top level the valid keys include neighboring" \
-    err_has 'unknown event kind "gausian" (expected gaussian, laplace, discrete_laplace, discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, or the top-level key neighboring)'
+    err_has 'unknown event kind "gausian" (expected gaussian, laplace, discrete_laplace, discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, privacy_loss, or the top-level key neighboring)'
 
 # Every JSON example of docs/spec.md is accepted: specs by an epsilon query,
 # templates (with "?") by calibrate.

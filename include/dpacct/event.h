@@ -42,7 +42,8 @@ typedef enum dpa_event_kind {
     DPA_EV_POISSON,             /* rate in (0, 1], one child */
     DPA_EV_SAMPLE,              /* integers 1 <= m <= n, one child */
     DPA_EV_NO_OP,               /* no parameters: a step that reveals nothing (eps = 0) */
-    DPA_EV_NON_PRIVATE          /* no parameters: a step with no privacy at all (eps = inf) */
+    DPA_EV_NON_PRIVATE,         /* no parameters: a step with no privacy at all (eps = inf) */
+    DPA_EV_PRIVACY_LOSS         /* a mechanism given by its privacy loss distribution (a table) */
 } dpa_event_kind;
 
 typedef enum dpa_neighboring {
@@ -57,6 +58,11 @@ typedef struct dpa_spec dpa_spec;
 #define DPA_MAX_COUNT 1e15
 /* Largest accepted discrete Gaussian sigma (its atoms are enumerated). */
 #define DPA_MAX_DISCRETE_GAUSSIAN_SIGMA 1e5
+/* privacy_loss tables: most points, largest |loss|, allowed excess of the
+ * mass sums over 1 */
+#define DPA_MAX_TABLE_POINTS 1000000
+#define DPA_MAX_TABLE_LOSS 700.0
+#define DPA_TABLE_SUM_SLACK 1e-9
 /* Largest accepted number of buckets k of randomized response. */
 #define DPA_MAX_RR_BUCKETS 1e12
 
@@ -80,6 +86,15 @@ dpa_event *dpa_event_no_op(dpa_error *err);
 /* {"non_private": {}}: releases the data itself; every composition with it
  * has eps = +inf at every delta < 1 (its loss is +inf with probability 1) */
 dpa_event *dpa_event_non_private(dpa_error *err);
+/* A mechanism given by its privacy loss distribution (remove direction):
+ * n >= 1 finite losses loss[i] (|loss| <= DPA_MAX_TABLE_LOSS) with masses
+ * mass[i] >= 0 under the first distribution P; the rest of P's mass,
+ * 1 - sum mass, is at +inf (a loss of +inf).  The second distribution Q
+ * has mass mass[i] e^-loss[i] at each point and the rest at -inf.  Both
+ * sums may exceed 1 by at most DPA_TABLE_SUM_SLACK (rounding in the tool
+ * that produced the table); otherwise DPA_EINVAL.  The arrays are copied.
+ * n <= DPA_MAX_TABLE_POINTS. */
+dpa_event *dpa_event_privacy_loss(const double *loss, const double *mass, size_t n, dpa_error *err);
 
 /* ---- combinators (take ownership of children, see above) ---- */
 /* children: array of n >= 1 events; the array itself stays the caller's. */

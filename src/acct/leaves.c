@@ -48,6 +48,7 @@ static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_error 
     case DPA_EV_PURE: return dpa_pair_rr(e->p[0], 0.0, err);
     case DPA_EV_APPROX: return dpa_pair_rr(e->p[0], e->p[1], err);
     case DPA_EV_NON_PRIVATE: return dpa_pair_rr(0.0, 1.0, err); /* all of A's mass at +inf */
+    case DPA_EV_PRIVACY_LOSS: return dpa_pair_table(e->data, e->data + e->ndata / 2, e->ndata / 2, err);
     case DPA_EV_ZCDP:
         /* reached only under subsampling (unsampled zcdp leaves are kept as such) */
         dpa_error_set(err, DPA_EUNSUPPORTED,
@@ -209,6 +210,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         if (p && e->kind == DPA_EV_SAMPLE) p = dpa_pair_symmetrize(p, err);
         if (!p) return err ? err->status : DPA_ENOMEM;
         double key[6] = {(double)c->kind, c->p[0], c->p[1], (double)e->kind, rate, 0};
+        if (c->kind == DPA_EV_PRIVACY_LOSS) key[5] = (double)++w->next_id; /* tables: one leaf per event */
         w->set->all_gaussian = 0;
         w->set->all_rr = 0;
         size_t n0 = w->set->n;
@@ -249,6 +251,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         else if (e->kind == DPA_EV_NON_PRIVATE) { re = 0; rd = 1; } /* (0, 1)-DP: no guarantee */
         else w->set->all_rr = 0;
         double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0};
+        if (e->kind == DPA_EV_PRIVACY_LOSS) key[5] = (double)++w->next_id; /* tables: one leaf per event */
         return add_leaf(w, p, mult, mu, re, rd, key, leafpath, err);
     }
     }

@@ -48,6 +48,7 @@ static const kind_info KINDS[] = {
     [DPA_EV_SAMPLE] = {"sample", 2, {"n", "m"}, {0, 0}, 1},
     [DPA_EV_NO_OP] = {"no_op", 0, {NULL, NULL}, {0, 0}, 0},
     [DPA_EV_NON_PRIVATE] = {"non_private", 0, {NULL, NULL}, {0, 0}, 0},
+    [DPA_EV_PRIVACY_LOSS] = {"privacy_loss", 0, {NULL, NULL}, {0, 0}, 0},
 };
 #define NKINDS ((int)(sizeof KINDS / sizeof KINDS[0]))
 
@@ -456,6 +457,14 @@ dpa_event *dpa_event_copy(const dpa_event *e)
     c->kind = e->kind;
     c->p[0] = e->p[0];
     c->p[1] = e->p[1];
+    if (e->ndata) {
+        if (!(c->data = malloc(e->ndata * sizeof *c->data))) {
+            free(c);
+            return NULL;
+        }
+        memcpy(c->data, e->data, e->ndata * sizeof *c->data);
+        c->ndata = e->ndata;
+    }
     if (e->nchild > 0) {
         c->child = calloc(e->nchild, sizeof *c->child);
         if (!c->child) {
@@ -481,6 +490,7 @@ void dpa_event_free(dpa_event *e)
     for (size_t i = 0; i < e->nchild; i++)
         dpa_event_free(e->child[i]);
     free(e->child);
+    free(e->data);
     free(e);
 }
 
@@ -583,4 +593,76 @@ dpa_event *dpa_event_no_op(dpa_error *err)
 dpa_event *dpa_event_non_private(dpa_error *err)
 {
     return make_leaf(DPA_EV_NON_PRIVATE, 0, 0, err);
+}
+
+/* (loss, mass) pairs sorted by loss (privacy_loss tables) */
+typedef struct lm { double l, m; } lm;
+static int cmp_lm(const void *a, const void *b)
+{
+    double x = ((const lm *)a)->l, y = ((const lm *)b)->l;
+    return (x > y) - (x < y);
+}
+
+dpa_event *dpa_event_privacy_loss(const double *loss, const double *mass, size_t n, dpa_error *err)
+{
+    if (!loss || !mass || n == 0 || n > DPA_MAX_TABLE_POINTS) {
+        dpa_error_set(err, DPA_EINVAL, "privacy_loss: need 1 to %d points (loss and mass arrays of equal length)",
+                      DPA_MAX_TABLE_POINTS);
+        return NULL;
+    }
+    lm *v = malloc(n * sizeof *v);
+    if (!v) {
+        dpa_error_set(err, DPA_ENOMEM, "privacy_loss: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(fabs(loss[i]) <= DPA_MAX_TABLE_LOSS)) {
+            free(v);
+            dpa_error_set(err, DPA_EINVAL, "privacy_loss: loss[%zu] must be finite with |loss| <= %g, got %g", i,
+                          DPA_MAX_TABLE_LOSS, loss[i]);
+            return NULL;
+        }
+        if (!(mass[i] >= 0 && mass[i] <= 1)) {
+            free(v);
+            dpa_error_set(err, DPA_EINVAL, "privacy_loss: mass[%zu] must be in [0, 1], got %g", i, mass[i]);
+            return NULL;
+        }
+        v[i] = (lm){loss[i] == 0 ? 0.0 : loss[i], mass[i]};
+    }
+    qsort(v, n, sizeof *v, cmp_lm);
+    /* merge equal losses; the sums of P's and Q's masses (Q: m e^-l) */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && v[k - 1].l == v[i].l) v[k - 1].m += v[i].m;
+        else v[k++] = v[i];
+    }
+    long double sp = 0, sq = 0;
+    for (size_t i = 0; i < k; i++) {
+        sp += v[i].m;
+        sq += v[i].m * expl(-(long double)v[i].l);
+    }
+    if (!(sp <= 1 + DPA_TABLE_SUM_SLACK) || !(sq <= 1 + DPA_TABLE_SUM_SLACK)) {
+        free(v);
+        dpa_error_set(err, DPA_EINVAL,
+                      "privacy_loss: not a privacy loss distribution: the masses sum to %.17Lg and mass * e^-loss "
+                      "(the second distribution's) to %.17Lg; both must be at most 1 (+%g)",
+                      sp, sq, DPA_TABLE_SUM_SLACK);
+        return NULL;
+    }
+    dpa_event *e = alloc_event(DPA_EV_PRIVACY_LOSS, NULL, NULL, 0);
+    double *d = e ? malloc(2 * k * sizeof *d) : NULL;
+    if (!d) {
+        free(e);
+        free(v);
+        dpa_error_set(err, DPA_ENOMEM, "privacy_loss: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < k; i++) {
+        d[i] = v[i].l;
+        d[k + i] = v[i].m;
+    }
+    free(v);
+    e->data = d;
+    e->ndata = 2 * k;
+    return e;
 }

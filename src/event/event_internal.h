@@ -18,12 +18,17 @@
  *   REPEAT              p[0] count (integer)
  *   POISSON             p[0] rate
  *   SAMPLE              p[0] n,       p[1] m (integers)
+ *   RANDOMIZED_RESPONSE also p[1] k (buckets, integer >= 2)
+ *   PRIVACY_LOSS        data[0 .. n-1] losses (ascending, distinct),
+ *                       data[n .. 2n-1] their masses under P, n = ndata / 2
  */
 struct dpa_event {
     dpa_event_kind kind;
     double p[2];
     size_t nchild;
     dpa_event **child;
+    double *data;   /* owned; privacy_loss only */
+    size_t ndata;
 };
 
 struct dpa_spec {

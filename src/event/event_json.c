@@ -30,7 +30,8 @@
 #define PATH_FULL_MAX 16384
 
 #define EVENT_KEY_LIST "gaussian, laplace, discrete_laplace, discrete_gaussian, " \
-    "randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private"
+    "randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, " \
+    "privacy_loss"
 
 typedef enum walk_mode { MODE_SPEC, MODE_SCAN, MODE_INST } walk_mode;
 
@@ -400,6 +401,85 @@ static dpa_event *walk_compose(walk *w, json_t *val, const seg *at, int depth)
     return e;
 }
 
+/* {"privacy_loss": {"loss": [...], "mass": [...]}}: val is the object, at
+ * its path.  Numbers only (no placeholder); the checks of
+ * dpa_event_privacy_loss, with the offending entry's path. */
+static dpa_event *walk_table(walk *w, json_t *val, const seg *at)
+{
+    static const char *const keys[2] = {"loss", "mass"};
+    json_t *arr[2];
+    const char *key;
+    json_t *v;
+    char q[128];
+    if (!json_is_object(val)) {
+        fail(w, at, "expected an object, got %s", type_name(val));
+        return NULL;
+    }
+    json_object_foreach(val, key, v) {
+        if (strcmp(key, "loss") && strcmp(key, "mass")) {
+            fail(w, at, "unknown key %s (expected loss, mass)", quote(key, q, sizeof q));
+            return NULL;
+        }
+    }
+    for (int j = 0; j < 2; j++) {
+        seg sub = {at, keys[j], 0};
+        if (!(arr[j] = json_object_get(val, keys[j]))) {
+            fail(w, at, "missing key \"%s\"", keys[j]);
+            return NULL;
+        }
+        if (!json_is_array(arr[j]) || json_array_size(arr[j]) == 0) {
+            fail(w, &sub, "expected a non-empty array of numbers, got %s", type_name(arr[j]));
+            return NULL;
+        }
+    }
+    size_t n = json_array_size(arr[0]);
+    if (json_array_size(arr[1]) != n) {
+        fail(w, at, "\"loss\" has %zu entries and \"mass\" %zu: they must have the same length", n,
+             json_array_size(arr[1]));
+        return NULL;
+    }
+    if (n > DPA_MAX_TABLE_POINTS) {
+        fail(w, at, "at most %d points, got %zu", DPA_MAX_TABLE_POINTS, n);
+        return NULL;
+    }
+    double *d = malloc(2 * n * sizeof *d);
+    if (!d) {
+        fail(w, at, "out of memory");
+        return NULL;
+    }
+    for (int j = 0; j < 2; j++) {
+        seg sub = {at, keys[j], 0};
+        for (size_t i = 0; i < n; i++) {
+            seg el = {&sub, NULL, i};
+            json_t *x = json_array_get(arr[j], i);
+            if (is_placeholder(x)) {
+                fail(w, &el, "a placeholder \"?\" cannot stand in a privacy_loss table");
+                free(d);
+                return NULL;
+            }
+            if (!json_is_number(x)) {
+                fail(w, &el, "expected a number, got %s", type_name(x));
+                free(d);
+                return NULL;
+            }
+            double y = json_number_value(x);
+            int bad = j == 0 ? !(fabs(y) <= DPA_MAX_TABLE_LOSS) : !(y >= 0 && y <= 1);
+            if (bad) {
+                if (j == 0) fail(w, &el, "must be finite with |loss| <= %g, got %g", DPA_MAX_TABLE_LOSS, y);
+                else fail(w, &el, "must be in [0, 1], got %g", y);
+                free(d);
+                return NULL;
+            }
+            d[j * n + i] = y;
+        }
+    }
+    dpa_error e2;
+    dpa_event *e = dpa_event_privacy_loss(d, d + n, n, &e2);
+    free(d);
+    if (!e) fail(w, at, "%s", e2.message + (strncmp(e2.message, "privacy_loss: ", 14) ? 0 : 14));
+    return e;
+}
+
 /* A leaf or a one-child combinator: val is the parameter object, at its path. */
 static dpa_event *walk_kind(walk *w, dpa_event_kind k, json_t *val, const seg *at, int depth)
 {
@@ -408,6 +488,8 @@ static dpa_event *walk_kind(walk *w, dpa_event_kind k, json_t *val, const seg *a
     dpa_event *child;
     if (k == DPA_EV_COMPOSE)
         return walk_compose(w, val, at, depth);
+    if (k == DPA_EV_PRIVACY_LOSS)
+        return walk_table(w, val, at);
     if (!json_is_object(val)) {
         fail(w, at, "expected an object, got %s", type_name(val));
         return NULL;
@@ -678,6 +760,18 @@ static void write_kind(sbuf *b, const dpa_event *e)
         return;
     }
     sb_put(b, "{");
+    if (e->kind == DPA_EV_PRIVACY_LOSS) {
+        size_t n = e->ndata / 2;
+        for (int j = 0; j < 2; j++) {
+            sb_put(b, j ? ",\"mass\":[" : "\"loss\":[");
+            for (size_t i = 0; i < n; i++) {
+                char num[40];
+                snprintf(num, sizeof num, "%s%.17g", i ? "," : "", e->data[j * n + i]);
+                sb_put(b, num);
+            }
+            sb_put(b, "]");
+        }
+    }
     for (int s = 0; s < dpa_ev_num_params(e->kind); s++) {
         /* binary randomized response is written as before k existed */
         if (e->kind == DPA_EV_RANDOMIZED_RESPONSE && s == 1 && e->p[1] == 2)

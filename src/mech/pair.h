@@ -93,6 +93,12 @@ dpa_pair *dpa_pair_rr(double eps, double delta, dpa_error *err);
  * value changed): loss +eps w.p. e^eps/(e^eps+k-1) (output x), -eps w.p.
  * 1/(e^eps+k-1) (output x'), 0 w.p. (k-2)/(e^eps+k-1) under A; symmetric. */
 dpa_pair *dpa_pair_rr_k(double eps, double k, dpa_error *err);
+/* The pair of a privacy loss table (privacy_loss events): atoms at the n
+ * losses (ascending, distinct, finite) with A-masses mass[i] and B-masses
+ * mass[i] e^-loss[i], A's remaining mass 1 - sum mass at +inf, B's
+ * remaining mass at -inf (each only if positive).  Asymmetric in general
+ * (symmetric when the table equals its own reversal). */
+dpa_pair *dpa_pair_table(const double *loss, const double *mass, size_t n, dpa_error *err);
 /* Discrete Laplace, scale b > 0, integer sensitivity s >= 1. */
 dpa_pair *dpa_pair_discrete_laplace(double scale, double sensitivity, dpa_error *err);
 /* Discrete Gaussian N_Z(s, sigma^2) vs N_Z(0, sigma^2). */
