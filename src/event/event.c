@@ -344,6 +344,11 @@ dpa_event *dpa_ev_make(dpa_event_kind k, const double *p,
         dpa_error_set(err, DPA_EINVAL, "event: unknown kind %d", (int)k);
         return NULL;
     }
+    if (k == DPA_EV_PRIVACY_LOSS) { /* its table comes only through dpa_event_privacy_loss */
+        free_children(children, nchild);
+        dpa_error_set(err, DPA_EINVAL, "privacy_loss: build it with dpa_event_privacy_loss (it needs a table)");
+        return NULL;
+    }
     if (KINDS[k].nparams > 0 && dpa_ev_check_params(k, p, &bad, problem, sizeof problem)) {
         free_children(children, nchild);
         dpa_error_set(err, DPA_EINVAL, "%s: %s %s", KINDS[k].name, KINDS[k].param[bad], problem);
