@@ -371,7 +371,7 @@ static void test_unknown_kind_lists_kinds(void **state)
     char *close = strchr(list, ')');
     assert_non_null(close);
     *close = '\0';
-    int seen[DPA_EV_SAMPLE + 1] = {0}, n = 0;
+    int seen[DPA_EV_PRIVACY_LOSS + 1] = {0}, n = 0;
     for (char *tok = strtok(list, ", "); tok; tok = strtok(NULL, ", ")) {
         dpa_event_kind k;
         if (!dpa_ev_kind_from_name(tok, &k))
@@ -380,7 +380,7 @@ static void test_unknown_kind_lists_kinds(void **state)
         n++;
     }
     assert_int_equal(n, DPA_EV_PRIVACY_LOSS + 1);
-    for (int k = 0; k <= DPA_EV_SAMPLE; k++)
+    for (int k = 0; k <= DPA_EV_PRIVACY_LOSS; k++)
         if (seen[k] != 1)
             fail_msg("kind %s listed %d times", dpa_ev_kind_name((dpa_event_kind)k), seen[k]);
 }
