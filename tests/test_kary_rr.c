@@ -20,6 +20,7 @@
 #include <string.h>
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
+#include "dpacct/calibrate.h"
 #include "check.h"
 
 /* relative error allowance of the brute-force reference (see the header) */
@@ -210,12 +211,46 @@ static void test_single_step(void **state)
     }
 }
 
+/* regression (review): a huge eps made the rdp method report eps <= 0 and
+ * delta <= 0 (the middle atom's weight underflowed, 0 * inf error = NaN,
+ * read as log 0); a "?" for k is refused */
+static void test_extremes(void **state)
+{
+    (void)state;
+    dpa_error err;
+    static const double es[] = {1e17, 1e20, 1e50, 1e300};
+    for (size_t i = 0; i < sizeof es / sizeof *es; i++) {
+        char json[256];
+        snprintf(json, sizeof json, "{\"randomized_response\": {\"epsilon\": %.17g, \"k\": 3}}", es[i]);
+        const dpa_method ms[] = {DPA_METHOD_AUTO, DPA_METHOD_PLD, DPA_METHOD_RDP};
+        for (size_t m = 0; m < sizeof ms / sizeof *ms; m++) {
+            dpa_accountant *a = acct(json, ms[m], &err);
+            assert_non_null(a);
+            dpa_result r;
+            assert_int_equal(dpa_accountant_delta(a, 1, &r, &err), DPA_OK);
+            /* truth: (e^E - e) / (e^E + 2), 1 in double precision */
+            CHECK(r.upper >= 1 - 1e-12, "%s method %d: delta(1) upper %.17g", json, (int)ms[m], r.upper);
+            assert_int_equal(dpa_accountant_epsilon(a, 1e-6, &r, &err), DPA_OK);
+            CHECK(r.upper >= es[i] * (1 - 1e-12), "%s method %d: eps(1e-6) upper %.17g", json, (int)ms[m], r.upper);
+            dpa_accountant_free(a);
+        }
+    }
+    dpa_spec *s = dpa_spec_from_json("{\"randomized_response\": {\"p\": 0.6, \"k\": \"?\"}}", &err);
+    CHECK(!s, "a placeholder for k accepted as a spec");
+    dpa_spec_free(s);
+    dpa_template *t = dpa_template_from_json("{\"randomized_response\": {\"p\": 0.6, \"k\": \"?\"}}", &err);
+    CHECK(!t && strstr(err.message, "/randomized_response/k: the number of buckets cannot be calibrated"),
+          "a placeholder for k: %s", t ? "accepted" : err.message);
+    dpa_template_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vs_brute, setup, teardown),
         cmocka_unit_test_setup_teardown(test_single_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extremes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,7 +62,7 @@ typedef struct dpa_spec dpa_spec;
  * mass sums over 1 */
 #define DPA_MAX_TABLE_POINTS 1000000
 #define DPA_MAX_TABLE_LOSS 700.0
-#define DPA_TABLE_SUM_SLACK 1e-9
+#define DPA_TABLE_SUM_SLACK 0x1p-52 /* per point: sums up to 1 + (n + 1) 2^-52 */
 /* Largest accepted number of buckets k of randomized response. */
 #define DPA_MAX_RR_BUCKETS 1e12
 
@@ -91,8 +91,8 @@ dpa_event *dpa_event_non_private(dpa_error *err);
  * mass[i] >= 0 under the first distribution P; the rest of P's mass,
  * 1 - sum mass, is at +inf (a loss of +inf).  The second distribution Q
  * has mass mass[i] e^-loss[i] at each point and the rest at -inf.  Both
- * sums may exceed 1 by at most DPA_TABLE_SUM_SLACK (rounding in the tool
- * that produced the table); otherwise DPA_EINVAL.  The arrays are copied.
+ * sums may exceed 1 by at most (n + 1) DPA_TABLE_SUM_SLACK (the rounding of
+ * n doubles that sum to 1); otherwise DPA_EINVAL (renormalize first).  The arrays are copied.
  * n <= DPA_MAX_TABLE_POINTS. */
 dpa_event *dpa_event_privacy_loss(const double *loss, const double *mass, size_t n, dpa_error *err);
 
@@ -114,7 +114,7 @@ dpa_event_kind dpa_event_get_kind(const dpa_event *e);
 size_t dpa_event_num_children(const dpa_event *e);
 const dpa_event *dpa_event_child(const dpa_event *e, size_t i);
 /* Named numeric parameter ("sigma", "sensitivity", "scale", "epsilon", "delta",
- * "rho", "mu", "count", "rate", "n", "m").  Returns DPA_EINVAL if this kind has
+ * "rho", "mu", "count", "rate", "n", "m", "k").  Returns DPA_EINVAL if this kind has
  * no such parameter. */
 dpa_status dpa_event_get_param(const dpa_event *e, const char *name, double *value);
 

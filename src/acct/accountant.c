@@ -223,7 +223,8 @@ dpa_accountant *dpa_accountant_new(const dpa_spec *spec, const dpa_options *opt,
 static dpa_status nonprivate_note(const dpa_accountant *a, dpa_status st, dpa_result *out)
 {
     const char *p = a->leaves.nonprivate_path;
-    if (st == DPA_OK && p[0] && !out->note[0])
+    /* (it replaces a method's own remark: this one decides the result) */
+    if (st == DPA_OK && p[0])
         snprintf(out->note, sizeof out->note,
                  "non-private step at %.50s: its loss is +inf whenever it runs, so no finite epsilon "
                  "exists for a smaller delta",
@@ -236,6 +237,11 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "epsilon: NULL argument");
     if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "delta must be in (0, 1), got %g", delta);
     dpa_method_result_init(out, a->ops->id);
+    if (a->leaves.n == 0) { /* nothing but identities (no_op, eps 0): eps = 0 exactly */
+        out->upper = out->lower = out->upper_remove = out->upper_add = 0;
+        out->certified = out->method != DPA_METHOD_PHI && out->method != DPA_METHOD_GDP; /* as the method labels */
+        return DPA_OK;
+    }
     return nonprivate_note(a, a->ops->epsilon(a->state, delta, out, err), out);
 }
 
@@ -244,6 +250,11 @@ dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, 
     if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "delta: NULL argument");
     if (!isfinite(eps)) return dpa_error_set(err, DPA_EINVAL, "epsilon must be finite, got %g", eps);
     dpa_method_result_init(out, a->ops->id);
+    if (a->leaves.n == 0) { /* identical distributions: delta(eps) = (1 - e^eps)_+ */
+        out->upper = out->lower = out->upper_remove = out->upper_add = eps < 0 ? -expm1(eps) : 0;
+        out->certified = out->method != DPA_METHOD_PHI && out->method != DPA_METHOD_GDP;
+        return DPA_OK;
+    }
     return nonprivate_note(a, a->ops->delta(a->state, eps, 1, out, err), out);
 }
 
@@ -253,6 +264,10 @@ dpa_status dpa_accountant_profile(dpa_accountant *a, const double *eps, size_t n
     if (!a || (n && (!eps || !upper || !lower))) return dpa_error_set(err, DPA_EINVAL, "profile: NULL argument");
     for (size_t i = 0; i < n; i++)
         if (!isfinite(eps[i])) return dpa_error_set(err, DPA_EINVAL, "profile: epsilon[%zu] must be finite, got %g", i, eps[i]);
+    if (a->leaves.n == 0) { /* identical distributions */
+        for (size_t i = 0; i < n; i++) upper[i] = lower[i] = eps[i] < 0 ? -expm1(eps[i]) : 0;
+        return DPA_OK;
+    }
     if (a->ops->profile) return a->ops->profile(a->state, eps, n, upper, lower, err);
     dpa_result r;
     for (size_t i = 0; i < n; i++) {

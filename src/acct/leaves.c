@@ -125,6 +125,8 @@ static dpa_status add_composite(walk *w, const dpa_event *e, const dpa_event *c,
         return st;
     }
     for (size_t i = 0; i < in->n; i++) in->total_count += in->v[i].count;
+    if (in->nonprivate_path[0] && !w->set->nonprivate_path[0])
+        memcpy(w->set->nonprivate_path, in->nonprivate_path, sizeof w->set->nonprivate_path);
     int sample = e->kind == DPA_EV_SAMPLE;
     w->set->all_gaussian = 0;
     w->set->all_rr = 0;

@@ -646,12 +646,14 @@ dpa_event *dpa_event_privacy_loss(const double *loss, const double *mass, size_t
         sp += v[i].m;
         sq += v[i].m * expl(-(long double)v[i].l);
     }
-    if (!(sp <= 1 + DPA_TABLE_SUM_SLACK) || !(sq <= 1 + DPA_TABLE_SUM_SLACK)) {
+    long double slack = (long double)(k + 1) * DPA_TABLE_SUM_SLACK;
+    if (!(sp <= 1 + slack) || !(sq <= 1 + slack)) {
         free(v);
         dpa_error_set(err, DPA_EINVAL,
                       "privacy_loss: not a privacy loss distribution: the masses sum to %.17Lg and mass * e^-loss "
-                      "(the second distribution's) to %.17Lg; both must be at most 1 (+%g)",
-                      sp, sq, DPA_TABLE_SUM_SLACK);
+                      "(the second distribution's) to %.17Lg; both must be at most 1 up to rounding (%.3Lg; "
+                      "renormalize the table)",
+                      sp, sq, slack);
         return NULL;
     }
     dpa_event *e = alloc_event(DPA_EV_PRIVACY_LOSS, NULL, NULL, 0);

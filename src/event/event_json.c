@@ -242,6 +242,8 @@ static void expected_keys(dpa_event_kind k, char *buf, size_t n)
         len += (size_t)snprintf(buf + len, n - len, ", p");
     if (dpa_ev_arity(k) == 1)
         snprintf(buf + len, n - len, ", event");
+    if (!buf[0])
+        snprintf(buf, n, "no keys: {}");
 }
 
 static int key_allowed(dpa_event_kind k, const char *key)
@@ -311,6 +313,8 @@ static dpa_status read_params(walk *w, dpa_event_kind k, json_t *obj, const seg 
             sub.key = "p";
         if (read_number(w, node, &sub, &pa->p[s], &is_ph) != DPA_OK)
             return DPA_EINVAL;
+        if (is_ph && k == DPA_EV_RANDOMIZED_RESPONSE && s == 1)
+            return fail(w, &sub, "the number of buckets cannot be calibrated (a \"?\" here); calibrate epsilon");
         if (is_ph)
             pa->ph = s;
     }
@@ -465,8 +469,8 @@ static dpa_event *walk_table(walk *w, json_t *val, const seg *at)
             double y = json_number_value(x);
             int bad = j == 0 ? !(fabs(y) <= DPA_MAX_TABLE_LOSS) : !(y >= 0 && y <= 1);
             if (bad) {
-                if (j == 0) fail(w, &el, "must be finite with |loss| <= %g, got %g", DPA_MAX_TABLE_LOSS, y);
-                else fail(w, &el, "must be in [0, 1], got %g", y);
+                if (j == 0) fail(w, &el, "must be finite with |loss| <= %g, got %.17g", DPA_MAX_TABLE_LOSS, y);
+                else fail(w, &el, "must be in [0, 1], got %.17g", y);
                 free(d);
                 return NULL;
             }

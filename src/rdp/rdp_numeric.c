@@ -311,12 +311,15 @@ double dpa_rdp_acc_log_upper(const dpa_rdp_acc *a, double log_extra)
         else comp += (t - nsum) + sum;
         sum = nsum;
         abs += v;
-        err += v * (a->r[i] + U * (fabs(a->l[i] - mx) + 2));
+        /* a term of weight 0 (v underflowed) contributes no error, whatever
+         * its relative error bound (inf for far-off atoms: 0 * inf = NaN) */
+        if (v > 0) err += v * (a->r[i] + U * (fabs(a->l[i] - mx) + 2));
     }
     double ex = log_extra == -INFINITY ? 0.0 : exp(log_extra - mx);
     abs += ex;
     double n = (double)a->n + 1;
     double up = (sum + comp) + ex + err * (1 + 4 * n * U) + (4 * U + 32 * n * U * U) * abs + U * ex * 4;
+    if (isnan(up)) return INFINITY; /* no bound: never a NaN read as log 0 */
     if (!(up > 0)) return -INFINITY;
     /* log rounds by u |result|, the addition of mx by u |mx| */
     return mx + log(up) + 2 * U * (fabs(mx) + fabs(log(up)) + 1);
