@@ -55,4 +55,17 @@ static inline dpa_accountant *test_accountant(const char *json, dpa_method metho
     return a;
 }
 
+/* The same, or NULL with *err set (for specs a test expects to be refused). */
+static inline dpa_accountant *try_accountant(const char *json, dpa_method method, dpa_error *err)
+{
+    dpa_spec *s = dpa_spec_from_json(json, err);
+    if (!s) return NULL;
+    dpa_options o;
+    dpa_options_init(&o);
+    o.method = method;
+    dpa_accountant *a = dpa_accountant_new(s, &o, err);
+    dpa_spec_free(s);
+    return a;
+}
+
 #endif

@@ -53,18 +53,6 @@ static char *spec(int n, double eps, double k)
     return s;
 }
 
-static dpa_accountant *acct(const char *json, dpa_method m, dpa_error *err)
-{
-    dpa_spec *s = dpa_spec_from_json(json, err);
-    if (!s) return NULL;
-    dpa_options o;
-    dpa_options_init(&o);
-    o.method = m;
-    dpa_accountant *a = dpa_accountant_new(s, &o, err);
-    dpa_spec_free(s);
-    return a;
-}
-
 static void test_parse(void **state)
 {
     (void)state;
@@ -86,8 +74,8 @@ static void test_parse(void **state)
     free(j);
     dpa_spec_free(s);
     /* "p" with k: p = 0.5 of the true bucket among 3 is eps = log(0.5 * 2 / 0.5) = log 2 */
-    dpa_accountant *a = acct("{\"randomized_response\": {\"p\": 0.5, \"k\": 3}}", DPA_METHOD_PLD, &err);
-    dpa_accountant *b = acct("{\"randomized_response\": {\"epsilon\": 0.69314718055994531, \"k\": 3}}", DPA_METHOD_PLD, &err);
+    dpa_accountant *a = try_accountant("{\"randomized_response\": {\"p\": 0.5, \"k\": 3}}", DPA_METHOD_PLD, &err);
+    dpa_accountant *b = try_accountant("{\"randomized_response\": {\"epsilon\": 0.69314718055994531, \"k\": 3}}", DPA_METHOD_PLD, &err);
     assert_non_null(a);
     assert_non_null(b);
     dpa_result ra, rb;
@@ -97,7 +85,7 @@ static void test_parse(void **state)
     dpa_accountant_free(a);
     dpa_accountant_free(b);
     /* p = 1/k exactly: eps 0, the identity */
-    a = acct("{\"randomized_response\": {\"p\": 0.25, \"k\": 4}}", DPA_METHOD_AUTO, &err);
+    a = try_accountant("{\"randomized_response\": {\"p\": 0.25, \"k\": 4}}", DPA_METHOD_AUTO, &err);
     assert_non_null(a);
     assert_int_equal(dpa_accountant_epsilon(a, 1e-6, &ra, &err), DPA_OK);
     CHECK(ra.upper == 0, "p = 1/k: eps %.17g", ra.upper);
@@ -142,19 +130,19 @@ static void test_vs_brute(void **state)
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
         char *json = spec(cs[i].n, cs[i].eps, cs[i].k);
         dpa_error err;
-        dpa_accountant *a = acct(json, DPA_METHOD_AUTO, &err);
+        dpa_accountant *a = try_accountant(json, DPA_METHOD_AUTO, &err);
         assert_non_null(a);
         CHECK(dpa_accountant_method(a) == DPA_METHOD_PLD, "%s: auto picked %d", json, (int)dpa_accountant_method(a));
         dpa_accountant_free(a);
         for (int m = 0; m < 2; m++) {
-            dpa_accountant *r = acct(json, m ? DPA_METHOD_CLT : DPA_METHOD_EXACT, &err);
+            dpa_accountant *r = try_accountant(json, m ? DPA_METHOD_CLT : DPA_METHOD_EXACT, &err);
             CHECK(!r && err.status == DPA_EUNSUPPORTED && strstr(err.message, "pld"), "%s: method %s: %s", json,
                   m ? "clt" : "exact", r ? "accepted" : err.message);
             dpa_accountant_free(r);
         }
         const dpa_method ms[] = {DPA_METHOD_PLD, DPA_METHOD_PHI, DPA_METHOD_RDP};
         for (size_t j = 0; j < sizeof ms / sizeof *ms; j++) {
-            a = acct(json, ms[j], &err);
+            a = try_accountant(json, ms[j], &err);
             assert_non_null(a);
             double L = cs[i].eps * cs[i].n;
             for (int q = 0; q <= 8; q++) {
@@ -191,7 +179,7 @@ static void test_single_step(void **state)
         double eps = 1.5, k = ks[i];
         char *json = spec(1, eps, k);
         dpa_error err;
-        dpa_accountant *a = acct(json, DPA_METHOD_AUTO, &err);
+        dpa_accountant *a = try_accountant(json, DPA_METHOD_AUTO, &err);
         assert_non_null(a);
         for (double t = 0; t < eps; t += 0.25) {
             dpa_result r;
@@ -224,7 +212,7 @@ static void test_extremes(void **state)
         snprintf(json, sizeof json, "{\"randomized_response\": {\"epsilon\": %.17g, \"k\": 3}}", es[i]);
         const dpa_method ms[] = {DPA_METHOD_AUTO, DPA_METHOD_PLD, DPA_METHOD_RDP};
         for (size_t m = 0; m < sizeof ms / sizeof *ms; m++) {
-            dpa_accountant *a = acct(json, ms[m], &err);
+            dpa_accountant *a = try_accountant(json, ms[m], &err);
             assert_non_null(a);
             dpa_result r;
             assert_int_equal(dpa_accountant_delta(a, 1, &r, &err), DPA_OK);

@@ -28,18 +28,6 @@
 
 #define REF_TOL 1e-12L
 
-static dpa_accountant *acct(const char *json, dpa_method m, dpa_error *err)
-{
-    dpa_spec *s = dpa_spec_from_json(json, err);
-    if (!s) return NULL;
-    dpa_options o;
-    dpa_options_init(&o);
-    o.method = m;
-    dpa_accountant *a = dpa_accountant_new(s, &o, err);
-    dpa_spec_free(s);
-    return a;
-}
-
 /* one direction of n-fold composition of 3 finite atoms plus +inf mass r */
 static long double brute_dir(const long double w[3], const long double a[3], long double r, int n, long double t)
 {
@@ -129,10 +117,10 @@ static void test_rr_table(void **state)
     /* tables are data: the exact method leaves them to pld */
     {
         dpa_error err;
-        dpa_accountant *x = acct(tab, DPA_METHOD_EXACT, &err);
+        dpa_accountant *x = try_accountant(tab, DPA_METHOD_EXACT, &err);
         CHECK(!x && err.status == DPA_EUNSUPPORTED, "exact took a privacy_loss table");
         dpa_accountant_free(x);
-        x = acct(tab, DPA_METHOD_AUTO, &err);
+        x = try_accountant(tab, DPA_METHOD_AUTO, &err);
         assert_non_null(x);
         CHECK(dpa_accountant_method(x) == DPA_METHOD_PLD, "auto picked %d", (int)dpa_accountant_method(x));
         dpa_accountant_free(x);
@@ -140,7 +128,7 @@ static void test_rr_table(void **state)
     const dpa_method ms[] = {DPA_METHOD_AUTO, DPA_METHOD_PLD, DPA_METHOD_PHI};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) {
         dpa_error err;
-        dpa_accountant *a = acct(tab, ms[i], &err), *b = acct(rr, ms[i], &err);
+        dpa_accountant *a = try_accountant(tab, ms[i], &err), *b = try_accountant(rr, ms[i], &err);
         assert_non_null(a);
         assert_non_null(b);
         dpa_result ra, rb;
@@ -162,7 +150,7 @@ static void test_rr_table(void **state)
     const char *rrq = "{\"repeat\": {\"count\": 50, \"event\": {\"poisson\": {\"rate\": 0.1, \"event\": "
                       "{\"randomized_response\": {\"epsilon\": 1}}}}}}";
     dpa_error err;
-    dpa_accountant *a = acct(tabq, DPA_METHOD_AUTO, &err), *b = acct(rrq, DPA_METHOD_AUTO, &err);
+    dpa_accountant *a = try_accountant(tabq, DPA_METHOD_AUTO, &err), *b = try_accountant(rrq, DPA_METHOD_AUTO, &err);
     assert_non_null(a);
     assert_non_null(b);
     dpa_result ra, rb;
@@ -198,7 +186,7 @@ static void test_vs_brute(void **state)
         const dpa_method ms[] = {DPA_METHOD_AUTO, DPA_METHOD_PLD, DPA_METHOD_PHI, DPA_METHOD_RDP};
         for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) {
             dpa_error err;
-            dpa_accountant *a = acct(json, ms[k], &err);
+            dpa_accountant *a = try_accountant(json, ms[k], &err);
             assert_non_null(a);
             double L = 3.0 * cs[i].n;
             for (int q = 0; q <= 10; q++) {
