@@ -154,6 +154,21 @@ static int reaches(double mu, double e, double t, int strict)
 #define GALLOP_REL 1e-12
 #define GALLOP_MIN 1e-9
 
+/* Bisection of [*a, *b] to relative width tol, keeping *b on the side
+ * where the test holds ("hi": !below for reaches_side = -1, reaches with
+ * strict = reaches_side otherwise) and *a on the other; every end returned
+ * was evaluated. */
+static void bisect(double *a, double *b, double e, double t, int reaches_side, double tol)
+{
+    for (int it = 0; it < 200 && *b - *a > tol * *b; it++) {
+        double m = 0.5 * (*a + *b);
+        if (m <= *a || m >= *b) break;
+        int hi = reaches_side < 0 ? !below(m, e, t) : reaches(m, e, t, reaches_side);
+        if (hi) *b = m;
+        else *a = m;
+    }
+}
+
 /* The largest mu in [a0, MU_CAP] found with below(mu), given below(a0):
  * galloping up from a0 (a point that improves the running bound a little
  * costs a few evaluations), then bisection to MU_REL_TOL.  Rounded down by
@@ -168,12 +183,7 @@ static double down_mu_from(double a0, double e, double t)
         if (a >= MU_CAP) return MU_CAP;
         step *= 4;
     }
-    for (int it = 0; it < 200 && b - a > MU_REL_TOL * b; it++) {
-        double m = 0.5 * (a + b);
-        if (m <= a || m >= b) break;
-        if (below(m, e, t)) a = m;
-        else b = m;
-    }
+    bisect(&a, &b, e, t, -1, MU_REL_TOL);
     return a;
 }
 
@@ -190,12 +200,7 @@ static double up_mu_from(double a0, double e, double t, int strict, double tol)
         a = b;
         step *= 4;
     }
-    for (int it = 0; it < 200 && b - a > tol * b; it++) {
-        double m = 0.5 * (a + b);
-        if (m <= a || m >= b) break;
-        if (reaches(m, e, t, strict)) b = m;
-        else a = m;
-    }
+    bisect(&a, &b, e, t, strict, tol);
     return b;
 }
 
@@ -227,12 +232,7 @@ static double up_mu_down_from(double b0, double e, double t, int strict)
         b = a;
         step *= 4;
     }
-    for (int it = 0; it < 200 && b - a > MU_REL_TOL * b; it++) {
-        double m = 0.5 * (a + b);
-        if (m <= a || m >= b) break;
-        if (reaches(m, e, t, strict)) b = m;
-        else a = m;
-    }
+    bisect(&a, &b, e, t, strict, MU_REL_TOL);
     return b;
 }
 

@@ -215,20 +215,13 @@
 
 /* ---------------- helpers ---------------- */
 
-static double ld_up(long double x)
+/* e^arg in long double, with *err >= its absolute error (expl's E_F plus
+ * the rounding of arg, u |arg| + u) */
+static long double exp_err(long double arg, long double *err)
 {
-    if (isnan(x)) return INFINITY;
-    double d = (double)x;
-    if ((long double)d < x) d = nextafter(d, INFINITY);
-    return d;
-}
-
-static double ld_dn(long double x)
-{
-    if (isnan(x)) return -INFINITY;
-    double d = (double)x;
-    if ((long double)d > x) d = nextafter(d, -INFINITY);
-    return d;
+    long double v = expl(arg);
+    *err = (E_F + U * fabsl(arg) + U) * v;
+    return v;
 }
 
 /* w(y + 1) / w(y) and w(z - 1) / w(z); the same expressions everywhere */
@@ -784,8 +777,8 @@ static void set_ck(dpa_rr_ckpt *ck, long double w, const acc *a)
     ck->w = w;
     ck->A = a->A;
     ck->G = a->H;
-    ck->Ae = ld_up(a->Ae);
-    ck->Ge = ld_up(a->He);
+    ck->Ae = dpa_ld_up(a->Ae);
+    ck->Ge = dpa_ld_up(a->He);
 }
 
 /* Error bounds of a block of nb weights summed from 0 (section 1, per
@@ -907,8 +900,8 @@ static dpa_status dist_build(dpa_rr_dist *d, const grp *g, int side, double *bud
         d->up[j].A = Ab;
         d->up[j].G = Hb;
         long double thmax = ((long double)(j * (size_t)bk) + (long double)(nb - 1)) * d->c1;
-        d->up[j].Ae = ld_up((thmax + U * nb) * Ab);
-        d->up[j].Ge = ld_up((thmax + (2 * U + d->e2r) * nb) * Hb);
+        d->up[j].Ae = dpa_ld_up((thmax + U * nb) * Ab);
+        d->up[j].Ge = dpa_ld_up((thmax + (2 * U + d->e2r) * nb) * Hb);
         if (stop) break;
     }
     d->nup = j + 1;
@@ -923,8 +916,8 @@ static dpa_status dist_build(dpa_rr_dist *d, const grp *g, int side, double *bud
         long double Ge = d->E2b * n->Ge + (long double)c->Ge + (2 * U + d->e2br) * G;
         c->A = A;
         c->G = G;
-        c->Ae = ld_up(Ae);
-        c->Ge = ld_up(Ge);
+        c->Ae = dpa_ld_up(Ae);
+        c->Ge = dpa_ld_up(Ge);
     }
     /* lower side: walk down from md in blocks ending at the checkpoints
      * md - (j + 1) bk; each block's Horner sum runs downwards as we walk */
@@ -1397,8 +1390,8 @@ void dpa_rr_delta(const dpa_rr_comp *c, double t, double *up, double *lo)
     if (isnan(t)) { *up = 1; *lo = 0; return; }
     long double du, dl;
     delta_ld(c, t, &du, &dl);
-    *up = ld_up(du);
-    *lo = ld_dn(dl);
+    *up = dpa_ld_up(du);
+    *lo = dpa_ld_dn(dl);
     if (*lo > *up) *lo = *up;
     *lo += 0.0;
 }
@@ -1570,7 +1563,7 @@ static dpa_status build_one(dpa_rr_comp *c, const fac *f, size_t nf, const grp *
             c->Lrest[i] = nextafterl(c->Lrest[i + 1] + p, INFINITY);
         }
     }
-    c->tmax = fmax(0, ld_up(c->Lrest[0]));
+    c->tmax = fmax(0, dpa_ld_up(c->Lrest[0]));
     c->loose = pl == 2;
     dpa_status st = DPA_OK;
     double budget = 2 * MAX_STEPS;
@@ -2721,17 +2714,8 @@ static void law_sum(const het_law *L, int kind, long double x, double t, long do
     int none = 0;   /* g vanishes on the window */
     if (kind == 0) {
         long double r = floorl(x / L->h) + 1; /* first lattice point with r h > x */
-        if (r <= s_lo) {
-            r0 = 0;
-            long double arg = x - s_lo * L->h;
-            c0 = expl(arg);
-            c0e = (E_F + U * fabsl(arg) + U) * c0;
-        } else {
-            r0 = r - s_lo;
-            long double arg = x - r * L->h; /* in (-h, 0] */
-            c0 = expl(arg);
-            c0e = (E_F + U * fabsl(arg) + U) * c0;
-        }
+        r0 = r <= s_lo ? 0 : r - s_lo;
+        c0 = exp_err(x - (s_lo + r0) * L->h, &c0e); /* the argument is in (-h, 0] when r > s_lo */
         if (r0 >= Nl) none = 1;
         else {
             n = Nl - r0;
@@ -2749,9 +2733,7 @@ static void law_sum(const het_law *L, int kind, long double x, double t, long do
     } else if (kind == 3) {
         r0 = x - s_lo;
         if (r0 < 0) r0 = 0; /* the whole window; g up to e^{t - xh} below it */
-        long double arg = (long double)t - (s_lo + r0) * L->h;
-        c0 = expl(arg);
-        c0e = (E_F + U * fabsl(arg) + U) * c0;
+        c0 = exp_err((long double)t - (s_lo + r0) * L->h, &c0e);
         if (r0 >= Nl) none = 1;
         else {
             /* G_0 = c0 (1 - e^{-hn}) / (1 - e^{-h}) */
@@ -2920,8 +2902,8 @@ static void het_delta_now(dpa_rr_het *c, double t, double *up, double *lo)
     het_parts(c, t, 3, &p);
     long double u_ = p.y_up > 0 ? (p.inf_up + p.y_up) * (1 + 4 * U) : p.inf_up;
     long double l_ = p.y_lo > 0 ? (p.inf_lo + p.y_lo) * (1 - 4 * U) : p.inf_lo;
-    *up = ld_up(fminl(1, u_));
-    *lo = ld_dn(fmaxl(0, fmaxl(l_, p.fl_)));
+    *up = dpa_ld_up(fminl(1, u_));
+    *lo = dpa_ld_dn(fmaxl(0, fmaxl(l_, p.fl_)));
     if (*lo > *up) *lo = *up;
     *lo += 0.0;
 }
@@ -2949,7 +2931,7 @@ static double het_g(double t, void *pp)
 static double het_solve(dpa_rr_het *c, double target, int side)
 {
     hctx s = {c, target, side};
-    double tmax = fmin(ld_up(c->L), DBL_MAX);
+    double tmax = fmin(dpa_ld_up(c->L), DBL_MAX);
     if (het_g(0.0, &s) <= 0) return 0.0;
     if (het_g(tmax, &s) > 0) return INFINITY;
     double a, b;

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stddef.h>
 #include "dpacct/profile.h"
+#include "num/num.h"
 
 #if LDBL_MANT_DIG < 64
 #error "profile_ops.c needs a long double with at least 64 mantissa bits"
@@ -25,23 +26,6 @@
 
 #define U (0.5L * LDBL_EPSILON)
 #define E_F (8 * U)
-
-/* x rounded up / down to double (NaN: the trivial side) */
-static double ld_up(long double x)
-{
-    if (isnan(x)) return INFINITY;
-    double d = (double)x;
-    if ((long double)d < x) d = nextafter(d, INFINITY);
-    return d;
-}
-
-static double ld_dn(long double x)
-{
-    if (isnan(x)) return -INFINITY;
-    double d = (double)x;
-    if ((long double)d > x) d = nextafter(d, -INFINITY);
-    return d;
-}
 
 /* a base bracket clamped to 0 <= lo <= up <= 1 (NaN: the trivial side) */
 static void clamp01(double *up, double *lo)
@@ -82,8 +66,8 @@ void dpa_profile_eval(const dpa_profile *p, int dir, double x, double *up, doubl
     long double a = -expm1l((long double)x), b = expl((long double)x);
     long double hi = (a * (1 + E_F) + b * (1 + E_F) * ou) * (1 + 3 * U);
     long double lw = (a * (1 - E_F) + b * (1 - E_F) * ol) * (1 - 3 * U);
-    *up = ld_up(fminl(1, hi));
-    *lo = ld_dn(fmaxl(0, lw));
+    *up = dpa_ld_up(fminl(1, hi));
+    *lo = dpa_ld_dn(fmaxl(0, lw));
     if (*lo > *up) *lo = *up;
 }
 
@@ -139,8 +123,8 @@ void dpa_profile_table_eval(void *ctx, double x, double *up, double *lo)
         hu = (u0 + thb * (u1 - u0)) * (1 + 2 * U) + 2 * U * (u0 > u1 ? u0 : u1);
         if (hu > u0) hu = u0; /* non-increasing */
     }
-    *up = ld_up(fminl(1, hu));
-    *lo = ld_dn(fmaxl(0, l));
+    *up = dpa_ld_up(fminl(1, hu));
+    *lo = dpa_ld_dn(fmaxl(0, l));
     if (*lo > *up) *lo = *up;
 }
 
@@ -184,14 +168,14 @@ void dpa_profile_poisson_remove(const dpa_profile *base, double q, double x, dou
         glo = ((long double)x + lq * (1 - E_F)) * (1 - 2 * U) - 1e-300L;
         ghi = ((long double)x + lq * (1 + E_F)) * (1 + 2 * U);
     }
-    double gl = ld_dn(glo), gh = ld_up(ghi);
+    double gl = dpa_ld_dn(glo), gh = dpa_ld_up(ghi);
     if (gl < 0) gl = 0;
     call_dir(base, 0, gl, &bu, &bl); /* upper bound at the argument below */
     double tu = bu;
     call_dir(base, 0, gh, &bu, &bl); /* lower bound at the argument above */
     /* q times the bound: one rounding each */
-    *up = ld_up(fminl(1, (long double)q * tu * (1 + 2 * U)));
-    *lo = ld_dn((long double)q * bl * (1 - 2 * U));
+    *up = dpa_ld_up(fminl(1, (long double)q * tu * (1 + 2 * U)));
+    *lo = dpa_ld_dn((long double)q * bl * (1 - 2 * U));
     if (*lo > *up) *lo = *up;
 }
 
@@ -255,15 +239,15 @@ void dpa_profile_poisson_add(const dpa_profile *base, double q, double x, double
             xhi = A + eA - (B2 - E_F * fabsl(B2)) + U * (fabsl(A) + fabsl(B2)) * 2;
         }
     }
-    double xl = ld_dn(xlo), xh = ld_up(xhi);
+    double xl = dpa_ld_dn(xlo), xh = dpa_ld_up(xhi);
     if (xl < 0) xl = 0;
     if (xh < xl) xh = xl;
     double bu, bl, tu;
     call_dir(base, 1, xl, &bu, &bl);
     tu = bu;
     call_dir(base, 1, xh, &bu, &bl);
-    *up = ld_up(fminl(1, cup * tu * (1 + 2 * U)));
-    *lo = ld_dn(fmaxl(0, clo * bl * (1 - 2 * U)));
+    *up = dpa_ld_up(fminl(1, cup * tu * (1 + 2 * U)));
+    *lo = dpa_ld_dn(fmaxl(0, clo * bl * (1 - 2 * U)));
     if (*lo > *up) *lo = *up;
 }
 

@@ -17,6 +17,12 @@
 /* Unit round-off of double (2^-53); every error allowance is a multiple. */
 #define DPA_UNIT_ROUNDOFF 1.1102230246251565e-16
 
+/* ---------- directed rounding (rounding.c) ----------
+ * A long double rounded to the double at or above (dpa_ld_up) / at or below
+ * (dpa_ld_dn) it; NaN gives the trivial side (+INFINITY / -INFINITY). */
+double dpa_ld_up(long double x);
+double dpa_ld_dn(long double x);
+
 /* ---------- log-space arithmetic (log_arith.c) ----------
  * Arguments may be -INFINITY (log 0).  Never return NaN for non-NaN input
  * inside the documented domain. */
