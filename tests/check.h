@@ -6,9 +6,47 @@
 #ifndef DPA_TESTS_CHECK_H
 #define DPA_TESTS_CHECK_H
 
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
+
+/* 1 in AddressSanitizer builds (tests then run smaller sweeps) */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+/* The xorshift64 generator of the generated-case sweeps: a fixed seed, so
+ * runs are reproducible; DPA_TEST_SEED perturbs it (test_seed_from_env). */
+static inline uint64_t *test_rng_state(void)
+{
+    static uint64_t s = 0x9E3779B97F4A7C15ULL;
+    return &s;
+}
+/* uniform on [0, 1) */
+static inline double test_unif(void)
+{
+    uint64_t *s = test_rng_state();
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (double)(*s >> 11) * 0x1p-53;
+}
+/* log-uniform on [a, b], 0 < a <= b */
+static inline double test_log_unif(double a, double b) { return exp(log(a) + test_unif() * (log(b) - log(a))); }
+static inline void test_seed_from_env(void)
+{
+    if (getenv("DPA_TEST_SEED")) *test_rng_state() ^= strtoull(getenv("DPA_TEST_SEED"), NULL, 0) * 0xD1B54A32D192ED03ULL;
+}
 
 static int n_failed;
 static struct timespec check_t0; /* start of the current test (timing report) */

@@ -38,16 +38,6 @@
 #include "acct/leaves.h"
 #include "check.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 #define PREC 192
 #define N(a) (sizeof(a) / sizeof *(a))
@@ -432,15 +422,6 @@ static void check_eps(const char *what, const leafspec *ls, size_t n, double del
 /* ------------------------------------------------------------------ */
 /* glibc's long double functions within E_F = 4 ulp (the assumption of exact_rr.c) */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
-static double unif(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) * 0x1p-53;
-}
-static double log_unif(double a, double b) { return exp(log(a) + unif() * (log(b) - log(a))); }
 
 static void test_libm_ld(void **state)
 {
@@ -452,13 +433,13 @@ static void test_libm_ld(void **state)
     double worst[6] = {0};
     for (int i = 0; i < n; i++) {
         long double a[6], r[6];
-        a[0] = (long double)(unif() * 22000 - 11000) + (long double)unif() * 0x1p-20L;
-        if (i % 2) a[0] = (long double)(unif() * 100 - 50);
-        a[1] = -(long double)log_unif(1e-20, 50) * (i % 5 ? 1 : -0.02);
-        a[2] = (long double)(i % 2 ? -log_unif(1e-20, 0.9999) : log_unif(1e-20, 1e6));
-        a[3] = (long double)log_unif(1e-300, 1e300);
-        a[4] = (long double)log_unif(1e-20, 1);
-        a[5] = (long double)log_unif(1e-20, 30);
+        a[0] = (long double)(test_unif() * 22000 - 11000) + (long double)test_unif() * 0x1p-20L;
+        if (i % 2) a[0] = (long double)(test_unif() * 100 - 50);
+        a[1] = -(long double)test_log_unif(1e-20, 50) * (i % 5 ? 1 : -0.02);
+        a[2] = (long double)(i % 2 ? -test_log_unif(1e-20, 0.9999) : test_log_unif(1e-20, 1e6));
+        a[3] = (long double)test_log_unif(1e-300, 1e300);
+        a[4] = (long double)test_log_unif(1e-20, 1);
+        a[5] = (long double)test_log_unif(1e-20, 30);
         r[0] = expl(a[0]); r[1] = expm1l(a[1]); r[2] = log1pl(a[2]);
         r[3] = logl(a[3]); r[4] = sinhl(a[4]); r[5] = tanhl(a[5]);
         for (int f = 0; f < 6; f++) {
@@ -655,8 +636,8 @@ static void test_sweep(void **state)
     clock_t t0 = clock();
     double worst_exact = 0;
     for (int c = 0; c < ncase; c++) {
-        double k = c < 4 ? (double)(c + 1) : floor(log_unif(1, c % 6 == 0 ? 1e6 : 3e4));
-        double e = c % 7 == 3 ? 0.25 * (1 + c % 8) : log_unif(1e-4, 10);
+        double k = c < 4 ? (double)(c + 1) : floor(test_log_unif(1, c % 6 == 0 ? 1e6 : 3e4));
+        double e = c % 7 == 3 ? 0.25 * (1 + c % 8) : test_log_unif(1e-4, 10);
         double dl = dls[c % 3];
         /* keep e sqrt(k) moderate for the big counts (otherwise every delta
          * below is 0 or the +inf mass) */
@@ -671,9 +652,9 @@ static void test_sweep(void **state)
         double yy = floor((fmin(L, mean + 2 * sd) / e + k) / 2);
         double ts[6];
         ts[0] = e * (2 * yy - k);
-        ts[1] = e * (2 * yy - k + unif() * 2);
-        ts[2] = -fmin(L, sd) * unif();
-        ts[3] = fmax(0, mean - sd * unif());
+        ts[1] = e * (2 * yy - k + test_unif() * 2);
+        ts[2] = -fmin(L, sd) * test_unif();
+        ts[3] = fmax(0, mean - sd * test_unif());
         ts[4] = L;
         ts[5] = L * (1 + 1e-9) + 1;
         for (size_t j = 0; j < N(ts); j++) {
@@ -982,13 +963,13 @@ static void test_random(void **state)
     char what[256];
     for (int c = 0; c < ncase; c++) {
         leafspec l[3];
-        size_t n = 1 + (size_t)(unif() * 3);
+        size_t n = 1 + (size_t)(test_unif() * 3);
         if (n > 3) n = 3;
         for (size_t i = 0; i < n; i++) {
-            l[i].eps = unif() < 0.2 ? 0.125 * (1 + floor(unif() * 16)) : log_unif(1e-5, 12);
-            l[i].k = n == 1 ? floor(log_unif(1, 2e5)) : floor(log_unif(1, i == 0 ? 3000 : 25));
-            double r = unif();
-            l[i].delta = r < 0.4 ? 0 : r < 0.7 ? log_unif(1e-15, 1e-5) : r < 0.9 ? log_unif(1e-5, 0.1) : 1 - log_unif(1e-9, 0.5);
+            l[i].eps = test_unif() < 0.2 ? 0.125 * (1 + floor(test_unif() * 16)) : test_log_unif(1e-5, 12);
+            l[i].k = n == 1 ? floor(test_log_unif(1, 2e5)) : floor(test_log_unif(1, i == 0 ? 3000 : 25));
+            double r = test_unif();
+            l[i].delta = r < 0.4 ? 0 : r < 0.7 ? test_log_unif(1e-15, 1e-5) : r < 0.9 ? test_log_unif(1e-5, 0.1) : 1 - test_log_unif(1e-9, 0.5);
         }
         describe(what, sizeof what, l, n);
         dpa_rr_comp cc;
@@ -997,9 +978,9 @@ static void test_random(void **state)
         for (size_t i = 0; i < n; i++) sd2 += l[i].eps * l[i].eps * l[i].k;
         for (int j = 0; j < 10; j++) {
             /* a lattice point of the first eps, shifted by 0, +-1 ulp, +-1e-9 relative */
-            const leafspec *f = &l[(size_t)(unif() * n) % n];
-            double y = floor(unif() * (f->k + 1)), t = f->eps * (2 * y - f->k);
-            if (j < 6) t = fmin(t, sqrt(sd2) * (2 + 4 * unif()));
+            const leafspec *f = &l[(size_t)(test_unif() * n) % n];
+            double y = floor(test_unif() * (f->k + 1)), t = f->eps * (2 * y - f->k);
+            if (j < 6) t = fmin(t, sqrt(sd2) * (2 + 4 * test_unif()));
             switch (j % 5) {
             case 1: t = nextafter(t, INFINITY); break;
             case 2: t = nextafter(t, -INFINITY); break;
@@ -1573,10 +1554,10 @@ static void check_queries2(const char *what, const dpa_rr_comp *c, const rmodel 
         ts[nt++] = tl;
         ts[nt++] = nextafter(tl, INFINITY);
         ts[nt++] = nextafter(tl, -INFINITY);
-        ts[nt++] = tl - D * unif();
-        ts[nt++] = mean + sd * (2 * unif() - 1);
+        ts[nt++] = tl - D * test_unif();
+        ts[nt++] = mean + sd * (2 * test_unif() - 1);
         ts[nt++] = mean + 3 * sd;
-        ts[nt++] = -fabs(mean) - sd * unif();
+        ts[nt++] = -fabs(mean) - sd * test_unif();
         ts[nt++] = 0;
         ts[nt++] = L;
         /* an ulp below the largest loss: one group's cell is located
@@ -1629,7 +1610,7 @@ static void test_pair_representation(void **state)
     mpfr_inits2(4 * PREC, w, d, (mpfr_ptr)0);
     int n = quick ? 500 : 5000;
     for (int c = 0; c < n; c++) {
-        double q = c % 3 ? log_unif(1e-12, 0.9) : 1 - log_unif(1e-9, 0.5), eps = log_unif(1e-6, 700);
+        double q = c % 3 ? test_log_unif(1e-12, 0.9) : 1 - test_log_unif(1e-9, 0.5), eps = test_log_unif(1e-6, 700);
         dpa_error err;
         dpa_pair *P = dpa_pair_poisson(dpa_pair_rr(eps, 0, &err), q, &err);
         assert_non_null(P);
@@ -1675,8 +1656,8 @@ static void test_poisson_rr(void **state)
     char json[512], what[256];
     clock_t t0 = clock();
     for (int c = 0; c < ncase; c++) {
-        double q = log_unif(1e-9, 0.9), eps = log_unif(0.01, 20);
-        double k = c < 3 ? (double)(1 + 2 * c) : floor(log_unif(1, c % 5 == 0 ? 1e6 : 3e4));
+        double q = test_log_unif(1e-9, 0.9), eps = test_log_unif(0.01, 20);
+        double k = c < 3 ? (double)(1 + 2 * c) : floor(test_log_unif(1, c % 5 == 0 ? 1e6 : 3e4));
         if (c == 3) q = 0.9, eps = 20;
         if (c == 4) q = 1e-9, eps = 0.01;
         snprintf(json, sizeof json,
@@ -1728,21 +1709,21 @@ static dpa_pair *rand_pair(int type, int nice)
 {
     double w[2], a[2], b[2], ainf = 0, bninf = 0;
     if (type == 0) {
-        w[1] = nice ? 0.75 : log_unif(1e-4, 8);
-        w[0] = nice ? -0.25 : -log_unif(1e-4, 8);
+        w[1] = nice ? 0.75 : test_log_unif(1e-4, 8);
+        w[0] = nice ? -0.25 : -test_log_unif(1e-4, 8);
         double X = expm1(-w[0]), Y = -expm1(-w[1]);
         a[1] = X / (X + Y);
         a[0] = Y / (X + Y);
     } else if (type == 1) {
-        w[0] = nice ? 0.5 : log_unif(1e-3, 2);
-        w[1] = nice ? 1.5 : w[0] + log_unif(1e-3, 3);
-        a[1] = 0.05 + 0.9 * unif();
+        w[0] = nice ? 0.5 : test_log_unif(1e-3, 2);
+        w[1] = nice ? 1.5 : w[0] + test_log_unif(1e-3, 3);
+        a[1] = 0.05 + 0.9 * test_unif();
         a[0] = 1 - a[1];
         bninf = 1 - a[0] * exp(-w[0]) - a[1] * exp(-w[1]);
     } else {
-        w[1] = nice ? -0.5 : -log_unif(1e-3, 2);
-        w[0] = nice ? -1.5 : w[1] - log_unif(1e-3, 3);
-        b[1] = 0.05 + 0.9 * unif();
+        w[1] = nice ? -0.5 : -test_log_unif(1e-3, 2);
+        w[0] = nice ? -1.5 : w[1] - test_log_unif(1e-3, 3);
+        b[1] = 0.05 + 0.9 * test_unif();
         b[0] = 1 - b[1];
         a[0] = b[0] * exp(w[0]);
         a[1] = b[1] * exp(w[1]);
@@ -1767,10 +1748,10 @@ static void test_two_point_general(void **state)
     int ncase = quick ? 10 : 48;
     char what[256];
     for (int c = 0; c < ncase; c++) {
-        int n = c % 4 == 3 ? 2 + (int)(unif() * 2) : 1;
+        int n = c % 4 == 3 ? 2 + (int)(test_unif() * 2) : 1;
         dpa_leaf v[3];
         for (int i = 0; i < n; i++) {
-            double k = n == 1 ? floor(log_unif(1, c % 8 == 0 ? 1e6 : 3e4)) : floor(log_unif(1, i == 0 ? 2000 : 20));
+            double k = n == 1 ? floor(test_log_unif(1, c % 8 == 0 ? 1e6 : 3e4)) : floor(test_log_unif(1, i == 0 ? 2000 : 20));
             set_atom_leaf(&v[i], rand_pair((c + i) % 3, c % 6 == 1), k);
         }
         dpa_leafset L;
@@ -1830,7 +1811,7 @@ static void test_two_point_rr_consistency(void **state)
 {
     (void)state;
     for (int c = 0; c < (quick ? 6 : 30); c++) {
-        double eps = log_unif(1e-3, 10), k = floor(log_unif(1, 1e5)), dl = c % 3 == 0 ? 1e-7 : 0;
+        double eps = test_log_unif(1e-3, 10), k = floor(test_log_unif(1, 1e5)), dl = c % 3 == 0 ? 1e-7 : 0;
         dpa_error err;
         dpa_leaf v[1];
         set_atom_leaf(&v[0], dpa_pair_rr(eps, dl, &err), k);
@@ -1863,7 +1844,7 @@ static void test_two_point_rr_consistency(void **state)
         /* both brackets contain (nearly) the same truth: they overlap */
         double sd = 2 * eps * sqrt(k * 0.25), mean = eps * k * tanh(eps / 2);
         for (int j = 0; j < 8; j++) {
-            double t = mean + sd * (4 * unif() - 1), au, al, ru, rl;
+            double t = mean + sd * (4 * test_unif() - 1), au, al, ru, rl;
             dpa_rr_delta(&ca, t, &au, &al);
             dpa_rr_delta(&cr, t, &ru, &rl);
             CHECK(al <= ru * (1 + 1e-12) && rl <= au * (1 + 1e-12), "%s: delta(%.17g): atoms [%.17g, %.17g], RR [%.17g, %.17g]",
@@ -1882,10 +1863,10 @@ static void test_two_point_mixtures(void **state)
     (void)state;
     char json[1024], what[1100];
     for (int c = 0; c < (quick ? 4 : 16); c++) {
-        double q = log_unif(1e-6, 0.9), e1 = log_unif(0.05, 8), k1 = floor(log_unif(1, c % 4 == 0 ? 1e5 : 2000));
-        double e2 = log_unif(0.05, 3), k2 = 1 + floor(unif() * 6);
-        double e3 = log_unif(0.05, 2), d3 = c % 2 ? log_unif(1e-12, 1e-5) : 0.02, k3 = 1 + floor(unif() * 3);
-        double q4 = log_unif(1e-4, 0.5), e4 = log_unif(0.1, 5), k4 = 1 + floor(unif() * 4);
+        double q = test_log_unif(1e-6, 0.9), e1 = test_log_unif(0.05, 8), k1 = floor(test_log_unif(1, c % 4 == 0 ? 1e5 : 2000));
+        double e2 = test_log_unif(0.05, 3), k2 = 1 + floor(test_unif() * 6);
+        double e3 = test_log_unif(0.05, 2), d3 = c % 2 ? test_log_unif(1e-12, 1e-5) : 0.02, k3 = 1 + floor(test_unif() * 3);
+        double q4 = test_log_unif(1e-4, 0.5), e4 = test_log_unif(0.1, 5), k4 = 1 + floor(test_unif() * 4);
         int with4 = c % 3 == 2;
         snprintf(json, sizeof json,
                  "{\"compose\":[{\"repeat\":{\"count\":%.17g,\"event\":{\"poisson\":{\"rate\":%.17g,\"event\":"
@@ -1975,13 +1956,13 @@ static void test_two_point_api(void **state)
      * leaves (pair == NULL) as the accountant's domination fallback builds */
     for (int c = 0; c < 20; c++) {
         dpa_leaf v[3];
-        size_t n = 1 + (size_t)(unif() * 3) % 3;
+        size_t n = 1 + (size_t)(test_unif() * 3) % 3;
         for (size_t i = 0; i < n; i++) {
             memset(&v[i], 0, sizeof v[i]);
-            v[i].count = floor(log_unif(1, i ? 30 : 1e5));
+            v[i].count = floor(test_log_unif(1, i ? 30 : 1e5));
             v[i].mu = v[i].rate = NAN;
-            v[i].rr_eps = c % 5 == 4 && i == 0 ? 0 : log_unif(1e-3, 5);
-            v[i].rr_delta = unif() < 0.5 ? 0 : log_unif(1e-12, 1e-3);
+            v[i].rr_eps = c % 5 == 4 && i == 0 ? 0 : test_log_unif(1e-3, 5);
+            v[i].rr_delta = test_unif() < 0.5 ? 0 : test_log_unif(1e-12, 1e-3);
         }
         dpa_leafset L;
         memset(&L, 0, sizeof L);
@@ -1999,7 +1980,7 @@ static void test_two_point_api(void **state)
             assert_int_equal(dpa_rr_build_dir(&b[dir], &L, dir, &err), DPA_OK);
         }
         for (int j = 0; j < 6; j++) {
-            double t = log_unif(1e-3, 20) * (j % 2 ? 1 : -0.2), au, al, bu, bl;
+            double t = test_log_unif(1e-3, 20) * (j % 2 ? 1 : -0.2), au, al, bu, bl;
             dpa_rr_delta(&a, t, &au, &al);
             for (int dir = 0; dir < 2; dir++) {
                 dpa_rr_delta(&b[dir], t, &bu, &bl);
@@ -2109,7 +2090,7 @@ static void test_two_point_timing(void **state)
 int main(void)
 {
     quick = SANITIZED || getenv("DPA_TEST_QUICK") != NULL;
-    if (getenv("DPA_TEST_SEED")) rng_state ^= strtoull(getenv("DPA_TEST_SEED"), NULL, 0) * 0xD1B54A32D192ED03ULL;
+    test_seed_from_env();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_libm_ld, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reproductions, setup, teardown),

@@ -42,16 +42,6 @@
 #include "acct/leaves.h"
 #include "check.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 #define N(a) (sizeof(a) / sizeof *(a))
 /* brute-force reference accuracy (see the header) */
@@ -62,15 +52,6 @@
 
 static int quick;
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
-static double unif(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) * 0x1.0p-53;
-}
-static double log_unif(double a, double b) { return exp(log(a) + unif() * (log(b) - log(a))); }
 
 static double now(void)
 {
@@ -171,13 +152,13 @@ static void test_brute_small(void **state)
     int cases = quick ? 4 : 16;
     double worst = 0;
     for (int c = 0; c < cases; c++) {
-        size_t n = c % 8 == 7 && !quick ? 20 : 2 + (size_t)(unif() * 13);
+        size_t n = c % 8 == 7 && !quick ? 20 : 2 + (size_t)(test_unif() * 13);
         leafspec ls[20];
         double emax = c % 3 == 0 ? 0.1 : c % 3 == 1 ? 1 : 4;
         for (size_t i = 0; i < n; i++) {
-            ls[i].eps = log_unif(1e-3, emax);
+            ls[i].eps = test_log_unif(1e-3, emax);
             ls[i].k = 1;
-            ls[i].delta = unif() < 0.5 ? 0 : log_unif(1e-12, 1e-4);
+            ls[i].delta = test_unif() < 0.5 ? 0 : test_log_unif(1e-12, 1e-4);
         }
         brute b;
         brute_init(&b, ls, n);
@@ -232,12 +213,12 @@ static void test_vs_lattice(void **state)
     int cases = quick ? 3 : 12;
     double worst_eps = 0, worst_delta = 0;
     for (int c = 0; c < cases; c++) {
-        size_t n = 2 + (size_t)(unif() * 2);
+        size_t n = 2 + (size_t)(test_unif() * 2);
         leafspec ls[3];
         for (size_t i = 0; i < n; i++) {
-            ls[i].eps = log_unif(1e-2, c % 2 ? 0.3 : 2);
-            ls[i].k = floor(log_unif(1, i == 0 ? 2000 : 40));
-            ls[i].delta = unif() < 0.5 ? 0 : log_unif(1e-12, 1e-7);
+            ls[i].eps = test_log_unif(1e-2, c % 2 ? 0.3 : 2);
+            ls[i].k = floor(test_log_unif(1, i == 0 ? 2000 : 40));
+            ls[i].delta = test_unif() < 0.5 ? 0 : test_log_unif(1e-12, 1e-7);
         }
         dpa_leaf v[3];
         dpa_leafset L;
@@ -317,11 +298,11 @@ static void test_vs_pld(void **state)
     (void)state;
     int cases = quick ? 1 : 4;
     for (int c = 0; c < cases; c++) {
-        size_t n = c % 2 ? 70 : 20 + (size_t)(unif() * 40);
+        size_t n = c % 2 ? 70 : 20 + (size_t)(test_unif() * 40);
         double *eps = malloc(n * sizeof *eps), *dl = malloc(n * sizeof *dl);
         for (size_t i = 0; i < n; i++) {
-            eps[i] = c % 2 ? log_unif(0.01, 0.5) : 0.05 + unif() * 0.1;
-            dl[i] = unif() < 0.3 ? 1e-10 : 0;
+            eps[i] = c % 2 ? test_log_unif(0.01, 0.5) : 0.05 + test_unif() * 0.1;
+            dl[i] = test_unif() < 0.3 ? 1e-10 : 0;
         }
         char *json = spec_json(eps, dl, n);
         dpa_accountant *ae = acct_opts(json, DPA_METHOD_EXACT, 0), *ap = acct_opts(json, DPA_METHOD_PLD, 0);
@@ -379,7 +360,7 @@ static void test_monotone(void **state)
     size_t n = 300;
     leafspec *ls = malloc(n * sizeof *ls), *ls2 = malloc(n * sizeof *ls2);
     for (size_t i = 0; i < n; i++) {
-        ls[i].eps = log_unif(0.005, 0.2);
+        ls[i].eps = test_log_unif(0.005, 0.2);
         ls[i].k = 1 + (double)(i % 3);
         ls[i].delta = i % 7 ? 0 : 1e-10;
         ls2[i] = ls[i];
@@ -467,7 +448,7 @@ static void test_10k(void **state)
     run_10k("10k linear eps, delta 1e-9", eps, dl, n, 1e-4);
     for (size_t i = 0; i < n; i++) dl[i] = 1e-11;
     run_10k("10k linear eps, delta 1e-11", eps, dl, n, 1e-6);
-    for (size_t i = 0; i < n; i++) eps[i] = 0.001 + 0.099 * unif();
+    for (size_t i = 0; i < n; i++) eps[i] = 0.001 + 0.099 * test_unif();
     run_10k("10k random eps in [0.001, 0.1], delta 1e-11", eps, dl, n, 1e-6);
     free(eps);
     free(dl);
@@ -497,8 +478,8 @@ static void test_regimes(void **state)
         leafspec *ls = malloc(g->n * sizeof *ls);
         for (size_t i = 0; i < g->n; i++) {
             ls[i].eps = g->e1 - g->e0 < 1e-6 ? g->e0 + (g->e1 - g->e0) * (double)i / (double)g->n
-                                             : g->e0 + (g->e1 - g->e0) * unif();
-            ls[i].k = g->k0 == g->k1 ? g->k0 : floor(g->k0 + (g->k1 - g->k0) * unif());
+                                             : g->e0 + (g->e1 - g->e0) * test_unif();
+            ls[i].k = g->k0 == g->k1 ? g->k0 : floor(g->k0 + (g->k1 - g->k0) * test_unif());
             ls[i].delta = 0;
         }
         dpa_leaf *v = malloc(g->n * sizeof *v);
@@ -646,8 +627,8 @@ static void test_profile_poisson_rr(void **state)
     int cases = quick ? 10 : 60;
     double worst = 0;
     for (int c = 0; c < cases; c++) {
-        double eps = log_unif(0.01, 10), q = c % 4 == 0 ? log_unif(1e-6, 1e-2) : log_unif(1e-3, 0.9);
-        double dbase = c % 5 == 0 ? log_unif(1e-9, 1e-3) : 0;
+        double eps = test_log_unif(0.01, 10), q = c % 4 == 0 ? test_log_unif(1e-6, 1e-2) : test_log_unif(1e-3, 0.9);
+        double dbase = c % 5 == 0 ? test_log_unif(1e-9, 1e-3) : 0;
         char js[256];
         dpa_leafset Lb, Ls;
         snprintf(js, sizeof js, "{\"approx\":{\"epsilon\":%.17g,\"delta\":%.17g}}", eps, dbase);
@@ -826,7 +807,7 @@ static void test_profile_table(void **state)
 int main(void)
 {
     quick = SANITIZED || getenv("DPA_TEST_QUICK") != NULL;
-    if (getenv("DPA_TEST_SEED")) rng_state ^= strtoull(getenv("DPA_TEST_SEED"), NULL, 0) * 0xD1B54A32D192ED03ULL;
+    test_seed_from_env();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_brute_small, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vs_lattice, setup, teardown),

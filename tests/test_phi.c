@@ -54,15 +54,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static double urand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) * 0x1p-53;
-}
-static double lurand(double a, double b) { return exp(log(a) + (log(b) - log(a)) * urand()); }
 
 static dpa_phi *phi_from_json(const char *json, dpa_phi_inversion inv)
 {
@@ -295,14 +286,14 @@ static void test_gaussian_vs_exact(void **state)
         dpa_error err;
         dpa_phi *ph = dpa_phi_new(NULL, &err);
         assert_non_null(ph);
-        int m = 1 + (int)(3 * urand());
-        double mu_tot = lurand(0.05, 6.0), ks[3], mus[3], w[3], ws = 0;
+        int m = 1 + (int)(3 * test_unif());
+        double mu_tot = test_log_unif(0.05, 6.0), ks[3], mus[3], w[3], ws = 0;
         for (int i = 0; i < m; i++) {
-            w[i] = 0.2 + urand();
+            w[i] = 0.2 + test_unif();
             ws += w[i];
         }
         for (int i = 0; i < m; i++) {
-            ks[i] = floor(lurand(1, 2000));
+            ks[i] = floor(test_log_unif(1, 2000));
             /* split mu_tot^2 among the leaves */
             mus[i] = mu_tot * sqrt(w[i] / ws / ks[i]);
             dpa_pair *p = dpa_pair_gaussian(mus[i], &err);
@@ -312,7 +303,7 @@ static void test_gaussian_vs_exact(void **state)
         double mlo, mhi;
         dpa_exact_total_mu(ks, mus, (size_t)m, 0, &mlo, &mhi);
         /* eps around the bulk: mu^2/2 + z mu for z in [-3, 6] */
-        double eps = 0.5 * mu_tot * mu_tot + (urand() * 9 - 3) * mu_tot;
+        double eps = 0.5 * mu_tot * mu_tot + (test_unif() * 9 - 3) * mu_tot;
         dpa_phi_result r;
         if (dpa_phi_delta(ph, eps, &r, &err)) fail_msg("case %d: %s", c, err.message);
         double up, lo, up2, lo2;
@@ -359,13 +350,13 @@ static void test_vs_pld(void **state)
             /* at least 2 expected sampled steps (k q >= 2): with fewer the
              * loss law is nearly atomic and phi decays too slowly to certify
              * (docs/phi.md §7) */
-            double q = lurand(0.001, 0.3), sigma = lurand(0.7, 3.0), k = floor(lurand(fmax(10, 2 / q), 2000));
+            double q = test_log_unif(0.001, 0.3), sigma = test_log_unif(0.7, 3.0), k = floor(test_log_unif(fmax(10, 2 / q), 2000));
             snprintf(json, sizeof json,
                      "{\"repeat\": {\"count\": %.0f, \"event\": {\"poisson\": {\"rate\": %.17g, \"event\": "
                      "{\"gaussian\": {\"sigma\": %.17g}}}}}}",
                      k, q, sigma);
         } else {
-            double sigma = lurand(1, 20), kg = floor(lurand(1, 200)), e = lurand(0.01, 1.0), kr = floor(lurand(1, 100));
+            double sigma = test_log_unif(1, 20), kg = floor(test_log_unif(1, 200)), e = test_log_unif(0.01, 1.0), kr = floor(test_log_unif(1, 100));
             snprintf(json, sizeof json,
                      "{\"compose\": [{\"repeat\": {\"count\": %.0f, \"event\": {\"gaussian\": {\"sigma\": %.17g}}}}, "
                      "{\"repeat\": {\"count\": %.0f, \"event\": {\"randomized_response\": {\"epsilon\": %.17g}}}}]}",
@@ -408,14 +399,14 @@ static void test_inversions_agree(void **state)
     int n = 0;
     int both = 0;
     for (int c = 0; c < 20; c++) {
-        double q = lurand(0.005, 0.2), sigma = lurand(0.8, 2.5), k = floor(lurand(fmax(10, 5 / q), 2000));
+        double q = test_log_unif(0.005, 0.2), sigma = test_log_unif(0.8, 2.5), k = floor(test_log_unif(fmax(10, 5 / q), 2000));
         snprintf(json, sizeof json,
                  "{\"compose\": [{\"repeat\": {\"count\": %.0f, \"event\": {\"poisson\": {\"rate\": %.17g, \"event\": "
                  "{\"gaussian\": {\"sigma\": %.17g}}}}}}, {\"laplace\": {\"scale\": %.17g}}]}",
-                 k, q, sigma, lurand(2, 20));
+                 k, q, sigma, test_log_unif(2, 20));
         dpa_phi *g = phi_from_json(json, DPA_PHI_GP), *b = phi_from_json(json, DPA_PHI_BROMWICH);
         for (int j = 0; j < 3; j++) {
-            double eps = 0.3 + j * lurand(0.2, 1.5);
+            double eps = 0.3 + j * test_log_unif(0.2, 1.5);
             dpa_phi_result rg, rb;
             dpa_error err;
             if (dpa_phi_delta(g, eps, &rg, &err) || dpa_phi_delta(b, eps, &rb, &err)) fail_msg("%s", err.message);
@@ -630,16 +621,16 @@ static void test_atoms_exact(void **state)
             snprintf(json, sizeof json,
                      "{\"compose\": [{\"repeat\": {\"count\": %.0f, \"event\": {\"approx\": {\"epsilon\": %.17g, "
                      "\"delta\": %.17g}}}}, {\"repeat\": {\"count\": %.0f, \"event\": {\"pure\": {\"epsilon\": %.17g}}}}]}",
-                     floor(lurand(1, 300)), lurand(0.01, 2), lurand(1e-12, 1e-4), floor(lurand(1, 50)),
-                     0.25 * floor(lurand(1, 12)));
+                     floor(test_log_unif(1, 300)), test_log_unif(0.01, 2), test_log_unif(1e-12, 1e-4), floor(test_log_unif(1, 50)),
+                     0.25 * floor(test_log_unif(1, 12)));
         else
             snprintf(json, sizeof json,
                      "{\"repeat\": {\"count\": %.0f, \"event\": {\"poisson\": {\"rate\": %.17g, \"event\": "
                      "{\"randomized_response\": {\"epsilon\": %.17g}}}}}}",
-                     floor(lurand(1, 2000)), lurand(0.001, 0.5), lurand(0.1, 5));
+                     floor(test_log_unif(1, 2000)), test_log_unif(0.001, 0.5), test_log_unif(0.1, 5));
         dpa_phi *ph = phi_from_json(json, DPA_PHI_AUTO);
         dpa_accountant *a = test_accountant(json, DPA_METHOD_EXACT);
-        double eps = lurand(0.05, 5);
+        double eps = test_log_unif(0.05, 5);
         assert_int_equal(dpa_phi_delta(ph, eps, &r, &err), DPA_OK);
         assert_int_equal(dpa_accountant_delta(a, eps, &x, &err), DPA_OK);
         CHECK(r.certified && r.how == DPA_PHI_HOW_ATOMS, "%s: atoms path", json);

@@ -955,48 +955,40 @@ static void test_neyman_pearson(void **state)
 
 /* ---------- properties over generated cases ---------- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-static double urand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
-}
 
 /* a random tradeoff curve of one of several shapes */
 static dpa_tf *random_curve(int i, dpa_error *err)
 {
     switch (i % 6) {
-    case 0: return dpa_tf_gaussian(3 * urand(), err);
-    case 1: return dpa_tf_approx(3 * urand(), 0.2 * urand() * urand(), err);
-    case 2: return dpa_tf_laplace(3 * urand(), err);
+    case 0: return dpa_tf_gaussian(3 * test_unif(), err);
+    case 1: return dpa_tf_approx(3 * test_unif(), 0.2 * test_unif() * test_unif(), err);
+    case 2: return dpa_tf_laplace(3 * test_unif(), err);
     case 3: {
-        double p = urand(), q = urand();
+        double p = test_unif(), q = test_unif();
         return dpa_tf_randomized_response(p, q, err);
     }
     case 4: {
-        size_t n = 1 + (size_t)(6 * urand());
+        size_t n = 1 + (size_t)(6 * test_unif());
         double e[8], d[8];
         for (size_t k = 0; k < n; k++) {
-            e[k] = 4 * urand();
-            d[k] = 0.3 * urand() * urand();
+            e[k] = 4 * test_unif();
+            d[k] = 0.3 * test_unif() * test_unif();
         }
         return dpa_tf_from_eps_delta(e, d, n, err);
     }
     default: {
         /* random convex points: cumulative slopes decreasing in magnitude */
         double x[10], y[10], s[9], w[9], tot = 0;
-        size_t n = 3 + (size_t)(6 * urand());
+        size_t n = 3 + (size_t)(6 * test_unif());
         for (size_t k = 0; k + 1 < n; k++) {
-            w[k] = urand() + 0.01;
+            w[k] = test_unif() + 0.01;
             tot += w[k];
         }
-        double y0 = 1 - 0.1 * urand();
-        double xend = 1 - 0.2 * urand();
+        double y0 = 1 - 0.1 * test_unif();
+        double xend = 1 - 0.2 * test_unif();
         double sh = 0;
         for (size_t k = 0; k + 1 < n; k++) {
-            s[k] = 5 * urand();
+            s[k] = 5 * test_unif();
             sh += s[k] * w[k] / tot * xend;
         }
         /* scale slopes so the curve reaches 0 at xend, sorted steep first */
@@ -1024,7 +1016,7 @@ static void test_properties(void **state)
     int cases = 0;
     for (int i = 0; i < 240; i++) {
         dpa_tf *f = need(random_curve(i, &err), "random curve", &err);
-        dpa_tf *g = need(random_curve(i + 1 + (int)(5 * urand()), &err), "random curve", &err);
+        dpa_tf *g = need(random_curve(i + 1 + (int)(5 * test_unif()), &err), "random curve", &err);
         dpa_tf *pf = need(dpa_tf_discretize(f, &o, &err), "disc", &err);
         CHECK(dpa_tf_check(pf, 0, &err) == DPA_OK, "case %d: discretization valid: %s", i, err.message);
         dpa_tf *t = need(dpa_tf_tensor(f, g, &o, &err), "tensor", &err);
@@ -1052,7 +1044,7 @@ static void test_properties(void **state)
         dpa_tf *inv = need(dpa_tf_inverse(pt, &err), "inv", &err), *inv2 = need(dpa_tf_inverse(inv, &err), "inv", &err);
         CHECK(nvert(inv2) == nvert(pt), "case %d: inverse involution", i);
         /* delta of the product >= delta of each factor (both directions) */
-        double e = 3 * urand() - 1;
+        double e = 3 * test_unif() - 1;
         CHECK(delta_of(t, e, DPA_TF_QP) >= delta_of(f, e, DPA_TF_QP) - 1e-12, "case %d: delta(f (x) g) < delta(f)", i);
         /* group privacy is monotone in k */
         if (i % 4 == 0) {
