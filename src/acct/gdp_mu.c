@@ -60,26 +60,13 @@
 #define MU_CAP 1e150
 /* Points of the grid of the bounded-loss certificate (intervals). */
 #define GRID_N 1024
-#define GRID_N_PLD 512
-/* pld: the delta queries of that grid stop once the accountant's FFT length
- * has grown PLD_GROWTH times over its length at the first of them, or after
- * PLD_REFINES grid refinements; a query that misses the accuracy target
- * (a refinement tried and abandoned) doubles the stride between the points
- * asked, up to PLD_STRIDE_MAX.  Measured: 100 Laplace steps 0.1-0.2 s, 1000
- * Laplace steps 0.6 s, pure + RR + Laplace steps 0.05-1.3 s (atoms off the
- * grid), 50 Poisson-subsampled Laplace steps 7 s (every build of that
- * accountant takes ~1 s). */
-#define PLD_GROWTH 16
-#define PLD_REFINES 12
-#define PLD_STRIDE_MAX 8
-/* Refinement of that grid where queries are cheap (every method but pld,
- * whose delta queries may refine its own grid each time): rounds that split
+/* Refinement of that grid (the exact method's queries cost microseconds):
+ * rounds that split
  * the intervals needing more than halfway from the lower bound to the
  * current upper bound (at most REFINE_MAX per round, GRID_MAX in all),
  * each roughly halving the upper bound's excess, until that excess is below
  * REFINE_GOAL relative, a round gains less than REFINE_STOP relative, or
- * after REFINE_ROUNDS rounds.  The pld method's floor (~1e-13 on delta)
- * limits what a finer eps grid could gain there anyway. */
+ * after REFINE_ROUNDS rounds. */
 #define GRID_MAX 8192
 #define REFINE_ROUNDS 10
 #define REFINE_MAX 512
@@ -323,18 +310,10 @@ static void merge_points(double *e, double *U, double *L, size_t n, const double
 /* The bounded-loss case: delta_M(E_FAR) = 0 is certified.  Finds E (upper
  * delta 0 from E on), fills the grid and computes the smallest mu passing
  * the grid certificate; fills out and sets *done on success, else sets the
- * note.  `ladder` (nl points): upper-profile points delta_M(x) <= d from
- * the eps queries.
- *  exact: every grid point is a delta query (microseconds), then the
- *         binding intervals are split round after round.
- *  pld:   a delta query may refine the grid (up to the grid limit, each
- *         time the answer misses the accuracy target; seconds for atoms
- *         off the lattice), so the grid points are asked in increasing eps
- *         and the queries stop once the accountant's FFT has grown
- *         PLD_GROWTH-fold; the points not asked keep the bound of the eps
- *         ladder (delta_M(e) <= d for e >= x), still certified. */
-static dpa_status bounded_case(dpa_accountant *a, int cheap, const double *lx, const double *ld, size_t nl,
-                               dpa_gdp_mu *out, int *certified, int *done, dpa_error *err)
+ * note.  Only for the exact method: every grid point is a delta query
+ * (microseconds), then the binding intervals are split round after round
+ * (on the PLD grid each query may refine the grid: seconds, see the caller). */
+static dpa_status bounded_case(dpa_accountant *a, dpa_gdp_mu *out, int *certified, int *done, dpa_error *err)
 {
     dpa_result r;
     dpa_status st;
@@ -349,25 +328,11 @@ static dpa_status bounded_case(dpa_accountant *a, int cheap, const double *lx, c
         *done = 1;
         return DPA_OK;
     }
-    size_t base = r.grid_size;
 
     /* E: the smallest eps found with upper delta 0, between lo (upper > 0)
-     * and hi (upper = 0) */
+     * and hi (upper = 0): walk down from E_FAR (square roots down to 1e8,
+     * then steps of 2^(1/4), 2 below 1), then halve */
     double lo = 0, hi = E_FAR;
-    if (!cheap) {
-        /* pld: an eps query below its floor answers with the largest finite
-         * loss (upper_source DPA_SOURCE_MAX_LOSS), cheaply; a delta query
-         * just beyond it confirms delta = 0 (queries below it, in the far
-         * tail, may each cost a grid refinement) */
-        if ((st = dpa_accountant_epsilon(a, 1e-300, &r, err))) return st;
-        double w = r.upper * (1 + 1e-12);
-        if (isfinite(w) && w > 0) {
-            if ((st = query_delta(a, w, &r, certified, err))) return st;
-            if (r.upper <= 0) lo = hi = w;
-        }
-    }
-    /* else walk down from E_FAR (square roots down to 1e8, then steps of
-     * 2^(1/4), 2 below 1), then halve */
     for (int it = 0; it < 400 && lo == 0 && hi > 1e-300; it++) {
         double m = hi > 1e8 ? sqrt(hi) : hi > 1 ? hi / 1.189207115002721 : 0.5 * hi;
         if ((st = query_delta(a, m, &r, certified, err))) return st;
@@ -389,9 +354,9 @@ static dpa_status bounded_case(dpa_accountant *a, int cheap, const double *lx, c
             lower_point(&out->lower, m, r.lower);
         }
     }
-    double E = hi, stopped = E;
+    double E = hi;
 
-    size_t n = cheap ? GRID_N : GRID_N_PLD, cap = cheap ? GRID_MAX : GRID_N_PLD;
+    size_t n = GRID_N, cap = GRID_MAX;
     double *e = malloc((cap + 1) * sizeof *e), *U = malloc((cap + 1) * sizeof *U),
            *L = malloc((cap + 1) * sizeof *L), *ne = malloc((cap + 1) * sizeof *ne),
            *nU = malloc((cap + 1) * sizeof *nU), *nL = malloc((cap + 1) * sizeof *nL);
@@ -400,49 +365,11 @@ static dpa_status bounded_case(dpa_accountant *a, int cheap, const double *lx, c
         goto done;
     }
     for (size_t j = 0; j <= n; j++) e[j] = j == n ? E : E * ((double)j / (double)n);
-    if (cheap) {
-        if ((st = dpa_accountant_profile(a, e, n + 1, U, L, err))) goto done;
-    } else {
-        /* the eps ladder's bounds first, then the delta queries in budget */
-        for (size_t j = 0; j <= n; j++) {
-            U[j] = 1;
-            L[j] = 0;
-            ne[j] = 0;
-            for (size_t i = 0; i < nl; i++)
-                if (lx[i] <= e[j] && ld[i] < U[j]) U[j] = ld[i];
-        }
-        /* delta queries left to right; a query that misses the accuracy
-         * target (the accountant tried to refine and could not) doubles the
-         * stride, up to PLD_STRIDE_MAX; PLD_REFINES refinements or an FFT
-         * PLD_GROWTH times longer stop them.  delta_M is non-increasing, so a
-         * point not asked takes the bound of the last point asked (to its
-         * left), or the ladder's */
-        double step = 0, run = 1;
-        int refines = 0;
-        size_t stride = 1;
-        for (size_t j = 0; j < n; j += stride) {
-            if ((st = query_delta(a, e[j], &r, certified, err))) goto done;
-            L[j] = r.lower;
-            nU[j] = r.upper;
-            ne[j] = 1; /* asked */
-            refines += j > 0 && r.grid_step < step;
-            step = r.grid_step;
-            if (!r.accuracy_met && stride < PLD_STRIDE_MAX) stride *= 2;
-            if (r.grid_size > PLD_GROWTH * base || refines > PLD_REFINES) {
-                stopped = e[j];
-                break;
-            }
-        }
-        for (size_t j = 0; j < n; j++) {
-            if (ne[j] == 1) run = fmin(run, nU[j]);
-            if (run < U[j]) U[j] = run;
-        }
-    }
+    if ((st = dpa_accountant_profile(a, e, n + 1, U, L, err))) goto done;
     U[n] = 0; /* delta_M(E) = 0 certified above */
     for (size_t j = 0; j <= n; j++) lower_point(&out->lower, e[j], L[j]);
     double b = grid_mu(out->lower, out->lower, e, U, n);
-    for (int round = 0; cheap && isfinite(b) && b - out->lower > REFINE_GOAL * b && round < REFINE_ROUNDS;
-         round++) {
+    for (int round = 0; isfinite(b) && b - out->lower > REFINE_GOAL * b && round < REFINE_ROUNDS; round++) {
         /* intervals that need more than the target, halfway from the lower
          * bound to b: split them (the grid's slack is first order in the
          * step, so a round roughly halves b's excess over mu*) */
@@ -465,22 +392,14 @@ static dpa_status bounded_case(dpa_accountant *a, int cheap, const double *lx, c
         out->upper = b;
         out->certified_upper = 1;
         out->source = DPA_GDP_MU_BOUNDED;
-        if (stopped < E)
-            set_note(out,
-                     "privacy loss bounded (delta = 0 from eps = %.6g on): the profile is below G_mu's on a grid of "
-                     "%zu points up to there (GDP Cor 2.13); from eps = %.3g on from the points before it (the pld "
-                     "method's refinement budget)",
-                     E, n + 1, stopped);
-        else
-            set_note(out,
+        set_note(out,
                      "privacy loss bounded (delta = 0 from eps = %.6g on): the profile is below G_mu's on a grid of "
                      "%zu points up to there (GDP Cor 2.13)",
                      E, n + 1);
         *done = 1;
     } else {
         set_note(out, "no certified upper bound: the privacy loss is bounded (delta = 0 from eps = %.6g on), but "
-                      "no mu up to %g passes the grid check%s", E, MU_CAP,
-                 stopped < E ? " (the pld method's refinement budget ended the delta queries early)" : "");
+                      "no mu up to %g passes the grid check", E, MU_CAP);
     }
 done:
     free(e);
@@ -593,7 +512,7 @@ dpa_status dpa_accountant_gdp_mu(dpa_accountant *a, dpa_gdp_mu *out, dpa_error *
     }
     if (far.upper <= 0 && m == DPA_METHOD_EXACT) {
         int done;
-        if ((st = bounded_case(a, m == DPA_METHOD_EXACT, pts_e, pts_u, npts, out, &certified, &done, err))) goto fail;
+        if ((st = bounded_case(a, out, &certified, &done, err))) goto fail;
         if (done && (!certified || !(out->lower <= out->upper))) {
             /* never expected: an uncertified profile point, or a lower bound
              * above the certified upper one (one of them would be wrong) */

@@ -192,7 +192,9 @@ static int json_calibration(const cli_args *a, const dpa_param_info *info,
 static void print_method(const dpa_result *r)
 {
     if (r->method == DPA_METHOD_EXACT) {
-        if (!strncmp(r->note, "heterogeneous", 13)) printf("method: exact (%s)\n", r->note);
+        /* the exact method sets a grid step only for its lattice bracket
+         * of heterogeneous epsilons, whose note says so */
+        if (r->grid_step > 0) printf("method: exact (%s)\n", r->note);
         else puts("method: exact (closed form)");
         return;
     }
@@ -358,8 +360,7 @@ static int human_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu 
     print_source(a, r);
     print_accuracy(r);
     /* notes the method lines above do not show (e.g. a non_private step) */
-    if ((r->method == DPA_METHOD_PLD || r->method == DPA_METHOD_EXACT) && r->note[0] &&
-        strncmp(r->note, "heterogeneous", 13))
+    if ((r->method == DPA_METHOD_PLD || (r->method == DPA_METHOD_EXACT && !(r->grid_step > 0))) && r->note[0])
         printf("note: %s\n", r->note);
     if (g)
         print_gdp_mu(r, g);
