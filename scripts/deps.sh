@@ -2,7 +2,7 @@
 # Install what dpacct needs from Debian 12, if it is missing (run as root).
 # SPDX-License-Identifier: GPL-3.0-or-later
 set -eu
-pkgs="build-essential cmake pkg-config libfftw3-dev libgsl-dev libjansson-dev libcmocka-dev libmpfr-dev libcairo2-dev"
+pkgs="build-essential cmake pkg-config libfftw3-dev libgsl-dev libjansson-dev libcmocka-dev libmpfr-dev libcairo2-dev libsqlite3-dev"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
