@@ -43,7 +43,10 @@ typedef enum dpa_event_kind {
     DPA_EV_SAMPLE,              /* integers 1 <= m <= n, one child */
     DPA_EV_NO_OP,               /* no parameters: a step that reveals nothing (eps = 0) */
     DPA_EV_NON_PRIVATE,         /* no parameters: a step with no privacy at all (eps = inf) */
-    DPA_EV_PRIVACY_LOSS         /* a mechanism given by its privacy loss distribution (a table) */
+    DPA_EV_PRIVACY_LOSS,        /* a mechanism given by its privacy loss distribution (a table) */
+    DPA_EV_PRIVACY_PROFILE,     /* a mechanism given by points (eps_i, delta_i) of its privacy profile */
+    DPA_EV_MIXTURE_OF_GAUSSIANS,/* sigma > 0; sensitivities c_i >= 0 with probabilities p_i (a table) */
+    DPA_EV_SAMPLE_WITH_REPLACEMENT /* integers n >= 1, m >= 1; one gaussian or gdp child */
 } dpa_event_kind;
 
 typedef enum dpa_neighboring {
@@ -63,6 +66,10 @@ typedef struct dpa_spec dpa_spec;
 #define DPA_MAX_TABLE_POINTS 1000000
 #define DPA_MAX_TABLE_LOSS 700.0
 #define DPA_TABLE_SUM_SLACK 0x1p-52 /* per point: sums up to 1 + (n + 1) 2^-52 */
+/* mixture_of_gaussians: most components */
+#define DPA_MAX_MIXTURE_COMPONENTS 10000
+/* privacy_profile points: largest epsilon (e^eps stays a finite double) */
+#define DPA_MAX_PROFILE_EPS 700.0
 /* Largest accepted number of buckets k of randomized response. */
 #define DPA_MAX_RR_BUCKETS 1e12
 
@@ -95,6 +102,30 @@ dpa_event *dpa_event_non_private(dpa_error *err);
  * n doubles that sum to 1); otherwise DPA_EINVAL (renormalize first).  The arrays are copied.
  * n <= DPA_MAX_TABLE_POINTS. */
 dpa_event *dpa_event_privacy_loss(const double *loss, const double *mass, size_t n, dpa_error *err);
+/* A mechanism known only to be (epsilon[i], delta[i])-DP for each of the
+ * n >= 1 points (n <= DPA_MAX_TABLE_POINTS), in both directions (the usual
+ * meaning of (eps, delta)-DP; for a one-sided profile give the larger of
+ * the two directions' deltas).  epsilon[i] in [0, DPA_MAX_PROFILE_EPS],
+ * delta[i] in [0, 1].  Accounted through the least private mechanism with
+ * these guarantees: the pair whose profile is the convex envelope of the
+ * points (docs/mechanisms.md §1), so every delta(epsilon[i]) it reports is
+ * at most delta[i] up to the method's own error, and equal where the point
+ * lies on the envelope.  The arrays are copied, sorted by epsilon; points
+ * with equal epsilon keep the smallest delta. */
+dpa_event *dpa_event_privacy_profile(const double *epsilon, const double *delta, size_t n, dpa_error *err);
+
+/* A Gaussian mechanism whose sensitivity is random (dp_accounting's
+ * MixtureOfGaussiansDpEvent): the query moves by c_i with probability
+ * p_i and N(0, sigma^2) noise is added, so the remove-direction pair is
+ * (sum_i p_i N(c_i, sigma^2), N(0, sigma^2)); the add direction is its
+ * reversal.  sigma > 0 finite; n in [1, DPA_MAX_MIXTURE_COMPONENTS];
+ * sensitivities c_i >= 0 finite; probabilities p_i in [0, 1] summing to 1
+ * up to (n + 1) 2^-52 (they are divided by their sum).  Equal
+ * sensitivities are merged, the table sorted; the arrays are copied.
+ * Methods: pld (auto), rdp (an upper bound by Jensen's inequality, exact
+ * for one component; docs/mechanisms.md §2). */
+dpa_event *dpa_event_mixture_of_gaussians(double sigma, const double *sensitivities, const double *probabilities,
+                                          size_t n, dpa_error *err);
 
 /* ---- combinators (take ownership of children, see above) ---- */
 /* children: array of n >= 1 events; the array itself stays the caller's. */
@@ -102,6 +133,13 @@ dpa_event *dpa_event_compose(dpa_event *const *children, size_t n, dpa_error *er
 dpa_event *dpa_event_repeat(double count, dpa_event *child, dpa_error *err);
 dpa_event *dpa_event_poisson(double rate, dpa_event *child, dpa_error *err);
 dpa_event *dpa_event_sample(double n, double m, dpa_event *child, dpa_error *err);
+/* Sampling with replacement (dp_accounting's SampledWithReplacementDpEvent):
+ * a batch of m records drawn with replacement from n, so one record
+ * appears K ~ Binomial(m, 1/n) times and a Gaussian query of sensitivity
+ * c over the batch moves by K c.  Under add_remove only; the child must be
+ * a gaussian or gdp leaf (DPA_EUNSUPPORTED from the accountant otherwise).
+ * Integers n, m in [1, DPA_MAX_COUNT] (m may exceed n). */
+dpa_event *dpa_event_sample_with_replacement(double n, double m, dpa_event *child, dpa_error *err);
 
 /* Deep copy; NULL on allocation failure. */
 dpa_event *dpa_event_copy(const dpa_event *e);

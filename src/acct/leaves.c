@@ -24,6 +24,12 @@ static int is_mechanism(dpa_event_kind k)
     return k != DPA_EV_COMPOSE && k != DPA_EV_REPEAT && k != DPA_EV_POISSON && k != DPA_EV_SAMPLE;
 }
 
+/* Kinds whose parameters are a table (event data): never merged by key. */
+static int is_table(dpa_event_kind k)
+{
+    return k == DPA_EV_PRIVACY_LOSS || k == DPA_EV_PRIVACY_PROFILE || k == DPA_EV_MIXTURE_OF_GAUSSIANS;
+}
+
 /* A mechanism whose two distributions coincide (pure/randomized_response
  * with epsilon 0, approx with epsilon 0 and delta 0): the identity of
  * composition, with or without subsampling.  Such leaves are dropped: they
@@ -35,10 +41,109 @@ static int is_identity(const dpa_event *e)
            (e->kind == DPA_EV_APPROX && e->p[0] == 0 && e->p[1] == 0);
 }
 
+/* Sampling with replacement of a Gaussian with mu = sensitivity/sigma: one
+ * record appears K ~ Binomial(m, 1/n) times, so the remove-direction pair
+ * is (sum_k P(K = k) N(k mu, 1), N(0, 1)) (docs/mechanisms.md §2).  The
+ * pmf by its ratio recurrence in log space (a few u per step); components
+ * whose pmf underflows below e^-700 and the upper tail beyond the last kept
+ * k (bounded geometrically, at most 1e-30) go to loss +inf, which dominates
+ * them in both directions. */
+#define SWR_TAIL 1e-30
+#define SWR_LOG_FLOOR (-700.0)
+static dpa_pair *swr_pair(const dpa_event *e, const char *path, dpa_error *err)
+{
+    const dpa_event *c = e->child[0];
+    if (c->kind != DPA_EV_GAUSSIAN && c->kind != DPA_EV_GDP) {
+        dpa_error_set(err, DPA_EUNSUPPORTED,
+                      "%s: sample_with_replacement is accounted over a gaussian or gdp leaf only, not %s (its "
+                      "pair is a Gaussian mixture over the number of copies of a record)",
+                      path, dpa_ev_kind_name(c->kind));
+        return NULL;
+    }
+    double mu = c->kind == DPA_EV_GAUSSIAN ? c->p[1] / c->p[0] : c->p[0];
+    double n = e->p[0], m = e->p[1], lr = -log(n - 1) /* log(p/(1-p)), p = 1/n */, lp = m * log1p(-1 / n);
+    if (n == 1) { /* every draw is the record: K = m */
+        double one = 1;
+        double mm = m * mu;
+        return dpa_pair_mixgauss(&mm, &one, 1, 0, err);
+    }
+    size_t cap = 64, k = 0;
+    double *mus = malloc(cap * sizeof *mus), *ws = malloc(cap * sizeof *ws), dropped = 0, tail = 0;
+    if (!mus || !ws) goto nomem;
+    for (double j = 0;; j++) {
+        if (lp >= SWR_LOG_FLOOR) {
+            if (k == cap) {
+                if (cap >= DPA_MAX_MIXTURE_COMPONENTS) {
+                    free(mus);
+                    free(ws);
+                    dpa_error_set(err, DPA_EUNSUPPORTED,
+                                  "%s: sample_with_replacement with m/n = %g needs more than %d mixture components; "
+                                  "not supported",
+                                  path, m / n, DPA_MAX_MIXTURE_COMPONENTS);
+                    return NULL;
+                }
+                cap *= 2;
+                double *a = realloc(mus, cap * sizeof *mus), *b = a ? realloc(ws, cap * sizeof *ws) : NULL;
+                if (a) mus = a;
+                if (b) ws = b;
+                if (!a || !b) goto nomem;
+            }
+            mus[k] = j * mu;
+            ws[k++] = exp(lp);
+        } else {
+            dropped += exp(lp) * (1 + 1e-6) + 1e-300; /* each below e^-700: their count times that */
+        }
+        if (j == m) break;
+        double lnext = lp + log((m - j) / (j + 1)) + lr;
+        /* beyond the mode the ratio decreases: the tail from j + 1 on is at
+         * most pmf(j + 1) / (1 - ratio(j + 1)) */
+        double r = (m - j - 1) / (j + 2) / (n - 1);
+        if (j + 1 > m / n && r < 1) {
+            double lt = lnext - log1p(-r);
+            if (lt < log(SWR_TAIL)) {
+                tail = exp(lt) * (1 + 1e-6);
+                break;
+            }
+        }
+        lp = lnext;
+    }
+    dpa_pair *p = dpa_pair_mixgauss(mus, ws, k, fmin(1.0, dropped + tail), err);
+    free(mus);
+    free(ws);
+    return p;
+nomem:
+    free(mus);
+    free(ws);
+    dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    return NULL;
+}
+
+/* Gaussian mixture leaf: mu_i = c_i / sigma, weights p_i / sum p. */
+static dpa_pair *mixture_pair(const dpa_event *e, dpa_error *err)
+{
+    size_t n = e->ndata / 2;
+    double *mu = malloc(2 * n * sizeof *mu);
+    if (!mu) {
+        dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        return NULL;
+    }
+    long double s = 0;
+    for (size_t i = 0; i < n; i++) s += e->data[n + i];
+    for (size_t i = 0; i < n; i++) {
+        mu[i] = e->data[i] / e->p[0];
+        mu[n + i] = (double)(e->data[n + i] / s);
+    }
+    dpa_pair *p = dpa_pair_mixgauss(mu, mu + n, n, 0, err);
+    free(mu);
+    return p;
+}
+
 /* The remove-direction base pair of a mechanism leaf. */
 static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_error *err)
 {
     switch (e->kind) {
+    case DPA_EV_MIXTURE_OF_GAUSSIANS: return mixture_pair(e, err);
+    case DPA_EV_SAMPLE_WITH_REPLACEMENT: return swr_pair(e, path, err);
     case DPA_EV_GAUSSIAN: return dpa_pair_gaussian(e->p[1] / e->p[0], err);
     case DPA_EV_GDP: return dpa_pair_gaussian(e->p[0], err);
     case DPA_EV_LAPLACE: return dpa_pair_laplace(e->p[0], e->p[1], err);
@@ -49,6 +154,7 @@ static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_error 
     case DPA_EV_APPROX: return dpa_pair_rr(e->p[0], e->p[1], err);
     case DPA_EV_NON_PRIVATE: return dpa_pair_rr(0.0, 1.0, err); /* all of A's mass at +inf */
     case DPA_EV_PRIVACY_LOSS: return dpa_pair_table(e->data, e->data + e->ndata / 2, e->ndata / 2, err);
+    case DPA_EV_PRIVACY_PROFILE: return dpa_pair_profile(e->data, e->data + e->ndata / 2, e->ndata / 2, err);
     case DPA_EV_ZCDP:
         /* reached only under subsampling (unsampled zcdp leaves are kept as such) */
         dpa_error_set(err, DPA_EUNSUPPORTED,
@@ -212,7 +318,8 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         if (p && e->kind == DPA_EV_SAMPLE) p = dpa_pair_symmetrize(p, err);
         if (!p) return err ? err->status : DPA_ENOMEM;
         double key[6] = {(double)c->kind, c->p[0], c->p[1], (double)e->kind, rate, 0};
-        if (c->kind == DPA_EV_PRIVACY_LOSS) key[5] = (double)++w->next_id; /* tables: one leaf per event */
+        if (is_table(c->kind) || c->kind == DPA_EV_SAMPLE_WITH_REPLACEMENT)
+            key[5] = (double)++w->next_id; /* tables: one leaf per event */
         w->set->all_gaussian = 0;
         w->set->all_rr = 0;
         size_t n0 = w->set->n;
@@ -226,6 +333,11 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
     default: {
         char leafpath[PATH_MAX_LEN + 32];
         snprintf(leafpath, sizeof leafpath, "%s/%s", path, dpa_ev_kind_name(e->kind));
+        if (e->kind == DPA_EV_SAMPLE_WITH_REPLACEMENT && nb != DPA_ADD_REMOVE)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "%s: sampling with replacement is analysed under add_remove neighboring (a record "
+                                 "appears Binomial(m, 1/n) times); for replace-one use \"sample\"",
+                                 leafpath);
         if (is_identity(e)) return DPA_OK;
         if (e->kind == DPA_EV_NON_PRIVATE && !w->set->nonprivate_path[0])
             snprintf(w->set->nonprivate_path, sizeof w->set->nonprivate_path, "%.150s", leafpath);
@@ -251,9 +363,16 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         if (e->kind == DPA_EV_PURE || (e->kind == DPA_EV_RANDOMIZED_RESPONSE && e->p[1] == 2)) { re = e->p[0]; rd = 0; }
         else if (e->kind == DPA_EV_APPROX) { re = e->p[0]; rd = e->p[1]; }
         else if (e->kind == DPA_EV_NON_PRIVATE) { re = 0; rd = 1; } /* (0, 1)-DP: no guarantee */
+        /* a one-point profile is exactly (eps, delta)-DP: its pair is RR_{eps,delta} */
+        else if (e->kind == DPA_EV_PRIVACY_PROFILE && e->ndata == 2) { re = e->data[0]; rd = e->data[1]; }
         else w->set->all_rr = 0;
         double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0};
-        if (e->kind == DPA_EV_PRIVACY_LOSS) key[5] = (double)++w->next_id; /* tables: one leaf per event */
+        if (is_table(e->kind)) key[5] = (double)++w->next_id; /* tables: one leaf per event */
+        if (e->kind == DPA_EV_SAMPLE_WITH_REPLACEMENT) { /* the child's kind and parameters too */
+            key[3] = (double)e->child[0]->kind;
+            key[4] = e->child[0]->p[0];
+            key[5] = e->child[0]->p[1];
+        }
         return add_leaf(w, p, mult, mu, re, rd, key, leafpath, err);
     }
     }

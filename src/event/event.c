@@ -49,6 +49,9 @@ static const kind_info KINDS[] = {
     [DPA_EV_NO_OP] = {"no_op", 0, {NULL, NULL}, {0, 0}, 0},
     [DPA_EV_NON_PRIVATE] = {"non_private", 0, {NULL, NULL}, {0, 0}, 0},
     [DPA_EV_PRIVACY_LOSS] = {"privacy_loss", 0, {NULL, NULL}, {0, 0}, 0},
+    [DPA_EV_PRIVACY_PROFILE] = {"privacy_profile", 0, {NULL, NULL}, {0, 0}, 0},
+    [DPA_EV_MIXTURE_OF_GAUSSIANS] = {"mixture_of_gaussians", 1, {"sigma", NULL}, {0, 0}, 0},
+    [DPA_EV_SAMPLE_WITH_REPLACEMENT] = {"sample_with_replacement", 2, {"n", "m"}, {0, 0}, 1},
 };
 #define NKINDS ((int)(sizeof KINDS / sizeof KINDS[0]))
 
@@ -155,7 +158,11 @@ void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
     switch (k) {
     case DPA_EV_GAUSSIAN:
     case DPA_EV_LAPLACE:
+    case DPA_EV_MIXTURE_OF_GAUSSIANS:
         dom->lo_open = 1;
+        break;
+    case DPA_EV_SAMPLE_WITH_REPLACEMENT: /* m may exceed n */
+        set_int_range(dom, 1, DPA_MAX_COUNT);
         break;
     case DPA_EV_DISCRETE_LAPLACE:
     case DPA_EV_DISCRETE_GAUSSIAN:
@@ -344,9 +351,11 @@ dpa_event *dpa_ev_make(dpa_event_kind k, const double *p,
         dpa_error_set(err, DPA_EINVAL, "event: unknown kind %d", (int)k);
         return NULL;
     }
-    if (k == DPA_EV_PRIVACY_LOSS) { /* its table comes only through dpa_event_privacy_loss */
+    if (k == DPA_EV_PRIVACY_LOSS || k == DPA_EV_PRIVACY_PROFILE || k == DPA_EV_MIXTURE_OF_GAUSSIANS) {
+        /* tables: only through their constructors */
         free_children(children, nchild);
-        dpa_error_set(err, DPA_EINVAL, "privacy_loss: build it with dpa_event_privacy_loss (it needs a table)");
+        dpa_error_set(err, DPA_EINVAL, "%s: build it with dpa_event_%s (it needs a table)", KINDS[k].name,
+                      KINDS[k].name);
         return NULL;
     }
     if (KINDS[k].nparams > 0 && dpa_ev_check_params(k, p, &bad, problem, sizeof problem)) {
@@ -447,6 +456,11 @@ dpa_event *dpa_event_poisson(double rate, dpa_event *child, dpa_error *err)
 dpa_event *dpa_event_sample(double n, double m, dpa_event *child, dpa_error *err)
 {
     return make_unary(DPA_EV_SAMPLE, n, m, child, err);
+}
+
+dpa_event *dpa_event_sample_with_replacement(double n, double m, dpa_event *child, dpa_error *err)
+{
+    return make_unary(DPA_EV_SAMPLE_WITH_REPLACEMENT, n, m, child, err);
 }
 
 /* ---- copy / free ---- */
@@ -662,6 +676,126 @@ dpa_event *dpa_event_privacy_loss(const double *loss, const double *mass, size_t
         free(e);
         free(v);
         dpa_error_set(err, DPA_ENOMEM, "privacy_loss: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < k; i++) {
+        d[i] = v[i].l;
+        d[k + i] = v[i].m;
+    }
+    free(v);
+    e->data = d;
+    e->ndata = 2 * k;
+    return e;
+}
+
+dpa_event *dpa_event_privacy_profile(const double *epsilon, const double *delta, size_t n, dpa_error *err)
+{
+    if (!epsilon || !delta || n == 0 || n > DPA_MAX_TABLE_POINTS) {
+        dpa_error_set(err, DPA_EINVAL,
+                      "privacy_profile: need 1 to %d points (epsilon and delta arrays of equal length)",
+                      DPA_MAX_TABLE_POINTS);
+        return NULL;
+    }
+    lm *v = malloc(n * sizeof *v);
+    if (!v) {
+        dpa_error_set(err, DPA_ENOMEM, "privacy_profile: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *bad = !(epsilon[i] >= 0 && epsilon[i] <= DPA_MAX_PROFILE_EPS) ? "epsilon"
+                          : !(delta[i] >= 0 && delta[i] <= 1)                     ? "delta"
+                                                                                  : NULL;
+        if (bad) {
+            free(v);
+            if (bad[0] == 'e')
+                dpa_error_set(err, DPA_EINVAL, "privacy_profile: epsilon[%zu] must be in [0, %g], got %g", i,
+                              DPA_MAX_PROFILE_EPS, epsilon[i]);
+            else
+                dpa_error_set(err, DPA_EINVAL, "privacy_profile: delta[%zu] must be in [0, 1], got %g", i, delta[i]);
+            return NULL;
+        }
+        v[i] = (lm){epsilon[i] == 0 ? 0.0 : epsilon[i], delta[i] == 0 ? 0.0 : delta[i]};
+    }
+    qsort(v, n, sizeof *v, cmp_lm);
+    size_t k = 0; /* equal epsilons: the smallest delta (the strongest guarantee) */
+    for (size_t i = 0; i < n; i++) {
+        if (k && v[k - 1].l == v[i].l) v[k - 1].m = fmin(v[k - 1].m, v[i].m);
+        else v[k++] = v[i];
+    }
+    dpa_event *e = alloc_event(DPA_EV_PRIVACY_PROFILE, NULL, NULL, 0);
+    double *d = e ? malloc(2 * k * sizeof *d) : NULL;
+    if (!d) {
+        free(e);
+        free(v);
+        dpa_error_set(err, DPA_ENOMEM, "privacy_profile: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < k; i++) {
+        d[i] = v[i].l;
+        d[k + i] = v[i].m;
+    }
+    free(v);
+    e->data = d;
+    e->ndata = 2 * k;
+    return e;
+}
+
+dpa_event *dpa_event_mixture_of_gaussians(double sigma, const double *sensitivities, const double *probabilities,
+                                          size_t n, dpa_error *err)
+{
+    if (!(sigma > 0 && isfinite(sigma))) {
+        dpa_error_set(err, DPA_EINVAL, "mixture_of_gaussians: sigma must be > 0 and finite, got %g", sigma);
+        return NULL;
+    }
+    if (!sensitivities || !probabilities || n == 0 || n > DPA_MAX_MIXTURE_COMPONENTS) {
+        dpa_error_set(err, DPA_EINVAL,
+                      "mixture_of_gaussians: need 1 to %d components (sensitivities and probabilities of equal length)",
+                      DPA_MAX_MIXTURE_COMPONENTS);
+        return NULL;
+    }
+    lm *v = malloc(n * sizeof *v);
+    if (!v) {
+        dpa_error_set(err, DPA_ENOMEM, "mixture_of_gaussians: out of memory");
+        return NULL;
+    }
+    long double sp = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(sensitivities[i] >= 0 && isfinite(sensitivities[i]))) {
+            free(v);
+            dpa_error_set(err, DPA_EINVAL, "mixture_of_gaussians: sensitivities[%zu] must be >= 0 and finite, got %g", i,
+                          sensitivities[i]);
+            return NULL;
+        }
+        if (!(probabilities[i] >= 0 && probabilities[i] <= 1)) {
+            free(v);
+            dpa_error_set(err, DPA_EINVAL, "mixture_of_gaussians: probabilities[%zu] must be in [0, 1], got %g", i,
+                          probabilities[i]);
+            return NULL;
+        }
+        sp += probabilities[i];
+        v[i] = (lm){sensitivities[i] == 0 ? 0.0 : sensitivities[i], probabilities[i]};
+    }
+    long double slack = (long double)(n + 1) * DPA_TABLE_SUM_SLACK;
+    if (!(fabsl(sp - 1) <= slack)) {
+        free(v);
+        dpa_error_set(err, DPA_EINVAL,
+                      "mixture_of_gaussians: the probabilities sum to %.17Lg; they must sum to 1 up to rounding (%.3Lg)",
+                      sp, slack);
+        return NULL;
+    }
+    qsort(v, n, sizeof *v, cmp_lm);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && v[k - 1].l == v[i].l) v[k - 1].m += v[i].m;
+        else v[k++] = v[i];
+    }
+    const double p[2] = {sigma, 0};
+    dpa_event *e = alloc_event(DPA_EV_MIXTURE_OF_GAUSSIANS, p, NULL, 0);
+    double *d = e ? malloc(2 * k * sizeof *d) : NULL;
+    if (!d) {
+        free(e);
+        free(v);
+        dpa_error_set(err, DPA_ENOMEM, "mixture_of_gaussians: out of memory");
         return NULL;
     }
     for (size_t i = 0; i < k; i++) {

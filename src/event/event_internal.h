@@ -21,13 +21,18 @@
  *   RANDOMIZED_RESPONSE also p[1] k (buckets, integer >= 2)
  *   PRIVACY_LOSS        data[0 .. n-1] losses (ascending, distinct),
  *                       data[n .. 2n-1] their masses under P, n = ndata / 2
+ *   MIXTURE_OF_GAUSSIANS p[0] sigma; data[0 .. n-1] sensitivities (ascending,
+ *                       distinct), data[n .. 2n-1] their probabilities
+ *   SAMPLE_WITH_REPLACEMENT p[0] n, p[1] m (integers), one child
+ *   PRIVACY_PROFILE     data[0 .. n-1] epsilons (ascending, distinct),
+ *                       data[n .. 2n-1] their deltas, n = ndata / 2
  */
 struct dpa_event {
     dpa_event_kind kind;
     double p[2];
     size_t nchild;
     dpa_event **child;
-    double *data;   /* owned; privacy_loss only */
+    double *data;   /* owned; privacy_loss and privacy_profile only */
     size_t ndata;
 };
 

@@ -31,7 +31,7 @@
 
 #define EVENT_KEY_LIST "gaussian, laplace, discrete_laplace, discrete_gaussian, " \
     "randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, " \
-    "privacy_loss"
+    "privacy_loss, privacy_profile, mixture_of_gaussians, sample_with_replacement"
 
 typedef enum walk_mode { MODE_SPEC, MODE_SCAN, MODE_INST } walk_mode;
 
@@ -405,12 +405,31 @@ static dpa_event *walk_compose(walk *w, json_t *val, const seg *at, int depth)
     return e;
 }
 
-/* {"privacy_loss": {"loss": [...], "mass": [...]}}: val is the object, at
- * its path.  Numbers only (no placeholder); the checks of
- * dpa_event_privacy_loss, with the offending entry's path. */
-static dpa_event *walk_table(walk *w, json_t *val, const seg *at)
+/* The two arrays of a table kind: privacy_loss {"loss": [...], "mass": [...]}
+ * and privacy_profile {"epsilon": [...], "delta": [...]}. */
+typedef struct table_kind {
+    const char *scalar; /* a required number besides the arrays (slot 0), or NULL */
+    const char *key[2];
+    double lo[2], hi[2]; /* closed ranges of the entries (key[0]: |x| <= hi[0] if lo[0] < 0) */
+} table_kind;
+
+static const table_kind TABLE_LOSS = {NULL, {"loss", "mass"}, {-DPA_MAX_TABLE_LOSS, 0}, {DPA_MAX_TABLE_LOSS, 1}};
+static const table_kind TABLE_PROFILE = {NULL, {"epsilon", "delta"}, {0, 0}, {DPA_MAX_PROFILE_EPS, 1}};
+static const table_kind TABLE_MIXTURE = {"sigma", {"sensitivities", "probabilities"}, {0, 0}, {DBL_MAX, 1}};
+
+static const table_kind *table_of(dpa_event_kind k)
 {
-    static const char *const keys[2] = {"loss", "mass"};
+    return k == DPA_EV_PRIVACY_LOSS ? &TABLE_LOSS : k == DPA_EV_PRIVACY_PROFILE ? &TABLE_PROFILE : &TABLE_MIXTURE;
+}
+
+/* A table kind's object: val is the object, at its path.  Numbers only (no
+ * placeholder); the checks of the kind's constructor, with the offending
+ * entry's path. */
+static dpa_event *walk_table(walk *w, dpa_event_kind kind, json_t *val, const seg *at)
+{
+    const table_kind *tk = table_of(kind);
+    const char *name = dpa_ev_kind_name(kind);
+    double scalar = 0;
     json_t *arr[2];
     const char *key;
     json_t *v;
@@ -420,15 +439,40 @@ static dpa_event *walk_table(walk *w, json_t *val, const seg *at)
         return NULL;
     }
     json_object_foreach(val, key, v) {
-        if (strcmp(key, "loss") && strcmp(key, "mass")) {
-            fail(w, at, "unknown key %s (expected loss, mass)", quote(key, q, sizeof q));
+        if (strcmp(key, tk->key[0]) && strcmp(key, tk->key[1]) && !(tk->scalar && !strcmp(key, tk->scalar))) {
+            fail(w, at, "unknown key %s (expected %s%s%s, %s)", quote(key, q, sizeof q), tk->scalar ? tk->scalar : "",
+                 tk->scalar ? ", " : "", tk->key[0], tk->key[1]);
+            return NULL;
+        }
+    }
+    if (tk->scalar) {
+        seg sub = {at, tk->scalar, 0};
+        json_t *x = json_object_get(val, tk->scalar);
+        int is_ph;
+        char problem[256];
+        dpa_param_info d;
+        if (!x) {
+            fail(w, at, "missing key \"%s\"", tk->scalar);
+            return NULL;
+        }
+        if (read_number(w, x, &sub, &scalar, &is_ph) != DPA_OK) return NULL;
+        dpa_ev_param_domain(kind, 0, NULL, &d);
+        if (is_ph) {
+            if (w->mode == MODE_SCAN) {
+                memcpy(d.path, w->info.path, sizeof d.path);
+                w->info = d;
+                scalar = feasible_point(&d);
+            }
+        }
+        if (dpa_ev_check_value(&d, scalar, problem, sizeof problem)) {
+            fail(w, &sub, "%s", problem);
             return NULL;
         }
     }
     for (int j = 0; j < 2; j++) {
-        seg sub = {at, keys[j], 0};
-        if (!(arr[j] = json_object_get(val, keys[j]))) {
-            fail(w, at, "missing key \"%s\"", keys[j]);
+        seg sub = {at, tk->key[j], 0};
+        if (!(arr[j] = json_object_get(val, tk->key[j]))) {
+            fail(w, at, "missing key \"%s\"", tk->key[j]);
             return NULL;
         }
         if (!json_is_array(arr[j]) || json_array_size(arr[j]) == 0) {
@@ -438,8 +482,8 @@ static dpa_event *walk_table(walk *w, json_t *val, const seg *at)
     }
     size_t n = json_array_size(arr[0]);
     if (json_array_size(arr[1]) != n) {
-        fail(w, at, "\"loss\" has %zu entries and \"mass\" %zu: they must have the same length", n,
-             json_array_size(arr[1]));
+        fail(w, at, "\"%s\" has %zu entries and \"%s\" %zu: they must have the same length", tk->key[0], n,
+             tk->key[1], json_array_size(arr[1]));
         return NULL;
     }
     if (n > DPA_MAX_TABLE_POINTS) {
@@ -452,12 +496,12 @@ static dpa_event *walk_table(walk *w, json_t *val, const seg *at)
         return NULL;
     }
     for (int j = 0; j < 2; j++) {
-        seg sub = {at, keys[j], 0};
+        seg sub = {at, tk->key[j], 0};
         for (size_t i = 0; i < n; i++) {
             seg el = {&sub, NULL, i};
             json_t *x = json_array_get(arr[j], i);
             if (is_placeholder(x)) {
-                fail(w, &el, "a placeholder \"?\" cannot stand in a privacy_loss table");
+                fail(w, &el, "a placeholder \"?\" cannot stand in a %s table", name);
                 free(d);
                 return NULL;
             }
@@ -467,10 +511,9 @@ static dpa_event *walk_table(walk *w, json_t *val, const seg *at)
                 return NULL;
             }
             double y = json_number_value(x);
-            int bad = j == 0 ? !(fabs(y) <= DPA_MAX_TABLE_LOSS) : !(y >= 0 && y <= 1);
-            if (bad) {
-                if (j == 0) fail(w, &el, "must be finite with |loss| <= %g, got %.17g", DPA_MAX_TABLE_LOSS, y);
-                else fail(w, &el, "must be in [0, 1], got %.17g", y);
+            if (!(y >= tk->lo[j] && y <= tk->hi[j])) {
+                if (tk->lo[j] < 0) fail(w, &el, "must be finite with |%s| <= %g, got %.17g", tk->key[j], tk->hi[j], y);
+                else fail(w, &el, "must be in [%g, %g], got %.17g", tk->lo[j], tk->hi[j], y);
                 free(d);
                 return NULL;
             }
@@ -478,9 +521,13 @@ static dpa_event *walk_table(walk *w, json_t *val, const seg *at)
         }
     }
     dpa_error e2;
-    dpa_event *e = dpa_event_privacy_loss(d, d + n, n, &e2);
+    dpa_event *e = kind == DPA_EV_PRIVACY_LOSS      ? dpa_event_privacy_loss(d, d + n, n, &e2)
+                   : kind == DPA_EV_PRIVACY_PROFILE ? dpa_event_privacy_profile(d, d + n, n, &e2)
+                                                    : dpa_event_mixture_of_gaussians(scalar, d, d + n, n, &e2);
     free(d);
-    if (!e) fail(w, at, "%s", e2.message + (strncmp(e2.message, "privacy_loss: ", 14) ? 0 : 14));
+    size_t pre = strlen(name);
+    if (!e)
+        fail(w, at, "%s", e2.message + (strncmp(e2.message, name, pre) || strncmp(e2.message + pre, ": ", 2) ? 0 : pre + 2));
     return e;
 }
 
@@ -492,8 +539,8 @@ static dpa_event *walk_kind(walk *w, dpa_event_kind k, json_t *val, const seg *a
     dpa_event *child;
     if (k == DPA_EV_COMPOSE)
         return walk_compose(w, val, at, depth);
-    if (k == DPA_EV_PRIVACY_LOSS)
-        return walk_table(w, val, at);
+    if (k == DPA_EV_PRIVACY_LOSS || k == DPA_EV_PRIVACY_PROFILE || k == DPA_EV_MIXTURE_OF_GAUSSIANS)
+        return walk_table(w, k, val, at);
     if (!json_is_object(val)) {
         fail(w, at, "expected an object, got %s", type_name(val));
         return NULL;
@@ -764,10 +811,17 @@ static void write_kind(sbuf *b, const dpa_event *e)
         return;
     }
     sb_put(b, "{");
-    if (e->kind == DPA_EV_PRIVACY_LOSS) {
+    if (e->kind == DPA_EV_PRIVACY_LOSS || e->kind == DPA_EV_PRIVACY_PROFILE || e->kind == DPA_EV_MIXTURE_OF_GAUSSIANS) {
         size_t n = e->ndata / 2;
+        const table_kind *tk = table_of(e->kind);
+        if (tk->scalar) {
+            sb_param(b, tk->scalar, e->p[0], 1);
+            sb_put(b, ",");
+        }
         for (int j = 0; j < 2; j++) {
-            sb_put(b, j ? ",\"mass\":[" : "\"loss\":[");
+            sb_put(b, j ? ",\"" : "\"");
+            sb_put(b, tk->key[j]);
+            sb_put(b, "\":[");
             for (size_t i = 0; i < n; i++) {
                 char num[40];
                 snprintf(num, sizeof num, "%s%.17g", i ? "," : "", e->data[j * n + i]);
@@ -776,7 +830,7 @@ static void write_kind(sbuf *b, const dpa_event *e)
             sb_put(b, "]");
         }
     }
-    for (int s = 0; s < dpa_ev_num_params(e->kind); s++) {
+    for (int s = 0; s < dpa_ev_num_params(e->kind) && e->kind != DPA_EV_MIXTURE_OF_GAUSSIANS; s++) {
         /* binary randomized response is written as before k existed */
         if (e->kind == DPA_EV_RANDOMIZED_RESPONSE && s == 1 && e->p[1] == 2)
             continue;

@@ -573,7 +573,7 @@ static fac *collect(const dpa_leafset *L, int dir, int atoms_ok, int *valid)
             f[i].eps = e;
             f[i].delta = dl;
             if (!(e >= 0 && isfinite(e) && dl >= 0 && dl <= 1)) *valid = 0;
-        } else if (l->inner || l->kind == DPA_EV_PRIVACY_LOSS || !atoms_fac(l->pair, dir, &f[i]) || k != floor(k)) {
+        } else if (l->inner || l->kind == DPA_EV_PRIVACY_LOSS || l->kind == DPA_EV_PRIVACY_PROFILE || !atoms_fac(l->pair, dir, &f[i]) || k != floor(k)) {
             /* (privacy_loss tables: their masses are data, not the
              * representation of a known pair within DPA_RR_REP_ULPS: the
              * PLD method composes them as given) */

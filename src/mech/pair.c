@@ -88,6 +88,9 @@ void dpa_pair_ctail(const dpa_pair *p, double t, double out[4])
         out[3] = r[3];
         return;
     }
+    case DPA_PAIR_MIXGAUSS:
+        dpa_mixgauss_ctail(p, t, out);
+        return;
     case DPA_PAIR_REVERSE: {
         double r[4];
         dpa_pair_ctail(p->base, -t, r);
@@ -156,6 +159,7 @@ void dpa_pair_free(dpa_pair *p)
     if (!p) return;
     dpa_pair_free(p->base);
     free(p->atoms);
+    free(p->mix);
     free(p);
 }
 
@@ -166,9 +170,15 @@ dpa_pair *dpa_pair_copy(const dpa_pair *p, dpa_error *err)
     *c = *p;
     c->base = NULL;
     c->atoms = NULL;
+    c->mix = NULL;
+    if (p->nmix) {
+        c->mix = malloc(2 * p->nmix * sizeof *c->mix);
+        if (!c->mix) { free(c); c = NULL; goto nomem; }
+        memcpy(c->mix, p->mix, 2 * p->nmix * sizeof *c->mix);
+    }
     if (p->natoms) {
         c->atoms = malloc(p->natoms * sizeof *c->atoms);
-        if (!c->atoms) goto nomem;
+        if (!c->atoms) { free(c->mix); goto nomem; }
         memcpy(c->atoms, p->atoms, p->natoms * sizeof *c->atoms);
     }
     if (p->base) {
@@ -440,6 +450,11 @@ double dpa_pair_var_estimate(const dpa_pair *p)
     case DPA_PAIR_REVERSE:
     case DPA_PAIR_SYMMETRIZE:
         return dpa_pair_var_estimate(p->base);
+    case DPA_PAIR_MIXGAUSS: {
+        /* the largest component's loss variance: a scale, not a bound */
+        double m = p->mix[p->nmix - 1];
+        return m * m;
+    }
     case DPA_PAIR_ATOMS: {
         double m0 = 0, m1 = 0, m2 = 0;
         for (size_t i = 0; i < p->natoms; i++) {
@@ -478,6 +493,7 @@ void dpa_pair_loss_range(const dpa_pair *p, double *wmin, double *wmax)
     case DPA_PAIR_ATOMS: break;
     case DPA_PAIR_GAUSSIAN: clo = -INFINITY; chi = INFINITY; break;
     case DPA_PAIR_LAPLACE: clo = -p->par[0]; chi = p->par[0]; break;
+    case DPA_PAIR_MIXGAUSS: clo = p->par[0]; chi = INFINITY; break; /* par[0]: log weight of mu = 0 */
     case DPA_PAIR_POISSON: {
         double q = p->par[0], l1q = log1p(-q), blo, bhi;
         dpa_pair_loss_range(p->base, &blo, &bhi);

@@ -30,7 +30,9 @@ typedef enum dpa_pair_kind {
     DPA_PAIR_LAPLACE,   /* continuous part of Laplace; par[0] = eps0 = s/b > 0 */
     DPA_PAIR_POISSON,   /* remove-direction Poisson subsampling of base; par[0] = q in (0,1) */
     DPA_PAIR_REVERSE,   /* (B, A) of base */
-    DPA_PAIR_SYMMETRIZE /* replace-one symmetrization of base about W = 0 */
+    DPA_PAIR_SYMMETRIZE, /* replace-one symmetrization of base about W = 0 */
+    DPA_PAIR_MIXGAUSS   /* Gaussian mixture: A_c = sum_i e^{mix[n+i]} N(mix[i], 1), B = N(0, 1);
+                         * mix[0..n-1] = mu_i >= 0 ascending, the largest > 0; n = nmix */
 } dpa_pair_kind;
 
 typedef struct dpa_pair dpa_pair;
@@ -49,6 +51,9 @@ struct dpa_pair {
     /* kind-specific values precomputed by the constructor: POISSON:
      * log q and log1p(-q) (the tails evaluate them at every cell) */
     double pre[2];
+    /* MIXGAUSS: the components (owned): mu_i then log weights, 2 nmix values */
+    double *mix;
+    size_t nmix;
 };
 
 /* Continuous-part tails at finite t (strict and non-strict coincide):
@@ -99,6 +104,27 @@ dpa_pair *dpa_pair_rr_k(double eps, double k, dpa_error *err);
  * remaining mass at -inf (each only if positive).  Asymmetric in general
  * (symmetric when the table equals its own reversal). */
 dpa_pair *dpa_pair_table(const double *loss, const double *mass, size_t n, dpa_error *err);
+/* The pair of a privacy_profile event (docs/mechanisms.md §1): a mechanism
+ * (eps[i], delta[i])-DP for every i, in both directions (eps in [0, 700],
+ * delta in [0, 1], any order).  Atoms at the losses +-eps[i] of the vertices
+ * of the convex envelope of the points in s = e^eps, A-mass min delta at
+ * +inf, B's remainder at -inf; its profile is at least the envelope
+ * everywhere (masses rounded to that side) and equal to it up to a few
+ * units in the last place.  Marked symmetric. */
+dpa_pair *dpa_pair_profile(const double *eps, const double *delta, size_t n, dpa_error *err);
+/* A mixture of Gaussians (docs/mechanisms.md §2): output y ~ N(c_i, s^2)
+ * with probability p_i under A, N(0, s^2) under B; given as mu_i = c_i / s
+ * >= 0 finite and weights w_i >= 0 (n >= 1; sum w_i <= 1 + 1e-12), and
+ * inf_mass >= 0: A-mass put at loss +inf, a sound stand-in for omitted
+ * components (the caller bounds their mass; it is not inferred from
+ * 1 - sum w_i).  Components with mu_i = 0 are kept in the continuous part
+ * (the loss is then bounded below by log of their weight); if no mu_i > 0
+ * the pair is atoms only.  The loss is increasing in y, so W > t iff
+ * y > y(t), found by safeguarded Newton steps; tails are sums of normal
+ * tails at y(t). */
+dpa_pair *dpa_pair_mixgauss(const double *mu, const double *w, size_t n, double inf_mass, dpa_error *err);
+/* The continuous tails of a MIXGAUSS pair (dpa_pair_ctail's contract). */
+void dpa_mixgauss_ctail(const dpa_pair *p, double t, double out[4]);
 /* Discrete Laplace, scale b > 0, integer sensitivity s >= 1. */
 dpa_pair *dpa_pair_discrete_laplace(double scale, double sensitivity, dpa_error *err);
 /* Discrete Gaussian N_Z(s, sigma^2) vs N_Z(0, sigma^2). */

@@ -88,6 +88,66 @@ static double laplace_cont(double e0, double theta, double *r)
 
 static dpa_status log_e(const dpa_pair *p, double theta, double *out, dpa_error *err);
 
+/* A Gaussian mixture A_c = sum_i w_i N(mu_i, 1) (total W = sum w_i) against
+ * B = N(0, 1) (docs/mechanisms.md §2): Jensen's inequality for the convex
+ * x^g (g = 1 + theta outside [0, 1], i.e. orders alpha > 1 in both
+ * directions), applied to the normalized mixture:
+ *   int A_c^g B^{1-g} <= W^g sum_i (w_i / W) int N_i^g B^{1-g}
+ *                     = W^{g-1} sum_i w_i e^{g (g-1) mu_i^2 / 2}.
+ * Exact for one component; an upper bound (the quasi-convexity of
+ * Renyi divergences) otherwise. */
+static double mixgauss_log_e(const dpa_pair *p, double theta, double *rel)
+{
+    size_t n = p->nmix;
+    double g = 1 + theta, mx = -INFINITY;
+    for (size_t i = 0; i < n; i++) mx = fmax(mx, p->mix[n + i] + theta * g * 0.5 * p->mix[i] * p->mix[i]);
+    double s = 0, e = 0;
+    for (size_t i = 0; i < n; i++) {
+        double l = p->mix[n + i] + theta * g * 0.5 * p->mix[i] * p->mix[i];
+        s += exp(l - mx);
+        e = fmax(e, 6 * U * (fabs(l) + 1));
+    }
+    double l = theta * p->lca + mx + log(s);
+    *rel = expm1(e + 4 * U * (fabs(theta * p->lca) + fabs(mx) + fabs(log(s)) + 2));
+    return l;
+}
+
+/* The Poisson-subsampled mixture (q A_c + (1 - q) B, B) (q = 1: the
+ * mixture itself) when A_c has total mass 1.  With w_0 the weight of the
+ * mu = 0 components, q A_c + (1 - q) B = sum_{mu_i > 0} (w_i / (1 - w_0))
+ * (q' N_i + (1 - q') B), q' = q (1 - w_0): a convex combination of
+ * subsampled Gaussians at one rate, so by Jensen E <= sum_i (w_i / (1 - w_0))
+ * E_i(gamma), each E_i the certified subsampled-Gaussian integral
+ * (rdp_quad.c), or e^{gamma (gamma - 1) mu_i^2 / 2} when q' = 1.  Exact for
+ * {0: 1 - q, c: q}, which is the subsampled Gaussian. */
+static dpa_status mixgauss_poisson(const dpa_pair *b, double q, double gamma, double lo, double hi, double *out,
+                                   dpa_error *err)
+{
+    if (b->natoms || !(lo == -INFINITY && hi == INFINITY))
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "Renyi divergence: a Gaussian mixture is bounded only with its whole mass in the "
+                             "mixture and over the whole line (not under sample's symmetrization, nor with "
+                             "components omitted to +inf, e.g. a truncated sample_with_replacement); use method pld");
+    size_t n = b->nmix, i0 = b->mix[0] == 0 ? 1 : 0;
+    double l1w0 = i0 ? dpa_log1mexp(b->mix[n]) : 0.0; /* log(1 - w_0) */
+    double qe = q * exp(l1w0);
+    double acc = -INFINITY;
+    for (size_t i = i0; i < n; i++) {
+        double l, mu = b->mix[i];
+        if (qe >= 1) {
+            l = dpa_rdp_up(gamma * (gamma - 1) * 0.5 * mu * mu, 4);
+        } else {
+            dpa_status st = dpa_rdp_mix_log_integral(DPA_PAIR_GAUSSIAN, mu, qe, gamma, lo, hi, &l, err);
+            if (st) return st;
+        }
+        acc = dpa_log_add_exp(acc, b->mix[n + i] - l1w0 + l);
+    }
+    /* the log-sum and the weights round: 8u relative per term; the rate
+     * q' rounds too, which moves E_i by a relative few u times gamma */
+    *out = dpa_rdp_up(acc, 8) + 16 * U * ((double)n + fabs(gamma) * (fabs(acc) + 1));
+    return DPA_OK;
+}
+
 /* The continuous part of a Poisson pair r (kind POISSON over a Gaussian or
  * Laplace base) with exponent gamma, over base losses (lo, hi). */
 static dpa_status poisson_cont(const dpa_pair *r, double gamma, double lo, double hi, double *out,
@@ -98,6 +158,7 @@ static dpa_status poisson_cont(const dpa_pair *r, double gamma, double lo, doubl
         *out = -INFINITY;
         return DPA_OK;
     }
+    if (b->kind == DPA_PAIR_MIXGAUSS) return mixgauss_poisson(b, r->par[0], gamma, lo, hi, out, err);
     if (b->kind != DPA_PAIR_GAUSSIAN && b->kind != DPA_PAIR_LAPLACE)
         return dpa_error_set(err, DPA_EUNSUPPORTED,
                              "Renyi divergence: Poisson subsampling of a pair of kind %d with a continuous "
@@ -134,6 +195,21 @@ static dpa_status log_e_acc(const dpa_pair *p, double theta, dpa_rdp_acc *accp, 
     case DPA_PAIR_LAPLACE: {
         if (atoms_into(p, theta, &acc)) goto infinite;
         double r, l = laplace_cont(p->par[0], theta, &r);
+        dpa_rdp_acc_add(&acc, l, 1, r);
+        break;
+    }
+    case DPA_PAIR_MIXGAUSS: {
+        if (p->natoms)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "Renyi divergence: this Gaussian mixture has components omitted to loss +inf (a "
+                                 "truncated sample_with_replacement): its Renyi divergence is infinite; use method pld");
+        double r = 0, l;
+        if (p->natoms == 0 && p->mix[0] == 0) { /* a mu = 0 component: the subsampled form */
+            st = mixgauss_poisson(p, 1.0, 1 + theta, -INFINITY, INFINITY, &l, err);
+            if (st) return st;
+        } else {
+            l = mixgauss_log_e(p, theta, &r);
+        }
         dpa_rdp_acc_add(&acc, l, 1, r);
         break;
     }

@@ -115,6 +115,7 @@ static const char *pair_kind_name(const dpa_pair *p)
     case DPA_PAIR_POISSON: return "poisson-subsampled";
     case DPA_PAIR_REVERSE: return "reversed";
     case DPA_PAIR_SYMMETRIZE: return "sample (replace-one symmetrized)";
+    case DPA_PAIR_MIXGAUSS: return "gaussian mixture";
     }
     return "unknown";
 }
@@ -288,6 +289,7 @@ static int bounded_kind(const dpa_pair *p)
     case DPA_PAIR_SYMMETRIZE:
         return p->base->symmetric ? bounded_kind(p->base)
                                   : (p->base->kind == DPA_PAIR_POISSON && bounded_kind(p->base));
+    case DPA_PAIR_MIXGAUSS: return 0; /* orders > 1 only (Jensen bound, rdp_pair.c) */
     }
     return 0;
 }

@@ -1,0 +1,276 @@
+/* Mixtures of Gaussians ({"mixture_of_gaussians": ...}) and sampling with
+ * replacement ({"sample_with_replacement": ...}): parsing, the pair's tails
+ * against numerical integration, and the accountants against independent
+ * identities:
+ *  - one component of sensitivity c is the Gaussian mechanism c/sigma;
+ *  - the mixture {0: 1 - q, c: q} is the Poisson-subsampled Gaussian at
+ *    rate q (LT Thm 5.1: (q N(c) + (1 - q) N(0), N(0))), in both directions
+ *    and under composition;
+ *  - sampling with replacement with m = 1 is Poisson subsampling at 1/n
+ *    (K ~ Bernoulli(1/n)); with m = 2, n = 2 it is the mixture
+ *    {0: 1/4, c: 1/2, 2c: 1/4}.
+ * Reference for one use: delta(eps) = int (a(y) - e^eps b(y))_+ dy by
+ * composite Simpson in long double on [-40, 40 + max c] (sigma = 1) with
+ * 400000 panels: the integrand is smooth except at the one crossing point,
+ * where the kink costs O(h^2) = 1e-8 * (local scale) -- we compare with a
+ * tolerance of 1e-7 absolute + 1e-6 relative, well above it.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dpacct/accountant.h"
+#include "dpacct/event.h"
+#include "mech/pair.h"
+#include "check.h"
+
+#define QUAD_ABS 1e-7
+#define QUAD_REL 1e-6
+
+static long double phi_ld(long double x) { return expl(-0.5L * x * x) / sqrtl(2 * acosl(-1.0L)); }
+
+/* int (a - e^eps b)_+ (rev = 0) or (b - e^eps a)_+ (rev = 1) */
+static long double quad_delta(const double *c, const double *p, int n, double eps, int rev)
+{
+    double cmax = 0;
+    for (int i = 0; i < n; i++) cmax = fmax(cmax, c[i]);
+    long double lo = -40, hi = 40 + cmax, s = 0, es = expl(eps);
+    const int N = 400000;
+    long double h = (hi - lo) / N;
+    for (int k = 0; k <= N; k++) {
+        long double y = lo + k * h, a = 0, b = phi_ld(y);
+        for (int i = 0; i < n; i++) a += p[i] * phi_ld(y - c[i]);
+        long double f = rev ? b - es * a : a - es * b;
+        if (f < 0) f = 0;
+        s += f * ((k == 0 || k == N) ? 1 : (k % 2 ? 4 : 2));
+    }
+    return s * h / 3;
+}
+
+static dpa_result qdelta(const char *json, dpa_method m, double eps)
+{
+    dpa_accountant *a = test_accountant(json, m);
+    dpa_result r;
+    dpa_error err;
+    if (dpa_accountant_delta(a, eps, &r, &err) != DPA_OK) fail_msg("%s: %s", json, err.message);
+    dpa_accountant_free(a);
+    return r;
+}
+
+static dpa_result qeps(const char *json, dpa_method m, double delta)
+{
+    dpa_accountant *a = test_accountant(json, m);
+    dpa_result r;
+    dpa_error err;
+    if (dpa_accountant_epsilon(a, delta, &r, &err) != DPA_OK) fail_msg("%s: %s", json, err.message);
+    dpa_accountant_free(a);
+    return r;
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    dpa_error err;
+    dpa_spec *s = dpa_spec_from_json("{\"mixture_of_gaussians\": {\"sigma\": 2, \"sensitivities\": [1, 0, 1], "
+                                     "\"probabilities\": [0.25, 0.5, 0.25]}}",
+                                     &err);
+    if (!s) fail_msg("%s", err.message);
+    char *j = dpa_spec_to_json(s);
+    CHECK(j && strstr(j, "{\"mixture_of_gaussians\":{\"sigma\":2,\"sensitivities\":[0,1],\"probabilities\":[0.5,0.5]}"),
+          "canonical %s", j ? j : "");
+    dpa_spec *s2 = j ? dpa_spec_from_json(j, &err) : NULL;
+    char *j2 = s2 ? dpa_spec_to_json(s2) : NULL;
+    CHECK(j2 && !strcmp(j, j2), "round trip %s", j2 ? j2 : err.message);
+    free(j);
+    free(j2);
+    dpa_spec_free(s);
+    dpa_spec_free(s2);
+    s = dpa_spec_from_json("{\"sample_with_replacement\": {\"n\": 10, \"m\": 20, \"event\": {\"gaussian\": {\"sigma\": 1}}}}",
+                           &err);
+    if (!s) fail_msg("%s", err.message);
+    j = dpa_spec_to_json(s);
+    CHECK(j && strstr(j, "{\"sample_with_replacement\":{\"n\":10,\"m\":20,\"event\":{\"gaussian\":"), "%s", j ? j : "");
+    free(j);
+    dpa_spec_free(s);
+    static const struct { const char *json, *want; } bad[] = {
+        {"{\"mixture_of_gaussians\": {\"sigma\": 1, \"sensitivities\": [1], \"probabilities\": [0.5]}}", "sum to"},
+        {"{\"mixture_of_gaussians\": {\"sigma\": 0, \"sensitivities\": [1], \"probabilities\": [1]}}",
+         "/mixture_of_gaussians/sigma: must be > 0"},
+        {"{\"mixture_of_gaussians\": {\"sensitivities\": [1], \"probabilities\": [1]}}", "missing key \"sigma\""},
+        {"{\"mixture_of_gaussians\": {\"sigma\": 1, \"sensitivities\": [-1], \"probabilities\": [1]}}",
+         "sensitivities/0"},
+        {"{\"sample_with_replacement\": {\"n\": 0, \"m\": 1, \"event\": {\"gaussian\": {\"sigma\": 1}}}}",
+         "/sample_with_replacement/n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        s = dpa_spec_from_json(bad[i].json, &err);
+        CHECK(!s && strstr(err.message, bad[i].want), "%s: got %s", bad[i].json, s ? "a spec" : err.message);
+        dpa_spec_free(s);
+    }
+    /* refusals */
+    dpa_accountant *a = try_accountant(
+        "{\"sample_with_replacement\": {\"n\": 10, \"m\": 2, \"event\": {\"laplace\": {\"scale\": 1}}}}", DPA_METHOD_AUTO,
+        &err);
+    CHECK(!a && err.status == DPA_EUNSUPPORTED && strstr(err.message, "gaussian or gdp"), "%s", err.message);
+    dpa_accountant_free(a);
+    a = try_accountant("{\"mixture_of_gaussians\": {\"sigma\": 1, \"sensitivities\": [0, 1], \"probabilities\": [0.5, "
+                       "0.5]}}",
+                       DPA_METHOD_CLT, &err);
+    CHECK(!a && strstr(err.message, "pld"), "clt must refuse naming pld: %s", a ? "accepted" : err.message);
+    dpa_accountant_free(a);
+    /* phi and exact refuse it too (at creation or at the first query), naming pld */
+    const dpa_method others[2] = {DPA_METHOD_PHI, DPA_METHOD_EXACT};
+    for (int i = 0; i < 2; i++) {
+        a = try_accountant("{\"mixture_of_gaussians\": {\"sigma\": 1, \"sensitivities\": [0, 1], \"probabilities\": "
+                           "[0.5, 0.5]}}",
+                           others[i], &err);
+        dpa_result r;
+        dpa_status st = a ? dpa_accountant_delta(a, 1.0, &r, &err) : err.status;
+        CHECK(st == DPA_EUNSUPPORTED && strstr(err.message, "pld"), "method %d: status %d, %s", (int)others[i], (int)st,
+              st ? err.message : "accepted");
+        dpa_accountant_free(a);
+    }
+}
+
+/* The pair's profile (both directions) against quadrature. */
+static void test_pair_vs_quadrature(void **state)
+{
+    (void)state;
+    static const struct { int n; double c[3], p[3]; } cases[] = {
+        {1, {1}, {1}},
+        {2, {0, 1}, {0.7, 0.3}},
+        {2, {0.5, 2}, {0.5, 0.5}},
+        {3, {0, 1, 3}, {0.2, 0.5, 0.3}},
+    };
+    dpa_error err;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dpa_pair *p = dpa_pair_mixgauss(cases[k].c, cases[k].p, (size_t)cases[k].n, 0, &err);
+        assert_non_null(p);
+        dpa_pair *r = dpa_pair_reverse(dpa_pair_copy(p, &err), &err);
+        assert_non_null(r);
+        for (double eps = 0; eps <= 3; eps += 0.75) {
+            for (int rev = 0; rev < 2; rev++) {
+                double got = exp(dpa_pair_log_delta(rev ? r : p, eps));
+                long double want = quad_delta(cases[k].c, cases[k].p, cases[k].n, eps, rev);
+                CHECK(fabsl(got - want) <= QUAD_ABS + QUAD_REL * want,
+                      "case %zu eps %g dir %d: pair %.17g, quadrature %.17Lg", k, eps, rev, got, want);
+            }
+        }
+        dpa_pair_free(p);
+        dpa_pair_free(r);
+    }
+}
+
+/* One component: the Gaussian mechanism. */
+static void test_one_component(void **state)
+{
+    (void)state;
+    const char *mg = "{\"repeat\":{\"count\":10,\"event\":{\"mixture_of_gaussians\":{\"sigma\":2,\"sensitivities\":[1.5],"
+                     "\"probabilities\":[1]}}}}";
+    const char *g = "{\"repeat\":{\"count\":10,\"event\":{\"gaussian\":{\"sigma\":2,\"sensitivity\":1.5}}}}";
+    for (double eps = 0.5; eps <= 4; eps += 1.5) {
+        dpa_result a = qdelta(mg, DPA_METHOD_AUTO, eps), b = qdelta(g, DPA_METHOD_EXACT, eps);
+        CHECK(a.method == DPA_METHOD_PLD && a.lower <= b.upper && a.upper >= b.lower,
+              "eps %g: mixture [%.17g, %.17g], gaussian [%.17g, %.17g]", eps, a.lower, a.upper, b.lower, b.upper);
+        /* rdp's Jensen bound is exact for one component */
+        dpa_result c = qdelta(mg, DPA_METHOD_RDP, eps), d = qdelta(g, DPA_METHOD_RDP, eps);
+        CHECK(fabs(c.upper - d.upper) <= 1e-9 * d.upper, "eps %g: rdp mixture %.17g, gaussian %.17g", eps, c.upper,
+              d.upper);
+    }
+}
+
+/* {0: 1 - q, c: q} is the Poisson-subsampled Gaussian. */
+static void test_poisson_identity(void **state)
+{
+    (void)state;
+    char mg[512], po[512];
+    const double qs[2] = {0.01, 0.3};
+    for (int i = 0; i < 2; i++) {
+        double q = qs[i];
+        int count = i == 0 ? 1000 : 20;
+        snprintf(mg, sizeof mg,
+                 "{\"repeat\":{\"count\":%d,\"event\":{\"mixture_of_gaussians\":{\"sigma\":1,\"sensitivities\":[0,1],"
+                 "\"probabilities\":[%.17g,%.17g]}}}}",
+                 count, 1 - q, q);
+        snprintf(po, sizeof po,
+                 "{\"repeat\":{\"count\":%d,\"event\":{\"poisson\":{\"rate\":%.17g,\"event\":{\"gaussian\":{\"sigma\":1}}}}}}",
+                 count, q);
+        for (double delta = 1e-8; delta <= 1e-3; delta *= 100) {
+            dpa_result a = qeps(mg, DPA_METHOD_PLD, delta), b = qeps(po, DPA_METHOD_PLD, delta);
+            CHECK(a.lower <= b.upper && a.upper >= b.lower, "q %g delta %g: mixture [%.17g, %.17g], poisson [%.17g, %.17g]",
+                  q, delta, a.lower, a.upper, b.lower, b.upper);
+            CHECK(a.upper - a.lower <= 1e-3 * fmax(1, a.upper), "q %g delta %g: mixture bracket [%.17g, %.17g] too wide", q,
+                  delta, a.lower, a.upper);
+            /* rdp: Jensen over {0, 1} is the subsampled-Gaussian bound itself */
+            dpa_result c = qeps(mg, DPA_METHOD_RDP, delta), d = qeps(po, DPA_METHOD_RDP, delta);
+            CHECK(c.upper >= b.lower && c.upper <= d.upper * (1 + 1e-6), "q %g delta %g: rdp mixture %.17g, poisson %.17g",
+                  q, delta, c.upper, d.upper);
+        }
+    }
+}
+
+/* Sampling with replacement: m = 1 is Poisson at 1/n; n = m = 2 is the
+ * mixture {0, 1, 2} with 1/4, 1/2, 1/4; Poisson over a mixture. */
+static void test_sample_with_replacement(void **state)
+{
+    (void)state;
+    const char *sw = "{\"repeat\":{\"count\":100,\"event\":{\"sample_with_replacement\":{\"n\":50,\"m\":1,\"event\":{"
+                     "\"gaussian\":{\"sigma\":0.8}}}}}}";
+    const char *po = "{\"repeat\":{\"count\":100,\"event\":{\"poisson\":{\"rate\":0.02,\"event\":{\"gaussian\":{\"sigma\":0.8}}}}}}";
+    for (double delta = 1e-7; delta <= 1e-3; delta *= 100) {
+        dpa_result a = qeps(sw, DPA_METHOD_AUTO, delta), b = qeps(po, DPA_METHOD_PLD, delta);
+        CHECK(a.lower <= b.upper && a.upper >= b.lower, "delta %g: swr [%.17g, %.17g], poisson [%.17g, %.17g]", delta,
+              a.lower, a.upper, b.lower, b.upper);
+    }
+    const char *s2 = "{\"sample_with_replacement\":{\"n\":2,\"m\":2,\"event\":{\"gaussian\":{\"sigma\":1}}}}";
+    const double c[3] = {0, 1, 2}, p[3] = {0.25, 0.5, 0.25};
+    for (double eps = 0; eps <= 3; eps += 1) {
+        dpa_result a = qdelta(s2, DPA_METHOD_PLD, eps);
+        long double want = fmaxl(quad_delta(c, p, 3, eps, 0), quad_delta(c, p, 3, eps, 1));
+        CHECK(a.lower <= want + QUAD_ABS + QUAD_REL * want && a.upper >= want - QUAD_ABS - QUAD_REL * want,
+              "eps %g: swr n = m = 2 [%.17g, %.17g], quadrature %.17Lg", eps, a.lower, a.upper, want);
+    }
+    /* a large m: K ~ Binomial(1000, 1e-3) ~ Poisson(1), truncated with its tail at +inf */
+    const char *s3 = "{\"repeat\":{\"count\":10,\"event\":{\"sample_with_replacement\":{\"n\":1000,\"m\":1000,\"event\":{"
+                     "\"gaussian\":{\"sigma\":4}}}}}}";
+    dpa_result a = qeps(s3, DPA_METHOD_PLD, 1e-6);
+    CHECK(a.lower <= a.upper && isfinite(a.upper) && a.upper > 0, "swr m = n = 1000: [%.17g, %.17g]", a.lower, a.upper);
+    /* rdp refuses the truncated mixture, naming pld */
+    {
+        dpa_error err;
+        dpa_accountant *ac = try_accountant(s3, DPA_METHOD_RDP, &err);
+        dpa_result r;
+        dpa_status st = ac ? dpa_accountant_epsilon(ac, 1e-6, &r, &err) : err.status;
+        CHECK(st == DPA_EUNSUPPORTED && strstr(err.message, "pld"), "rdp on a truncated mixture: status %d, %s", (int)st,
+              st ? err.message : "accepted");
+        dpa_accountant_free(ac);
+        /* an untruncated one (m = 3) is taken */
+        const char *s5 = "{\"sample_with_replacement\":{\"n\":10,\"m\":3,\"event\":{\"gaussian\":{\"sigma\":2}}}}";
+        dpa_result x = qeps(s5, DPA_METHOD_RDP, 1e-6), y = qeps(s5, DPA_METHOD_PLD, 1e-6);
+        CHECK(x.upper >= y.lower, "rdp %.17g below pld's lower bound %.17g", x.upper, y.lower);
+    }
+    /* monotone in m */
+    const char *s4 = "{\"repeat\":{\"count\":10,\"event\":{\"sample_with_replacement\":{\"n\":1000,\"m\":500,\"event\":{"
+                     "\"gaussian\":{\"sigma\":4}}}}}}";
+    dpa_result b = qeps(s4, DPA_METHOD_PLD, 1e-6);
+    CHECK(b.lower <= a.upper && b.upper <= a.upper, "m = 500 [%.17g, %.17g] vs m = 1000 [%.17g, %.17g]", b.lower, b.upper,
+          a.lower, a.upper);
+}
+
+int main(void)
+{
+    test_seed_from_env();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pair_vs_quadrature, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_component, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_poisson_identity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sample_with_replacement, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
