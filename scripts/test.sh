@@ -10,6 +10,11 @@ echo "== Release build and tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs" >/dev/null
 (cd build && ctest --output-on-failure -j"$jobs")
+echo "== Python package (python/, against the Release build)"
+# Debian's interpreter (python3-pytest, python3-numpy); not under the
+# sanitizers: ctypes cannot load an ASan-instrumented library
+DPACCT_LIBRARY="$PWD/build/libdpacct.so" DPACCT_CLI="$PWD/build/dpacct" \
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DDPA_SANITIZE=ON -DDPA_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null

@@ -1,0 +1,262 @@
+# dpacct Python binding: converting Google dp_accounting's DpEvent objects.
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""from_dp_event: a dp_accounting DpEvent tree as a dpacct Event.
+
+The objects are recognised by class name (and attribute names), so
+dp_accounting need not be importable, and subclasses are recognised by the
+names in their MRO.  Attribute names are those of dp_accounting 0.6
+(dp_accounting/dp_event.py).  Conventions follow dp_accounting's own PLD
+accountant where it treats a parameter value specially:
+
+  NoOpDpEvent                      no_op
+  NonPrivateDpEvent                non_private
+  GaussianDpEvent(nm)              gaussian(sigma=nm); nm == 0: non_private
+  LaplaceDpEvent(nm)               laplace(scale=nm);  nm == 0: non_private
+  DiscreteLaplaceDpEvent(a, s)     discrete_laplace(scale=1/a, sensitivity=s)
+                                   (pmf ~ exp(-a|x|)); a == 0: non_private
+  DiscreteGaussianDpEvent(sigma, sensitivity, dimension)
+                                   discrete_gaussian(sigma, sensitivity) when
+                                   dimension is 1 or None (None: dpacct's pair
+                                   is the univariate one; dimension > 1 is
+                                   refused: the multivariate discrete Gaussian
+                                   is not the univariate one)
+  RandomizedResponseDpEvent(p, k)  randomized_response(epsilon, k) with
+                                   e^eps = 1 + k (1 - p) / p, i.e. the true
+                                   bucket with probability 1 - p + p/k;
+                                   k == 1: no_op; p == 0: non_private
+  EpsilonDeltaDpEvent(eps, delta)  approx(eps, delta)
+  ZCDpEvent(rho, xi)               zcdp(rho); xi != 0 refused
+  MixtureOfGaussiansDpEvent(sd, c, p)
+                                   mixture_of_gaussians(sd, c, p); a single
+                                   sensitivity 0: no_op; sd == 0: non_private
+  ExponentialMechanismDpEvent(eps) pure(eps)   (as dp_accounting's PLD: an
+                                   eps-DP black box, an upper bound)
+  PermuteAndFlipDpEvent(eps)       pure(eps)   (certainly valid: it is eps-DP;
+                                   dp_accounting's PLD uses the Laplace pair
+                                   with scale 1/eps instead, tighter); eps == 0: no_op
+  SelfComposedDpEvent(e, count)    repeat(e, count); count == 0: no_op
+  ComposedDpEvent(events)          compose(events); [] : no_op
+  PoissonSampledDpEvent(q, e)      poisson(e, q); q == 0: no_op
+  SampledWithoutReplacementDpEvent(n, m, e)
+                                   sample(e, n, m)  (replace neighbouring)
+  SampledWithReplacementDpEvent(n, m, e)
+                                   sample_with_replacement(e, n, m)
+  dp_accounting.DpEventBuilder     its build()
+
+Refused with UnsupportedError naming the class: UnsupportedDpEvent,
+SingleEpochTreeAggregationDpEvent, RepeatAndSelectDpEvent,
+TruncatedSubsampledGaussianDpEvent and any other class.
+"""
+import math
+
+from ._errors import UnsupportedError, InvalidSpecError
+from . import events as ev
+
+__all__ = ["from_dp_event", "is_dp_event", "neighboring_from"]
+
+_UNSUPPORTED_WHY = {
+    "UnsupportedDpEvent": "it stands for an operation with no DP description",
+    "SingleEpochTreeAggregationDpEvent": "tree aggregation has no dpacct event kind",
+    "RepeatAndSelectDpEvent": "repeat-and-select (a random number of runs) has no dpacct event kind",
+    "TruncatedSubsampledGaussianDpEvent": "truncated Poisson subsampling has no dpacct event kind",
+}
+
+
+def _names(obj):
+    return [c.__name__ for c in type(obj).__mro__]
+
+
+def is_dp_event(obj):
+    """True for an object whose class (or a base) is named like a dp_accounting
+    DpEvent or DpEventBuilder."""
+    return any(n.endswith("DpEvent") or n == "DpEventBuilder" for n in _names(obj))
+
+
+def neighboring_from(rel):
+    """dpacct's neighbouring name for a dp_accounting NeighboringRelation
+    (by name), or for "add_remove" / "replace" / None."""
+    if rel is None or rel in ("add_remove", "replace"):
+        return rel
+    name = getattr(rel, "name", rel)
+    if name == "ADD_OR_REMOVE_ONE":
+        return "add_remove"
+    if name == "REPLACE_ONE":
+        return "replace"
+    if name == "REPLACE_SPECIAL":
+        raise UnsupportedError("neighboring relation REPLACE_SPECIAL: dpacct analyses add_remove "
+                               "and replace (replace-one) only")
+    raise InvalidSpecError('neighboring: expected "add_remove", "replace" or a dp_accounting '
+                           "NeighboringRelation, got %r" % (rel,))
+
+
+def from_dp_event(event, neighboring=None):
+    """A dpacct Event equivalent to the dp_accounting DpEvent `event`.
+
+    neighboring: "add_remove", "replace" or a dp_accounting
+    NeighboringRelation (ADD_OR_REMOVE_ONE, REPLACE_ONE): the relation of the
+    accountant the event was meant for (dp_accounting keeps it on the
+    accountant, not the event); written into the spec when given.
+    Raises UnsupportedError (naming the class and its path in the tree) for
+    events dpacct cannot account."""
+    out = _convert(event, "")
+    nb = neighboring_from(neighboring)
+    return out.with_neighboring(nb) if nb else out
+
+
+def _attr(obj, name, path, cls):
+    try:
+        return getattr(obj, name)
+    except AttributeError:
+        raise InvalidSpecError("%s: %s has no attribute %r (not a dp_accounting %s?)"
+                               % (path or "/", cls, name, cls)) from None
+
+
+def _convert(e, path):
+    if isinstance(e, ev.Event):
+        return e
+    names = _names(e)
+    known = next((n for n in names if n in _CONVERTERS or n in _UNSUPPORTED_WHY
+                  or n == "DpEventBuilder"), None)
+    cls = type(e).__name__
+    if known == "DpEventBuilder":
+        return _convert(e.build(), path)
+    if known is None or known in _UNSUPPORTED_WHY:
+        why = _UNSUPPORTED_WHY.get(known, "dpacct has no equivalent event kind")
+        raise UnsupportedError("%s: %s is not supported: %s" % (path or "/", cls, why),
+                               path=path or "/")
+    here = "%s/%s" % (path, cls)
+    return _CONVERTERS[known](e, here, cls, lambda name: _attr(e, name, here, cls))
+
+
+def _is_zero(x):
+    return x == 0
+
+
+def _gaussian(e, here, cls, a):
+    nm = a("noise_multiplier")
+    return ev.non_private() if _is_zero(nm) else ev.gaussian(nm)
+
+
+def _laplace(e, here, cls, a):
+    nm = a("noise_multiplier")
+    return ev.non_private() if _is_zero(nm) else ev.laplace(nm)
+
+
+def _discrete_laplace(e, here, cls, a):
+    p, s = a("noise_parameter"), a("sensitivity")
+    if _is_zero(p):
+        return ev.non_private()
+    return ev.discrete_laplace(1.0 / float(p), s)
+
+
+def _discrete_gaussian(e, here, cls, a):
+    dim = getattr(e, "dimension", None)
+    if dim is not None and dim != 1:
+        raise UnsupportedError("%s: %s with dimension %r is not supported: dpacct's discrete_gaussian "
+                               "is univariate (dimension 1 or None)" % (here, cls, dim), path=here)
+    return ev.discrete_gaussian(a("sigma"), getattr(e, "sensitivity", 1))
+
+
+def _randomized_response(e, here, cls, a):
+    p, k = a("noise_parameter"), a("num_buckets")
+    if k == 1:
+        return ev.no_op()
+    if _is_zero(p):
+        return ev.non_private()
+    p, kf = float(p), float(k)
+    # true bucket w.p. 1 - p + p/k, each other w.p. p/k:
+    # e^eps = (1 - p + p/k) / (p/k) = 1 + k (1 - p) / p
+    eps = math.log1p(kf * (1.0 - p) / p) if 0 < p <= 1 else p  # bad p: let the library say why
+    return ev.randomized_response(eps, k=k)
+
+
+def _epsilon_delta(e, here, cls, a):
+    return ev.approx(a("epsilon"), a("delta"))
+
+
+def _zcdp(e, here, cls, a):
+    xi = getattr(e, "xi", 0.0)
+    if xi:
+        raise UnsupportedError("%s: %s with xi = %r is not supported: dpacct's zcdp leaf is "
+                               "rho-zCDP (xi = 0)" % (here, cls, xi), path=here)
+    return ev.zcdp(a("rho"))
+
+
+def _mixture(e, here, cls, a):
+    sd, c, p = a("standard_deviation"), list(a("sensitivities")), list(a("sampling_probs"))
+    if len(c) == 1 and c[0] == 0:
+        return ev.no_op()
+    if _is_zero(sd):
+        return ev.non_private()
+    return ev.mixture_of_gaussians(sd, c, p)
+
+
+def _exponential(e, here, cls, a):
+    return ev.pure(a("epsilon"))
+
+
+def _permute_and_flip(e, here, cls, a):
+    eps = a("epsilon")
+    return ev.no_op() if _is_zero(eps) else ev.pure(eps)
+
+
+def _self_composed(e, here, cls, a):
+    count = a("count")
+    if count == 0:
+        return ev.no_op()
+    return ev.repeat(_convert(a("event"), here + "/event"), count)
+
+
+def _composed(e, here, cls, a):
+    events = list(a("events"))
+    if not events:
+        return ev.no_op()
+    return ev.compose([_convert(x, "%s/events/%d" % (here, i)) for i, x in enumerate(events)])
+
+
+def _poisson(e, here, cls, a):
+    q = a("sampling_probability")
+    if _is_zero(q):
+        return ev.no_op()
+    return ev.poisson(_convert(a("event"), here + "/event"), q)
+
+
+def _without_replacement(e, here, cls, a):
+    return ev.sample(_convert(a("event"), here + "/event"), a("source_dataset_size"), a("sample_size"))
+
+
+def _with_replacement(e, here, cls, a):
+    return ev.sample_with_replacement(_convert(a("event"), here + "/event"),
+                                      a("source_dataset_size"), a("sample_size"))
+
+
+def _no_op(e, here, cls, a):
+    return ev.no_op()
+
+
+def _non_private(e, here, cls, a):
+    return ev.non_private()
+
+
+_CONVERTERS = {
+    "NoOpDpEvent": _no_op,
+    "NonPrivateDpEvent": _non_private,
+    "GaussianDpEvent": _gaussian,
+    "LaplaceDpEvent": _laplace,
+    "DiscreteLaplaceDpEvent": _discrete_laplace,
+    "DiscreteGaussianDpEvent": _discrete_gaussian,
+    "RandomizedResponseDpEvent": _randomized_response,
+    "EpsilonDeltaDpEvent": _epsilon_delta,
+    "ZCDpEvent": _zcdp,
+    "MixtureOfGaussiansDpEvent": _mixture,
+    "ExponentialMechanismDpEvent": _exponential,
+    "PermuteAndFlipDpEvent": _permute_and_flip,
+    "SelfComposedDpEvent": _self_composed,
+    "ComposedDpEvent": _composed,
+    "PoissonSampledDpEvent": _poisson,
+    "SampledWithoutReplacementDpEvent": _without_replacement,
+    "SampledWithReplacementDpEvent": _with_replacement,
+}
+
+SUPPORTED_CLASSES = tuple(sorted(_CONVERTERS))
+UNSUPPORTED_CLASSES = tuple(sorted(_UNSUPPORTED_WHY))

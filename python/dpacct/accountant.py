@@ -1,0 +1,545 @@
+# dpacct Python binding: accountants, calibration, Renyi divergences.
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Accountant(spec).epsilon(delta) and friends over libdpacct (ctypes)."""
+import ctypes
+import json
+import math
+import numbers
+
+from . import _lib
+from ._errors import InvalidInputError, InvalidSpecError, LibraryBugError
+from ._results import (EpsilonResult, DeltaResult, Profile, GdpMu, RenyiValue, RenyiResult,
+                       Calibration)
+from . import events as _events
+
+try:  # optional
+    import numpy as _np
+except ImportError:  # pragma: no cover - exercised where numpy is absent
+    _np = None
+
+__all__ = ["Accountant", "calibrate", "renyi", "spec_json", "canonical_spec", "METHODS"]
+
+METHODS = ("auto", "pld", "exact", "phi", "rdp", "gdp", "clt")
+_METHOD_NAMES = {i: n for i, n in enumerate(METHODS)}
+_DIRECTIONS = {0: "both", 1: "remove", 2: "add"}
+_SOURCES = {0: "method", 1: "largest_finite_loss", 2: "dp_domination", 3: "chernoff"}
+_GDP_MU_SOURCES = {0: "none", 1: "gaussian", 2: "bounded_loss", 3: "infinite"}
+_UNCERTIFIED_METHODS = ("phi", "gdp")  # accountant.h: their results carry certified = 0
+
+
+# ------------------------------------------------------------ spec text ---
+
+def _jsonable(x, path):
+    """x with numpy values, tuples and Events turned into JSON types; a
+    non-finite number is an InvalidSpecError naming its path."""
+    if isinstance(x, _events.Event):
+        return x.to_dict()
+    if isinstance(x, dict):
+        out = {}
+        for k, v in x.items():
+            if not isinstance(k, str):
+                raise InvalidSpecError("%s: object keys must be strings, got %r" % (path or "/", k))
+            out[k] = _jsonable(v, "%s/%s" % (path, k))
+        return out
+    if isinstance(x, (str, bool)) or x is None:
+        return x
+    if _np is not None and isinstance(x, _np.ndarray):
+        x = x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v, "%s/%d" % (path, i)) for i, v in enumerate(x)]
+    if hasattr(x, "item") and hasattr(x, "dtype"):  # numpy scalar
+        x = x.item()
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    if isinstance(x, numbers.Real):
+        v = float(x)
+        if not math.isfinite(v):
+            raise InvalidSpecError("%s: must be finite, got %r" % (path or "/", v))
+        return v
+    from ._dp_events import is_dp_event, from_dp_event
+    if is_dp_event(x):
+        return from_dp_event(x).to_dict()
+    raise InvalidSpecError("%s: cannot be written as JSON: %s" % (path or "/", type(x).__name__))
+
+
+def _no_duplicates(pairs):
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise InvalidSpecError("JSON syntax error: duplicate object key %r" % k)
+        d[k] = v
+    return d
+
+
+def spec_json(spec, neighboring=None):
+    """The JSON text the library is given for `spec`: a dict (the JSON form,
+    numpy values allowed), JSON text (passed on unchanged unless
+    `neighboring` is given), an events.Event, or a dp_accounting DpEvent."""
+    from ._dp_events import is_dp_event, from_dp_event, neighboring_from
+    nb = neighboring_from(neighboring)
+    if isinstance(spec, bytes):
+        spec = spec.decode("utf-8")
+    if isinstance(spec, str):
+        if nb is None:
+            return spec
+        try:
+            spec = json.loads(spec, object_pairs_hook=_no_duplicates)
+        except ValueError as e:
+            if isinstance(e, InvalidSpecError):
+                raise
+            raise InvalidSpecError("JSON syntax error: %s" % e) from None
+    if is_dp_event(spec):
+        spec = from_dp_event(spec)
+    if isinstance(spec, _events.Event):
+        d = spec.to_dict()
+    elif isinstance(spec, dict):
+        d = _jsonable(spec, "")
+    else:
+        raise InvalidSpecError("expected a spec: a dict, JSON text, a dpacct.events.Event or a "
+                               "dp_accounting DpEvent, got %s" % type(spec).__name__)
+    if nb is not None:
+        if d.get("neighboring", nb) != nb:
+            raise InvalidSpecError('/neighboring: the spec says "%s" but neighboring=%r was given'
+                                   % (d["neighboring"], nb))
+        d = dict(d)
+        d["neighboring"] = nb
+    return json.dumps(d, allow_nan=False)
+
+
+def _parse_spec(text):
+    lib = _lib.load()
+    err = _lib.new_error()
+    with _lib.LOCK:
+        p = lib.dpa_spec_from_json(text.encode("utf-8"), ctypes.byref(err))
+    if not p:
+        _lib.raise_error(1, err, InvalidSpecError)
+    return p
+
+
+def _spec_to_json(p):
+    lib = _lib.load()
+    with _lib.LOCK:
+        return _lib.take_string(lib.dpa_spec_to_json(p))
+
+
+def canonical_spec(spec, neighboring=None):
+    """The library's canonical JSON of a spec (every default written, numbers
+    as %.17g); raises InvalidSpecError with the JSON path if it is invalid."""
+    p = _parse_spec(spec_json(spec, neighboring))
+    try:
+        return _spec_to_json(p)
+    finally:
+        with _lib.LOCK:
+            _lib.load().dpa_spec_free(p)
+
+
+# -------------------------------------------------------------- options ---
+
+def _options(method, accuracy=None, delta_abs=None, grid_step=None, max_grid=None, threads=None,
+             rdp_conversion=None):
+    lib = _lib.load()
+    opt = _lib.dpa_options()
+    lib.dpa_options_init(ctypes.byref(opt))
+    if method is not None:
+        m = ctypes.c_int()
+        err = _lib.new_error()
+        name = str(method)
+        if lib.dpa_method_parse(name.encode(), ctypes.byref(m), ctypes.byref(err)) != 0:
+            raise InvalidInputError("method: must be one of %s, got %r" % (", ".join(METHODS), method),
+                                    status=1)
+        opt.method = m.value
+    if accuracy is not None:
+        opt.accuracy = _real(accuracy, "accuracy")
+    if delta_abs is not None:
+        opt.delta_abs = _real(delta_abs, "delta_abs")
+    if grid_step is not None:
+        opt.grid_step = _real(grid_step, "grid_step")
+    if max_grid is not None:
+        opt.max_grid = _index(max_grid, "max_grid")
+    if threads is not None:
+        opt.threads = _index(threads, "threads")
+    if rdp_conversion is not None:
+        c = ctypes.c_int()
+        err = _lib.new_error()
+        if lib.dpa_rdp_conv_parse(str(rdp_conversion).encode(), ctypes.byref(c), ctypes.byref(err)) != 0:
+            raise InvalidInputError("rdp_conversion: must be optimal, improved or classical, got %r"
+                                    % (rdp_conversion,), status=1)
+        opt.rdp_conversion = c.value
+    return opt
+
+
+def _options_dict(opt):
+    return {"method": _METHOD_NAMES.get(opt.method), "accuracy": opt.accuracy,
+            "delta_abs": opt.delta_abs, "grid_step": opt.grid_step, "max_grid": opt.max_grid,
+            "threads": opt.threads,
+            "rdp_conversion": _lib.text(_lib.load().dpa_rdp_conv_name(opt.rdp_conversion))}
+
+
+def _real(x, name):
+    if hasattr(x, "item") and hasattr(x, "dtype") and getattr(x, "ndim", 0) == 0:
+        x = x.item()
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError("%s: expected a real number, got %s" % (name, type(x).__name__))
+    return float(x)
+
+
+def _index(x, name):
+    if hasattr(x, "item") and hasattr(x, "dtype") and getattr(x, "ndim", 0) == 0:
+        x = x.item()
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError("%s: expected an integer, got %s" % (name, type(x).__name__))
+    if x < 0:
+        raise InvalidInputError("%s: must be >= 0, got %d" % (name, x), status=1)
+    return int(x)
+
+
+def _is_scalar(x):
+    """Numbers, numpy scalars, and anything not iterable (left to _real to refuse)."""
+    if isinstance(x, (numbers.Number, str, bytes)):
+        return True
+    if hasattr(x, "dtype"):
+        return getattr(x, "ndim", 1) == 0
+    return not hasattr(x, "__iter__")
+
+
+# -------------------------------------------------------------- results ---
+
+def _result(cls, query, at, r):
+    """A Result from a dpa_result, checked like the CLI checks it."""
+    eps_query = query == "epsilon"
+
+    def bound_ok(x):
+        return math.isfinite(x) or (eps_query and x == math.inf)
+
+    if not (bound_ok(r.upper) and bound_ok(r.lower) and bound_ok(r.upper_remove)
+            and bound_ok(r.upper_add)):
+        raise LibraryBugError("the library returned an invalid bound (%r, %r); this is a bug, "
+                              "please report it" % (r.lower, r.upper))
+    if not r.lower <= r.upper:
+        raise LibraryBugError("the library returned a lower bound above the upper bound")
+    method = _METHOD_NAMES.get(r.method)
+    if method in (None, "auto") or r.binding not in _DIRECTIONS or r.certified not in (0, 1):
+        raise LibraryBugError("the library returned a result without method, direction or "
+                              "certification flag")
+    return cls(query=query, at=at, upper=r.upper, lower=r.lower, method=method,
+               certified=bool(r.certified), binding=_DIRECTIONS[r.binding],
+               upper_remove=r.upper_remove, upper_add=r.upper_add, grid_step=r.grid_step,
+               grid_size=int(r.grid_size), truncated_mass=r.truncated_mass,
+               roundoff=r.roundoff, accuracy_met=bool(r.accuracy_met),
+               upper_source=_SOURCES.get(r.upper_source, str(r.upper_source)),
+               order=None if math.isnan(r.order) else r.order, note=_lib.text(r.note))
+
+
+def _doubles_in(values, name):
+    """(ctypes array or numpy array, keepalive, shape, n) of finite-checked doubles."""
+    if _np is not None:
+        try:
+            a = _np.ascontiguousarray(_np.asarray(values, dtype=_np.float64))
+        except (TypeError, ValueError) as e:
+            raise TypeError("%s: expected numbers, %s" % (name, e)) from None
+        shape = a.shape
+        flat = a.reshape(-1)
+        return flat, flat.ctypes.data_as(_lib.c_double_p), shape, flat.size
+    vals = [_real(v, name) for v in values]
+    arr = (ctypes.c_double * max(1, len(vals)))(*vals)
+    return arr, ctypes.cast(arr, _lib.c_double_p), (len(vals),), len(vals)
+
+
+def _doubles_out(n):
+    if _np is not None:
+        a = _np.empty(n, dtype=_np.float64)
+        return a, a.ctypes.data_as(_lib.c_double_p)
+    arr = (ctypes.c_double * max(1, n))()
+    return arr, ctypes.cast(arr, _lib.c_double_p)
+
+
+def _shaped(buf, shape, n):
+    if _np is not None:
+        return buf.reshape(shape)
+    return [buf[i] for i in range(n)]
+
+
+# ----------------------------------------------------------- Accountant ---
+
+class Accountant:
+    """An accountant for one spec, built once and asked many queries.
+
+    spec: a dict in the JSON form of docs/spec.md, JSON text, an
+    events.Event, or a dp_accounting DpEvent (converted by from_dp_event).
+    method: "auto" (the tightest certified method that applies), "exact",
+    "pld", "phi", "rdp", "gdp" or "clt" (accountant.h says what each does).
+    neighboring: "add_remove" or "replace" (also a dp_accounting
+    NeighboringRelation), overriding the spec's default.  Options (see
+    dpa_options in accountant.h): accuracy (default 1e-4), delta_abs (1e-14),
+    grid_step (0: automatic), max_grid (4194304), threads (0: up to 4),
+    rdp_conversion ("optimal", "improved", "classical").
+
+    Queries return certified brackets (Result objects): claim `.upper`.  An
+    accountant may reuse grids an earlier query built, so the same query on
+    a fresh accountant can give a slightly different (equally certified)
+    bracket.  Calls are serialized process-wide (FFTW's planner is global).
+    Use as a context manager or call close() to free the C objects early.
+    """
+
+    def __init__(self, spec, method="auto", *, neighboring=None, accuracy=None, delta_abs=None,
+                 grid_step=None, max_grid=None, threads=None, rdp_conversion=None):
+        self._acc = None
+        self._spec = None
+        lib = _lib.load()
+        self._lib = lib
+        text = spec_json(spec, neighboring)
+        self._opt = _options(method, accuracy, delta_abs, grid_step, max_grid, threads,
+                             rdp_conversion)
+        self._spec = _parse_spec(text)
+        err = _lib.new_error()
+        with _lib.LOCK:
+            self._acc = lib.dpa_accountant_new(self._spec, ctypes.byref(self._opt), ctypes.byref(err))
+        if not self._acc:
+            self.close()
+            _lib.raise_error(1, err)
+
+    # ---- lifetime ----
+    def close(self):
+        """Free the C accountant and spec (queries afterwards raise)."""
+        lib = getattr(self, "_lib", None)
+        if lib is None:
+            return
+        with _lib.LOCK:
+            if getattr(self, "_acc", None):
+                lib.dpa_accountant_free(self._acc)
+                self._acc = None
+            if getattr(self, "_spec", None):
+                lib.dpa_spec_free(self._spec)
+                self._spec = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _live(self):
+        if not self._acc:
+            raise ValueError("the accountant is closed")
+        return self._acc
+
+    # ---- description ----
+    @property
+    def method(self):
+        """The method in use ("auto" resolved to the one chosen)."""
+        return _METHOD_NAMES[self._lib.dpa_accountant_method(self._live())]
+
+    @property
+    def spec(self):
+        """The spec as the library read it (canonical, a dict)."""
+        return json.loads(self.spec_json)
+
+    @property
+    def spec_json(self):
+        """The library's canonical JSON of the spec."""
+        self._live()
+        return _spec_to_json(self._spec)
+
+    @property
+    def neighboring(self):
+        return ("add_remove", "replace")[self._lib.dpa_spec_neighboring(self._spec)]
+
+    @property
+    def options(self):
+        """The dpa_options in use (a dict; method as asked, e.g. "auto")."""
+        return _options_dict(self._opt)
+
+    def __repr__(self):
+        if not self._acc:
+            return "<dpacct.Accountant (closed)>"
+        s = self.spec_json
+        if len(s) > 100:
+            s = s[:97] + "..."
+        return "<dpacct.Accountant method=%r spec=%s>" % (self.method, s)
+
+    # ---- queries ----
+    def epsilon(self, delta):
+        """The smallest epsilon with delta(epsilon) <= delta, bracketed
+        (EpsilonResult).  delta in (0, 1).  A sequence or array of deltas
+        gives a list of results."""
+        if not _is_scalar(delta):
+            return [self.epsilon(d) for d in _iter_values(delta)]
+        d = _real(delta, "delta")
+        r = _lib.dpa_result()
+        err = _lib.new_error()
+        with _lib.LOCK:
+            st = self._lib.dpa_accountant_epsilon(self._live(), d, ctypes.byref(r), ctypes.byref(err))
+        _lib.check(st, err)
+        return _result(EpsilonResult, "epsilon", d, r)
+
+    def delta(self, epsilon):
+        """delta(epsilon) = H_{e^epsilon}, bracketed (DeltaResult); any finite
+        epsilon.  A sequence or array gives a list of results (profile() is
+        the faster way to many points)."""
+        if not _is_scalar(epsilon):
+            return [self.delta(e) for e in _iter_values(epsilon)]
+        e = _real(epsilon, "epsilon")
+        r = _lib.dpa_result()
+        err = _lib.new_error()
+        with _lib.LOCK:
+            st = self._lib.dpa_accountant_delta(self._live(), e, ctypes.byref(r), ctypes.byref(err))
+        _lib.check(st, err)
+        return _result(DeltaResult, "delta", e, r)
+
+    def profile(self, epsilons):
+        """The privacy profile at the given epsilons (finite): a Profile with
+        arrays epsilon, upper, lower (numpy arrays shaped like the input when
+        numpy is installed)."""
+        if _is_scalar(epsilons):
+            epsilons = [epsilons]
+        keep, ptr, shape, n = _doubles_in(epsilons, "epsilons")
+        up, up_p = _doubles_out(n)
+        lo, lo_p = _doubles_out(n)
+        err = _lib.new_error()
+        if n:
+            with _lib.LOCK:
+                st = self._lib.dpa_accountant_profile(self._live(), ptr, n, up_p, lo_p, ctypes.byref(err))
+            _lib.check(st, err)
+        for i in range(n):
+            if not (math.isfinite(up[i]) and math.isfinite(lo[i]) and lo[i] <= up[i]):
+                raise LibraryBugError("the library returned an invalid profile bracket at epsilon %r"
+                                      % (keep[i],))
+        method = self.method
+        eps_out = keep.reshape(shape).copy() if _np is not None else [keep[i] for i in range(n)]
+        return Profile(epsilon=eps_out, upper=_shaped(up, shape, n), lower=_shaped(lo, shape, n),
+                       method=method, certified=method not in _UNCERTIFIED_METHODS)
+
+    def gdp_mu(self):
+        """The smallest mu for which the composition is mu-GDP, bracketed (GdpMu)."""
+        g = _lib.dpa_gdp_mu()
+        err = _lib.new_error()
+        with _lib.LOCK:
+            st = self._lib.dpa_accountant_gdp_mu(self._live(), ctypes.byref(g), ctypes.byref(err))
+        _lib.check(st, err)
+        return GdpMu(lower=g.lower, upper=g.upper, certified_upper=bool(g.certified_upper),
+                     source=_GDP_MU_SOURCES.get(g.source, str(g.source)), note=_lib.text(g.note))
+
+    def renyi(self, order):
+        """The Renyi divergence of order `order` (real > 0, complex with real
+        part > 0, or text like "1.5+2i") in both directions (RenyiResult)."""
+        self._live()
+        return _renyi(self._spec, order)
+
+
+def _iter_values(x):
+    if hasattr(x, "ravel"):
+        return x.ravel().tolist()
+    return list(x)
+
+
+# ---------------------------------------------------------------- renyi ---
+
+def _order(order):
+    if isinstance(order, (str, bytes)):
+        lib = _lib.load()
+        re_, im_ = ctypes.c_double(), ctypes.c_double()
+        err = _lib.new_error()
+        s = order.encode() if isinstance(order, str) else order
+        st = lib.dpa_renyi_parse_order(s, ctypes.byref(re_), ctypes.byref(im_), ctypes.byref(err))
+        _lib.check(st, err)
+        return re_.value, im_.value
+    if hasattr(order, "item") and hasattr(order, "dtype"):
+        order = order.item()
+    if isinstance(order, complex):
+        return order.real, order.imag
+    return _real(order, "order"), 0.0
+
+
+def _renyi_value(v, real):
+    if real:
+        value = v.re
+    else:
+        value = None if math.isnan(v.re) else complex(v.re, v.im)
+    log_e = v.log_e_re if real else (None if math.isnan(v.log_e_re) else complex(v.log_e_re, v.log_e_im))
+    return RenyiValue(value=value, lower=v.lower if real else None, upper=v.upper if real else None,
+                      log_e=log_e, exists=bool(v.exists), certified=bool(v.certified),
+                      tight=bool(v.tight), note=_lib.text(v.note))
+
+
+def _renyi(spec_ptr, order):
+    re_, im_ = _order(order)
+    lib = _lib.load()
+    out = _lib.dpa_renyi_result()
+    err = _lib.new_error()
+    with _lib.LOCK:
+        st = lib.dpa_renyi(spec_ptr, re_, im_, ctypes.byref(out), ctypes.byref(err))
+    _lib.check(st, err)
+    real = im_ == 0
+    return RenyiResult(order=re_ if real else complex(re_, im_), symmetric=bool(out.symmetric),
+                       remove=_renyi_value(out.remove, real), add=_renyi_value(out.add, real),
+                       binding=_DIRECTIONS.get(out.binding) if real else None)
+
+
+def renyi(spec, order, *, neighboring=None):
+    """The Renyi divergence of a spec at one order (see Accountant.renyi)."""
+    p = _parse_spec(spec_json(spec, neighboring))
+    try:
+        return _renyi(p, order)
+    finally:
+        with _lib.LOCK:
+            _lib.load().dpa_spec_free(p)
+
+
+# ------------------------------------------------------------ calibrate ---
+
+def calibrate(template, epsilon, delta, method="auto", *, neighboring=None, rel_tol=None,
+              accuracy=None, delta_abs=None, grid_step=None, max_grid=None, threads=None,
+              rdp_conversion=None):
+    """The value of the template's one "?" parameter that meets the target
+    epsilon at delta (docs/calibration.md): the smallest noise (sigma, scale,
+    sample's n) or the largest budget (count, rate, epsilon, ...) whose
+    certified epsilon upper bound is <= epsilon.  template: like Accountant's
+    spec, with exactly one number written "?".  rel_tol: relative width of
+    the final search bracket, in [1e-12, 0.1] (default 1e-4).  Returns a
+    Calibration; NumericError when no value meets the target."""
+    lib = _lib.load()
+    text = spec_json(template, neighboring)
+    opt = _options(method, accuracy, delta_abs, grid_step, max_grid, threads, rdp_conversion)
+    err = _lib.new_error()
+    with _lib.LOCK:
+        t = lib.dpa_template_from_json(text.encode("utf-8"), ctypes.byref(err))
+    if not t:
+        _lib.raise_error(1, err, InvalidSpecError)
+    try:
+        info = lib.dpa_template_param(t).contents
+        out = _lib.dpa_calibration()
+        eps, dl = _real(epsilon, "epsilon"), _real(delta, "delta")
+        tol = 0.0 if rel_tol is None else _real(rel_tol, "rel_tol")
+        with _lib.LOCK:
+            st = lib.dpa_calibrate(t, eps, dl, ctypes.byref(opt), tol, ctypes.byref(out),
+                                   ctypes.byref(err))
+        _lib.check(st, err)
+        res = _result(EpsilonResult, "epsilon", dl, out.at_value)
+        if not math.isfinite(out.value) or not res.upper <= eps:
+            raise LibraryBugError("the library returned a calibrated value that does not meet the target")
+        integer = bool(info.is_integer)
+        value = int(out.value) if integer else out.value
+        inf = None if math.isnan(out.infeasible) else (int(out.infeasible) if integer else out.infeasible)
+        with _lib.LOCK:
+            sp = lib.dpa_template_instantiate(t, out.value, ctypes.byref(err))
+        if not sp:
+            _lib.raise_error(1, err)
+        try:
+            spec = json.loads(_spec_to_json(sp))
+        finally:
+            with _lib.LOCK:
+                lib.dpa_spec_free(sp)
+        return Calibration(value=value, parameter=_lib.text(info.name), path=_lib.text(info.path),
+                           role="noise" if info.role == 0 else "budget", is_integer=integer,
+                           domain=(info.lo, info.hi, bool(info.lo_open), bool(info.hi_open)),
+                           epsilon=eps, delta=dl, result=res, infeasible=inf,
+                           evaluations=int(out.evaluations), spec=spec)
+    finally:
+        with _lib.LOCK:
+            lib.dpa_template_free(t)

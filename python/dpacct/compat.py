@@ -1,0 +1,98 @@
+# dpacct Python binding: a drop-in for dp_accounting's PrivacyAccountant.
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""PrivacyAccountant: dp_accounting's accountant interface over dpacct.
+
+Code written for dp_accounting switches in one line:
+
+    accountant = dp_accounting.pld.PLDAccountant()     # before
+    accountant = dpacct.PrivacyAccountant()            # after
+    accountant.compose(event)                          # DpEvents, unchanged
+    eps = accountant.get_epsilon(target_delta=1e-5)    # a float: the certified upper bound
+"""
+from .accountant import Accountant
+from ._dp_events import from_dp_event, neighboring_from
+from . import events as ev
+from ._errors import DpacctError
+
+__all__ = ["PrivacyAccountant"]
+
+
+class PrivacyAccountant:
+    """compose(event, count=1), get_epsilon(target_delta),
+    get_delta(target_epsilon), supports(event), ledger; plus
+    epsilon_result / delta_result for the whole bracket and .accountant for
+    the dpacct Accountant of what was composed.
+
+    neighboring_relation: dp_accounting's NeighboringRelation
+    (ADD_OR_REMOVE_ONE, the default, or REPLACE_ONE) or "add_remove" /
+    "replace".  method and the keyword options are Accountant's."""
+
+    def __init__(self, neighboring_relation=None, method="auto", **options):
+        self._nb = neighboring_from(neighboring_relation) or "add_remove"
+        self._method = method
+        self._options = options
+        self._events = []   # dpacct Events
+        self._ledger = []   # what was composed, as given
+        self._acc = None
+
+    @property
+    def neighboring_relation(self):
+        return self._nb
+
+    @property
+    def ledger(self):
+        """The events composed so far, as given (DpEvents stay DpEvents)."""
+        return list(self._ledger)
+
+    def supports(self, event):
+        """True if the event converts to a dpacct event (the method may still
+        refuse it: that is reported by get_epsilon)."""
+        try:
+            ev.as_event(event) if isinstance(event, (dict, str, ev.Event)) else from_dp_event(event)
+            return True
+        except DpacctError:
+            return False
+
+    def compose(self, event, count=1):
+        """Add `count` runs of `event` (a DpEvent, an Event or a spec dict);
+        returns self.  UnsupportedError for events dpacct cannot account."""
+        e = ev.as_event(event) if isinstance(event, (dict, str, ev.Event)) else from_dp_event(event)
+        if count != 1:
+            e = ev.repeat(e, count)
+        self._events.append(e)
+        self._ledger.append((event, count))
+        if self._acc is not None:
+            self._acc.close()
+        self._acc = None
+        return self
+
+    @property
+    def event(self):
+        """Everything composed so far as one Event (no_op if nothing)."""
+        if not self._events:
+            return ev.no_op()
+        if len(self._events) == 1:
+            return self._events[0]
+        return ev.compose(self._events)
+
+    @property
+    def accountant(self):
+        if self._acc is None:
+            self._acc = Accountant(self.event.with_neighboring(None), self._method,
+                                   neighboring=self._nb, **self._options)
+        return self._acc
+
+    def epsilon_result(self, target_delta):
+        return self.accountant.epsilon(target_delta)
+
+    def delta_result(self, target_epsilon):
+        return self.accountant.delta(target_epsilon)
+
+    def get_epsilon(self, target_delta):
+        """The certified upper bound on epsilon at target_delta (a float; inf
+        for a non-private composition)."""
+        return self.epsilon_result(target_delta).upper
+
+    def get_delta(self, target_epsilon):
+        """The certified upper bound on delta at target_epsilon (a float)."""
+        return self.delta_result(target_epsilon).upper

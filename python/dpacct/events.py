@@ -1,0 +1,415 @@
+# dpacct Python binding: the event builder.
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Build specs (docs/spec.md) with Python constructors instead of JSON.
+
+    >>> from dpacct import events as ev
+    >>> step = ev.poisson(ev.gaussian(1.1), rate=256 / 60000)
+    >>> (step * 14063).to_dict()
+    {'repeat': {'count': 14063, 'event': {'poisson': {'rate': 0.004266666666666667, 'event': {'gaussian': {'sigma': 1.1}}}}}}
+
+An Event is immutable.  ``a + b`` composes (flattening nested compositions),
+``e * k`` (or ``k * e``) repeats, and the combinators are also methods:
+``e.repeat(k)``, ``e.poisson(rate)``, ``e.sample(n, m)``.  The string "?"
+in place of a number makes a calibration template (dpacct.calibrate).
+
+Values are checked here for type and finiteness only (a number, or "?");
+domains are checked by the library when the spec is read, with the JSON path
+of the offending value (InvalidSpecError.path).  Numbers are written with
+Python's shortest round-trip repr, so the library reads exactly the double
+given.
+
+The neighbouring relation ("add_remove", the default, or "replace") belongs
+to the whole spec: ``e.with_neighboring("replace")`` marks an event, the
+mark passes up through combinators (conflicting marks are an error), and
+``to_dict()`` writes it at the top level.
+"""
+import json
+import math
+import numbers
+
+from ._errors import InvalidSpecError
+
+__all__ = [
+    "Event", "PLACEHOLDER", "gaussian", "laplace", "discrete_laplace", "discrete_gaussian",
+    "randomized_response", "pure", "approx", "zcdp", "gdp", "no_op", "non_private",
+    "privacy_loss", "privacy_profile", "mixture_of_gaussians", "compose", "repeat",
+    "poisson", "sample", "sample_with_replacement", "from_dict", "from_json", "as_event",
+]
+
+PLACEHOLDER = "?"
+NEIGHBORINGS = ("add_remove", "replace")
+
+# kinds whose value is {"PARAMS..., "event": E}
+_UNARY = {"repeat": ("count",), "poisson": ("rate",), "sample": ("n", "m"),
+          "sample_with_replacement": ("n", "m")}
+
+
+def _is_number(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _num(kind, name, v, placeholder=True):
+    """A parameter value: a finite real (int stays int), or "?"."""
+    if placeholder and isinstance(v, str) and v == PLACEHOLDER:
+        return v
+    if hasattr(v, "item") and hasattr(v, "dtype") and getattr(v, "ndim", 0) == 0:
+        v = v.item()  # numpy scalar or 0-d array
+    if not _is_number(v):
+        raise InvalidSpecError('%s: %s must be a number%s, got %s' % (
+            kind, name, ' or "?"' if placeholder else "", _show(v)))
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    v = float(v)
+    if not math.isfinite(v):
+        raise InvalidSpecError("%s: %s must be finite, got %r" % (kind, name, v))
+    return v
+
+
+def _show(v):
+    s = repr(v)
+    return "%s %s" % (type(v).__name__, s if len(s) < 40 else s[:37] + "...")
+
+
+def _array(kind, name, values):
+    """A list of finite floats from a sequence or a numpy array."""
+    if hasattr(values, "tolist") and hasattr(values, "dtype"):
+        values = values.tolist()
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise InvalidSpecError("%s: %s must be a sequence of numbers, got %s" % (kind, name, _show(values)))
+    out = []
+    for i, v in enumerate(values):
+        out.append(_num(kind, "%s[%d]" % (name, i), v, placeholder=False))
+    return out
+
+
+def _check_neighboring(nb):
+    if nb is None or nb in NEIGHBORINGS:
+        return nb
+    name = getattr(nb, "name", None)  # dp_accounting's NeighboringRelation
+    if name == "ADD_OR_REMOVE_ONE":
+        return "add_remove"
+    if name == "REPLACE_ONE":
+        return "replace"
+    raise InvalidSpecError('/neighboring: must be "add_remove" or "replace", got %r' % (nb,))
+
+
+def _merge_neighboring(children, kind):
+    nb = None
+    for c in children:
+        if c.neighboring is not None:
+            if nb is not None and nb != c.neighboring:
+                raise InvalidSpecError("%s: children are marked with different neighbouring relations "
+                                       "(%s and %s); a spec has one" % (kind, nb, c.neighboring))
+            nb = c.neighboring
+    return nb
+
+
+class Event:
+    """One node of an event tree: a kind, its parameters and its children.
+
+    Build events with the module's functions; ``Event.from_dict`` reads any
+    JSON event (kinds this module has no constructor for included: the
+    library decides whether it knows them)."""
+
+    __slots__ = ("kind", "params", "children", "neighboring")
+
+    def __init__(self, kind, params=None, children=(), neighboring=None):
+        object.__setattr__(self, "kind", str(kind))
+        object.__setattr__(self, "params", dict(params or {}))
+        object.__setattr__(self, "children", tuple(children))
+        object.__setattr__(self, "neighboring", _check_neighboring(neighboring))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Event is immutable")
+
+    # ---- JSON ----
+    def to_dict(self, neighboring=None):
+        """The spec as a dict (the JSON form of docs/spec.md); "neighboring"
+        is written when given here or marked on the event."""
+        d = self._event_dict()
+        nb = _check_neighboring(neighboring) or self.neighboring
+        if nb is not None:
+            d["neighboring"] = nb
+        return d
+
+    def _event_dict(self):
+        if self.kind == "compose":
+            return {"compose": [c._event_dict() for c in self.children]}
+        body = dict(self.params)
+        if self.kind in _UNARY or len(self.children) == 1:
+            body["event"] = self.children[0]._event_dict()
+        return {self.kind: body}
+
+    def to_json(self, neighboring=None, **kw):
+        """The spec as JSON text (json.dumps keyword arguments accepted)."""
+        kw.setdefault("allow_nan", False)
+        return json.dumps(self.to_dict(neighboring), **kw)
+
+    # ---- combinators as operators and methods ----
+    def __add__(self, other):
+        other = as_event(other)
+        left = list(self.children) if self.kind == "compose" else [self]
+        right = list(other.children) if other.kind == "compose" else [other]
+        return compose(*(left + right))
+
+    def __radd__(self, other):
+        if other == 0:  # sum(events)
+            return self
+        return as_event(other) + self
+
+    def __mul__(self, count):
+        if isinstance(count, Event) or isinstance(count, bool):
+            return NotImplemented
+        return repeat(self, count)
+
+    __rmul__ = __mul__
+
+    def repeat(self, count):
+        return repeat(self, count)
+
+    def poisson(self, rate):
+        return poisson(self, rate)
+
+    def sample(self, n, m):
+        return sample(self, n, m)
+
+    def with_neighboring(self, neighboring):
+        """A copy marked with the spec's neighbouring relation."""
+        return Event(self.kind, self.params, self.children, neighboring)
+
+    # ---- comparison and display ----
+    def __eq__(self, other):
+        return isinstance(other, Event) and self.to_dict() == other.to_dict()
+
+    def __hash__(self):
+        return hash(json.dumps(self.to_dict(), sort_keys=True))
+
+    def __repr__(self):
+        if self.kind == "compose":
+            inner = ", ".join(repr(c) for c in self.children)
+        else:
+            parts = [repr(c) for c in self.children]
+            parts += ["%s=%s" % (k, _short(v)) for k, v in self.params.items()]
+            inner = ", ".join(parts)
+        s = "%s(%s)" % (self.kind, inner)
+        if self.neighboring:
+            s += ".with_neighboring(%r)" % self.neighboring
+        return s
+
+    # ---- reading ----
+    @classmethod
+    def from_dict(cls, d):
+        return from_dict(d)
+
+
+def _short(v):
+    if isinstance(v, list):
+        if len(v) > 6:
+            return "[%s, ... %d values]" % (", ".join(repr(x) for x in v[:3]), len(v))
+        return repr(v)
+    return repr(v)
+
+
+# ---------------------------------------------------------------- leaves ---
+
+def _leaf(kind, **params):
+    return Event(kind, {k: _num(kind, k, v) for k, v in params.items() if v is not None})
+
+
+def gaussian(sigma, sensitivity=None):
+    """The Gaussian mechanism: N(0, sigma^2) noise on a query of L2
+    sensitivity `sensitivity` (default 1).  DP-SGD's noise multiplier is
+    sigma with sensitivity 1 (the clipping norm)."""
+    return _leaf("gaussian", sigma=sigma, sensitivity=sensitivity)
+
+
+def laplace(scale, sensitivity=None):
+    """The Laplace mechanism: Laplace(scale) noise, L1 sensitivity (default 1)."""
+    return _leaf("laplace", scale=scale, sensitivity=sensitivity)
+
+
+def discrete_laplace(scale, sensitivity=None):
+    """Two-sided geometric noise, P(k) ~ exp(-|k|/scale); integer sensitivity."""
+    return _leaf("discrete_laplace", scale=scale, sensitivity=sensitivity)
+
+
+def discrete_gaussian(sigma, sensitivity=None):
+    """Discrete Gaussian noise, P(k) ~ exp(-k^2/(2 sigma^2)); integer sensitivity."""
+    return _leaf("discrete_gaussian", sigma=sigma, sensitivity=sensitivity)
+
+
+def randomized_response(epsilon=None, k=2, p=None):
+    """Randomized response over k buckets (default 2): the true bucket with
+    probability p = e^eps / (e^eps + k - 1).  Give epsilon or p."""
+    if (epsilon is None) == (p is None):
+        raise InvalidSpecError('randomized_response: give exactly one of "epsilon" and "p"')
+    kind = "randomized_response"
+    params = {"epsilon": _num(kind, "epsilon", epsilon)} if p is None else {"p": _num(kind, "p", p)}
+    kk = _num(kind, "k", k)
+    if kk != 2:
+        params["k"] = kk
+    return Event(kind, params)
+
+
+def pure(epsilon):
+    """A mechanism known only to be epsilon-DP."""
+    return _leaf("pure", epsilon=epsilon)
+
+
+def approx(epsilon, delta):
+    """A mechanism known only to be (epsilon, delta)-DP."""
+    return _leaf("approx", epsilon=epsilon, delta=delta)
+
+
+def zcdp(rho):
+    """A mechanism known only to be rho-zCDP (a Renyi bound: method rdp only)."""
+    return _leaf("zcdp", rho=rho)
+
+
+def gdp(mu):
+    """A mechanism known only to be mu-GDP."""
+    return _leaf("gdp", mu=mu)
+
+
+def no_op():
+    """A step that reveals nothing (dp_accounting's NoOpDpEvent)."""
+    return Event("no_op")
+
+
+def non_private():
+    """A step with no privacy at all: eps = inf (NonPrivateDpEvent)."""
+    return Event("non_private")
+
+
+def privacy_loss(losses, masses):
+    """A mechanism given by its privacy loss distribution (remove direction):
+    losses log(dP/dQ) with their masses under P; 1 - sum(masses) is at +inf."""
+    loss = _array("privacy_loss", "loss", losses)
+    mass = _array("privacy_loss", "mass", masses)
+    return Event("privacy_loss", {"loss": loss, "mass": mass})
+
+
+def privacy_profile(epsilons, deltas):
+    """A mechanism known to be (epsilons[i], deltas[i])-DP for every i."""
+    return Event("privacy_profile", {"epsilon": _array("privacy_profile", "epsilon", epsilons),
+                                     "delta": _array("privacy_profile", "delta", deltas)})
+
+
+def mixture_of_gaussians(sigma, sensitivities, probabilities):
+    """A Gaussian mechanism whose sensitivity is c_i with probability p_i
+    (dp_accounting's MixtureOfGaussiansDpEvent)."""
+    return Event("mixture_of_gaussians", {
+        "sigma": _num("mixture_of_gaussians", "sigma", sigma),
+        "sensitivities": _array("mixture_of_gaussians", "sensitivities", sensitivities),
+        "probabilities": _array("mixture_of_gaussians", "probabilities", probabilities)})
+
+
+# ----------------------------------------------------------- combinators ---
+
+def as_event(x):
+    """An Event from an Event, a dict / JSON text of an event, or a
+    dp_accounting DpEvent (duck-typed by class name)."""
+    if isinstance(x, Event):
+        return x
+    if isinstance(x, dict):
+        return from_dict(x)
+    if isinstance(x, (str, bytes)):
+        return from_json(x)
+    from ._dp_events import is_dp_event, from_dp_event
+    if is_dp_event(x):
+        return from_dp_event(x)
+    raise InvalidSpecError("expected an event (dpacct.events.Event, a dict, JSON text or a "
+                           "dp_accounting DpEvent), got %s" % _show(x))
+
+
+def compose(*events):
+    """Events run one after another on the same data: compose(a, b, c) or
+    compose([a, b, c])."""
+    if len(events) == 1 and not isinstance(events[0], (Event, dict, str, bytes)) \
+            and hasattr(events[0], "__iter__"):
+        events = tuple(events[0])
+    children = [as_event(e) for e in events]
+    if not children:
+        raise InvalidSpecError("compose: needs at least one child event")
+    return Event("compose", {}, children, _merge_neighboring(children, "compose"))
+
+
+def repeat(event, count):
+    """`count` runs of the same event, composed (also ``event * count``)."""
+    ev = as_event(event)
+    return Event("repeat", {"count": _num("repeat", "count", count)}, [ev], ev.neighboring)
+
+
+def poisson(event, rate):
+    """The event on a Poisson subsample (each record kept with probability
+    `rate`); add_remove neighbouring."""
+    ev = as_event(event)
+    return Event("poisson", {"rate": _num("poisson", "rate", rate)}, [ev], ev.neighboring)
+
+
+def sample(event, n, m):
+    """The event on a uniformly random subset of m of the n records
+    (sampling without replacement; the spec must use "replace" neighbouring,
+    and the event's parameters describe it under replace-one)."""
+    ev = as_event(event)
+    return Event("sample", {"n": _num("sample", "n", n), "m": _num("sample", "m", m)}, [ev],
+                 ev.neighboring)
+
+
+def sample_with_replacement(event, n, m):
+    """A batch of m records drawn with replacement from n (a gaussian or gdp
+    event; add_remove neighbouring)."""
+    ev = as_event(event)
+    return Event("sample_with_replacement", {"n": _num("sample_with_replacement", "n", n),
+                                             "m": _num("sample_with_replacement", "m", m)},
+                 [ev], ev.neighboring)
+
+
+# ---------------------------------------------------------------- reading ---
+
+def from_dict(d, _path="", _top=True):
+    """An Event from the JSON form of an event or spec (a dict)."""
+    if isinstance(d, Event):
+        return d
+    if not isinstance(d, dict):
+        raise InvalidSpecError("%s: expected an event object, got %s" % (_path or "/", _show(d)))
+    nb = None
+    keys = list(d.keys())
+    if _top and "neighboring" in d:
+        nb = d["neighboring"]
+        keys.remove("neighboring")
+    if len(keys) != 1:
+        raise InvalidSpecError("%s: expected exactly one event key, found %d%s" % (
+            _path or "/", len(keys), (": " + ", ".join('"%s"' % k for k in keys)) if keys else ""))
+    kind = keys[0]
+    body = d[kind]
+    here = _path + "/" + kind
+    if kind == "compose":
+        if isinstance(body, dict) or isinstance(body, (str, bytes)) or not hasattr(body, "__iter__"):
+            raise InvalidSpecError("%s: expected an array of events, got %s" % (here, _show(body)))
+        children = [from_dict(c, "%s/%d" % (here, i), False) for i, c in enumerate(body)]
+        return Event("compose", {}, children, nb)
+    if not isinstance(body, dict):
+        raise InvalidSpecError("%s: expected an object, got %s" % (here, _show(body)))
+    params, children = {}, []
+    for k, v in body.items():
+        if k == "event":
+            children.append(from_dict(v, here + "/event", False))
+        elif isinstance(v, (list, tuple)) or (hasattr(v, "tolist") and getattr(v, "ndim", 0) > 0):
+            params[k] = _array(here, k, v)
+        elif isinstance(v, str):
+            params[k] = v  # "?" (or an error the library will name)
+        else:
+            params[k] = _num(here, k, v)
+    return Event(kind, params, children, nb)
+
+
+def from_json(text):
+    """An Event from JSON text (of an event or a spec)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    try:
+        d = json.loads(text)
+    except ValueError as e:
+        raise InvalidSpecError("JSON syntax error: %s" % e) from None
+    return from_dict(d)
