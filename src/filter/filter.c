@@ -1,0 +1,780 @@
+/* Privacy filters: configuration, state and dispatch (include/dpacct/filter.h).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * JSON configuration and state are read with jansson; every error names the
+ * JSON path and the violated domain.  Configuration and state are written by
+ * hand with "%.17g" (doubles round-trip exactly), so the same configuration
+ * and the same queries give byte-identical texts (the ledger's `verify`).
+ * Non-finite numbers are never written as bare tokens: a state never holds
+ * one (budgets are finite, spends are checked), and "remaining" writes them
+ * as strings ("inf"). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "filter/filter_internal.h"
+#include "rdp/rdp.h"
+#include "exact/exact.h"
+
+/* ---------------- string builder ---------------- */
+typedef struct sb {
+    char *s;
+    size_t n, cap;
+    int bad;
+} sb;
+
+static void sb_add(sb *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void sb_add(sb *b, const char *fmt, ...)
+{
+    if (b->bad) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->bad = 1;
+            return;
+        }
+        if (b->s && b->n + (size_t)k < b->cap) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t nc = (b->cap ? b->cap * 2 : 256) + (size_t)k;
+        char *t = realloc(b->s, nc);
+        if (!t) {
+            b->bad = 1;
+            return;
+        }
+        b->s = t;
+        b->cap = nc;
+    }
+}
+
+/* a double: %.17g if finite, else a string */
+static void sb_num(sb *b, double x)
+{
+    if (isfinite(x)) sb_add(b, "%.17g", x);
+    else sb_add(b, "\"%s\"", isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
+}
+
+static char *sb_done(sb *b)
+{
+    if (b->bad) {
+        free(b->s);
+        return NULL;
+    }
+    if (!b->s) sb_add(b, "%s", "");
+    return b->s;
+}
+
+static const char *kind_name(dpa_filter_kind k)
+{
+    switch (k) {
+    case DPA_F_PURE: return "pure";
+    case DPA_F_BASIC: return "basic";
+    case DPA_F_RDP: return "rdp";
+    case DPA_F_ZCDP: return "zcdp";
+    case DPA_F_GDP: return "gdp";
+    case DPA_F_GDP_RESIDUE: return "gdp-residue";
+    case DPA_F_NATURAL_GDP:
+    case DPA_F_NATURAL_DELTA: return "natural";
+    case DPA_F_NATURAL_APPROX: return "natural-approx";
+    }
+    return "?";
+}
+
+const char *dpa_filter_name(const dpa_filter *f) { return f ? kind_name(f->kind) : NULL; }
+
+/* ---------------- configuration ---------------- */
+/* Largest accepted budget value: far beyond any meaningful budget, small
+ * enough that sums and squares of budgets stay finite. */
+#define BUDGET_MAX 1e100
+/* Largest capacity of natural-approx (RF Thm 9 grows with log k). */
+#define MAX_QUERIES_MAX 1e12
+/* Most orders of an rdp filter. */
+#define ORDERS_MAX 1024
+#define DEFAULT_REPORT_DELTA 1e-6
+
+static dpa_status get_num(json_t *o, const char *key, int required, double lo, double hi, int lo_open, double *out,
+                          dpa_error *err)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v) {
+        if (required) return dpa_error_set(err, DPA_EINVAL, "/%s: missing (a number)", key);
+        return DPA_OK;
+    }
+    if (!json_is_number(v)) return dpa_error_set(err, DPA_EINVAL, "/%s: must be a number", key);
+    double x = json_number_value(v);
+    if (!isfinite(x) || (lo_open ? !(x > lo) : !(x >= lo)) || !(x <= hi))
+        return dpa_error_set(err, DPA_EINVAL, "/%s: must be in %s%g, %g], got %.17g", key, lo_open ? "(" : "[", lo, hi, x);
+    *out = x;
+    return DPA_OK;
+}
+
+static dpa_status check_keys(json_t *o, const char *const *allowed, const char *fname, dpa_error *err)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v)
+    {
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (!strcmp(*a, key)) ok = 1;
+        if (!ok) return dpa_error_set(err, DPA_EINVAL, "/%s: unknown key for filter \"%s\"", key, fname);
+    }
+    return DPA_OK;
+}
+
+void dpa_filter_free(dpa_filter *f)
+{
+    if (!f) return;
+    free(f->orders);
+    free(f->rho);
+    free(f->spent_rho);
+    for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
+    free(f->specs);
+    free(f);
+}
+
+static void reset_state(dpa_filter *f)
+{
+    f->accepted = 0;
+    f->spent_eps = 0;
+    f->log_keep = 0;
+    for (size_t i = 0; f->spent_rho && i < f->norders; i++) f->spent_rho[i] = 0;
+    f->mu_rem = f->mu;
+    f->mu_spent = 0;
+    for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
+    f->nspecs = 0;
+    f->last_delta = 0;
+    f->nb = -1;
+}
+
+static dpa_status parse_orders(dpa_filter *f, json_t *o, dpa_error *err)
+{
+    json_t *r = json_object_get(o, "rho"), *a = json_object_get(o, "order");
+    if (!r) return dpa_error_set(err, DPA_EINVAL, "/rho: missing (a number or an array of numbers)");
+    if (!a) return dpa_error_set(err, DPA_EINVAL, "/order: missing (a number > 1 or an array of them)");
+    if (json_is_array(r) != json_is_array(a))
+        return dpa_error_set(err, DPA_EINVAL, "/order: must be an array exactly when /rho is");
+    size_t n = json_is_array(r) ? json_array_size(r) : 1;
+    if (json_is_array(r) && json_array_size(a) != n)
+        return dpa_error_set(err, DPA_EINVAL, "/order: must have as many entries as /rho (%zu), got %zu", n,
+                             json_array_size(a));
+    if (n < 1 || n > ORDERS_MAX) return dpa_error_set(err, DPA_EINVAL, "/rho: must have 1 to %d entries", ORDERS_MAX);
+    f->rdp_vector = json_is_array(r);
+    f->norders = n;
+    f->orders = malloc(n * sizeof *f->orders);
+    f->rho = malloc(n * sizeof *f->rho);
+    f->spent_rho = calloc(n, sizeof *f->spent_rho);
+    if (!f->orders || !f->rho || !f->spent_rho) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_t *ri = f->rdp_vector ? json_array_get(r, i) : r, *ai = f->rdp_vector ? json_array_get(a, i) : a;
+        char pr[32] = "", pa[32] = "";
+        if (f->rdp_vector) {
+            snprintf(pr, sizeof pr, "/%zu", i);
+            snprintf(pa, sizeof pa, "/%zu", i);
+        }
+        if (!json_is_number(ri)) return dpa_error_set(err, DPA_EINVAL, "/rho%s: must be a number", pr);
+        if (!json_is_number(ai)) return dpa_error_set(err, DPA_EINVAL, "/order%s: must be a number", pa);
+        double rv = json_number_value(ri), av = json_number_value(ai);
+        if (!(rv >= 0 && rv <= BUDGET_MAX))
+            return dpa_error_set(err, DPA_EINVAL, "/rho%s: must be in [0, %g], got %.17g", pr, BUDGET_MAX, rv);
+        if (!(av > 1 && av <= 1e6))
+            return dpa_error_set(err, DPA_EINVAL, "/order%s: must be in (1, 1e6], got %.17g", pa, av);
+        if (i > 0 && !(av > f->orders[i - 1]))
+            return dpa_error_set(err, DPA_EINVAL, "/order%s: orders must be strictly increasing", pa);
+        f->orders[i] = av;
+        f->rho[i] = rv;
+    }
+    return DPA_OK;
+}
+
+dpa_filter *dpa_filter_new_json(const char *config, dpa_error *err)
+{
+    dpa_error_clear(err);
+    if (!config) {
+        dpa_error_set(err, DPA_EINVAL, "filter configuration: NULL");
+        return NULL;
+    }
+    json_error_t je;
+    json_t *o = json_loads(config, JSON_REJECT_DUPLICATES, &je);
+    if (!o) {
+        dpa_error_set(err, DPA_EINVAL, "filter configuration: invalid JSON at line %d column %d: %s", je.line, je.column,
+                      je.text);
+        return NULL;
+    }
+    dpa_filter *f = calloc(1, sizeof *f);
+    dpa_status st = DPA_OK;
+    if (!f) {
+        st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        goto out;
+    }
+    f->report_delta = DEFAULT_REPORT_DELTA;
+    f->nb = -1;
+    if (!json_is_object(o)) {
+        st = dpa_error_set(err, DPA_EINVAL, "filter configuration: must be a JSON object");
+        goto out;
+    }
+    json_t *fn = json_object_get(o, "filter");
+    if (!json_is_string(fn)) {
+        st = dpa_error_set(err, DPA_EINVAL, "/filter: missing or not a string (one of pure, basic, rdp, zcdp, gdp, "
+                                            "gdp-residue, natural, natural-approx)");
+        goto out;
+    }
+    const char *name = json_string_value(fn);
+    if (!strcmp(name, "pure")) {
+        static const char *const k[] = {"filter", "epsilon", NULL};
+        f->kind = DPA_F_PURE;
+        if ((st = check_keys(o, k, name, err)) || (st = get_num(o, "epsilon", 1, 0, BUDGET_MAX, 0, &f->eps, err))) goto out;
+    } else if (!strcmp(name, "basic")) {
+        static const char *const k[] = {"filter", "epsilon", "delta", NULL};
+        f->kind = DPA_F_BASIC;
+        if ((st = check_keys(o, k, name, err)) || (st = get_num(o, "epsilon", 1, 0, BUDGET_MAX, 0, &f->eps, err)) ||
+            (st = get_num(o, "delta", 1, 0, 1, 0, &f->delta, err)))
+            goto out;
+        if (!(f->delta < 1)) {
+            st = dpa_error_set(err, DPA_EINVAL, "/delta: must be in [0, 1), got 1");
+            goto out;
+        }
+    } else if (!strcmp(name, "rdp")) {
+        static const char *const k[] = {"filter", "rho", "order", "report_delta", NULL};
+        f->kind = DPA_F_RDP;
+        if ((st = check_keys(o, k, name, err)) || (st = parse_orders(f, o, err)) ||
+            (st = get_num(o, "report_delta", 0, 0, 1, 1, &f->report_delta, err)))
+            goto out;
+    } else if (!strcmp(name, "zcdp")) {
+        static const char *const k[] = {"filter", "rho", "report_delta", NULL};
+        f->kind = DPA_F_ZCDP;
+        f->norders = 1;
+        f->rho = malloc(sizeof *f->rho);
+        f->spent_rho = calloc(1, sizeof *f->spent_rho);
+        if (!f->rho || !f->spent_rho) {
+            st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            goto out;
+        }
+        if ((st = check_keys(o, k, name, err)) || (st = get_num(o, "rho", 1, 0, BUDGET_MAX, 0, &f->rho[0], err)) ||
+            (st = get_num(o, "report_delta", 0, 0, 1, 1, &f->report_delta, err)))
+            goto out;
+    } else if (!strcmp(name, "gdp") || !strcmp(name, "gdp-residue")) {
+        static const char *const k[] = {"filter", "mu", "report_delta", NULL};
+        f->kind = !strcmp(name, "gdp") ? DPA_F_GDP : DPA_F_GDP_RESIDUE;
+        if ((st = check_keys(o, k, name, err)) || (st = get_num(o, "mu", 1, 0, 1e6, 0, &f->mu, err)) ||
+            (st = get_num(o, "report_delta", 0, 0, 1, 1, &f->report_delta, err)))
+            goto out;
+    } else if (!strcmp(name, "natural")) {
+        static const char *const k[] = {"filter", "mu", "delta", "report_delta", NULL};
+        if ((st = check_keys(o, k, name, err))) goto out;
+        int hm = json_object_get(o, "mu") != NULL, hd = json_object_get(o, "delta") != NULL;
+        if (hm == hd) {
+            st = dpa_error_set(err, DPA_EINVAL,
+                               "/mu: the natural filter takes exactly one budget: {\"mu\": M} (GDP queries, RF Cor 5) "
+                               "or {\"delta\": D} ((0, delta) queries, RF Cor 6)");
+            goto out;
+        }
+        if (hm) {
+            f->kind = DPA_F_NATURAL_GDP;
+            if ((st = get_num(o, "mu", 1, 0, 1e6, 0, &f->mu, err)) ||
+                (st = get_num(o, "report_delta", 0, 0, 1, 1, &f->report_delta, err)))
+                goto out;
+        } else {
+            f->kind = DPA_F_NATURAL_DELTA;
+            if (json_object_get(o, "report_delta")) {
+                st = dpa_error_set(err, DPA_EINVAL, "/report_delta: not used with a delta budget");
+                goto out;
+            }
+            if ((st = get_num(o, "delta", 1, 0, 1, 0, &f->delta, err))) goto out;
+            if (!(f->delta < 1)) {
+                st = dpa_error_set(err, DPA_EINVAL, "/delta: must be in [0, 1), got 1");
+                goto out;
+            }
+        }
+    } else if (!strcmp(name, "natural-approx")) {
+        static const char *const k[] = {"filter", "epsilon", "delta", "allow_degraded", "max_queries", NULL};
+        f->kind = DPA_F_NATURAL_APPROX;
+        if ((st = check_keys(o, k, name, err))) goto out;
+        json_t *ad = json_object_get(o, "allow_degraded");
+        if (!json_is_true(ad)) {
+            st = dpa_error_set(err, DPA_EINVAL,
+                               "/allow_degraded: must be true: the natural (eps, delta) filter is not free (RF Cor 1, "
+                               "3); it only guarantees the degraded bound of RF Thm 9.  Use \"basic\" for a free "
+                               "(eps, delta) filter");
+            goto out;
+        }
+        if ((st = get_num(o, "epsilon", 1, 0, BUDGET_MAX, 1, &f->eps, err)) ||
+            (st = get_num(o, "delta", 1, 0, 0.25, 1, &f->delta, err)) ||
+            (st = get_num(o, "max_queries", 1, 1, MAX_QUERIES_MAX, 0, &f->max_queries, err)))
+            goto out;
+        if (!(f->delta < 0.25)) {
+            st = dpa_error_set(err, DPA_EINVAL, "/delta: must be in (0, 0.25) (RF Thm 9), got %.17g", f->delta);
+            goto out;
+        }
+        if (f->max_queries != floor(f->max_queries)) {
+            st = dpa_error_set(err, DPA_EINVAL, "/max_queries: must be an integer, got %.17g", f->max_queries);
+            goto out;
+        }
+    } else {
+        st = dpa_error_set(err, DPA_EINVAL,
+                           "/filter: unknown filter \"%s\" (one of pure, basic, rdp, zcdp, gdp, gdp-residue, natural, "
+                           "natural-approx)", name);
+        goto out;
+    }
+    reset_state(f);
+out:
+    json_decref(o);
+    if (st) {
+        dpa_filter_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+char *dpa_filter_config_json(const dpa_filter *f)
+{
+    if (!f) return NULL;
+    sb b = {0};
+    sb_add(&b, "{\"filter\":\"%s\"", kind_name(f->kind));
+    switch (f->kind) {
+    case DPA_F_PURE:
+        sb_add(&b, ",\"epsilon\":");
+        sb_num(&b, f->eps);
+        break;
+    case DPA_F_BASIC:
+        sb_add(&b, ",\"epsilon\":");
+        sb_num(&b, f->eps);
+        sb_add(&b, ",\"delta\":");
+        sb_num(&b, f->delta);
+        break;
+    case DPA_F_RDP:
+        if (f->rdp_vector) {
+            sb_add(&b, ",\"rho\":[");
+            for (size_t i = 0; i < f->norders; i++) {
+                if (i) sb_add(&b, ",");
+                sb_num(&b, f->rho[i]);
+            }
+            sb_add(&b, "],\"order\":[");
+            for (size_t i = 0; i < f->norders; i++) {
+                if (i) sb_add(&b, ",");
+                sb_num(&b, f->orders[i]);
+            }
+            sb_add(&b, "]");
+        } else {
+            sb_add(&b, ",\"rho\":");
+            sb_num(&b, f->rho[0]);
+            sb_add(&b, ",\"order\":");
+            sb_num(&b, f->orders[0]);
+        }
+        sb_add(&b, ",\"report_delta\":");
+        sb_num(&b, f->report_delta);
+        break;
+    case DPA_F_ZCDP:
+        sb_add(&b, ",\"rho\":");
+        sb_num(&b, f->rho[0]);
+        sb_add(&b, ",\"report_delta\":");
+        sb_num(&b, f->report_delta);
+        break;
+    case DPA_F_GDP:
+    case DPA_F_GDP_RESIDUE:
+    case DPA_F_NATURAL_GDP:
+        sb_add(&b, ",\"mu\":");
+        sb_num(&b, f->mu);
+        sb_add(&b, ",\"report_delta\":");
+        sb_num(&b, f->report_delta);
+        break;
+    case DPA_F_NATURAL_DELTA:
+        sb_add(&b, ",\"delta\":");
+        sb_num(&b, f->delta);
+        break;
+    case DPA_F_NATURAL_APPROX:
+        sb_add(&b, ",\"epsilon\":");
+        sb_num(&b, f->eps);
+        sb_add(&b, ",\"delta\":");
+        sb_num(&b, f->delta);
+        sb_add(&b, ",\"allow_degraded\":true,\"max_queries\":");
+        sb_num(&b, f->max_queries);
+        break;
+    }
+    sb_add(&b, "}");
+    return sb_done(&b);
+}
+
+dpa_filter *dpa_filter_copy(const dpa_filter *f, dpa_error *err)
+{
+    if (!f) {
+        dpa_error_set(err, DPA_EINVAL, "dpa_filter_copy: NULL filter");
+        return NULL;
+    }
+    char *c = dpa_filter_config_json(f), *s = dpa_filter_state_json(f);
+    dpa_filter *g = NULL;
+    if (!c || !s) dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    else if ((g = dpa_filter_new_json(c, err)) && dpa_filter_set_state_json(g, s, err)) {
+        dpa_filter_free(g);
+        g = NULL;
+    }
+    free(c);
+    free(s);
+    return g;
+}
+
+/* ---------------- state ---------------- */
+char *dpa_filter_state_json(const dpa_filter *f)
+{
+    if (!f) return NULL;
+    sb b = {0};
+    sb_add(&b, "{\"filter\":\"%s\",\"accepted\":%.17g", kind_name(f->kind), f->accepted);
+    switch (f->kind) {
+    case DPA_F_PURE:
+        sb_add(&b, ",\"spent_epsilon\":");
+        sb_num(&b, f->spent_eps);
+        break;
+    case DPA_F_BASIC:
+    case DPA_F_NATURAL_DELTA:
+        if (f->kind == DPA_F_BASIC) {
+            sb_add(&b, ",\"spent_epsilon\":");
+            sb_num(&b, f->spent_eps);
+        }
+        sb_add(&b, ",\"log_keep\":");
+        sb_num(&b, f->log_keep);
+        break;
+    case DPA_F_RDP:
+    case DPA_F_ZCDP:
+        sb_add(&b, ",\"spent_rho\":[");
+        for (size_t i = 0; i < f->norders; i++) {
+            if (i) sb_add(&b, ",");
+            sb_num(&b, f->spent_rho[i]);
+        }
+        sb_add(&b, "]");
+        break;
+    case DPA_F_GDP:
+    case DPA_F_GDP_RESIDUE:
+        sb_add(&b, ",\"mu_remaining\":");
+        sb_num(&b, f->mu_rem);
+        break;
+    case DPA_F_NATURAL_GDP:
+        sb_add(&b, ",\"mu_spent\":");
+        sb_num(&b, f->mu_spent);
+        break;
+    case DPA_F_NATURAL_APPROX: {
+        sb_add(&b, ",\"delta_at_epsilon\":");
+        sb_num(&b, f->last_delta);
+        sb_add(&b, ",\"queries\":[");
+        for (size_t i = 0; i < f->nspecs; i++) {
+            json_t *str = json_string(f->specs[i]);
+            char *t = str ? json_dumps(str, JSON_ENCODE_ANY) : NULL;
+            if (!t) b.bad = 1;
+            else sb_add(&b, "%s%s", i ? "," : "", t);
+            free(t);
+            json_decref(str);
+        }
+        sb_add(&b, "]");
+        break;
+    }
+    }
+    sb_add(&b, "}");
+    return sb_done(&b);
+}
+
+static dpa_status state_num(json_t *o, const char *key, double lo, double hi, double *out, dpa_error *err)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_number(v)) return dpa_error_set(err, DPA_EINVAL, "state /%s: missing or not a number", key);
+    double x = json_number_value(v);
+    if (!(x >= lo && x <= hi)) return dpa_error_set(err, DPA_EINVAL, "state /%s: must be in [%g, %g], got %.17g", key, lo, hi, x);
+    *out = x;
+    return DPA_OK;
+}
+
+dpa_status dpa_f_natural_restore(dpa_filter *f, json_t *queries, dpa_error *err);
+
+dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error *err)
+{
+    dpa_error_clear(err);
+    if (!f || !state) return dpa_error_set(err, DPA_EINVAL, "dpa_filter_set_state_json: NULL argument");
+    json_error_t je;
+    json_t *o = json_loads(state, JSON_REJECT_DUPLICATES, &je);
+    if (!o) return dpa_error_set(err, DPA_EINVAL, "state: invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
+    dpa_status st = DPA_OK;
+    /* parse into a scratch copy: the filter is unchanged on error */
+    dpa_filter t = *f;
+    double *rho = NULL;
+    if (!json_is_object(o)) {
+        st = dpa_error_set(err, DPA_EINVAL, "state: must be a JSON object");
+        goto out;
+    }
+    json_t *fn = json_object_get(o, "filter");
+    if (!json_is_string(fn) || strcmp(json_string_value(fn), kind_name(f->kind))) {
+        st = dpa_error_set(err, DPA_EINVAL, "state /filter: must be \"%s\" (the filter's configuration)", kind_name(f->kind));
+        goto out;
+    }
+    const char *keys_pure[] = {"filter", "accepted", "spent_epsilon", NULL},
+               *keys_basic[] = {"filter", "accepted", "spent_epsilon", "log_keep", NULL},
+               *keys_nd[] = {"filter", "accepted", "log_keep", NULL},
+               *keys_rho[] = {"filter", "accepted", "spent_rho", NULL},
+               *keys_mu[] = {"filter", "accepted", "mu_remaining", NULL},
+               *keys_ng[] = {"filter", "accepted", "mu_spent", NULL},
+               *keys_na[] = {"filter", "accepted", "delta_at_epsilon", "queries", NULL};
+    const char *const *keys = f->kind == DPA_F_PURE ? keys_pure : f->kind == DPA_F_BASIC ? keys_basic
+                              : f->kind == DPA_F_NATURAL_DELTA                           ? keys_nd
+                              : (f->kind == DPA_F_RDP || f->kind == DPA_F_ZCDP)          ? keys_rho
+                              : (f->kind == DPA_F_GDP || f->kind == DPA_F_GDP_RESIDUE)   ? keys_mu
+                              : f->kind == DPA_F_NATURAL_GDP                             ? keys_ng
+                                                                                         : keys_na;
+    {
+        const char *key;
+        json_t *v;
+        json_object_foreach(o, key, v)
+        {
+            int ok = 0;
+            for (const char *const *a = keys; *a; a++)
+                if (!strcmp(*a, key)) ok = 1;
+            if (!ok) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /%s: unknown key for filter \"%s\"", key, kind_name(f->kind));
+                goto out;
+            }
+        }
+    }
+    if ((st = state_num(o, "accepted", 0, 9e15, &t.accepted, err))) goto out;
+    if (t.accepted != floor(t.accepted)) {
+        st = dpa_error_set(err, DPA_EINVAL, "state /accepted: must be an integer");
+        goto out;
+    }
+    switch (f->kind) {
+    case DPA_F_PURE:
+        st = state_num(o, "spent_epsilon", 0, f->eps, &t.spent_eps, err);
+        break;
+    case DPA_F_BASIC:
+        if ((st = state_num(o, "spent_epsilon", 0, f->eps, &t.spent_eps, err))) break;
+        /* fallthrough */
+    case DPA_F_NATURAL_DELTA:
+        if ((st = state_num(o, "log_keep", -1e300, 0, &t.log_keep, err))) break;
+        if (t.log_keep < log1p(-f->delta) * (1 + 1e-12) - 1e-300)
+            st = dpa_error_set(err, DPA_EINVAL, "state /log_keep: beyond the budget's delta");
+        break;
+    case DPA_F_RDP:
+    case DPA_F_ZCDP: {
+        json_t *a = json_object_get(o, "spent_rho");
+        if (!json_is_array(a) || json_array_size(a) != f->norders) {
+            st = dpa_error_set(err, DPA_EINVAL, "state /spent_rho: must be an array of %zu numbers", f->norders);
+            break;
+        }
+        rho = malloc(f->norders * sizeof *rho);
+        if (!rho) {
+            st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            break;
+        }
+        for (size_t i = 0; i < f->norders; i++) {
+            json_t *v = json_array_get(a, i);
+            double x = json_is_number(v) ? json_number_value(v) : NAN;
+            if (!(x >= 0 && x <= f->rho[i])) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /spent_rho/%zu: must be a number in [0, %.17g]", i, f->rho[i]);
+                break;
+            }
+            rho[i] = x;
+        }
+        break;
+    }
+    case DPA_F_GDP:
+    case DPA_F_GDP_RESIDUE:
+        st = state_num(o, "mu_remaining", 0, f->mu, &t.mu_rem, err);
+        break;
+    case DPA_F_NATURAL_GDP:
+        st = state_num(o, "mu_spent", 0, f->mu, &t.mu_spent, err);
+        break;
+    case DPA_F_NATURAL_APPROX: {
+        if ((st = state_num(o, "delta_at_epsilon", 0, f->delta, &t.last_delta, err))) break;
+        json_t *q = json_object_get(o, "queries");
+        if (!json_is_array(q) || (double)json_array_size(q) != t.accepted) {
+            st = dpa_error_set(err, DPA_EINVAL, "state /queries: must be an array of the %.17g accepted queries", t.accepted);
+            break;
+        }
+        /* restores specs into f itself after validation (it validates all first) */
+        dpa_filter scratch = *f;
+        scratch.specs = NULL;
+        scratch.nspecs = scratch.capspecs = 0;
+        if ((st = dpa_f_natural_restore(&scratch, q, err))) break;
+        for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
+        free(f->specs);
+        t.specs = scratch.specs;
+        t.nspecs = scratch.nspecs;
+        t.capspecs = scratch.capspecs;
+        t.nb = scratch.nb;
+        break;
+    }
+    }
+    if (st) goto out;
+    if (rho) memcpy(f->spent_rho, rho, f->norders * sizeof *rho);
+    t.spent_rho = f->spent_rho;
+    *f = t;
+out:
+    free(rho);
+    json_decref(o);
+    return st;
+}
+
+/* ---------------- decisions ---------------- */
+dpa_status dpa_filter_request(dpa_filter *f, const dpa_spec *query, dpa_filter_decision *out, dpa_error *err)
+{
+    dpa_error_clear(err);
+    if (!f || !query || !out) return dpa_error_set(err, DPA_EINVAL, "dpa_filter_request: NULL argument");
+    out->accepted = 0;
+    out->reason[0] = 0;
+    switch (f->kind) {
+    case DPA_F_PURE:
+    case DPA_F_BASIC:
+    case DPA_F_RDP:
+    case DPA_F_ZCDP:
+        return dpa_f_request_scalar(f, query, out, err);
+    case DPA_F_GDP:
+    case DPA_F_GDP_RESIDUE:
+        return dpa_f_request_gdp(f, query, out, err);
+    default:
+        return dpa_f_request_natural(f, query, out, err);
+    }
+}
+
+/* ---------------- remaining budget ---------------- */
+static double rem_delta(double D, double log_keep)
+{
+    /* the largest d with (1 - d) keep >= 1 - D: d = 1 - (1 - D)/keep, rounded down */
+    double r = -expm1(log1p(-D) - log_keep);
+    r = r * (1 - 16 * 1.1102230246251565e-16);
+    return r > 0 ? dpa_f_dn(r) : 0;
+}
+
+char *dpa_filter_remaining_json(const dpa_filter *f)
+{
+    if (!f) return NULL;
+    sb b = {0};
+    switch (f->kind) {
+    case DPA_F_PURE: {
+        double r = fmax(0, dpa_f_dn(f->eps - f->spent_eps));
+        sb_add(&b, "{\"epsilon\":");
+        sb_num(&b, r);
+        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
+        sb_num(&b, r);
+        sb_add(&b, ",\"delta\":0}}");
+        break;
+    }
+    case DPA_F_BASIC: {
+        double r = fmax(0, dpa_f_dn(f->eps - f->spent_eps)), d = rem_delta(f->delta, f->log_keep);
+        sb_add(&b, "{\"epsilon\":");
+        sb_num(&b, r);
+        sb_add(&b, ",\"delta\":");
+        sb_num(&b, d);
+        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
+        sb_num(&b, r);
+        sb_add(&b, ",\"delta\":");
+        sb_num(&b, d);
+        sb_add(&b, "}}");
+        break;
+    }
+    case DPA_F_NATURAL_DELTA: {
+        double d = rem_delta(f->delta, f->log_keep);
+        sb_add(&b, "{\"delta\":");
+        sb_num(&b, d);
+        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":0,\"delta\":");
+        sb_num(&b, d);
+        sb_add(&b, "}}");
+        break;
+    }
+    case DPA_F_RDP: {
+        /* remaining per order; as (eps, delta): the best order's conversion
+         * (Balle et al. 2020 Thm 21) of the remaining budget */
+        double best = INFINITY;
+        sb_add(&b, "{\"rho\":%s", f->rdp_vector ? "[" : "");
+        for (size_t i = 0; i < f->norders; i++) {
+            double r = fmax(0, dpa_f_dn(f->rho[i] - f->spent_rho[i]));
+            if (i) sb_add(&b, ",");
+            sb_num(&b, r);
+            double e = dpa_rdp_eps_from(DPA_RDP_IMPROVED, f->orders[i], r, f->report_delta);
+            if (e < best) best = e;
+        }
+        sb_add(&b, "%s,\"order\":%s", f->rdp_vector ? "]" : "", f->rdp_vector ? "[" : "");
+        for (size_t i = 0; i < f->norders; i++) {
+            if (i) sb_add(&b, ",");
+            sb_num(&b, f->orders[i]);
+        }
+        sb_add(&b, "%s,\"as_epsilon_delta\":{\"epsilon\":", f->rdp_vector ? "]" : "");
+        sb_num(&b, best);
+        sb_add(&b, ",\"delta\":");
+        sb_num(&b, f->report_delta);
+        sb_add(&b, "}}");
+        break;
+    }
+    case DPA_F_ZCDP: {
+        double r = fmax(0, dpa_f_dn(f->rho[0] - f->spent_rho[0]));
+        /* Bun-Steinke 2016 Prop 1.3: rho-zCDP => (rho + 2 sqrt(rho log(1/delta)), delta) */
+        double e = dpa_f_up((r + 2 * sqrt(r * log(1 / f->report_delta))) * (1 + 1e-14));
+        sb_add(&b, "{\"rho\":");
+        sb_num(&b, r);
+        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
+        sb_num(&b, e);
+        sb_add(&b, ",\"delta\":");
+        sb_num(&b, f->report_delta);
+        sb_add(&b, "}}");
+        break;
+    }
+    case DPA_F_GDP:
+    case DPA_F_GDP_RESIDUE:
+    case DPA_F_NATURAL_GDP: {
+        double r = f->kind == DPA_F_NATURAL_GDP
+                       ? fmax(0, dpa_f_dn(sqrt(fmax(0, (f->mu - f->mu_spent) * (f->mu + f->mu_spent))) * (1 - 1e-15)))
+                       : f->mu_rem;
+        double eu = 0, el = 0;
+        if (r > 0) dpa_exact_epsilon(r, f->report_delta, &eu, &el);
+        sb_add(&b, "{\"mu\":");
+        sb_num(&b, r);
+        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
+        sb_num(&b, eu);
+        sb_add(&b, ",\"delta\":");
+        sb_num(&b, f->report_delta);
+        sb_add(&b, "}}");
+        break;
+    }
+    case DPA_F_NATURAL_APPROX: {
+        double e2, d2, n;
+        dpa_f_thm9(f->eps, f->delta, f->max_queries, &e2, &d2, &n);
+        sb_add(&b, "{\"epsilon\":");
+        sb_num(&b, f->eps);
+        sb_add(&b, ",\"delta\":");
+        sb_num(&b, f->delta);
+        sb_add(&b, ",\"delta_at_epsilon\":");
+        sb_num(&b, f->last_delta);
+        sb_add(&b, ",\"queries_left\":%.17g", fmax(0, f->max_queries - f->accepted));
+        sb_add(&b, ",\"degraded_guarantee\":{\"epsilon\":");
+        sb_num(&b, e2);
+        sb_add(&b, ",\"delta\":");
+        sb_num(&b, d2);
+        sb_add(&b, ",\"source\":\"RF Thm 9 with the constants of its proof (Thms 14, 15): n = %.17g levels\"}}", n);
+        break;
+    }
+    }
+    return sb_done(&b);
+}
+
+int dpa_filter_exhausted(const dpa_filter *f)
+{
+    if (!f) return 1;
+    switch (f->kind) {
+    case DPA_F_PURE: return !(f->spent_eps < f->eps);
+    case DPA_F_BASIC: return !(f->spent_eps < f->eps) && rem_delta(f->delta, f->log_keep) <= 0;
+    case DPA_F_NATURAL_DELTA: return rem_delta(f->delta, f->log_keep) <= 0;
+    case DPA_F_RDP:
+    case DPA_F_ZCDP:
+        for (size_t i = 0; i < f->norders; i++)
+            if (!(f->spent_rho[i] < f->rho[i])) return 1;
+        return 0;
+    case DPA_F_GDP:
+    case DPA_F_GDP_RESIDUE: return !(f->mu_rem > 0);
+    case DPA_F_NATURAL_GDP: return !(f->mu_spent < f->mu);
+    case DPA_F_NATURAL_APPROX: return !(f->accepted < f->max_queries) || !(f->last_delta < f->delta);
+    }
+    return 1;
+}

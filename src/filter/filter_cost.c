@@ -1,0 +1,456 @@
+/* Per-query costs of the scalar filters, from the query's spec.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Each cost is a certified UPPER bound on the quantity the filter sums,
+ * obtained by walking the event tree (compose: add; repeat: multiply;
+ * subsampling: the amplification theorems cited below) with every
+ * floating-point operation rounded up (dpa_f_up after each step, or a named
+ * relative margin).  A leaf that has no such bound makes the query
+ * unsupported for that filter, with the JSON path and the filter that can
+ * take it (DPA_EUNSUPPORTED).  No accountant is built here except for the
+ * naive GDP filter's general case (dpa_accountant_gdp_mu) and for RDP (the
+ * rdp module's certified divergences), so simple leaves cost microseconds.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "filter/filter_internal.h"
+#include "event/event_internal.h"
+#include "dpacct/accountant.h"
+#include "acct/leaves.h"
+#include "rdp/rdp.h"
+#include "num/num.h"
+
+double dpa_f_up(double x) { return isfinite(x) ? nextafter(x, INFINITY) : x; }
+double dpa_f_dn(double x)
+{
+    if (!isfinite(x)) return x;
+    double y = nextafter(x, -INFINITY);
+    return (x >= 0 && y < 0) ? 0.0 : y;
+}
+
+/* Relative margin for a few chained correctly-rounded operations (exp,
+ * log1p, expm1 are faithful to < 1 ulp in glibc): 8 u covers up to ~8
+ * operations' errors with room. */
+#define OPS_REL (8 * DPA_UNIT_ROUNDOFF)
+
+static double up_rel(double x) { return isfinite(x) ? dpa_f_up(x * (1 + OPS_REL)) : x; }
+
+/* Path of child i of a node at path p, for messages. */
+static void child_path(char *dst, size_t n, const char *p, const dpa_event *e, size_t i)
+{
+    const char *name = dpa_ev_kind_name(e->kind);
+    if (e->kind == DPA_EV_COMPOSE)
+        snprintf(dst, n, "%s/%s/%zu", p, name, i);
+    else
+        snprintf(dst, n, "%s/%s/event", p, name);
+}
+
+/* Amplification by subsampling of a pure eps (Balle, Barthe, Gaboardi
+ * 2018: Thm 8, Poisson with add/remove; Thm 9, without replacement with
+ * replace-one): eps' = log(1 + q (e^eps - 1)). */
+static double amplify(double q, double eps)
+{
+    if (!isfinite(eps)) return eps;
+    return up_rel(log1p(q * expm1(eps)));
+}
+
+/* Checks the neighbouring relation of subsampling, as the accountants do. */
+static dpa_status sampling_ok(const dpa_event *e, dpa_neighboring nb, const char *path, dpa_error *err)
+{
+    if (e->kind == DPA_EV_POISSON && nb == DPA_REPLACE)
+        return dpa_error_set(err, DPA_EUNSUPPORTED, "%s/poisson: Poisson subsampling needs add_remove neighbouring", path);
+    if (e->kind == DPA_EV_SAMPLE && nb == DPA_ADD_REMOVE)
+        return dpa_error_set(err, DPA_EUNSUPPORTED, "%s/sample: sampling without replacement needs replace neighbouring", path);
+    return DPA_OK;
+}
+
+/* ---------------- pure eps ---------------- */
+static dpa_status pure_rec(const dpa_event *e, dpa_neighboring nb, const char *path, double *out, dpa_error *err)
+{
+    char cp[400];
+    double v;
+    dpa_status st;
+    switch (e->kind) {
+    case DPA_EV_PURE:
+    case DPA_EV_RANDOMIZED_RESPONSE: /* k-ary RR is eps-DP too */
+        *out = e->p[0];
+        return DPA_OK;
+    case DPA_EV_APPROX:
+        if (e->p[1] > 0)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "%s/approx: delta = %g > 0 is not pure DP (use the \"basic\" filter, or \"natural\" "
+                                 "with a delta budget for (0, delta) queries)", path, e->p[1]);
+        *out = e->p[0];
+        return DPA_OK;
+    case DPA_EV_LAPLACE:
+    case DPA_EV_DISCRETE_LAPLACE: /* loss bounded by s/b in both directions */
+        *out = up_rel(e->p[1] / e->p[0]);
+        return DPA_OK;
+    case DPA_EV_NO_OP:
+        *out = 0;
+        return DPA_OK;
+    case DPA_EV_COMPOSE: {
+        double s = 0;
+        for (size_t i = 0; i < e->nchild; i++) {
+            child_path(cp, sizeof cp, path, e, i);
+            if ((st = pure_rec(e->child[i], nb, cp, &v, err))) return st;
+            s = dpa_f_up(s + v);
+        }
+        *out = s;
+        return DPA_OK;
+    }
+    case DPA_EV_REPEAT:
+        child_path(cp, sizeof cp, path, e, 0);
+        if ((st = pure_rec(e->child[0], nb, cp, &v, err))) return st;
+        *out = dpa_f_up(v * e->p[0]);
+        return DPA_OK;
+    case DPA_EV_POISSON:
+    case DPA_EV_SAMPLE:
+        if ((st = sampling_ok(e, nb, path, err))) return st;
+        child_path(cp, sizeof cp, path, e, 0);
+        if ((st = pure_rec(e->child[0], nb, cp, &v, err))) return st;
+        *out = amplify(e->kind == DPA_EV_POISSON ? e->p[0] : e->p[1] / e->p[0], v);
+        return DPA_OK;
+    default:
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "%s/%s: no finite pure-DP epsilon (unbounded privacy loss); use the \"gdp\", "
+                             "\"gdp-residue\", \"zcdp\" or \"rdp\" filter", path, dpa_ev_kind_name(e->kind));
+    }
+}
+
+dpa_status dpa_f_pure_eps(const dpa_spec *q, double *eps, dpa_error *err)
+{
+    return pure_rec(q->root, q->nb, "", eps, err);
+}
+
+/* ---------------- (eps, delta) by basic composition ---------------- */
+/* delta is carried as lk = log(1 - delta) <= 0 (rounded down): composition
+ * adds them (1 - delta = prod (1 - delta_i), the product rule of
+ * MATH.md §7), repeat multiplies. */
+static dpa_status approx_rec(const dpa_event *e, dpa_neighboring nb, const char *path, double *eo, double *lo,
+                             dpa_error *err)
+{
+    char cp[400];
+    double v, l;
+    dpa_status st;
+    switch (e->kind) {
+    case DPA_EV_PURE:
+    case DPA_EV_RANDOMIZED_RESPONSE:
+        *eo = e->p[0];
+        *lo = 0;
+        return DPA_OK;
+    case DPA_EV_APPROX:
+        *eo = e->p[0];
+        *lo = e->p[1] >= 1 ? -INFINITY : dpa_f_dn(log1p(-e->p[1]) * (1 + OPS_REL));
+        return DPA_OK;
+    case DPA_EV_LAPLACE:
+    case DPA_EV_DISCRETE_LAPLACE:
+        *eo = up_rel(e->p[1] / e->p[0]);
+        *lo = 0;
+        return DPA_OK;
+    case DPA_EV_NO_OP:
+        *eo = 0;
+        *lo = 0;
+        return DPA_OK;
+    case DPA_EV_COMPOSE: {
+        double s = 0, sl = 0;
+        for (size_t i = 0; i < e->nchild; i++) {
+            child_path(cp, sizeof cp, path, e, i);
+            if ((st = approx_rec(e->child[i], nb, cp, &v, &l, err))) return st;
+            s = dpa_f_up(s + v);
+            sl = dpa_f_dn(sl + l);
+        }
+        *eo = s;
+        *lo = sl;
+        return DPA_OK;
+    }
+    case DPA_EV_REPEAT:
+        child_path(cp, sizeof cp, path, e, 0);
+        if ((st = approx_rec(e->child[0], nb, cp, &v, &l, err))) return st;
+        *eo = dpa_f_up(v * e->p[0]);
+        *lo = dpa_f_dn(l * e->p[0]);
+        return DPA_OK;
+    case DPA_EV_POISSON:
+    case DPA_EV_SAMPLE: {
+        /* Balle, Barthe, Gaboardi 2018, Thms 8 and 9: (eps', q delta) */
+        if ((st = sampling_ok(e, nb, path, err))) return st;
+        double q = e->kind == DPA_EV_POISSON ? e->p[0] : e->p[1] / e->p[0];
+        child_path(cp, sizeof cp, path, e, 0);
+        if ((st = approx_rec(e->child[0], nb, cp, &v, &l, err))) return st;
+        *eo = amplify(q, v);
+        double d = -expm1(l) * (1 + OPS_REL); /* delta, rounded up */
+        double qd = fmin(1.0, dpa_f_up(q * d));
+        *lo = qd >= 1 ? -INFINITY : dpa_f_dn(log1p(-qd) * (1 + OPS_REL));
+        return DPA_OK;
+    }
+    case DPA_EV_GAUSSIAN:
+    case DPA_EV_GDP:
+    case DPA_EV_DISCRETE_GAUSSIAN:
+    case DPA_EV_ZCDP:
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "%s/%s: a Gaussian-type query has no single (eps, delta) cost (its delta is a policy "
+                             "choice); use the \"gdp-residue\", \"gdp\", \"zcdp\" or \"rdp\" filter, or state the "
+                             "guarantee you claim as an approx leaf", path, dpa_ev_kind_name(e->kind));
+    default:
+        return dpa_error_set(err, DPA_EUNSUPPORTED, "%s/%s: the \"basic\" filter cannot account this event", path,
+                             dpa_ev_kind_name(e->kind));
+    }
+}
+
+dpa_status dpa_f_approx(const dpa_spec *q, double *eps, double *log_keep, dpa_error *err)
+{
+    return approx_rec(q->root, q->nb, "", eps, log_keep, err);
+}
+
+/* ---------------- zCDP ---------------- */
+/* Gaussian: rho = mu^2/2 (Bun-Steinke 2016 Prop 1.6); discrete Gaussian:
+ * s^2/(2 sigma^2) (Canonne-Kamath-Steinke 2020 Prop 5); eps-DP: eps^2/2
+ * (Bun-Steinke Prop 1.4); composition adds (Bun-Steinke Lemma 1.7). */
+static dpa_status zcdp_rec(const dpa_event *e, dpa_neighboring nb, const char *path, double *out, dpa_error *err)
+{
+    char cp[400];
+    double v;
+    dpa_status st;
+    switch (e->kind) {
+    case DPA_EV_ZCDP:
+        *out = e->p[0];
+        return DPA_OK;
+    case DPA_EV_GAUSSIAN:
+    case DPA_EV_DISCRETE_GAUSSIAN: {
+        double m = e->p[1] / e->p[0];
+        *out = up_rel(0.5 * m * m);
+        return DPA_OK;
+    }
+    case DPA_EV_GDP:
+        *out = up_rel(0.5 * e->p[0] * e->p[0]);
+        return DPA_OK;
+    case DPA_EV_PURE:
+    case DPA_EV_RANDOMIZED_RESPONSE:
+    case DPA_EV_LAPLACE:
+    case DPA_EV_DISCRETE_LAPLACE:
+    case DPA_EV_APPROX:
+        if ((st = pure_rec(e, nb, path, &v, err))) return st;
+        *out = up_rel(0.5 * v * v);
+        return DPA_OK;
+    case DPA_EV_NO_OP:
+        *out = 0;
+        return DPA_OK;
+    case DPA_EV_COMPOSE: {
+        double s = 0;
+        for (size_t i = 0; i < e->nchild; i++) {
+            child_path(cp, sizeof cp, path, e, i);
+            if ((st = zcdp_rec(e->child[i], nb, cp, &v, err))) return st;
+            s = dpa_f_up(s + v);
+        }
+        *out = s;
+        return DPA_OK;
+    }
+    case DPA_EV_REPEAT:
+        child_path(cp, sizeof cp, path, e, 0);
+        if ((st = zcdp_rec(e->child[0], nb, cp, &v, err))) return st;
+        *out = dpa_f_up(v * e->p[0]);
+        return DPA_OK;
+    case DPA_EV_POISSON:
+    case DPA_EV_SAMPLE:
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "%s/%s: subsampling has no tight zCDP bound; use the \"rdp\" filter (or \"gdp-residue\")",
+                             path, dpa_ev_kind_name(e->kind));
+    default:
+        return dpa_error_set(err, DPA_EUNSUPPORTED, "%s/%s: no finite zCDP rho (use the \"gdp-residue\" filter)", path,
+                             dpa_ev_kind_name(e->kind));
+    }
+}
+
+dpa_status dpa_f_zcdp(const dpa_spec *q, double *rho, dpa_error *err)
+{
+    return zcdp_rec(q->root, q->nb, "", rho, err);
+}
+
+/* ---------------- RDP ---------------- */
+/* The rdp module's certified divergences (src/rdp/rdp.h: every value an
+ * upper bound, both directions): the composition of the query's leaves,
+ * max over the remove and add directions (the filter's guarantee must hold
+ * for every ordered pair of neighbours, Feldman-Zrnic 2021). */
+dpa_status dpa_f_rdp(const dpa_spec *q, const double *orders, size_t n, double *out, dpa_error *err)
+{
+    dpa_leafset ls;
+    dpa_status st = dpa_leaves_build(q, &ls, err);
+    if (st) return st == DPA_EINVAL ? st : dpa_error_set(err, DPA_EUNSUPPORTED, "rdp filter: %s", err ? err->message : "");
+    dpa_rdp *r = dpa_rdp_new(orders, n, err);
+    if (!r) {
+        dpa_leaves_free(&ls);
+        return err ? err->status : DPA_ENOMEM;
+    }
+    st = dpa_rdp_add_leafset(r, &ls, err);
+    for (size_t i = 0; st == DPA_OK && i < n; i++) {
+        double a = 0, b = 0;
+        st = dpa_rdp_eval(r, orders[i], 0, &a, err);
+        if (!st) st = dpa_rdp_eval(r, orders[i], 1, &b, err);
+        out[i] = fmax(a, b);
+        if (!st && isnan(out[i])) st = dpa_error_set(err, DPA_ENUMERIC, "rdp filter: no bound at order %g", orders[i]);
+    }
+    dpa_rdp_free(r);
+    dpa_leaves_free(&ls);
+    if (st == DPA_ENUMERIC || st == DPA_EINVAL) {
+        char m[DPA_ERROR_MESSAGE_MAX];
+        snprintf(m, sizeof m, "%s", err ? err->message : "");
+        return dpa_error_set(err, DPA_EUNSUPPORTED, "rdp filter: the query's RDP could not be bounded: %s", m);
+    }
+    return st;
+}
+
+/* ---------------- GDP ---------------- */
+/* Relative margin on nu(eps): for tanh(eps/2) >= SERIES_Z the probability
+ * p = 1/(1 + e^-eps) >= 0.5 + 2.5e-4 carries an absolute error <= u, i.e.
+ * a relative error <= 4.5e-13 in p - 1/2, which Phi^{-1} passes on with a
+ * factor <= 1 near 1/2 and falls to 0 relative elsewhere; dpa_ndtri is
+ * Newton-polished to a few ulp.  1e-10 covers both with a factor > 100. */
+#define NU_REL 1e-10
+/* Below this tanh(eps/2), the inverse-erf series is used (its next term is
+ * < 1e-19 relative). */
+#define SERIES_Z 1e-3
+
+double dpa_f_nu_pure(double eps)
+{
+    if (!(eps > 0)) return 0;
+    if (!isfinite(eps)) return INFINITY;
+    double z = tanh(0.5 * eps), nu;
+    if (z < SERIES_Z) {
+        /* Phi^{-1}(1/2 + z/2) = sqrt(2) erfinv(z), erfinv(z) = sqrt(pi)/2 (z + pi z^3/12 + 7 pi^2 z^5/480 + ...) */
+        double z2 = z * z;
+        nu = 2 * sqrt(2.0) * 0.88622692545275801 * z * (1 + z2 * (M_PI / 12 + z2 * 7 * M_PI * M_PI / 480));
+    } else {
+        nu = 2 * dpa_ndtri_log(-log1p(exp(-eps)));
+    }
+    return dpa_f_up(nu * (1 + NU_REL));
+}
+
+/* mu of a Gaussian-only query: sum of k mu_i^2 in long double, rounded up. */
+static int gauss_rec(const dpa_event *e, long double mult, long double *s2)
+{
+    switch (e->kind) {
+    case DPA_EV_GAUSSIAN: {
+        long double m = (long double)e->p[1] / e->p[0];
+        *s2 += mult * m * m;
+        return 1;
+    }
+    case DPA_EV_GDP:
+        *s2 += mult * (long double)e->p[0] * e->p[0];
+        return 1;
+    case DPA_EV_NO_OP:
+        return 1;
+    case DPA_EV_COMPOSE:
+        for (size_t i = 0; i < e->nchild; i++)
+            if (!gauss_rec(e->child[i], mult, s2)) return 0;
+        return 1;
+    case DPA_EV_REPEAT:
+        return gauss_rec(e->child[0], mult * e->p[0], s2);
+    default:
+        return 0;
+    }
+}
+
+/* Relative margin of the long double sum of squares: each term carries
+ * <= 3 ulp(long double) (~3.3e-19 each) plus the summation; 1e-15 on the
+ * double result covers trees up to ~1e3 leaves deep in counts, and the
+ * final double rounding. */
+#define GAUSS_REL 1e-15
+
+int dpa_f_gaussian_mu(const dpa_spec *q, double *mu_up)
+{
+    long double s2 = 0;
+    if (!gauss_rec(q->root, 1.0L, &s2)) return 0;
+    double m = (double)sqrtl(s2);
+    if (!isfinite(m)) return 0;
+    *mu_up = dpa_f_up(m * (1 + GAUSS_REL));
+    return 1;
+}
+
+static int zero_rec(const dpa_event *e, double *lk)
+{
+    double l;
+    switch (e->kind) {
+    case DPA_EV_APPROX:
+        if (e->p[0] != 0) return 0;
+        *lk = e->p[1] >= 1 ? -INFINITY : dpa_f_dn(log1p(-e->p[1]) * (1 + OPS_REL));
+        return 1;
+    case DPA_EV_NO_OP:
+    case DPA_EV_PURE:
+    case DPA_EV_RANDOMIZED_RESPONSE:
+        if (e->kind != DPA_EV_NO_OP && e->p[0] != 0) return 0;
+        *lk = 0;
+        return 1;
+    case DPA_EV_COMPOSE: {
+        double s = 0;
+        for (size_t i = 0; i < e->nchild; i++) {
+            if (!zero_rec(e->child[i], &l)) return 0;
+            s = dpa_f_dn(s + l);
+        }
+        *lk = s;
+        return 1;
+    }
+    case DPA_EV_REPEAT:
+        if (!zero_rec(e->child[0], &l)) return 0;
+        *lk = dpa_f_dn(l * e->p[0]);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int dpa_f_zero_eps_delta(const dpa_spec *q, double *log_keep) { return zero_rec(q->root, log_keep); }
+
+/* A single eps-DP leaf (pure, binary or k-ary randomized response, approx
+ * with delta 0), unsampled, count 1: its PLD is dominated by RR_eps, whose
+ * smallest GDP parameter is nu(eps). */
+static int single_pure(const dpa_event *e, double *eps)
+{
+    while (e->kind == DPA_EV_REPEAT && e->p[0] == 1) e = e->child[0];
+    while (e->kind == DPA_EV_COMPOSE && e->nchild == 1) e = e->child[0];
+    if (e->kind == DPA_EV_PURE || e->kind == DPA_EV_RANDOMIZED_RESPONSE ||
+        (e->kind == DPA_EV_APPROX && e->p[1] == 0)) {
+        *eps = e->p[0];
+        return 1;
+    }
+    return 0;
+}
+
+dpa_status dpa_f_gdp_nu(const dpa_spec *q, double *nu, char *how, size_t howlen, dpa_error *err)
+{
+    double v;
+    if (dpa_f_gaussian_mu(q, &v)) {
+        *nu = v;
+        snprintf(how, howlen, "Gaussian query: nu = sqrt(sum mu_i^2) (GDP Cor 3.3)");
+        return DPA_OK;
+    }
+    if (single_pure(q->root, &v)) {
+        *nu = dpa_f_nu_pure(v);
+        snprintf(how, howlen, "eps-DP query: nu = 2 Phi^-1(1/(1+e^-eps))");
+        return DPA_OK;
+    }
+    /* general: the accountant's certified bracket of mu* */
+    dpa_accountant *a = dpa_accountant_new(q, NULL, err);
+    if (!a) return err ? (err->status == DPA_EINVAL ? DPA_EINVAL : DPA_EUNSUPPORTED) : DPA_EUNSUPPORTED;
+    dpa_gdp_mu g;
+    dpa_status st = dpa_accountant_gdp_mu(a, &g, err);
+    dpa_accountant_free(a);
+    if (st) return st;
+    double pe;
+    dpa_error e2;
+    if (dpa_f_pure_eps(q, &pe, &e2) == DPA_OK) {
+        double n2 = dpa_f_nu_pure(pe);
+        if (!g.certified_upper || n2 < g.upper) {
+            g.upper = n2;
+            g.certified_upper = 1;
+            snprintf(g.note, sizeof g.note, "eps-DP query (eps <= %.6g): nu(eps)", pe);
+        }
+    }
+    if (!g.certified_upper || !isfinite(g.upper))
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "gdp filter: the query has no certified finite GDP parameter (%s); the \"gdp-residue\" "
+                             "filter accounts subsampled Gaussians, the \"basic\" filter approx queries", g.note);
+    *nu = g.upper;
+    snprintf(how, howlen, "nu from the accountant: %s", g.note);
+    return DPA_OK;
+}

@@ -1,0 +1,606 @@
+/* Certified GDP dominance G_m (+) L <= G_M for the GDP residue filter.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * RF Thm 5 needs, for a query L and a budget G_M, (i) whether L <= G_M and
+ * (ii) the largest m' with G_m' (+) L <= G_M.  Both are instances of one
+ * certified test, "G_m (+) L <= G_M" (m = 0 for (i)), where <= is the
+ * Blackwell order of RF (h_C(x) <= h_B(x) for every x > 0, MATH.md §7).  For
+ * the symmetric budget G_M this is: in both directions of C (remove and
+ * add), delta_C(t) <= delta_M(t) for every t >= 0 (the x < 1 half of one
+ * direction is the x > 1 half of the other, LT eq 7; as in
+ * src/acct/gdp_mu.c).
+ *
+ * The query.  Its Gaussian leaves (gaussian, gdp) compose exactly with
+ * G_m: G_m (+) G_mu0 = G_sqrt(m^2 + mu0^2) (GDP Cor 3.3).  A subsampled
+ * Gaussian leaf is dominated by its unsampled Gaussian (subsampling is a
+ * post-processing of the pair by the kernel y -> q delta_y + (1-q) Q), so it
+ * is counted as G_mu0: sound, and tight for the residue update because the
+ * tail of the subsampled Gaussian's PLD is Gaussian with the same variance
+ * (so no G_m with m^2 + mu0^2 > M^2 passes anyway).  Every other leaf must
+ * have a bounded privacy loss; it is described, per direction, by a
+ * discrete law of its loss W under the first distribution: atoms exactly
+ * (pure, randomized response, approx, tables, subsampled atoms), continuous
+ * parts (Laplace) by bins whose mass is put at the bin's upper end (W
+ * rounded up).  Rounding W up can only raise delta_C(t) = E[delta_m(t - W)]
+ * (delta_m is non-increasing), so the law's profile is an upper bound.
+ * Leaves are composed by convolving the laws (rounding W up on a grid when
+ * the atoms exceed LAW_CAP).
+ *
+ * The test.  With the law (w_j, p_j) and m > 0,
+ *   delta_C(t) = sum_j p_j delta_m(t - w_j)                       (MATH.md §3, LT Thm 4.2)
+ * evaluated with dpa_exact_delta's certified upper bounds; with m = 0,
+ * delta_C(t) = sum_{w_j > t} p_j (1 - e^{t - w_j}).  On a grid
+ * 0 = t_0 < ... < t_n = E, in x = e^t both hockey-stick curves are convex
+ * and non-increasing, so on [x_j, x_{j+1}]
+ *   h_C <= the chord through (x_j, up C(t_j)) and (x_{j+1}, up C(t_{j+1})),
+ *   h_B >= the tangent at x_{j+1}: lo B(t_{j+1}) + S (x_{j+1} - x), S =
+ *          -h_B'(x_{j+1}) = Phi(-t_{j+1}/M - M/2) (the Q-mass beyond t),
+ * and chord <= tangent holds on the interval iff it holds at both ends:
+ *   up C(t_{j+1}) <= lo B(t_{j+1})  and  up C(t_j) <= lo B(t_{j+1}) + lo S lo(x_{j+1} - x_j).
+ * The slack is second order in the step (not first order as with the step
+ * test up C(t_j) <= lo B(t_{j+1}) of gdp_mu.c).  Beyond E: for m = 0,
+ * delta_C = 0 from the largest atom on (E = that atom); for m > 0, the tail
+ * lemma below.  Every rounding goes toward "not dominated".
+ *
+ * Tail lemma (t >= E, m <= M): see tail_ok (Mills-ratio bounds on both
+ * profiles; the log-ratio bound at E is non-increasing beyond it).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "filter/filter_internal.h"
+#include "event/event_internal.h"
+#include "acct/leaves.h"
+#include "mech/pair.h"
+#include "exact/exact.h"
+#include "num/num.h"
+
+/* Most atoms a law keeps; beyond, W is rounded up onto a uniform grid of
+ * this many points (sound; the step is (range)/LAW_CAP). */
+#define LAW_CAP 2048
+/* Bins of a continuous part (Laplace): W is rounded up by at most
+ * (wmax - wmin)/LAW_BINS. */
+#define LAW_BINS 64
+/* Relative margin on the pair tails A(W > t) (closed forms in log space,
+ * src/mech, accurate to a few ulp): 1e-12 is > 1000 times that. */
+#define TAIL_REL 1e-12
+/* Relative margin on a sum of n products of upper bounds: (n + 8) * 4 u
+ * bounds the accumulated rounding of the sum of non-negative terms. */
+#define SUM_REL(n) (((double)(n) + 8.0) * 4.0 * DPA_UNIT_ROUNDOFF)
+/* Relative margin on S = Phi(z) from exp(dpa_log_ndtr(z)) with z rounded
+ * down (log Phi relative error < 4e-16, exp < 1 ulp): 1e-12. */
+#define SLOPE_REL 1e-12
+/* Intervals of the dominance test on [0, E]: a coarse grid, then a fine
+ * one (the second-order slack falls 64-fold). */
+#define GRID_COARSE 1024
+#define GRID_N 8192
+/* Largest E tried by the tail search. */
+#define E_MAX 1e6
+/* Bisection of the residue update: stops at a bracket of RES_TOL * M (the
+ * grid test's own slack is far larger, see docs/filters.md). */
+#define RES_TOL 1e-9
+
+typedef struct law {
+    size_t n;
+    double *w, *p; /* ascending w, p upper bounds on the masses */
+    double inf;    /* upper bound on the mass at +inf */
+} law;
+
+struct dpa_f_query {
+    double mu0;   /* upper bound on the Gaussian part's mu */
+    int has_rest; /* a non-Gaussian part exists */
+    int sym;      /* rest symmetric: rev == fwd */
+    law fwd, rev;
+};
+
+static void law_free(law *l)
+{
+    free(l->w);
+    free(l->p);
+    l->w = l->p = NULL;
+    l->n = 0;
+}
+
+static int law_alloc(law *l, size_t n)
+{
+    l->w = malloc((n ? n : 1) * sizeof *l->w);
+    l->p = malloc((n ? n : 1) * sizeof *l->p);
+    l->n = n;
+    l->inf = 0;
+    if (!l->w || !l->p) {
+        law_free(l);
+        return 0;
+    }
+    return 1;
+}
+
+static double up_m(double x) { return dpa_f_up(x * (1 + 4 * DPA_UNIT_ROUNDOFF)); }
+
+/* Sort by w (insertion-merge via qsort of indices) and merge equal w. */
+typedef struct { double w, p; } wp;
+static int cmp_wp(const void *a, const void *b)
+{
+    double x = ((const wp *)a)->w, y = ((const wp *)b)->w;
+    return x < y ? -1 : x > y;
+}
+
+/* Build a law from n (w, p) items: sorted, merged, regridded to LAW_CAP
+ * points (W rounded up) if needed.  Takes the item array. */
+static int law_from_items(law *out, wp *it, size_t n, double inf)
+{
+    qsort(it, n, sizeof *it, cmp_wp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(it[i].p > 0)) continue;
+        if (k > 0 && it[k - 1].w == it[i].w)
+            it[k - 1].p = dpa_f_up(it[k - 1].p + it[i].p);
+        else
+            it[k++] = it[i];
+    }
+    n = k;
+    if (n > LAW_CAP) {
+        double wmin = it[0].w, wmax = it[n - 1].w, h = (wmax - wmin) / (LAW_CAP - 1);
+        if (!law_alloc(out, LAW_CAP)) return 0;
+        for (size_t i = 0; i < LAW_CAP; i++) {
+            out->w[i] = i == LAW_CAP - 1 ? wmax : wmin + (double)i * h;
+            out->p[i] = 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+            double f = ceil((it[i].w - wmin) / h);
+            size_t j = f < 0 ? 0 : f > LAW_CAP - 1 ? LAW_CAP - 1 : (size_t)f;
+            while (j < LAW_CAP - 1 && out->w[j] < it[i].w) j++; /* grid point >= w */
+            out->p[j] = dpa_f_up(out->p[j] + it[i].p);
+        }
+        /* drop empty points */
+        size_t m = 0;
+        for (size_t i = 0; i < LAW_CAP; i++)
+            if (out->p[i] > 0) {
+                out->w[m] = out->w[i];
+                out->p[m++] = out->p[i];
+            }
+        out->n = m;
+    } else {
+        if (!law_alloc(out, n)) return 0;
+        for (size_t i = 0; i < n; i++) {
+            out->w[i] = it[i].w;
+            out->p[i] = it[i].p;
+        }
+    }
+    out->inf = fmin(1.0, inf);
+    return 1;
+}
+
+/* The law of W under A of pair p (dir 0) or of -W under B (dir 1). */
+static dpa_status law_of_pair(const dpa_pair *p, int dir, law *out, dpa_error *err)
+{
+    if (p->slack_hi > 0 || p->slack_lo > 0)
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "gdp-residue filter: the query's privacy loss has unbounded support (a truncated atom list, "
+                             "e.g. a discrete Gaussian); not supported");
+    if (p->kind == DPA_PAIR_ATOMS && p->lca == -INFINITY && p->lcb == -INFINITY) {
+        wp *it = malloc((p->natoms ? p->natoms : 1) * sizeof *it);
+        if (!it) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        size_t k = 0;
+        double inf = 0;
+        for (size_t i = 0; i < p->natoms; i++) {
+            const dpa_atom *a = &p->atoms[i];
+            double w = dir ? -a->w : a->w, l = dir ? a->lb : a->la;
+            if (l == -INFINITY) continue;
+            if (w == INFINITY) {
+                inf = up_m(inf + up_m(exp(l)));
+                continue;
+            }
+            if (!isfinite(w)) continue;
+            it[k].w = w;
+            it[k++].p = up_m(exp(l));
+        }
+        int ok = law_from_items(out, it, k, inf);
+        free(it);
+        return ok ? DPA_OK : dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
+    /* continuous part: bins over the loss range, mass at the upper end */
+    dpa_pair *q = NULL;
+    const dpa_pair *src = p;
+    if (dir) {
+        dpa_pair *c = dpa_pair_copy(p, err);
+        if (!c) return err ? err->status : DPA_ENOMEM;
+        q = dpa_pair_reverse(c, err);
+        if (!q) return err ? err->status : DPA_ENOMEM;
+        src = q;
+    }
+    double wmin, wmax;
+    dpa_pair_loss_range(src, &wmin, &wmax);
+    if (!isfinite(wmin) || !isfinite(wmax)) {
+        dpa_pair_free(q);
+        return dpa_error_set(err, DPA_EUNSUPPORTED, "gdp-residue filter: a non-Gaussian leaf with unbounded privacy loss "
+                                                    "is not supported");
+    }
+    wp *it = malloc((LAW_BINS + 1) * sizeof *it);
+    if (!it) {
+        dpa_pair_free(q);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
+    double inf = dpa_pair_inf_bound(src), tl[2];
+    size_t k = 0;
+    double prev_lo; /* lower bound of A(W > t_{i-1}) */
+    dpa_pair_tail_gt(src, wmin, tl);
+    prev_lo = exp(tl[0]) * (1 - TAIL_REL);
+    double prev_up = fmin(1.0, exp(tl[0]) * (1 + TAIL_REL));
+    it[k].w = wmin;
+    it[k++].p = up_m(fmax(0.0, 1.0 - prev_lo));
+    for (int i = 1; i <= LAW_BINS && wmax > wmin; i++) {
+        double t = i == LAW_BINS ? wmax : wmin + (wmax - wmin) * ((double)i / LAW_BINS);
+        dpa_pair_tail_gt(src, t, tl);
+        double lo = exp(tl[0]) * (1 - TAIL_REL), up = fmin(1.0, exp(tl[0]) * (1 + TAIL_REL));
+        /* mass in (t_{i-1}, t] <= up A(W > t_{i-1}) - lo A(W > t) */
+        it[k].w = t;
+        it[k++].p = up_m(fmax(0.0, prev_up - lo));
+        prev_up = up;
+        (void)prev_lo;
+    }
+    dpa_pair_free(q);
+    int ok = law_from_items(out, it, k, inf);
+    free(it);
+    return ok ? DPA_OK : dpa_error_set(err, DPA_ENOMEM, "out of memory");
+}
+
+/* Convolution of two laws (independent sum of losses), W rounded up. */
+static int law_conv(const law *a, const law *b, law *out)
+{
+    size_t n = a->n * b->n;
+    wp *it = malloc((n ? n : 1) * sizeof *it);
+    if (!it) return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < a->n; i++)
+        for (size_t j = 0; j < b->n; j++) {
+            it[k].w = dpa_f_up(a->w[i] + b->w[j]);
+            it[k++].p = up_m(a->p[i] * b->p[j]);
+        }
+    int ok = law_from_items(out, it, k, dpa_f_up(a->inf + b->inf));
+    free(it);
+    return ok;
+}
+
+static int law_copy(const law *a, law *out)
+{
+    if (!law_alloc(out, a->n)) return 0;
+    memcpy(out->w, a->w, a->n * sizeof *a->w);
+    memcpy(out->p, a->p, a->n * sizeof *a->p);
+    out->inf = a->inf;
+    return 1;
+}
+
+/* a^(*count) by binary powering; count a positive integer. */
+static int law_pow(const law *a, double count, law *out)
+{
+    law base, acc = {0, NULL, NULL, 0}, t;
+    int have = 0;
+    if (!law_copy(a, &base)) return 0;
+    double c = count;
+    for (;;) {
+        double half = floor(c / 2);
+        if (c - 2 * half == 1) {
+            if (!have) {
+                if (!law_copy(&base, &acc)) goto fail;
+                have = 1;
+            } else {
+                if (!law_conv(&acc, &base, &t)) goto fail;
+                law_free(&acc);
+                acc = t;
+            }
+        }
+        c = half;
+        if (c < 1) break;
+        if (!law_conv(&base, &base, &t)) goto fail;
+        law_free(&base);
+        base = t;
+    }
+    law_free(&base);
+    *out = acc;
+    return 1;
+fail:
+    law_free(&base);
+    law_free(&acc);
+    return 0;
+}
+
+void dpa_f_query_free(dpa_f_query *fq)
+{
+    if (!fq) return;
+    law_free(&fq->fwd);
+    law_free(&fq->rev);
+    free(fq);
+}
+
+/* Compose law l (count times) into *acc (or set it). */
+static dpa_status absorb(law *acc, int *have, const law *l, double count, dpa_error *err)
+{
+    law pw, t;
+    if (!law_pow(l, count, &pw)) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    if (!*have) {
+        *acc = pw;
+        *have = 1;
+        return DPA_OK;
+    }
+    int ok = law_conv(acc, &pw, &t);
+    law_free(&pw);
+    if (!ok) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    law_free(acc);
+    *acc = t;
+    return DPA_OK;
+}
+
+dpa_status dpa_f_query_new(const dpa_spec *q, dpa_f_query **out, char *remark, size_t remlen, dpa_error *err)
+{
+    *out = NULL;
+    if (remark && remlen) remark[0] = 0;
+    dpa_leafset ls;
+    dpa_status st = dpa_leaves_build(q, &ls, err);
+    if (st) return st;
+    dpa_f_query *fq = calloc(1, sizeof *fq);
+    if (!fq) {
+        dpa_leaves_free(&ls);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
+    long double s2 = 0;
+    int havef = 0, haver = 0, sym = 1, sampled_gauss = 0;
+    for (size_t i = 0; i < ls.n && st == DPA_OK; i++) {
+        const dpa_leaf *lf = &ls.v[i];
+        if (lf->zcdp) {
+            st = dpa_error_set(err, DPA_EUNSUPPORTED,
+                               "%s: a zCDP guarantee is not a PLD; the gdp-residue filter cannot account it (use the "
+                               "\"zcdp\" or \"rdp\" filter)", ls.zcdp_path);
+            break;
+        }
+        if (!lf->pair) {
+            st = dpa_error_set(err, DPA_EUNSUPPORTED,
+                               "gdp-residue filter: a subsampled composition (one batch shared by several mechanisms) "
+                               "is not supported; subsample each mechanism separately or use the \"rdp\" filter");
+            break;
+        }
+        if (lf->kind == DPA_EV_GAUSSIAN || lf->kind == DPA_EV_GDP) {
+            long double m = lf->kind == DPA_EV_GAUSSIAN ? (long double)lf->par[1] / lf->par[0] : (long double)lf->par[0];
+            s2 += (long double)lf->count * m * m;
+            if (!isnan(lf->rate)) sampled_gauss = 1;
+            continue;
+        }
+        law f, r;
+        st = law_of_pair(lf->pair, 0, &f, err);
+        if (st) break;
+        int psym = lf->pair->symmetric;
+        if (!psym) {
+            st = law_of_pair(lf->pair, 1, &r, err);
+            if (st) {
+                law_free(&f);
+                break;
+            }
+        }
+        if (!psym && sym && havef) {
+            /* the rest so far was symmetric: its rev law is its fwd law */
+            if (!law_copy(&fq->fwd, &fq->rev)) st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            else haver = 1;
+        }
+        if (!st) st = absorb(&fq->fwd, &havef, &f, lf->count, err);
+        if (!st && (!psym || !sym)) st = absorb(&fq->rev, &haver, psym ? &f : &r, lf->count, err);
+        if (!psym) sym = 0;
+        law_free(&f);
+        if (!psym) law_free(&r);
+    }
+    dpa_leaves_free(&ls);
+    if (st) {
+        dpa_f_query_free(fq);
+        return st;
+    }
+    fq->has_rest = havef;
+    fq->sym = sym;
+    double m0 = (double)sqrtl(s2);
+    fq->mu0 = m0 > 0 ? dpa_f_up(m0 * (1 + 1e-15)) : 0; /* GAUSS_REL of filter_cost.c */
+    if (!isfinite(fq->mu0)) {
+        dpa_f_query_free(fq);
+        return dpa_error_set(err, DPA_EUNSUPPORTED, "gdp-residue filter: the query's Gaussian part has mu = inf");
+    }
+    if (remark && sampled_gauss)
+        snprintf(remark, remlen, "subsampled Gaussian leaves accounted as their unsampled Gaussian (sound; tight in the "
+                                 "tail of the PLD)");
+    *out = fq;
+    return DPA_OK;
+}
+
+int dpa_f_query_is_gaussian(const dpa_f_query *fq, double *mu0_up)
+{
+    *mu0_up = fq->mu0;
+    return !fq->has_rest;
+}
+
+/* ---- certified evaluations ---- */
+
+/* Upper bound on delta_C(t) for the law and G_m (m >= 0). */
+static double comp_up(const law *l, double m, double t)
+{
+    double s = 0;
+    if (m > 0) {
+        for (size_t j = 0; j < l->n; j++) {
+            double up, lo;
+            dpa_exact_delta(m, dpa_f_dn(t - l->w[j]), &up, &lo);
+            s += l->p[j] * up;
+        }
+    } else {
+        for (size_t j = l->n; j-- > 0 && l->w[j] > t;) {
+            /* 1 - e^{t - w}, t - w rounded up (smaller value: no, larger t-w
+             * gives a smaller term; round t - w down for an upper bound) */
+            double v = -expm1(dpa_f_dn(t - l->w[j]));
+            s += l->p[j] * fmin(1.0, v * (1 + 4 * DPA_UNIT_ROUNDOFF));
+        }
+    }
+    return dpa_f_up(s * (1 + SUM_REL(l->n)));
+}
+
+static double budget_lo(double M, double t)
+{
+    double up, lo;
+    dpa_exact_delta(M, t, &up, &lo);
+    return lo;
+}
+
+/* Lower bound on S = Phi(-t/M - M/2). */
+static double slope_lo(double M, double t)
+{
+    double z = -t / M - 0.5 * M;
+    z = z - 4 * DPA_UNIT_ROUNDOFF * fabs(z) - 1e-300;
+    return exp(dpa_log_ndtr(z)) * (1 - SLOPE_REL);
+}
+
+/* Lower bound on e^{b} - e^{a}, b > a. */
+static double dx_lo(double a, double b)
+{
+    double d = dpa_f_dn(b - a);
+    if (!(d > 0)) return 0;
+    return exp(a) * expm1(d) * (1 - 8 * DPA_UNIT_ROUNDOFF);
+}
+
+/* Tail lemma at E (see the top): 1 if it certifies [E, inf).  With
+ * a0 = (t - w_max)/m - m/2 and b0 = t/M - M/2 (phi the normal density),
+ * Mills' ratio bounds x/(x^2+1) phi(x) <= Phibar(x) <= phi(x)/x (x > 0) and
+ * e^t phi(b0 + M) = phi(b0) give
+ *   delta_M(t) >= phi(b0) (b0 M - 1) / ((b0^2 + 1)(b0 + M))          (b0 > 1/M),
+ *   delta_m(s) <= phi(a0) (m (a0 + m) + 1) / (a0 ((a0 + m)^2 + 1))     (a0 > 0),
+ * and delta_C(t) <= P delta_m(t - w_max).  The second rational factor
+ * decreases in a0, so with a0 >= b0 the log-ratio log(delta_C/delta_M) is
+ * at most log P - (a0^2 - b0^2)/2 + G(b0), G(b) = log[(1 + (m^2+1)/(m b))
+ * (1 + M/b) m / (M - 1/b)], G decreasing in b.  When m <= M, a0 - b0 is
+ * non-decreasing in t and a0 + b0 increasing, so the bound at E holds for
+ * every t >= E.  Rounding: a0 down, b0 up for the Gaussian term, b0 down
+ * in G, then TAIL_LOG_ABS. */
+#define TAIL_LOG_ABS 1e-9
+static int tail_ok(const law *l, double m, double M, double E)
+{
+    if (!(m <= M) || l->n == 0) return l->n == 0;
+    double P = 0;
+    for (size_t j = 0; j < l->n; j++) P += l->p[j];
+    P = dpa_f_up(P * (1 + SUM_REL(l->n)));
+    double wmax = l->w[l->n - 1];
+    double a = (E - wmax) / m - 0.5 * m, b = E / M - 0.5 * M;
+    double ea = 8 * DPA_UNIT_ROUNDOFF * (fabs(a) + fabs(E - wmax) / m + m) + 1e-300;
+    double eb = 8 * DPA_UNIT_ROUNDOFF * (fabs(b) + E / M + M) + 1e-300;
+    double alo = a - ea, bhi = b + eb, blo = b - eb;
+    if (!(alo >= bhi) || !(blo > 1.0 / M) || !(alo > 0)) return 0;
+    double G = log1p((m * m + 1) / (m * blo)) + log1p(M / blo) + log(m) - log(M - 1.0 / blo);
+    double gauss = -0.5 * (alo - bhi) * (alo + bhi);
+    double tot = log(P) + gauss + G;
+    return tot + TAIL_LOG_ABS + 1e-12 * (fabs(gauss) + fabs(G)) <= 0;
+}
+
+/* The chord/tangent grid test on [0, E] for one direction, with n
+ * intervals: half uniform on [0, E1], E1 = 4M + max(w_max, 0), half
+ * uniform in u = t + t^2/(2 M^2) on [E1, E] (steps shrink like M^2/t where
+ * log delta_M falls like t/M^2, keeping the test's second-order slack even
+ * along the curve). */
+static int grid_ok_n(const law *l, double m, double M, double E, int n)
+{
+    if (!(E > 0)) return comp_up(l, m, 0.0) <= budget_lo(M, 0.0);
+    /* half the intervals uniform on [0, E1] (the body of the curves, where
+     * the binding points of small queries lie), half uniform in u on [E1, E] */
+    double wmax = l->n ? fmax(l->w[l->n - 1], 0.0) : 0.0;
+    double E1 = fmin(E, 4 * M + wmax);
+    int n1 = E1 < E ? n / 2 : n, n2 = n - n1;
+    double M2 = M * M, U1 = E1 + E1 * E1 / (2 * M2), UE = E + E * E / (2 * M2);
+    double tprev = 0, cprev = comp_up(l, m, 0.0);
+    for (int j = 1; j <= n; j++) {
+        double t;
+        if (j <= n1) {
+            t = j == n1 ? E1 : E1 * ((double)j / n1);
+        } else {
+            double u = U1 + (UE - U1) * ((double)(j - n1) / n2);
+            t = j == n ? E : 2 * u / (1 + sqrt(1 + 2 * u / M2));
+        }
+        if (!(t > tprev)) continue;
+        double c = comp_up(l, m, t), b = budget_lo(M, t);
+        if (!(c <= b)) return 0;
+        if (!(cprev <= b + slope_lo(M, t) * dx_lo(tprev, t))) return 0;
+        tprev = t;
+        cprev = c;
+    }
+    return 1;
+}
+
+/* A coarse grid first (a pass is a proof), the fine one only if it fails;
+ * the fine grid has at most GRID_WORK / (atoms) intervals (cost bound), and
+ * at least GRID_COARSE. */
+#define GRID_WORK 262144
+static int grid_ok(const law *l, double m, double M, double E)
+{
+    size_t fine = GRID_WORK / (l->n ? l->n : 1);
+    int nf = fine > GRID_N ? GRID_N : fine < GRID_COARSE ? GRID_COARSE : (int)fine;
+    return grid_ok_n(l, m, M, E, GRID_COARSE) || (nf > GRID_COARSE && grid_ok_n(l, m, M, E, nf));
+}
+
+static int dir_ok(const law *l, double m, double M)
+{
+    if (l->inf > 0) return 0; /* a mass at +inf is never below a Gaussian */
+    if (l->n == 0) return m <= M;
+    double wmax = l->w[l->n - 1];
+    if (m == 0) {
+        if (wmax <= 0) return 1; /* delta_C(t) = 0 for t >= 0 */
+        return grid_ok(l, 0.0, M, wmax);
+    }
+    if (m > M) return 0;
+    /* E: the first of wmax+ + M 1.25^k / 2 (k = 0, 1, ...) where the tail lemma holds */
+    double E = -1;
+    for (double s = 0.5 * M; s <= E_MAX; s *= 1.25) {
+        double e = fmax(wmax, 0.0) + s;
+        if (tail_ok(l, m, M, e)) {
+            E = e;
+            break;
+        }
+    }
+    if (E < 0) return 0;
+    return grid_ok(l, m, M, E);
+}
+
+/* m = sqrt(mu'^2 + mu0^2), rounded up */
+static double gauss_total(double mu_prime, double mu0)
+{
+    if (mu0 == 0) return mu_prime;
+    if (mu_prime == 0) return mu0;
+    return dpa_f_up(hypot(mu_prime, mu0) * (1 + 4 * DPA_UNIT_ROUNDOFF));
+}
+
+int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M)
+{
+    double m = gauss_total(mu_prime, fq->mu0);
+    if (!fq->has_rest) return m <= M;
+    if (!dir_ok(&fq->fwd, m, M)) return 0;
+    return fq->sym ? 1 : dir_ok(&fq->rev, m, M);
+}
+
+dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, int *accepted, double *mu_new, dpa_error *err)
+{
+    (void)err;
+    *accepted = 0;
+    *mu_new = M;
+    if (!fq->has_rest) {
+        /* Gaussian query: G_mu' (+) G_mu0 = G_sqrt(mu'^2 + mu0^2) <= G_M iff
+         * mu'^2 <= M^2 - mu0^2 (RF: the residue filter equals the naive one) */
+        if (!(fq->mu0 <= M)) return DPA_OK;
+        *accepted = 1;
+        double r = sqrt((M - fq->mu0) * (M + fq->mu0)) * (1 - 8 * DPA_UNIT_ROUNDOFF);
+        *mu_new = dpa_f_dn(fmin(r, M));
+        return DPA_OK;
+    }
+    if (!dpa_f_residue_ok(fq, 0.0, M)) return DPA_OK;
+    *accepted = 1;
+    if (dpa_f_residue_ok(fq, M, M)) {
+        *mu_new = M;
+        return DPA_OK;
+    }
+    double lo = 0, hi = M;
+    for (int it = 0; it < 200 && hi - lo > RES_TOL * M; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (!(mid > lo && mid < hi)) break;
+        if (dpa_f_residue_ok(fq, mid, M)) lo = mid;
+        else hi = mid;
+    }
+    *mu_new = lo; /* a value that passed: rounded toward less remaining budget */
+    return DPA_OK;
+}

@@ -1,0 +1,98 @@
+/* Privacy filters: internal layout and the per-query cost and dominance
+ * helpers shared by the filter files (docs/filters.md).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#ifndef DPA_FILTER_INTERNAL_H
+#define DPA_FILTER_INTERNAL_H
+
+#include <stddef.h>
+#include "dpacct/filter.h"
+#include "dpacct/event.h"
+#include "dpacct/status.h"
+
+typedef enum dpa_filter_kind {
+    DPA_F_PURE,
+    DPA_F_BASIC,
+    DPA_F_RDP,
+    DPA_F_ZCDP,
+    DPA_F_GDP,
+    DPA_F_GDP_RESIDUE,
+    DPA_F_NATURAL_GDP,   /* "natural" with {"mu": M} */
+    DPA_F_NATURAL_DELTA, /* "natural" with {"delta": D} */
+    DPA_F_NATURAL_APPROX
+} dpa_filter_kind;
+
+struct dpa_filter {
+    dpa_filter_kind kind;
+    /* ---- configuration ---- */
+    double eps, delta, mu;   /* budgets (those the kind uses) */
+    size_t norders;          /* rdp: number of orders (>= 1) */
+    double *orders, *rho;    /* rdp: orders and per-order budgets; zcdp: rho[0] */
+    int rdp_vector;          /* rdp: configured with arrays */
+    double report_delta;     /* rdp, zcdp, gdp kinds: delta of "as_epsilon_delta" */
+    double max_queries;      /* natural-approx: the capacity k of RF Thm 9 */
+    /* ---- state ---- */
+    double accepted;         /* number of accepted queries */
+    double spent_eps;        /* pure, basic: sum eps_i, rounded up */
+    double log_keep;         /* basic, natural (delta): sum log(1 - delta_i), rounded down */
+    double *spent_rho;       /* rdp (norders), zcdp (1): sums, rounded up */
+    double mu_rem;           /* gdp, gdp-residue: remaining mu, rounded down */
+    double mu_spent;         /* natural (mu): sqrt(sum mu_i^2), rounded up */
+    char **specs;            /* natural-approx: canonical JSON of the accepted queries */
+    size_t nspecs, capspecs;
+    double last_delta;       /* natural-approx: certified delta(E) of the accepted composition */
+    int nb;                  /* natural-approx: the neighbouring relation of the queries (-1 none yet) */
+};
+
+/* ---- rounding helpers (every result on the named safe side) ---- */
+double dpa_f_up(double x); /* the next double above x (x finite) */
+double dpa_f_dn(double x); /* the next double below x, never below 0 for x >= 0 */
+
+/* ---- per-query costs (filter_cost.c); each returns DPA_OK and the
+ * value, or DPA_EUNSUPPORTED with a reason naming the offending JSON path ---- */
+/* Certified upper bound on eps with the query eps-DP (delta = 0). */
+dpa_status dpa_f_pure_eps(const dpa_spec *q, double *eps, dpa_error *err);
+/* (eps, delta) of the query by basic composition of its leaves' parameters;
+ * delta as log(1 - delta), rounded down (more delta). */
+dpa_status dpa_f_approx(const dpa_spec *q, double *eps, double *log_keep, dpa_error *err);
+/* zCDP rho (Bun-Steinke 2016): certified upper bound. */
+dpa_status dpa_f_zcdp(const dpa_spec *q, double *rho, dpa_error *err);
+/* RDP (max over both directions) at n orders: certified upper bounds. */
+dpa_status dpa_f_rdp(const dpa_spec *q, const double *orders, size_t n, double *out, dpa_error *err);
+/* Smallest GDP parameter of the query: a certified upper bound nu (naive
+ * GDP filter); *how gets a short remark. */
+dpa_status dpa_f_gdp_nu(const dpa_spec *q, double *nu, char *how, size_t howlen, dpa_error *err);
+/* nu(eps) = 2 Phi^{-1}(1/(1+e^-eps)), rounded up (the exact smallest mu of
+ * randomized response RR_eps, GDP paper Prop 2.? / MATH.md §7). */
+double dpa_f_nu_pure(double eps);
+/* The query is a composition of Gaussian/GDP leaves only (no sampling):
+ * 1 and an upper bound on its mu; 0 otherwise. */
+int dpa_f_gaussian_mu(const dpa_spec *q, double *mu_up);
+/* The query is a composition of (0, delta) leaves only (approx with
+ * epsilon 0, no_op): 1 and log(1 - delta) rounded down; 0 otherwise. */
+int dpa_f_zero_eps_delta(const dpa_spec *q, double *log_keep);
+
+/* ---- GDP dominance (filter_dominance.c) ---- */
+/* A query prepared for checks G_m (+) L <= G_M: its Gaussian part (mu0,
+ * possibly from subsampled Gaussians, which G_mu0 dominates) and the law of
+ * the rest (atoms, per direction).  Opaque. */
+typedef struct dpa_f_query dpa_f_query;
+dpa_status dpa_f_query_new(const dpa_spec *q, dpa_f_query **out, char *remark, size_t remlen, dpa_error *err);
+void dpa_f_query_free(dpa_f_query *fq);
+/* 1 if the query has no non-Gaussian part (then mu0 is all). */
+int dpa_f_query_is_gaussian(const dpa_f_query *fq, double *mu0_up);
+/* Certified test of G_{mu'} (+) L <= G_M (both directions, whole curve):
+ * 1 proven, 0 not proven (including out of memory). */
+int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M);
+/* The GDP residue update (RF Thm 5): *accepted = L <= G_M; then *mu_new =
+ * the largest mu' found (bisection, rounded down) with G_mu' (+) L <= G_M. */
+dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, int *accepted, double *mu_new, dpa_error *err);
+
+/* ---- filter kinds ---- */
+dpa_status dpa_f_request_scalar(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err);
+dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err);
+dpa_status dpa_f_request_natural(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err);
+/* RF Thm 9 with the explicit constants of its proof (Thms 14, 15): the
+ * natural (eps, delta) filter with capacity k is (eps', delta')-DP. */
+void dpa_f_thm9(double eps, double delta, double k, double *eps_out, double *delta_out, double *n_out);
+
+#endif
