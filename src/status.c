@@ -13,6 +13,7 @@ const char *dpa_status_string(dpa_status status)
     case DPA_ENOMEM: return "out of memory";
     case DPA_ENUMERIC: return "numerical failure";
     case DPA_EIO: return "i/o error";
+    case DPA_ESTORAGE: return "storage failure";
     }
     return "unknown status";
 }

@@ -13,5 +13,7 @@
 #include "renyi.h"
 #include "tradeoff.h"
 #include "profile.h"
+#include "filter.h"
+#include "ledger.h"
 
 #endif

@@ -18,7 +18,10 @@ typedef enum dpa_status {
     DPA_EUNSUPPORTED = 2, /* valid input that the chosen method cannot evaluate */
     DPA_ENOMEM = 3,       /* allocation failed or a size limit was exceeded */
     DPA_ENUMERIC = 4,     /* a numerical procedure failed to produce a bound */
-    DPA_EIO = 5           /* a file could not be read */
+    DPA_EIO = 5,          /* a file could not be read */
+    DPA_ESTORAGE = 6      /* the ledger's storage failed (busy beyond the timeout, disk
+                           * full, a corrupt or unreachable database): nothing was
+                           * recorded or charged */
 } dpa_status;
 
 #define DPA_ERROR_MESSAGE_MAX 512

@@ -127,6 +127,10 @@ int cli_run_curve(const cli_args *a, const char *spec_text);
 int cli_run_renyi(const cli_args *a, const char *spec_text);
 int cli_run_report(const cli_args *a, const char *spec_text);
 
+/* ---- ledger.c: `dpacct ledger SUBCOMMAND PATH ...` (argv[1] is "ledger") ---- */
+int cli_run_ledger(int argc, char **argv);
+void cli_print_ledger_help(void);
+
 /* ---- output.c ---- */
 typedef struct cli_profile_out {
     size_t n;

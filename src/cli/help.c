@@ -59,6 +59,9 @@ static const char main_help_head[] =
     "  curve      [--kind profile|tradeoff|renyi] [--format csv|json|svg|png]\n"
     "                                       the whole curve, as a table or a plot\n"
     "  report     [-o FILE]                 an HTML page a person reads\n"
+    "  ledger     init|add-unit|request|status|history|verify|export|import PATH\n"
+    "                                       a durable privacy-budget ledger with\n"
+    "                                       privacy filters (dpacct ledger --help)\n"
     "\n";
 
 static const char main_help_tail[] =

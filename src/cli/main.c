@@ -1,7 +1,8 @@
 /* dpacct command-line front end: entry point and error reporting.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- *   dpacct epsilon|delta|profile|calibrate [OPTIONS] SPEC
+ *   dpacct epsilon|delta|profile|calibrate|renyi|curve|report [OPTIONS] SPEC
+ *   dpacct ledger SUBCOMMAND PATH [OPTIONS]
  *   dpacct --help | --version | CMD --help
  *
  * See docs/cli.md for every command, option, output field and exit status. */
@@ -91,16 +92,18 @@ int main(int argc, char **argv)
     int cmd;
 
     if (argc < 2) {
-        cli_fail(CLI_EXIT_USAGE, "missing command (epsilon, delta, profile, calibrate, renyi, curve or report)");
+        cli_fail(CLI_EXIT_USAGE, "missing command (epsilon, delta, profile, calibrate, renyi, curve, report or ledger)");
         cli_print_try_help(-1);
         return CLI_EXIT_USAGE;
     }
     if (argv[1][0] == '-')
         return finish(top_level_option(argv[1]));
+    if (!strcmp(argv[1], "ledger"))
+        return finish(cli_run_ledger(argc, argv));
     cmd = cli_command_lookup(argv[1]);
     if (cmd < 0) {
         cli_fail(CLI_EXIT_USAGE, "unknown command \"%s\" (expected epsilon, delta, "
-                 "profile, calibrate, renyi, curve or report)", argv[1]);
+                 "profile, calibrate, renyi, curve, report or ledger)", argv[1]);
         cli_print_try_help(-1);
         return CLI_EXIT_USAGE;
     }

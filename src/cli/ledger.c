@@ -1,0 +1,714 @@
+/* dpacct command-line front end: the privacy-budget ledger.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ *   dpacct ledger init PATH --filter NAME [budget options] [--unit U]... [--auto-units]
+ *   dpacct ledger add-unit PATH --unit U [--filter NAME budget options]
+ *   dpacct ledger request PATH --unit U --spec SPEC [--json]
+ *   dpacct ledger status PATH [--unit U] [--json]
+ *   dpacct ledger history PATH [--unit U] [--json]
+ *   dpacct ledger verify PATH [--json]
+ *   dpacct ledger export PATH                 (JSON on standard output)
+ *   dpacct ledger import PATH --from FILE|-
+ *
+ * Exit status of request: 0 accepted, 3 rejected, 2 bad input, 1 failure
+ * (docs/ledger.md). */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+#define LEDGER_EXIT_REJECTED 3
+#define LEDGER_MAX_UNITS_ARGS 256
+
+typedef struct ledger_args {
+    const char *sub, *path;
+    const char *filter, *config, *spec, *from;
+    const char *mu, *epsilon, *delta, *rho, *order;
+    const char *units[LEDGER_MAX_UNITS_ARGS];
+    size_t nunits;
+    int allow_degraded, auto_units, json;
+} ledger_args;
+
+static const char ledger_help[] =
+    "Usage: dpacct ledger init PATH --filter NAME [BUDGET] [--unit U]... [--auto-units]\n"
+    "       dpacct ledger add-unit PATH --unit U [--filter NAME BUDGET]\n"
+    "       dpacct ledger request PATH --unit U --spec SPEC [--json]\n"
+    "       dpacct ledger status PATH [--unit U] [--json]\n"
+    "       dpacct ledger history PATH [--unit U] [--json]\n"
+    "       dpacct ledger verify PATH [--json]\n"
+    "       dpacct ledger export PATH > FILE\n"
+    "       dpacct ledger import PATH --from FILE|-\n"
+    "\n"
+    "A durable privacy-budget ledger: per unit (a dataset, a user, ...) a\n"
+    "privacy filter that accepts or rejects each query before it runs, so that\n"
+    "the whole adaptive interaction stays within the budget.  PATH is an SQLite\n"
+    "database file, or a PostgreSQL connection URI (postgresql://user@host/db)\n"
+    "for a ledger shared by several hosts; init creates it and never overwrites\n"
+    "one.  Every request is one transaction: many processes may use one ledger\n"
+    "at once, and a process killed at any moment loses nothing accepted.\n"
+    "export writes the whole ledger as JSON; import creates a new ledger from\n"
+    "it (e.g. to move an SQLite ledger to PostgreSQL; run verify after).\n"
+    "\n"
+    "Filters (--filter) and their budgets (docs/filters.md):\n"
+    "  pure            --epsilon E          sum of pure epsilons <= E\n"
+    "  basic           --epsilon E --delta D  (epsilon, delta) composition,\n"
+    "                                       prod (1 - delta_i) >= 1 - D\n"
+    "  rdp             --rho R --order A    Renyi DP at order A (comma lists for a\n"
+    "                                       vector of orders)\n"
+    "  zcdp            --rho R              zero-concentrated DP\n"
+    "  gdp             --mu M               Gaussian DP, naive: sum mu_i^2 <= M^2\n"
+    "  gdp-residue     --mu M               Gaussian DP residue filter (RF Thm 5):\n"
+    "                                       never worse than gdp, better for\n"
+    "                                       non-Gaussian queries\n"
+    "  natural         --mu M | --delta D   natural filter for GDP or (0, delta) queries\n"
+    "  natural-approx  --epsilon E --delta D --allow-degraded\n"
+    "                                       natural (epsilon, delta) filter: NOT free,\n"
+    "                                       reports its degraded guarantee\n"
+    "  --config JSON   the filter configuration as JSON instead\n"
+    "                  ({\"filter\": \"gdp-residue\", \"mu\": 1})\n"
+    "\n"
+    "Options:\n"
+    "  --unit U        the unit (init, add-unit: may be repeated in init)\n"
+    "  --auto-units    init: a request for an unknown unit creates it with the\n"
+    "                  default filter (otherwise it is refused as bad input)\n"
+    "  --spec SPEC     request: the query's event spec (docs/spec.md): JSON text,\n"
+    "                  a file path, or - for standard input\n"
+    "  --from FILE     import: the export to read (- for standard input)\n"
+    "  --json          print one JSON object\n"
+    "  -h, --help      print this help and exit\n"
+    "\n"
+    "Exit status: request: 0 accepted, 3 rejected, 2 bad input (unknown unit,\n"
+    "malformed spec, a spec the filter cannot account: nothing recorded),\n"
+    "1 failure (storage: nothing recorded or charged).  verify: 0 the history\n"
+    "replays to the stored state, 1 it does not (the problems are listed).\n"
+    "Other subcommands: 0 success, 2 bad input, 1 failure.\n"
+    "\n"
+    "Example:\n"
+    "  dpacct ledger init budgets.db --filter gdp-residue --mu 1 --unit alice\n"
+    "  dpacct ledger request budgets.db --unit alice --spec '{\"pure\": {\"epsilon\": 0.5}}'\n";
+
+void cli_print_ledger_help(void)
+{
+    fputs(ledger_help, stdout);
+}
+
+static int usage(const char *fmt, const char *arg)
+{
+    fputs("dpacct: ledger: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'dpacct ledger --help'.\n", stderr);
+    return CLI_EXIT_USAGE;
+}
+
+/* Option value: "--opt value" or "--opt=value". */
+static int take_value(int argc, char **argv, int *i, const char *name, const char **out)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (!strncmp(a, name, n) && a[n] == '=') {
+        *out = a + n + 1;
+        return 1;
+    }
+    if (!strcmp(a, name)) {
+        if (*i + 1 >= argc) {
+            usage("option %s needs a value", name);
+            return -1;
+        }
+        *out = argv[++*i];
+        return 1;
+    }
+    return 0;
+}
+
+static int parse(int argc, char **argv, ledger_args *a)
+{
+    static const char *const valued[] = {
+        "--filter", "--config", "--spec", "--mu", "--epsilon", "--delta", "--rho", "--order", "--from",
+        "--unit"
+    };
+    int positional = 0, dashdash = 0;
+    memset(a, 0, sizeof *a);
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *v = NULL;
+        int got = 0;
+        if (!dashdash && arg[0] == '-' && arg[1] == '-' && arg[2]) {
+            for (size_t k = 0; k < sizeof valued / sizeof *valued && !got; k++) {
+                got = take_value(argc, argv, &i, valued[k], &v);
+                if (got < 0)
+                    return CLI_EXIT_USAGE;
+                if (got) {
+                    const char **slot = NULL;
+                    switch (k) {
+                    case 0: slot = &a->filter; break;
+                    case 1: slot = &a->config; break;
+                    case 2: slot = &a->spec; break;
+                    case 3: slot = &a->mu; break;
+                    case 4: slot = &a->epsilon; break;
+                    case 5: slot = &a->delta; break;
+                    case 6: slot = &a->rho; break;
+                    case 7: slot = &a->order; break;
+                    case 8: slot = &a->from; break;
+                    default:
+                        if (a->nunits == LEDGER_MAX_UNITS_ARGS)
+                            return usage("at most %s --unit options", "256");
+                        a->units[a->nunits++] = v;
+                        break;
+                    }
+                    if (slot) {
+                        if (*slot)
+                            return usage("option %s given twice", valued[k]);
+                        *slot = v;
+                    }
+                }
+            }
+            if (got)
+                continue;
+            if (!strcmp(arg, "--json"))
+                a->json = 1;
+            else if (!strcmp(arg, "--auto-units"))
+                a->auto_units = 1;
+            else if (!strcmp(arg, "--allow-degraded"))
+                a->allow_degraded = 1;
+            else
+                return usage("unknown option %s", arg);
+            continue;
+        }
+        if (!dashdash && !strcmp(arg, "--")) {
+            dashdash = 1;
+            continue;
+        }
+        if (!dashdash && arg[0] == '-' && arg[1])
+            return usage("unknown option %s", arg);
+        if (positional == 0)
+            a->sub = arg;
+        else if (positional == 1)
+            a->path = arg;
+        else
+            return usage("unexpected argument \"%s\"", arg);
+        positional++;
+    }
+    if (!a->sub)
+        return usage("%s", "missing subcommand (init, add-unit, request, status, history, verify, export or import)");
+    if (!a->path)
+        return usage("%s", "missing the ledger PATH");
+    return CLI_EXIT_OK;
+}
+
+/* A number, or a comma-separated list of numbers (as a JSON array). */
+static json_t *number_json(const char *name, const char *text, int list_ok)
+{
+    json_t *arr = json_array();
+    const char *p = text;
+    for (;;) {
+        char *end;
+        double x;
+        errno = 0;
+        x = strtod(p, &end);
+        if (end == p || errno == ERANGE || !isfinite(x) || (*end && *end != ',')) {
+            json_decref(arr);
+            fprintf(stderr, "dpacct: ledger: %s: expected a finite number%s, got \"%s\"\n", name,
+                    list_ok ? " or a comma-separated list" : "", text);
+            return NULL;
+        }
+        json_array_append_new(arr, json_real(x));
+        if (!*end)
+            break;
+        if (!list_ok) {
+            json_decref(arr);
+            fprintf(stderr, "dpacct: ledger: %s: expected one number, got \"%s\"\n", name, text);
+            return NULL;
+        }
+        p = end + 1;
+    }
+    if (json_array_size(arr) == 1) {
+        json_t *one = json_incref(json_array_get(arr, 0));
+        json_decref(arr);
+        return one;
+    }
+    return arr;
+}
+
+/* The filter configuration JSON of the options (malloc'ed), NULL when no
+ * filter option was given (*rc = OK) or on error (*rc set). */
+static char *filter_config(const ledger_args *a, int *rc)
+{
+    struct { const char *key, *text; int list; } nums[] = {
+        {"mu", a->mu, 0}, {"epsilon", a->epsilon, 0}, {"delta", a->delta, 0},
+        {"rho", a->rho, 1}, {"order", a->order, 1},
+    };
+    json_t *o;
+    char *s;
+    int any = a->filter || a->allow_degraded;
+    *rc = CLI_EXIT_OK;
+    for (size_t k = 0; k < sizeof nums / sizeof *nums; k++)
+        any |= nums[k].text != NULL;
+    if (a->config) {
+        if (any) {
+            *rc = usage("%s", "--config replaces --filter and the budget options; give one or the other");
+            return NULL;
+        }
+        s = strdup(a->config);
+        if (!s)
+            *rc = cli_fail(CLI_EXIT_FAIL, "out of memory");
+        return s;
+    }
+    if (!any)
+        return NULL;
+    if (!a->filter) {
+        *rc = usage("%s", "budget options need --filter NAME");
+        return NULL;
+    }
+    o = json_object();
+    json_object_set_new(o, "filter", json_string(a->filter));
+    for (size_t k = 0; k < sizeof nums / sizeof *nums; k++) {
+        json_t *v;
+        if (!nums[k].text)
+            continue;
+        v = number_json(nums[k].key, nums[k].text, nums[k].list);
+        if (!v) {
+            json_decref(o);
+            *rc = CLI_EXIT_USAGE;
+            return NULL;
+        }
+        json_object_set_new(o, nums[k].key, v);
+    }
+    if (a->allow_degraded)
+        json_object_set_new(o, "allow_degraded", json_true());
+    s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (!s)
+        *rc = cli_fail(CLI_EXIT_FAIL, "out of memory");
+    return s;
+}
+
+static int only(const ledger_args *a, int allow_filter, int allow_units, int allow_spec,
+                int allow_auto)
+{
+    int budget = a->filter || a->config || a->mu || a->epsilon || a->delta || a->rho || a->order ||
+                 a->allow_degraded;
+    if (budget && !allow_filter)
+        return usage("%s: takes no filter or budget options", a->sub);
+    if (a->nunits > (size_t)allow_units)
+        return usage(allow_units ? "%s: takes one --unit" : "%s: takes no --unit", a->sub);
+    if (a->spec && !allow_spec)
+        return usage("%s: takes no --spec", a->sub);
+    if (a->from && strcmp(a->sub, "import"))
+        return usage("%s: --from belongs to import", a->sub);
+    if (a->auto_units && !allow_auto)
+        return usage("%s: --auto-units belongs to init", a->sub);
+    return CLI_EXIT_OK;
+}
+
+static int lib_fail(const dpa_error *err)
+{
+    const char *msg = err->message[0] ? err->message : dpa_status_string(err->status);
+    return cli_fail(cli_exit_for(err->status), "%s", msg);
+}
+
+/* Print "key: value" lines of a JSON object (one level of nesting). */
+static void print_fields(const char *indent, json_t *o)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        if (json_is_object(v)) {
+            printf("%s%s:\n", indent, key);
+            char deeper[32];
+            snprintf(deeper, sizeof deeper, "%s  ", indent);
+            print_fields(deeper, v);
+        } else if (json_is_real(v)) {
+            /* remaining budgets: 10 digits, rounded down (never shows more
+             * budget than there is; --json has the exact value) */
+            char buf[CLI_NUM_BUF];
+            cli_format(buf, sizeof buf, json_real_value(v), 10, CLI_ROUND_DOWN);
+            printf("%s%s: %s\n", indent, key, buf);
+        } else {
+            char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            printf("%s%s: %s\n", indent, key, t ? t : "?");
+            free(t);
+        }
+    }
+}
+
+static int run_init(const ledger_args *a)
+{
+    dpa_ledger_init_opts o;
+    dpa_error err;
+    dpa_ledger *l;
+    int rc;
+    char *config;
+    if ((rc = only(a, 1, LEDGER_MAX_UNITS_ARGS, 0, 1)) != CLI_EXIT_OK)
+        return rc;
+    config = filter_config(a, &rc);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (!config)
+        return usage("%s", "init needs --filter NAME and its budget (or --config JSON)");
+    o.filter_config = config;
+    o.auto_units = a->auto_units;
+    if (dpa_ledger_create(a->path, &o, &err) != DPA_OK) {
+        free(config);
+        return lib_fail(&err);
+    }
+    free(config);
+    l = dpa_ledger_open(a->path, &err);
+    if (!l)
+        return lib_fail(&err);
+    for (size_t i = 0; i < a->nunits; i++) {
+        if (dpa_ledger_add_unit(l, a->units[i], NULL, &err) != DPA_OK) {
+            dpa_ledger_close(l);
+            return lib_fail(&err);
+        }
+    }
+    dpa_ledger_close(l);
+    if (a->json)
+        printf("{\"created\": true, \"units\": %zu}\n", a->nunits);
+    else
+        printf("created ledger %s with %zu unit%s\n", a->path, a->nunits, a->nunits == 1 ? "" : "s");
+    return CLI_EXIT_OK;
+}
+
+static int run_add_unit(const ledger_args *a)
+{
+    dpa_error err;
+    dpa_ledger *l;
+    int rc;
+    char *config;
+    if ((rc = only(a, 1, 1, 0, 0)) != CLI_EXIT_OK)
+        return rc;
+    if (a->nunits != 1)
+        return usage("%s", "add-unit needs --unit U");
+    config = filter_config(a, &rc);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    l = dpa_ledger_open(a->path, &err);
+    if (!l) {
+        free(config);
+        return lib_fail(&err);
+    }
+    if (dpa_ledger_add_unit(l, a->units[0], config, &err) != DPA_OK) {
+        free(config);
+        dpa_ledger_close(l);
+        return lib_fail(&err);
+    }
+    free(config);
+    dpa_ledger_close(l);
+    if (a->json)
+        printf("{\"added\": true}\n");
+    else
+        printf("added unit %s\n", a->units[0]);
+    return CLI_EXIT_OK;
+}
+
+static int run_request(const ledger_args *a)
+{
+    dpa_error err;
+    dpa_ledger *l;
+    dpa_ledger_decision d;
+    const char *text;
+    char *to_free = NULL;
+    int rc;
+    json_t *rem;
+    if ((rc = only(a, 0, 1, 1, 0)) != CLI_EXIT_OK)
+        return rc;
+    if (a->nunits != 1)
+        return usage("%s", "request needs --unit U");
+    if (!a->spec)
+        return usage("%s", "request needs --spec SPEC");
+    rc = cli_read_spec(a->spec, &text, &to_free);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    l = dpa_ledger_open(a->path, &err);
+    if (!l) {
+        free(to_free);
+        return lib_fail(&err);
+    }
+    if (dpa_ledger_request(l, a->units[0], text, &d, &err) != DPA_OK) {
+        free(to_free);
+        dpa_ledger_close(l);
+        return lib_fail(&err);
+    }
+    free(to_free);
+    dpa_ledger_close(l);
+    rem = json_loads(d.remaining, 0, NULL);
+    if (a->json) {
+        json_t *o = json_object();
+        char *s;
+        json_object_set_new(o, "accepted", json_boolean(d.accepted));
+        json_object_set_new(o, "request", json_integer(d.request_id));
+        json_object_set_new(o, "unit", json_string(a->units[0]));
+        json_object_set_new(o, "remaining", rem ? rem : json_string(d.remaining));
+        json_object_set_new(o, "reason", json_string(d.reason));
+        s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        json_decref(o);
+        if (!s) {
+            dpa_ledger_decision_clear(&d);
+            return cli_fail(CLI_EXIT_FAIL, "out of memory");
+        }
+        puts(s);
+        free(s);
+    } else {
+        printf("%s (request %lld, unit %s)\n", d.accepted ? "accepted" : "rejected", d.request_id,
+               a->units[0]);
+        if (d.reason[0])
+            printf("reason: %s\n", d.reason);
+        printf("remaining:\n");
+        if (rem)
+            print_fields("  ", rem);
+        else
+            printf("  %s\n", d.remaining);
+        json_decref(rem);
+    }
+    rc = d.accepted ? CLI_EXIT_OK : LEDGER_EXIT_REJECTED;
+    dpa_ledger_decision_clear(&d);
+    return rc;
+}
+
+static int run_status(const ledger_args *a)
+{
+    dpa_error err;
+    dpa_ledger *l;
+    char *json;
+    int rc;
+    json_t *root, *units, *u;
+    size_t i;
+    if ((rc = only(a, 0, 1, 0, 0)) != CLI_EXIT_OK)
+        return rc;
+    l = dpa_ledger_open(a->path, &err);
+    if (!l)
+        return lib_fail(&err);
+    if (dpa_ledger_status_json(l, a->nunits ? a->units[0] : NULL, &json, &err) != DPA_OK) {
+        dpa_ledger_close(l);
+        return lib_fail(&err);
+    }
+    dpa_ledger_close(l);
+    if (a->json) {
+        puts(json);
+        free(json);
+        return CLI_EXIT_OK;
+    }
+    root = json_loads(json, 0, NULL);
+    free(json);
+    if (!root)
+        return cli_library_bug("ledger status JSON does not parse");
+    units = json_object_get(root, "units");
+    if (!a->nunits) {
+        char *f = json_dumps(json_object_get(root, "default_filter"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        printf("default filter: %s%s\n", f ? f : "?",
+               json_is_true(json_object_get(root, "auto_units")) ? " (units created on first request)" : "");
+        printf("units: %zu\n", json_array_size(units));
+        free(f);
+    }
+    json_array_foreach(units, i, u) {
+        char *f = json_dumps(json_object_get(u, "filter"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        printf("\nunit %s\n", json_string_value(json_object_get(u, "unit")));
+        printf("  filter: %s\n", f ? f : "?");
+        printf("  requests: %lld (accepted %lld, rejected %lld)%s\n",
+               (long long)json_integer_value(json_object_get(u, "requests")),
+               (long long)json_integer_value(json_object_get(u, "accepted")),
+               (long long)json_integer_value(json_object_get(u, "rejected")),
+               json_is_true(json_object_get(u, "exhausted")) ? ", budget exhausted" : "");
+        printf("  remaining:\n");
+        print_fields("    ", json_object_get(u, "remaining"));
+        free(f);
+    }
+    json_decref(root);
+    return CLI_EXIT_OK;
+}
+
+static int run_history(const ledger_args *a)
+{
+    dpa_error err;
+    dpa_ledger *l;
+    char *json;
+    int rc;
+    json_t *arr, *r;
+    size_t i;
+    if ((rc = only(a, 0, 1, 0, 0)) != CLI_EXIT_OK)
+        return rc;
+    l = dpa_ledger_open(a->path, &err);
+    if (!l)
+        return lib_fail(&err);
+    if (dpa_ledger_history_json(l, a->nunits ? a->units[0] : NULL, &json, &err) != DPA_OK) {
+        dpa_ledger_close(l);
+        return lib_fail(&err);
+    }
+    dpa_ledger_close(l);
+    if (a->json) {
+        puts(json);
+        free(json);
+        return CLI_EXIT_OK;
+    }
+    arr = json_loads(json, 0, NULL);
+    free(json);
+    if (!arr)
+        return cli_library_bug("ledger history JSON does not parse");
+    json_array_foreach(arr, i, r) {
+        /* 12 digits for reading; --json has the spec exactly */
+        char *spec = json_dumps(json_object_get(r, "spec"), JSON_COMPACT | JSON_ENCODE_ANY |
+                                JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+        const char *reason = json_string_value(json_object_get(r, "reason"));
+        printf("%lld  %s  %-8s  %s  %s%s%s\n", (long long)json_integer_value(json_object_get(r, "id")),
+               json_string_value(json_object_get(r, "time")),
+               json_string_value(json_object_get(r, "decision")),
+               json_string_value(json_object_get(r, "unit")), spec ? spec : "?",
+               reason && reason[0] ? "  # " : "", reason ? reason : "");
+        free(spec);
+    }
+    if (json_array_size(arr) == 0)
+        printf("no requests\n");
+    json_decref(arr);
+    return CLI_EXIT_OK;
+}
+
+static int run_verify(const ledger_args *a)
+{
+    dpa_error err;
+    dpa_ledger *l;
+    char *report;
+    int rc, ok;
+    if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK)
+        return rc;
+    l = dpa_ledger_open(a->path, &err);
+    if (!l)
+        return lib_fail(&err);
+    if (dpa_ledger_verify(l, &ok, &report, &err) != DPA_OK) {
+        dpa_ledger_close(l);
+        return lib_fail(&err);
+    }
+    dpa_ledger_close(l);
+    if (a->json) {
+        puts(report);
+    } else {
+        json_t *root = json_loads(report, 0, NULL);
+        json_t *p;
+        size_t i;
+        if (!root) {
+            free(report);
+            return cli_library_bug("ledger verify JSON does not parse");
+        }
+        printf("%s: %lld units, %lld requests replayed",
+               ok ? "ok" : "INCONSISTENT",
+               (long long)json_integer_value(json_object_get(root, "units")),
+               (long long)json_integer_value(json_object_get(root, "requests")));
+        if (!ok)
+            printf(", %lld problems", (long long)json_integer_value(json_object_get(root, "problems_found")));
+        printf("\n");
+        json_array_foreach(json_object_get(root, "problems"), i, p) {
+            json_t *id = json_object_get(p, "request");
+            printf("  unit %s", json_string_value(json_object_get(p, "unit")));
+            if (id)
+                printf(", request %lld", (long long)json_integer_value(id));
+            printf(": %s\n", json_string_value(json_object_get(p, "problem")));
+        }
+        json_decref(root);
+    }
+    free(report);
+    return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+static int run_export(const ledger_args *a)
+{
+    dpa_error err;
+    dpa_ledger *l;
+    char *json;
+    int rc;
+    if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK)
+        return rc;
+    if (a->json)
+        return usage("%s", "export always prints JSON (no --json)");
+    l = dpa_ledger_open(a->path, &err);
+    if (!l)
+        return lib_fail(&err);
+    if (dpa_ledger_export_json(l, &json, &err) != DPA_OK) {
+        dpa_ledger_close(l);
+        return lib_fail(&err);
+    }
+    dpa_ledger_close(l);
+    puts(json);
+    free(json);
+    return CLI_EXIT_OK;
+}
+
+static int run_import(const ledger_args *a)
+{
+    dpa_error err;
+    dpa_ledger *l;
+    const char *text;
+    char *to_free = NULL, *report = NULL;
+    int rc, ok = 0;
+    if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK)
+        return rc;
+    if (!a->from)
+        return usage("%s", "import needs --from FILE (or - for standard input)");
+    /* the export is JSON: read as a SPEC argument is (a file, - or inline) */
+    rc = cli_read_spec(a->from, &text, &to_free);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (dpa_ledger_import_json(a->path, text, &err) != DPA_OK) {
+        free(to_free);
+        return lib_fail(&err);
+    }
+    free(to_free);
+    /* an import is only as good as its replay */
+    l = dpa_ledger_open(a->path, &err);
+    if (!l)
+        return lib_fail(&err);
+    if (dpa_ledger_verify(l, &ok, &report, &err) != DPA_OK) {
+        dpa_ledger_close(l);
+        return lib_fail(&err);
+    }
+    dpa_ledger_close(l);
+    if (a->json) {
+        printf("{\"imported\": true, \"verify\": %s}\n", report);
+    } else {
+        json_t *root = json_loads(report, 0, NULL);
+        printf("imported into %s: %lld units, %lld requests; verify: %s\n", a->path,
+               root ? (long long)json_integer_value(json_object_get(root, "units")) : -1LL,
+               root ? (long long)json_integer_value(json_object_get(root, "requests")) : -1LL,
+               ok ? "ok" : "INCONSISTENT (run dpacct ledger verify)");
+        json_decref(root);
+    }
+    free(report);
+    return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+int cli_run_ledger(int argc, char **argv)
+{
+    ledger_args a;
+    int rc;
+    if (cli_wants_help(argc, argv, 2) || argc == 2) {
+        if (argc == 2) {
+            fputs("dpacct: ledger: missing subcommand (init, add-unit, request, status, history, verify, export or import)\n",
+                  stderr);
+            fputs("Try 'dpacct ledger --help'.\n", stderr);
+            return CLI_EXIT_USAGE;
+        }
+        cli_print_ledger_help();
+        return CLI_EXIT_OK;
+    }
+    rc = parse(argc, argv, &a);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (!strcmp(a.sub, "init"))
+        return run_init(&a);
+    if (!strcmp(a.sub, "add-unit"))
+        return run_add_unit(&a);
+    if (!strcmp(a.sub, "request"))
+        return run_request(&a);
+    if (!strcmp(a.sub, "status"))
+        return run_status(&a);
+    if (!strcmp(a.sub, "history"))
+        return run_history(&a);
+    if (!strcmp(a.sub, "verify"))
+        return run_verify(&a);
+    if (!strcmp(a.sub, "export"))
+        return run_export(&a);
+    if (!strcmp(a.sub, "import"))
+        return run_import(&a);
+    return usage("unknown subcommand \"%s\" (init, add-unit, request, status, history, verify, export or import)", a.sub);
+}

@@ -1,0 +1,700 @@
+/* The privacy-budget ledger: units, requests, status, history, verify.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every request is one write transaction of the store (store.h): lock the
+ * unit, restore its filter from the stored state, decide, record the
+ * request with the states before and after, store the new state, commit.
+ * Nothing is decided outside a transaction and nothing is charged without
+ * its recorded decision, so concurrent processes and crashes cannot make the
+ * stored spend disagree with the history (docs/ledger.md). */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dpacct/dpacct.h"
+#include "dpacct/event.h"
+#include "dpacct/filter.h"
+#include "dpacct/ledger.h"
+#include "ledger/ledger_internal.h"
+#include "ledger/store.h"
+
+
+/* Problems listed by verify before it stops listing (it still counts them). */
+#define VERIFY_MAX_PROBLEMS 100
+
+static int is_server_uri(const char *loc)
+{
+    return !strncmp(loc, "postgresql://", 13) || !strncmp(loc, "postgres://", 11);
+}
+
+dpa_status dpa_ledger_store_open(const char *loc, int create, dpa_store **out, dpa_error *err)
+{
+    *out = NULL;
+    if (!loc || !*loc)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: empty location");
+    if (is_server_uri(loc))
+        return create ? dpa_store_pg_create(loc, out, err) : dpa_store_pg_open(loc, out, err);
+    return create ? dpa_store_sqlite_create(loc, out, err) : dpa_store_sqlite_open(loc, out, err);
+}
+
+/* Filter from configuration and, if state != NULL, that state.  A stored
+ * configuration or state that does not load is corruption (DPA_ESTORAGE). */
+static dpa_filter *load_filter(const char *config, const char *state, const char *unit,
+                               dpa_error *err)
+{
+    dpa_error e;
+    dpa_filter *f = dpa_filter_new_json(config, &e);
+    if (!f) {
+        dpa_error_set(err, e.status == DPA_ENOMEM ? DPA_ENOMEM : DPA_ESTORAGE,
+                      "ledger: stored filter of unit \"%s\" does not load: %s", unit, e.message);
+        return NULL;
+    }
+    if (state && dpa_filter_set_state_json(f, state, &e) != DPA_OK) {
+        dpa_error_set(err, e.status == DPA_ENOMEM ? DPA_ENOMEM : DPA_ESTORAGE,
+                      "ledger: stored state of unit \"%s\" does not load: %s", unit, e.message);
+        dpa_filter_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+static dpa_status check_unit_name(const char *unit, dpa_error *err)
+{
+    size_t n;
+    if (!unit)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: missing unit name");
+    n = strlen(unit);
+    if (n == 0 || n > DPA_LEDGER_MAX_UNIT)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: a unit name has 1 to %d bytes (got %zu)",
+                             DPA_LEDGER_MAX_UNIT, n);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)unit[i] < 0x20 || unit[i] == 0x7f)
+            return dpa_error_set(err, DPA_EINVAL, "ledger: a unit name may not contain control characters");
+    return DPA_OK;
+}
+
+static dpa_status oom(dpa_error *err)
+{
+    return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+}
+
+dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *opts, dpa_error *err)
+{
+    dpa_filter *f;
+    dpa_store *s;
+    char *config;
+    char now[40];
+    dpa_status rc;
+
+    if (!opts || !opts->filter_config)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: a default filter configuration is required");
+    f = dpa_filter_new_json(opts->filter_config, err);
+    if (!f)
+        return err ? err->status : DPA_EINVAL;
+    config = dpa_filter_config_json(f);
+    dpa_filter_free(f);
+    if (!config)
+        return oom(err);
+    rc = dpa_ledger_store_open(location, 1, &s, err);
+    if (rc != DPA_OK) {
+        free(config);
+        return rc;
+    }
+    dpa_store_now(now);
+    rc = s->ops->begin_write(s, err);
+    if (rc == DPA_OK)
+        rc = s->ops->set_meta(s, "default_filter", config, err);
+    if (rc == DPA_OK)
+        rc = s->ops->set_meta(s, "auto_units", opts->auto_units ? "1" : "0", err);
+    if (rc == DPA_OK)
+        rc = s->ops->set_meta(s, "created", now, err);
+    if (rc == DPA_OK)
+        rc = s->ops->set_meta(s, "dpacct_version", DPACCT_VERSION, err);
+    if (rc == DPA_OK)
+        rc = s->ops->commit(s, err);
+    else
+        s->ops->rollback(s);
+    s->ops->close(s);
+    free(config);
+    return rc;
+}
+
+dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err)
+{
+    dpa_ledger *l = calloc(1, sizeof *l);
+    char *auto_units = NULL;
+    dpa_status rc;
+    if (!l) {
+        oom(err);
+        return NULL;
+    }
+    rc = dpa_ledger_store_open(location, 0, &l->store, err);
+    if (rc == DPA_OK)
+        rc = l->store->ops->get_meta(l->store, "default_filter", &l->default_filter, err);
+    if (rc == DPA_OK)
+        rc = l->store->ops->get_meta(l->store, "auto_units", &auto_units, err);
+    if (rc == DPA_OK && (!l->default_filter || !auto_units))
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: %s has no default filter (an incomplete ledger)",
+                           location);
+    if (rc != DPA_OK) {
+        free(auto_units);
+        dpa_ledger_close(l);
+        return NULL;
+    }
+    l->auto_units = !strcmp(auto_units, "1");
+    free(auto_units);
+    return l;
+}
+
+void dpa_ledger_close(dpa_ledger *l)
+{
+    if (!l)
+        return;
+    if (l->store)
+        l->store->ops->close(l->store);
+    free(l->default_filter);
+    free(l);
+}
+
+void dpa_ledger_decision_clear(dpa_ledger_decision *d)
+{
+    if (!d)
+        return;
+    free(d->remaining);
+    d->remaining = NULL;
+}
+
+/* A new unit's row: canonical configuration and the full-budget state. */
+static dpa_status new_unit_row(const char *unit, const char *config, dpa_store_unit *u,
+                               dpa_error *err)
+{
+    dpa_filter *f = dpa_filter_new_json(config, err);
+    char now[40];
+    memset(u, 0, sizeof *u);
+    if (!f)
+        return err ? err->status : DPA_EINVAL;
+    dpa_store_now(now);
+    u->name = strdup(unit);
+    u->filter = dpa_filter_config_json(f);
+    u->state = dpa_filter_state_json(f);
+    u->initial_state = u->state ? strdup(u->state) : NULL;
+    u->created = strdup(now);
+    dpa_filter_free(f);
+    if (!u->name || !u->filter || !u->state || !u->initial_state || !u->created) {
+        dpa_store_unit_clear(u);
+        return oom(err);
+    }
+    return DPA_OK;
+}
+
+dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filter_config,
+                               dpa_error *err)
+{
+    dpa_store_unit u;
+    dpa_status rc;
+    if (!l)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: NULL ledger");
+    rc = check_unit_name(unit, err);
+    if (rc != DPA_OK)
+        return rc;
+    rc = new_unit_row(unit, filter_config ? filter_config : l->default_filter, &u, err);
+    if (rc != DPA_OK)
+        return rc;
+    rc = l->store->ops->begin_write(l->store, err);
+    if (rc == DPA_OK) {
+        rc = l->store->ops->insert_unit(l->store, &u, err);
+        if (rc == DPA_OK)
+            rc = l->store->ops->commit(l->store, err);
+        else
+            l->store->ops->rollback(l->store);
+    }
+    dpa_store_unit_clear(&u);
+    return rc;
+}
+
+dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_json,
+                              dpa_ledger_decision *out, dpa_error *err)
+{
+    dpa_store *s;
+    dpa_spec *spec;
+    dpa_store_unit u;
+    dpa_store_request r;
+    dpa_filter *f = NULL;
+    dpa_filter_decision dec;
+    char now[40];
+    char *after = NULL, *remaining = NULL;
+    int found = 0;
+    dpa_status rc;
+
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!l || !out || !spec_json)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
+    rc = check_unit_name(unit, err);
+    if (rc != DPA_OK)
+        return rc;
+    /* Validate the spec before taking any lock. */
+    spec = dpa_spec_from_json(spec_json, err);
+    if (!spec)
+        return err ? err->status : DPA_EINVAL;
+    s = l->store;
+    memset(&u, 0, sizeof u);
+    rc = s->ops->begin_write(s, err);
+    if (rc != DPA_OK) {
+        dpa_spec_free(spec);
+        return rc;
+    }
+    rc = s->ops->get_unit(s, unit, 1, &u, &found, err);
+    if (rc == DPA_OK && !found) {
+        if (!l->auto_units) {
+            rc = dpa_error_set(err, DPA_EINVAL, "ledger: unknown unit \"%s\" (add it with `dpacct "
+                               "ledger add-unit`, or create the ledger with --auto-units)", unit);
+        } else {
+            rc = new_unit_row(unit, l->default_filter, &u, err);
+            if (rc == DPA_OK)
+                rc = s->ops->insert_unit(s, &u, err);
+            if (rc == DPA_EINVAL) {
+                /* created meanwhile by a concurrent first request (a server
+                 * backend locks rows, not the database): lock and use it */
+                dpa_store_unit_clear(&u);
+                rc = s->ops->get_unit(s, unit, 1, &u, &found, err);
+                if (rc == DPA_OK && !found)
+                    rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" vanished", unit);
+            }
+        }
+    }
+    if (rc == DPA_OK) {
+        f = load_filter(u.filter, u.state, unit, err);
+        if (!f)
+            rc = err ? err->status : DPA_ESTORAGE;
+    }
+    if (rc == DPA_OK)
+        rc = dpa_filter_request(f, spec, &dec, err);
+    if (rc == DPA_OK) {
+        after = dpa_filter_state_json(f);
+        remaining = dpa_filter_remaining_json(f);
+        if (!after || !remaining)
+            rc = oom(err);
+    }
+    if (rc == DPA_OK) {
+        dpa_store_now(now);
+        memset(&r, 0, sizeof r);
+        r.unit = (char *)unit;
+        r.time = now;
+        r.spec = (char *)spec_json;
+        r.accepted = dec.accepted;
+        r.reason = dec.reason;
+        r.state_before = u.state;
+        r.state_after = after;
+        rc = s->ops->append_request(s, &r, err);
+        if (rc == DPA_OK) {
+            char *before = u.state;
+            u.state = after;
+            u.requests += 1;
+            u.accepted += dec.accepted ? 1 : 0;
+            rc = s->ops->update_unit(s, &u, err);
+            u.state = before;
+        }
+    }
+    if (rc == DPA_OK)
+        rc = s->ops->commit(s, err);
+    else
+        s->ops->rollback(s);
+    if (rc == DPA_OK) {
+        out->accepted = dec.accepted;
+        out->request_id = r.id;
+        memcpy(out->reason, dec.reason, sizeof out->reason);
+        out->reason[sizeof out->reason - 1] = '\0';
+        out->remaining = remaining;
+        remaining = NULL;
+    }
+    free(after);
+    free(remaining);
+    dpa_filter_free(f);
+    dpa_store_unit_clear(&u);
+    dpa_spec_free(spec);
+    return rc;
+}
+
+/* ---- status and history ---- */
+
+/* JSON value of a stored JSON text (a string holding the text if it does
+ * not parse, so that nothing stored is hidden). */
+static json_t *stored_json(const char *text)
+{
+    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
+    return v ? v : json_string(text);
+}
+
+typedef struct status_ctx {
+    json_t *units;
+    dpa_status rc;
+    dpa_error *err;
+} status_ctx;
+
+static int status_unit(void *vctx, const dpa_store_unit *u)
+{
+    status_ctx *c = vctx;
+    dpa_filter *f = load_filter(u->filter, u->state, u->name, c->err);
+    json_t *o;
+    char *rem;
+    if (!f) {
+        c->rc = c->err ? c->err->status : DPA_ESTORAGE;
+        return 1;
+    }
+    rem = dpa_filter_remaining_json(f);
+    o = json_object();
+    if (!rem || !o) {
+        free(rem);
+        json_decref(o);
+        dpa_filter_free(f);
+        c->rc = oom(c->err);
+        return 1;
+    }
+    json_object_set_new(o, "unit", json_string(u->name));
+    json_object_set_new(o, "filter", stored_json(u->filter));
+    json_object_set_new(o, "requests", json_integer(u->requests));
+    json_object_set_new(o, "accepted", json_integer(u->accepted));
+    json_object_set_new(o, "rejected", json_integer(u->requests - u->accepted));
+    json_object_set_new(o, "remaining", stored_json(rem));
+    json_object_set_new(o, "exhausted", json_boolean(dpa_filter_exhausted(f)));
+    json_object_set_new(o, "created", json_string(u->created));
+    json_array_append_new(c->units, o);
+    free(rem);
+    dpa_filter_free(f);
+    return 0;
+}
+
+static dpa_status unit_exists(dpa_store *s, const char *unit, dpa_error *err)
+{
+    dpa_store_unit u;
+    int found;
+    dpa_status rc = s->ops->get_unit(s, unit, 0, &u, &found, err);
+    dpa_store_unit_clear(&u);
+    if (rc == DPA_OK && !found)
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger: unknown unit \"%s\"", unit);
+    return rc;
+}
+
+static dpa_status dump(json_t *v, char **json, dpa_error *err)
+{
+    *json = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    json_decref(v);
+    return *json ? DPA_OK : oom(err);
+}
+
+dpa_status dpa_ledger_status_json(dpa_ledger *l, const char *unit, char **json, dpa_error *err)
+{
+    status_ctx c;
+    json_t *root;
+    dpa_status rc;
+    if (!l || !json)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
+    *json = NULL;
+    rc = l->store->ops->begin_read(l->store, err);
+    if (rc != DPA_OK)
+        return rc;
+    if (unit)
+        rc = unit_exists(l->store, unit, err);
+    c.units = json_array();
+    c.rc = DPA_OK;
+    c.err = err;
+    if (rc == DPA_OK)
+        rc = l->store->ops->each_unit(l->store, unit, status_unit, &c, err);
+    if (rc == DPA_OK)
+        rc = c.rc;
+    l->store->ops->rollback(l->store);
+    if (rc != DPA_OK) {
+        json_decref(c.units);
+        return rc;
+    }
+    root = json_object();
+    json_object_set_new(root, "default_filter", stored_json(l->default_filter));
+    json_object_set_new(root, "auto_units", json_boolean(l->auto_units));
+    json_object_set_new(root, "units", c.units);
+    return dump(root, json, err);
+}
+
+static json_t *request_json(const dpa_store_request *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(r->id));
+    json_object_set_new(o, "unit", json_string(r->unit));
+    json_object_set_new(o, "time", json_string(r->time));
+    json_object_set_new(o, "spec", stored_json(r->spec));
+    json_object_set_new(o, "decision", json_string(r->accepted ? "accepted" : "rejected"));
+    json_object_set_new(o, "reason", json_string(r->reason));
+    json_object_set_new(o, "state_before", stored_json(r->state_before));
+    json_object_set_new(o, "state_after", stored_json(r->state_after));
+    return o;
+}
+
+static int history_request(void *ctx, const dpa_store_request *r)
+{
+    json_array_append_new((json_t *)ctx, request_json(r));
+    return 0;
+}
+
+dpa_status dpa_ledger_history_json(dpa_ledger *l, const char *unit, char **json, dpa_error *err)
+{
+    json_t *arr;
+    dpa_status rc;
+    if (!l || !json)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
+    *json = NULL;
+    rc = l->store->ops->begin_read(l->store, err);
+    if (rc != DPA_OK)
+        return rc;
+    if (unit)
+        rc = unit_exists(l->store, unit, err);
+    arr = json_array();
+    if (rc == DPA_OK)
+        rc = l->store->ops->each_request(l->store, unit, history_request, arr, err);
+    l->store->ops->rollback(l->store);
+    if (rc != DPA_OK) {
+        json_decref(arr);
+        return rc;
+    }
+    return dump(arr, json, err);
+}
+
+/* ---- verify ---- */
+
+typedef struct verify_ctx {
+    dpa_filter *f;        /* replaying filter of the current unit */
+    const char *unit;
+    char *state;          /* the replayed state (the chain) */
+    long long requests, accepted, last_id;
+    json_t *problems;
+    long long nproblems;
+    dpa_status rc;        /* a failure of the replay itself (ENOMEM) */
+    dpa_error *err;
+} verify_ctx;
+
+static void problem(verify_ctx *c, long long id, const char *what)
+{
+    c->nproblems++;
+    if (json_array_size(c->problems) < VERIFY_MAX_PROBLEMS) {
+        json_t *o = json_object();
+        json_object_set_new(o, "unit", json_string(c->unit));
+        if (id > 0)
+            json_object_set_new(o, "request", json_integer(id));
+        json_object_set_new(o, "problem", json_string(what));
+        json_array_append_new(c->problems, o);
+    }
+}
+
+static int verify_request(void *vctx, const dpa_store_request *r)
+{
+    verify_ctx *c = vctx;
+    dpa_error e;
+    dpa_spec *spec;
+    dpa_filter_decision dec;
+    char msg[DPA_ERROR_MESSAGE_MAX + 96];
+    char *after;
+
+    c->requests++;
+    c->accepted += r->accepted ? 1 : 0;
+    if (r->id <= c->last_id)
+        problem(c, r->id, "request ids out of order");
+    c->last_id = r->id;
+    if (strcmp(r->state_before, c->state))
+        problem(c, r->id, "state_before differs from the state the previous request left");
+    spec = dpa_spec_from_json(r->spec, &e);
+    if (!spec) {
+        snprintf(msg, sizeof msg, "recorded spec does not parse: %s", e.message);
+        problem(c, r->id, msg);
+        /* go on from the recorded state, to check the rest of the chain */
+        goto follow_record;
+    }
+    if (dpa_filter_request(c->f, spec, &dec, &e) != DPA_OK) {
+        dpa_spec_free(spec);
+        if (e.status == DPA_ENOMEM) {
+            c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
+            return 1;
+        }
+        snprintf(msg, sizeof msg, "replay refused the request: %s", e.message);
+        problem(c, r->id, msg);
+        goto follow_record;
+    }
+    dpa_spec_free(spec);
+    if (dec.accepted != r->accepted)
+        problem(c, r->id, dec.accepted ? "recorded as rejected, replay accepts"
+                                       : "recorded as accepted, replay rejects");
+    after = dpa_filter_state_json(c->f);
+    if (!after) {
+        c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
+        return 1;
+    }
+    if (strcmp(after, r->state_after))
+        problem(c, r->id, "state_after differs from the replayed state");
+    free(c->state);
+    c->state = after;
+    if (dec.accepted == r->accepted && !strcmp(after, r->state_after))
+        return 0;
+follow_record:
+    /* Continue from the recorded state_after so that one bad record is
+     * reported once, not as a cascade. */
+    if (dpa_filter_set_state_json(c->f, r->state_after, &e) != DPA_OK)
+        problem(c, r->id, "recorded state_after does not load");
+    free(c->state);
+    c->state = strdup(r->state_after);
+    if (!c->state) {
+        c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct unit_list {
+    dpa_store_unit *u;
+    size_t n, cap;
+    int oom;
+} unit_list;
+
+static int collect_unit(void *ctx, const dpa_store_unit *u)
+{
+    unit_list *L = ctx;
+    dpa_store_unit *c;
+    if (L->n == L->cap) {
+        size_t cap = L->cap ? 2 * L->cap : 16;
+        dpa_store_unit *p = realloc(L->u, cap * sizeof *p);
+        if (!p) {
+            L->oom = 1;
+            return 1;
+        }
+        L->u = p;
+        L->cap = cap;
+    }
+    c = &L->u[L->n];
+    memset(c, 0, sizeof *c);
+    c->name = strdup(u->name);
+    c->filter = strdup(u->filter);
+    c->initial_state = strdup(u->initial_state);
+    c->state = strdup(u->state);
+    c->created = strdup(u->created);
+    c->requests = u->requests;
+    c->accepted = u->accepted;
+    L->n++;
+    if (!c->name || !c->filter || !c->initial_state || !c->state || !c->created) {
+        L->oom = 1;
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct orphan_ctx {
+    unit_list *units;
+    verify_ctx *vc;
+    long long total;
+} orphan_ctx;
+
+static int count_request(void *vctx, const dpa_store_request *r)
+{
+    orphan_ctx *c = vctx;
+    int known = 0;
+    for (size_t i = 0; i < c->units->n && !known; i++)
+        known = !strcmp(c->units->u[i].name, r->unit);
+    c->total++;
+    if (!known) {
+        c->vc->unit = r->unit;
+        problem(c->vc, r->id, "request of a unit that does not exist");
+    }
+    return 0;
+}
+
+dpa_status dpa_ledger_verify(dpa_ledger *l, int *ok, char **report, dpa_error *err)
+{
+    unit_list units = {0};
+    verify_ctx c;
+    orphan_ctx oc;
+    dpa_status rc;
+    json_t *root;
+    size_t nunits;
+
+    if (!l || !ok || !report)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
+    *ok = 0;
+    *report = NULL;
+    memset(&c, 0, sizeof c);
+    c.problems = json_array();
+    c.err = err;
+    rc = l->store->ops->begin_read(l->store, err);
+    if (rc != DPA_OK) {
+        json_decref(c.problems);
+        return rc;
+    }
+    rc = l->store->ops->each_unit(l->store, NULL, collect_unit, &units, err);
+    if (rc == DPA_OK && units.oom)
+        rc = oom(err);
+    for (size_t i = 0; rc == DPA_OK && i < units.n; i++) {
+        dpa_store_unit *u = &units.u[i];
+        dpa_error e;
+        char *canon;
+        c.unit = u->name;
+        c.requests = c.accepted = c.last_id = 0;
+        c.f = dpa_filter_new_json(u->filter, &e);
+        if (!c.f) {
+            problem(&c, 0, "stored filter configuration does not load");
+            continue;
+        }
+        if (dpa_filter_set_state_json(c.f, u->initial_state, &e) != DPA_OK) {
+            problem(&c, 0, "stored initial state does not load");
+            dpa_filter_free(c.f);
+            continue;
+        }
+        /* a unit starts with a full budget: its initial state is the fresh one */
+        {
+            dpa_filter *fresh = dpa_filter_new_json(u->filter, &e);
+            char *st0 = fresh ? dpa_filter_state_json(fresh) : NULL;
+            if (!st0 || strcmp(st0, u->initial_state))
+                problem(&c, 0, "initial state is not the full budget of the unit's filter");
+            free(st0);
+            dpa_filter_free(fresh);
+        }
+        canon = dpa_filter_config_json(c.f);
+        if (canon && strcmp(canon, u->filter))
+            problem(&c, 0, "stored filter configuration is not canonical");
+        free(canon);
+        c.state = strdup(u->initial_state);
+        if (!c.state) {
+            rc = oom(err);
+            dpa_filter_free(c.f);
+            break;
+        }
+        rc = l->store->ops->each_request(l->store, u->name, verify_request, &c, err);
+        if (rc == DPA_OK)
+            rc = c.rc;
+        if (rc == DPA_OK) {
+            if (strcmp(c.state, u->state))
+                problem(&c, 0, "stored current state differs from the replayed history");
+            if (c.requests != u->requests || c.accepted != u->accepted)
+                problem(&c, 0, "stored request counts differ from the history");
+        }
+        free(c.state);
+        c.state = NULL;
+        dpa_filter_free(c.f);
+        c.f = NULL;
+    }
+    memset(&oc, 0, sizeof oc);
+    oc.units = &units;
+    oc.vc = &c;
+    if (rc == DPA_OK)
+        rc = l->store->ops->each_request(l->store, NULL, count_request, &oc, err);
+    l->store->ops->rollback(l->store);
+    nunits = units.n;
+    for (size_t i = 0; i < units.n; i++)
+        dpa_store_unit_clear(&units.u[i]);
+    free(units.u);
+    if (rc != DPA_OK) {
+        json_decref(c.problems);
+        return rc;
+    }
+    *ok = c.nproblems == 0;
+    root = json_object();
+    json_object_set_new(root, "ok", json_boolean(*ok));
+    json_object_set_new(root, "units", json_integer((json_int_t)nunits));
+    json_object_set_new(root, "requests", json_integer(oc.total));
+    json_object_set_new(root, "problems_found", json_integer(c.nproblems));
+    json_object_set_new(root, "problems", c.problems);
+    return dump(root, report, err);
+}

@@ -1,0 +1,45 @@
+/* The ledger's storage interface: helpers shared by the backends.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ledger/store.h"
+
+void dpa_store_unit_clear(dpa_store_unit *u)
+{
+    if (!u)
+        return;
+    free(u->name);
+    free(u->filter);
+    free(u->initial_state);
+    free(u->state);
+    free(u->created);
+    memset(u, 0, sizeof *u);
+}
+
+void dpa_store_request_clear(dpa_store_request *r)
+{
+    if (!r)
+        return;
+    free(r->unit);
+    free(r->time);
+    free(r->spec);
+    free(r->reason);
+    free(r->state_before);
+    free(r->state_after);
+    memset(r, 0, sizeof *r);
+}
+
+void dpa_store_now(char buf[40])
+{
+    struct timespec ts;
+    struct tm tm;
+    char day[24];
+    unsigned us;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+    us = (unsigned)(ts.tv_nsec / 1000) % 1000000u;
+    snprintf(buf, 40, "%.19s.%06uZ", day, us);
+}

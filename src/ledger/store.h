@@ -1,0 +1,105 @@
+/* The ledger's storage interface (internal).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A backend stores three things: metadata (key -> text: the format tag, the
+ * default filter configuration, ...), units (name, filter configuration,
+ * initial and current filter state, request counts) and the append-only
+ * request history.  The ledger (ledger.c) does every request as
+ *
+ *   begin_write; get_unit(lock = 1); decide; append_request; update_unit; commit
+ *
+ * and relies on the backend for:
+ *  - atomicity: a transaction is committed whole or not at all, also when
+ *    the process is killed (the next open sees the state before it);
+ *  - isolation of decisions: between get_unit(lock = 1) and commit no other
+ *    transaction can change or lock that unit (SQLite: BEGIN IMMEDIATE takes
+ *    the database's write lock; a server backend: SELECT ... FOR UPDATE or
+ *    serializable isolation);
+ *  - durability: commit returns only after the transaction is on stable
+ *    storage (SQLite: synchronous = FULL in WAL mode).
+ * begin_read gives a consistent snapshot for status, history and verify.
+ *
+ * All strings handed out (in dpa_store_unit, dpa_store_request, get_meta)
+ * are malloc'ed and owned by the caller (dpa_store_unit_clear /
+ * dpa_store_request_clear); strings passed in are borrowed. */
+#ifndef DPA_LEDGER_STORE_H
+#define DPA_LEDGER_STORE_H
+
+#include "dpacct/status.h"
+
+typedef struct dpa_store_unit {
+    char *name;
+    char *filter;         /* filter configuration JSON */
+    char *initial_state;  /* filter state JSON when the unit was added */
+    char *state;          /* current filter state JSON */
+    long long requests;   /* recorded requests (accepted + rejected) */
+    long long accepted;
+    char *created;        /* UTC time, ISO 8601 */
+} dpa_store_unit;
+
+typedef struct dpa_store_request {
+    long long id;         /* assigned by append_request, increasing */
+    char *unit;
+    char *time;           /* UTC time, ISO 8601 with microseconds */
+    char *spec;           /* the request's spec JSON, as given */
+    int accepted;
+    char *reason;
+    char *state_before, *state_after;
+} dpa_store_request;
+
+void dpa_store_unit_clear(dpa_store_unit *u);
+void dpa_store_request_clear(dpa_store_request *r);
+
+/* Callbacks of the iterators: return 0 to go on, non-zero to stop (the
+ * iterator then returns DPA_OK). */
+typedef int (*dpa_store_unit_fn)(void *ctx, const dpa_store_unit *u);
+typedef int (*dpa_store_request_fn)(void *ctx, const dpa_store_request *r);
+
+typedef struct dpa_store dpa_store;
+typedef struct dpa_store_ops {
+    const char *name; /* "sqlite", "postgresql" */
+    void (*close)(dpa_store *s);
+    dpa_status (*begin_write)(dpa_store *s, dpa_error *err);
+    dpa_status (*begin_read)(dpa_store *s, dpa_error *err);
+    dpa_status (*commit)(dpa_store *s, dpa_error *err);
+    void (*rollback)(dpa_store *s);
+    /* *value = NULL if the key is absent. */
+    dpa_status (*get_meta)(dpa_store *s, const char *key, char **value, dpa_error *err);
+    dpa_status (*set_meta)(dpa_store *s, const char *key, const char *value, dpa_error *err);
+    /* *found = 0 (out zeroed) if there is no such unit; lock = 1 inside a
+     * write transaction locks the unit until commit or rollback. */
+    dpa_status (*get_unit)(dpa_store *s, const char *name, int lock, dpa_store_unit *out,
+                           int *found, dpa_error *err);
+    /* DPA_EINVAL if the unit exists. */
+    dpa_status (*insert_unit)(dpa_store *s, const dpa_store_unit *u, dpa_error *err);
+    /* Sets state, requests and accepted of the unit u->name. */
+    dpa_status (*update_unit)(dpa_store *s, const dpa_store_unit *u, dpa_error *err);
+    /* Appends r: r->id = 0 assigns the next id (and sets r->id); r->id > 0
+     * keeps that id (import of a ledger), DPA_ESTORAGE if it is taken. */
+    dpa_status (*append_request)(dpa_store *s, dpa_store_request *r, dpa_error *err);
+    /* Units in name order (one unit if name != NULL). */
+    dpa_status (*each_unit)(dpa_store *s, const char *name, dpa_store_unit_fn fn, void *ctx,
+                            dpa_error *err);
+    /* Requests in id order (of one unit if unit != NULL). */
+    dpa_status (*each_request)(dpa_store *s, const char *unit, dpa_store_request_fn fn,
+                               void *ctx, dpa_error *err);
+} dpa_store_ops;
+
+struct dpa_store {
+    const dpa_store_ops *ops;
+};
+
+/* ---- backends ---- */
+/* SQLite (store_sqlite.c).  create: DPA_EINVAL if the path exists. */
+dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error *err);
+dpa_status dpa_store_sqlite_open(const char *path, dpa_store **out, dpa_error *err);
+/* PostgreSQL (store_pg.c), location a libpq URI.  create: DPA_EINVAL if the
+ * database already holds a ledger.  Without libpq at build time both return
+ * DPA_EUNSUPPORTED with the reason. */
+dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err);
+dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err);
+
+/* The current UTC time as ISO 8601 with microseconds ("2026-11-23T17:45:01.123456Z"). */
+void dpa_store_now(char buf[40]);
+
+#endif

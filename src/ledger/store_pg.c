@@ -1,0 +1,553 @@
+/* The ledger's PostgreSQL backend, for budget services on many hosts.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The location is a libpq connection URI (postgresql://user@host/db or
+ * postgres://...).  The ledger's tables (dpacct_meta, dpacct_units,
+ * dpacct_requests) live in the connection's default schema.
+ *
+ * Isolation: row locks on the unit, at READ COMMITTED.  begin_write is
+ * BEGIN; get_unit(lock = 1) is SELECT ... FOR UPDATE, which waits for any
+ * other transaction holding that unit and then reads its latest committed
+ * state; the decision, the request row and the new state are written in
+ * the same transaction, so two decisions on one unit are serialized and
+ * never see the same remaining budget.  Requests on different units run in
+ * parallel.  (SERIALIZABLE would also be correct, but it aborts conflicting
+ * transactions instead of queueing them, so under contention on one unit
+ * every client would need a retry loop and would burn a PLD computation per
+ * lost attempt; a row lock queues them at no cost.)  Units created on first
+ * request (auto units) are inserted with ON CONFLICT DO NOTHING and then
+ * locked, so two first requests for one unit do not fail each other.
+ *
+ * Durability: COMMIT returns after the server has flushed the transaction's
+ * WAL (synchronous_commit = on, set for the session); a client killed before
+ * COMMIT leaves a transaction the server rolls back; a server killed at any
+ * moment recovers every committed transaction from its WAL on restart.
+ * Each request's id comes from a sequence and is taken under the unit's
+ * lock, so a unit's requests are in id order. */
+#include <stdlib.h>
+#include <string.h>
+#include "ledger/store.h"
+
+#ifndef DPA_HAVE_LIBPQ
+
+dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
+{
+    (void)uri;
+    *out = NULL;
+    return dpa_error_set(err, DPA_EUNSUPPORTED,
+                         "ledger: this dpacct was built without the PostgreSQL backend (libpq was not "
+                         "found at build time; on Debian install libpq-dev and rebuild)");
+}
+
+dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
+{
+    return dpa_store_pg_create(uri, out, err);
+}
+
+#else
+
+#include <libpq-fe.h>
+#include <stdio.h>
+
+typedef struct pg_store {
+    dpa_store base;
+    PGconn *conn;
+    int in_txn;
+} pg_store;
+
+static const char SCHEMA[] =
+    "CREATE TABLE dpacct_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE dpacct_units ("
+    " name TEXT PRIMARY KEY,"
+    " filter TEXT NOT NULL,"
+    " initial_state TEXT NOT NULL,"
+    " state TEXT NOT NULL,"
+    " requests BIGINT NOT NULL DEFAULT 0 CHECK (requests >= 0),"
+    " accepted BIGINT NOT NULL DEFAULT 0 CHECK (accepted >= 0 AND accepted <= requests),"
+    " created TEXT NOT NULL);"
+    "CREATE TABLE dpacct_requests ("
+    " id BIGSERIAL PRIMARY KEY,"
+    " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
+    " time TEXT NOT NULL,"
+    " spec TEXT NOT NULL,"
+    " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
+    " reason TEXT NOT NULL,"
+    " state_before TEXT NOT NULL,"
+    " state_after TEXT NOT NULL);"
+    "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
+
+/* Error of a failed result (res may be NULL: connection-level failure). */
+static dpa_status pg_fail(pg_store *s, PGresult *res, dpa_error *err, const char *what)
+{
+    const char *msg = res ? PQresultErrorMessage(res) : NULL;
+    char buf[400];
+    size_t n;
+    if (!msg || !*msg)
+        msg = PQerrorMessage(s->conn);
+    snprintf(buf, sizeof buf, "%s", msg && *msg ? msg : "unknown error");
+    n = strlen(buf);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+    return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: %s", what, buf);
+}
+
+static const char *sqlstate(PGresult *res)
+{
+    const char *c = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    return c ? c : "";
+}
+
+/* Run a command without results. */
+static dpa_status pg_cmd(pg_store *s, const char *sql, const char *what, dpa_error *err)
+{
+    PGresult *res = PQexec(s->conn, sql);
+    dpa_status rc = DPA_OK;
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        rc = pg_fail(s, res, err, what);
+    PQclear(res);
+    return rc;
+}
+
+static PGresult *pg_params(pg_store *s, const char *sql, int n, const char *const *vals)
+{
+    return PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0);
+}
+
+static char *dup_val(PGresult *res, int row, int col)
+{
+    const char *v = PQgetvalue(res, row, col);
+    return strdup(v ? v : "");
+}
+
+static void pg_close(dpa_store *b)
+{
+    pg_store *s = (pg_store *)b;
+    if (!s)
+        return;
+    if (s->in_txn && PQstatus(s->conn) == CONNECTION_OK)
+        PQclear(PQexec(s->conn, "ROLLBACK"));
+    PQfinish(s->conn);
+    free(s);
+}
+
+static dpa_status pg_begin(pg_store *s, const char *sql, dpa_error *err)
+{
+    dpa_status rc = pg_cmd(s, sql, "cannot start a transaction", err);
+    if (rc == DPA_OK)
+        s->in_txn = 1;
+    return rc;
+}
+
+static dpa_status pg_begin_write(dpa_store *b, dpa_error *err)
+{
+    return pg_begin((pg_store *)b, "BEGIN ISOLATION LEVEL READ COMMITTED", err);
+}
+
+static dpa_status pg_begin_read(dpa_store *b, dpa_error *err)
+{
+    /* one snapshot for the whole read */
+    return pg_begin((pg_store *)b, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err);
+}
+
+static dpa_status pg_commit(dpa_store *b, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    PGresult *res = PQexec(s->conn, "COMMIT");
+    dpa_status rc = DPA_OK;
+    /* COMMIT of an aborted transaction reports ROLLBACK as its command tag */
+    if (PQresultStatus(res) != PGRES_COMMAND_OK || strcmp(PQcmdStatus(res), "COMMIT"))
+        rc = PQresultStatus(res) == PGRES_COMMAND_OK
+                 ? dpa_error_set(err, DPA_ESTORAGE, "ledger: the transaction was rolled back")
+                 : pg_fail(s, res, err, "commit failed (nothing was recorded)");
+    PQclear(res);
+    s->in_txn = 0;
+    return rc;
+}
+
+static void pg_rollback(dpa_store *b)
+{
+    pg_store *s = (pg_store *)b;
+    if (s->in_txn)
+        PQclear(PQexec(s->conn, "ROLLBACK"));
+    s->in_txn = 0;
+}
+
+static dpa_status pg_get_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    const char *v[1] = {key};
+    PGresult *res = pg_params(s, "SELECT value FROM dpacct_meta WHERE key = $1", 1, v);
+    dpa_status rc = DPA_OK;
+    *value = NULL;
+    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        rc = pg_fail(s, res, err, "cannot read metadata");
+    } else if (PQntuples(res) == 1) {
+        *value = dup_val(res, 0, 0);
+        if (!*value)
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    }
+    PQclear(res);
+    return rc;
+}
+
+static dpa_status pg_set_meta(dpa_store *b, const char *key, const char *value, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    const char *v[2] = {key, value};
+    PGresult *res = pg_params(s, "INSERT INTO dpacct_meta (key, value) VALUES ($1, $2) "
+                                 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", 2, v);
+    dpa_status rc = DPA_OK;
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        rc = pg_fail(s, res, err, "cannot write metadata");
+    PQclear(res);
+    return rc;
+}
+
+#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created"
+
+static int read_unit(PGresult *res, int row, dpa_store_unit *u)
+{
+    memset(u, 0, sizeof *u);
+    u->name = dup_val(res, row, 0);
+    u->filter = dup_val(res, row, 1);
+    u->initial_state = dup_val(res, row, 2);
+    u->state = dup_val(res, row, 3);
+    u->requests = strtoll(PQgetvalue(res, row, 4), NULL, 10);
+    u->accepted = strtoll(PQgetvalue(res, row, 5), NULL, 10);
+    u->created = dup_val(res, row, 6);
+    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created) {
+        dpa_store_unit_clear(u);
+        return -1;
+    }
+    return 0;
+}
+
+static dpa_status pg_get_unit(dpa_store *b, const char *name, int lock, dpa_store_unit *out,
+                              int *found, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    const char *v[1] = {name};
+    PGresult *res = pg_params(s, lock ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = $1 FOR UPDATE"
+                                      : "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = $1", 1, v);
+    dpa_status rc = DPA_OK;
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        rc = pg_fail(s, res, err, "cannot read a unit");
+    } else if (PQntuples(res) == 1) {
+        if (read_unit(res, 0, out))
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+        else
+            *found = 1;
+    }
+    PQclear(res);
+    return rc;
+}
+
+static dpa_status pg_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    char req[32], acc[32];
+    const char *v[7];
+    PGresult *res;
+    dpa_status rc = DPA_OK;
+    snprintf(req, sizeof req, "%lld", u->requests);
+    snprintf(acc, sizeof acc, "%lld", u->accepted);
+    v[0] = u->name; v[1] = u->filter; v[2] = u->initial_state; v[3] = u->state;
+    v[4] = req; v[5] = acc; v[6] = u->created;
+    res = pg_params(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7) "
+                       "ON CONFLICT (name) DO NOTHING", 7, v);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        rc = pg_fail(s, res, err, "cannot add a unit");
+    else if (strcmp(PQcmdTuples(res), "1"))
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger: unit \"%s\" already exists", u->name);
+    PQclear(res);
+    return rc;
+}
+
+static dpa_status pg_update_unit(dpa_store *b, const dpa_store_unit *u, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    char req[32], acc[32];
+    const char *v[4];
+    PGresult *res;
+    dpa_status rc = DPA_OK;
+    snprintf(req, sizeof req, "%lld", u->requests);
+    snprintf(acc, sizeof acc, "%lld", u->accepted);
+    v[0] = u->name; v[1] = u->state; v[2] = req; v[3] = acc;
+    res = pg_params(s, "UPDATE dpacct_units SET state = $2, requests = $3, accepted = $4 WHERE name = $1",
+                    4, v);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        rc = pg_fail(s, res, err, "cannot update a unit");
+    else if (strcmp(PQcmdTuples(res), "1"))
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" vanished during a request", u->name);
+    PQclear(res);
+    return rc;
+}
+
+static dpa_status pg_append_request(dpa_store *b, dpa_store_request *r, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    char idbuf[32];
+    const char *v[8];
+    PGresult *res;
+    dpa_status rc = DPA_OK;
+    int with_id = r->id > 0;
+    v[0] = r->unit; v[1] = r->time; v[2] = r->spec; v[3] = r->accepted ? "accepted" : "rejected";
+    v[4] = r->reason ? r->reason : ""; v[5] = r->state_before; v[6] = r->state_after;
+    snprintf(idbuf, sizeof idbuf, "%lld", r->id);
+    v[7] = idbuf;
+    res = with_id
+              ? pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
+                             "state_after, id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id", 8, v)
+              : pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
+                             "state_after) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id", 7, v);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+        rc = pg_fail(s, res, err, "cannot record the request");
+    else
+        r->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    if (rc == DPA_OK && with_id) {
+        /* an imported id: the sequence must continue after it */
+        res = PQexec(s->conn, "SELECT setval(pg_get_serial_sequence('dpacct_requests', 'id'), "
+                              "(SELECT max(id) FROM dpacct_requests))");
+        if (PQresultStatus(res) != PGRES_TUPLES_OK)
+            rc = pg_fail(s, res, err, "cannot advance the request id sequence");
+        PQclear(res);
+    }
+    return rc;
+}
+
+/* Rows of a SELECT one at a time (single-row mode: a long history is not
+ * loaded into memory at once).  row(ctx, res) returns non-zero to stop; the
+ * remaining rows are then drained. */
+static dpa_status each_row(pg_store *s, const char *sql, int n, const char *const *vals,
+                           int (*row)(void *ctx, PGresult *res), void *ctx, const char *what,
+                           dpa_error *err)
+{
+    PGresult *res;
+    dpa_status rc = DPA_OK;
+    int stop = 0;
+    if (!PQsendQueryParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0) || !PQsetSingleRowMode(s->conn))
+        return pg_fail(s, NULL, err, what);
+    while ((res = PQgetResult(s->conn)) != NULL) {
+        ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_SINGLE_TUPLE) {
+            if (!stop && rc == DPA_OK)
+                stop = row(ctx, res);
+        } else if (st != PGRES_TUPLES_OK && rc == DPA_OK) {
+            rc = pg_fail(s, res, err, what);
+        }
+        PQclear(res);
+    }
+    return rc;
+}
+
+typedef struct unit_iter {
+    dpa_store_unit_fn fn;
+    void *ctx;
+    int oom;
+} unit_iter;
+
+static int unit_row(void *vctx, PGresult *res)
+{
+    unit_iter *it = vctx;
+    dpa_store_unit u;
+    int stop;
+    if (read_unit(res, 0, &u)) {
+        it->oom = 1;
+        return 1;
+    }
+    stop = it->fn(it->ctx, &u);
+    dpa_store_unit_clear(&u);
+    return stop;
+}
+
+static dpa_status pg_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn fn, void *ctx,
+                               dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    unit_iter it = {fn, ctx, 0};
+    const char *v[1] = {name};
+    dpa_status rc = each_row(s, name ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = $1"
+                                     : "SELECT " UNIT_COLS " FROM dpacct_units ORDER BY name",
+                             name ? 1 : 0, name ? v : NULL, unit_row, &it, "cannot read the units", err);
+    if (rc == DPA_OK && it.oom)
+        rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    return rc;
+}
+
+typedef struct req_iter {
+    dpa_store_request_fn fn;
+    void *ctx;
+    int oom;
+} req_iter;
+
+static int request_row(void *vctx, PGresult *res)
+{
+    req_iter *it = vctx;
+    dpa_store_request r;
+    int stop;
+    memset(&r, 0, sizeof r);
+    r.id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    r.unit = dup_val(res, 0, 1);
+    r.time = dup_val(res, 0, 2);
+    r.spec = dup_val(res, 0, 3);
+    r.accepted = !strcmp(PQgetvalue(res, 0, 4), "accepted");
+    r.reason = dup_val(res, 0, 5);
+    r.state_before = dup_val(res, 0, 6);
+    r.state_after = dup_val(res, 0, 7);
+    if (!r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after) {
+        dpa_store_request_clear(&r);
+        it->oom = 1;
+        return 1;
+    }
+    stop = it->fn(it->ctx, &r);
+    dpa_store_request_clear(&r);
+    return stop;
+}
+
+static dpa_status pg_each_request(dpa_store *b, const char *unit, dpa_store_request_fn fn,
+                                  void *ctx, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    req_iter it = {fn, ctx, 0};
+    const char *v[1] = {unit};
+#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after"
+    dpa_status rc = each_row(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = $1 ORDER BY id"
+                                     : "SELECT " REQ_COLS " FROM dpacct_requests ORDER BY id",
+                             unit ? 1 : 0, unit ? v : NULL, request_row, &it, "cannot read the history", err);
+    if (rc == DPA_OK && it.oom)
+        rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    return rc;
+}
+
+static const dpa_store_ops PG_OPS = {
+    "postgresql", pg_close, pg_begin_write, pg_begin_read, pg_commit, pg_rollback,
+    pg_get_meta, pg_set_meta, pg_get_unit, pg_insert_unit, pg_update_unit,
+    pg_append_request, pg_each_unit, pg_each_request,
+};
+
+/* The URI without its password, for messages. */
+static void redacted(const char *uri, char *buf, size_t n)
+{
+    const char *at = strchr(uri, '@');
+    const char *scheme = strstr(uri, "://");
+    const char *colon = scheme ? strchr(scheme + 3, ':') : NULL;
+    if (at && colon && colon < at)
+        snprintf(buf, n, "%.*s:***%s", (int)(colon - uri), uri, at);
+    else
+        snprintf(buf, n, "%s", uri);
+}
+
+/* Server notices (e.g. "terminating connection due to administrator
+ * command") are not the library's to print: failures reach the caller as
+ * errors. */
+static void quiet_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+static dpa_status pg_connect(const char *uri, pg_store **out, dpa_error *err)
+{
+    pg_store *s = calloc(1, sizeof *s);
+    dpa_status rc;
+    char shown[300];
+    *out = NULL;
+    if (!s)
+        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    s->base.ops = &PG_OPS;
+    s->conn = PQconnectdb(uri);
+    if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
+        char msg[300];
+        size_t k;
+        snprintf(msg, sizeof msg, "%s", s->conn ? PQerrorMessage(s->conn) : "out of memory");
+        k = strlen(msg);
+        while (k && (msg[k - 1] == '\n' || msg[k - 1] == ' '))
+            msg[--k] = '\0';
+        redacted(uri, shown, sizeof shown);
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot connect to %s: %s", shown, msg);
+        PQfinish(s->conn);
+        free(s);
+        return rc;
+    }
+    PQsetNoticeProcessor(s->conn, quiet_notice, NULL);
+    /* durable commits whatever the server's default; quiet notices */
+    rc = pg_cmd(s, "SET synchronous_commit = on; SET client_min_messages = warning",
+                "cannot configure the session", err);
+    if (rc != DPA_OK) {
+        pg_close(&s->base);
+        return rc;
+    }
+    *out = s;
+    return DPA_OK;
+}
+
+dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
+{
+    pg_store *s;
+    dpa_status rc;
+    PGresult *res;
+    *out = NULL;
+    rc = pg_connect(uri, &s, err);
+    if (rc != DPA_OK)
+        return rc;
+    rc = pg_begin_write(&s->base, err);
+    if (rc != DPA_OK) {
+        pg_close(&s->base);
+        return rc;
+    }
+    res = PQexec(s->conn, SCHEMA);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+        if (!strcmp(sqlstate(res), "42P07")) /* duplicate_table */
+            rc = dpa_error_set(err, DPA_EINVAL, "ledger: the database already holds a dpacct ledger "
+                               "(a ledger is never overwritten)");
+        else
+            rc = pg_fail(s, res, err, "cannot create the tables");
+    }
+    PQclear(res);
+    if (rc == DPA_OK)
+        rc = pg_set_meta(&s->base, "format", "dpacct-ledger 1", err);
+    if (rc == DPA_OK)
+        rc = pg_commit(&s->base, err);
+    else
+        pg_rollback(&s->base);
+    if (rc != DPA_OK) {
+        pg_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return DPA_OK;
+}
+
+dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
+{
+    pg_store *s;
+    dpa_status rc;
+    char *format = NULL;
+    PGresult *res;
+    *out = NULL;
+    rc = pg_connect(uri, &s, err);
+    if (rc != DPA_OK)
+        return rc;
+    res = PQexec(s->conn, "SELECT value FROM dpacct_meta WHERE key = 'format'");
+    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        rc = !strcmp(sqlstate(res), "42P01") /* undefined_table */
+                 ? dpa_error_set(err, DPA_EINVAL, "ledger: the database holds no dpacct ledger (create "
+                                 "one with `dpacct ledger init`)")
+                 : pg_fail(s, res, err, "cannot read metadata");
+    } else if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), "dpacct-ledger 1")) {
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger: the database holds no dpacct ledger of this version");
+    }
+    PQclear(res);
+    free(format);
+    if (rc != DPA_OK) {
+        pg_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return DPA_OK;
+}
+
+#endif

@@ -1,0 +1,479 @@
+/* The ledger's SQLite backend.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * One database file per ledger, in WAL mode with synchronous = FULL: a
+ * commit returns after its WAL frames are fsync'ed, so a committed decision
+ * survives a crash of the process or of the machine, and a transaction cut
+ * short by kill -9 is rolled back when the database is next opened.  Many
+ * processes may use one database: begin_write is BEGIN IMMEDIATE, which
+ * takes the database's single write lock before the unit is read, so two
+ * requests never decide on the same state; readers (status, history,
+ * verify) see a consistent snapshot and do not block writers.  A writer that
+ * finds the lock held waits (busy timeout DPA_SQLITE_BUSY_MS) and then fails
+ * with DPA_ESTORAGE, never deciding on stale data. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "ledger/store.h"
+
+/* How long a request waits for another process's transaction to finish.
+ * Requests hold the lock for one decision (well under a second for the
+ * scalar filters, seconds at most for PLD-based ones), so a minute means a
+ * stuck process, not a busy ledger. */
+#define DPA_SQLITE_BUSY_MS 60000
+
+typedef struct sqlite_store {
+    dpa_store base;
+    sqlite3 *db;
+    int in_txn;
+} sqlite_store;
+
+static const char SCHEMA[] =
+    "CREATE TABLE dpacct_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE dpacct_units ("
+    " name TEXT PRIMARY KEY,"
+    " filter TEXT NOT NULL,"
+    " initial_state TEXT NOT NULL,"
+    " state TEXT NOT NULL,"
+    " requests INTEGER NOT NULL DEFAULT 0 CHECK (requests >= 0),"
+    " accepted INTEGER NOT NULL DEFAULT 0 CHECK (accepted >= 0 AND accepted <= requests),"
+    " created TEXT NOT NULL);"
+    "CREATE TABLE dpacct_requests ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
+    " time TEXT NOT NULL,"
+    " spec TEXT NOT NULL,"
+    " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
+    " reason TEXT NOT NULL,"
+    " state_before TEXT NOT NULL,"
+    " state_after TEXT NOT NULL);"
+    "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
+
+static dpa_status sq_fail(sqlite_store *s, dpa_error *err, const char *what)
+{
+    int code = sqlite3_extended_errcode(s->db);
+    if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED)
+        return dpa_error_set(err, DPA_ESTORAGE,
+                             "ledger: %s: the database stayed locked by another process for %d s",
+                             what, DPA_SQLITE_BUSY_MS / 1000);
+    if ((code & 0xff) == SQLITE_NOTADB)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s: the file is not a dpacct ledger "
+                             "(not an SQLite database)", what);
+    return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: %s", what, sqlite3_errmsg(s->db));
+}
+
+static dpa_status sq_exec(sqlite_store *s, const char *sql, const char *what, dpa_error *err)
+{
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return sq_fail(s, err, what);
+    return DPA_OK;
+}
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    size_t n = (size_t)sqlite3_column_bytes(st, i);
+    char *p = malloc(n + 1);
+    if (!p)
+        return NULL;
+    if (t)
+        memcpy(p, t, n);
+    p[n] = '\0';
+    return p;
+}
+
+static void sq_close(dpa_store *b)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    if (!s)
+        return;
+    if (s->in_txn)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+static dpa_status sq_begin_write(dpa_store *b, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    dpa_status st = sq_exec(s, "BEGIN IMMEDIATE", "cannot start a write transaction", err);
+    if (st == DPA_OK)
+        s->in_txn = 1;
+    return st;
+}
+
+static dpa_status sq_begin_read(dpa_store *b, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    dpa_status st = sq_exec(s, "BEGIN DEFERRED", "cannot start a read transaction", err);
+    if (st == DPA_OK)
+        s->in_txn = 1;
+    return st;
+}
+
+static dpa_status sq_commit(dpa_store *b, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    dpa_status st = sq_exec(s, "COMMIT", "commit failed", err);
+    if (st != DPA_OK) {
+        /* nothing of the transaction was kept */
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    s->in_txn = 0;
+    return st;
+}
+
+static void sq_rollback(dpa_store *b)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    if (s->in_txn)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    s->in_txn = 0;
+}
+
+static dpa_status prepare(sqlite_store *s, const char *sql, sqlite3_stmt **st, dpa_error *err)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
+        return sq_fail(s, err, "cannot prepare a statement");
+    return DPA_OK;
+}
+
+static dpa_status sq_get_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = prepare(s, "SELECT value FROM dpacct_meta WHERE key = ?1", &st, err);
+    int step;
+    *value = NULL;
+    if (rc != DPA_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        *value = dup_col(st, 0);
+        if (!*value)
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    } else if (step != SQLITE_DONE) {
+        rc = sq_fail(s, err, "cannot read metadata");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static dpa_status sq_set_meta(dpa_store *b, const char *key, const char *value, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = prepare(s, "INSERT OR REPLACE INTO dpacct_meta (key, value) VALUES (?1, ?2)", &st, err);
+    if (rc != DPA_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = sq_fail(s, err, "cannot write metadata");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created"
+
+static int read_unit(sqlite3_stmt *st, dpa_store_unit *u)
+{
+    memset(u, 0, sizeof *u);
+    u->name = dup_col(st, 0);
+    u->filter = dup_col(st, 1);
+    u->initial_state = dup_col(st, 2);
+    u->state = dup_col(st, 3);
+    u->requests = sqlite3_column_int64(st, 4);
+    u->accepted = sqlite3_column_int64(st, 5);
+    u->created = dup_col(st, 6);
+    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created) {
+        dpa_store_unit_clear(u);
+        return -1;
+    }
+    return 0;
+}
+
+/* lock: the write transaction of begin_write already holds the database's
+ * only write lock, which covers every unit. */
+static dpa_status sq_get_unit(dpa_store *b, const char *name, int lock, dpa_store_unit *out,
+                              int *found, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = prepare(s, "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ?1", &st, err);
+    int step;
+    (void)lock;
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    if (rc != DPA_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        if (read_unit(st, out))
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+        else
+            *found = 1;
+    } else if (step != SQLITE_DONE) {
+        rc = sq_fail(s, err, "cannot read a unit");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                            &st, err);
+    int step;
+    if (rc != DPA_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, u->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, u->filter, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, u->initial_state, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, u->state, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, u->requests);
+    sqlite3_bind_int64(st, 6, u->accepted);
+    sqlite3_bind_text(st, 7, u->created, -1, SQLITE_STATIC);
+    step = sqlite3_step(st);
+    if (step != SQLITE_DONE) {
+        if ((sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_CONSTRAINT)
+            rc = dpa_error_set(err, DPA_EINVAL, "ledger: unit \"%s\" already exists", u->name);
+        else
+            rc = sq_fail(s, err, "cannot add a unit");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static dpa_status sq_update_unit(dpa_store *b, const dpa_store_unit *u, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = prepare(s, "UPDATE dpacct_units SET state = ?2, requests = ?3, accepted = ?4 WHERE name = ?1",
+                            &st, err);
+    if (rc != DPA_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, u->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, u->state, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, u->requests);
+    sqlite3_bind_int64(st, 4, u->accepted);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = sq_fail(s, err, "cannot update a unit");
+    else if (sqlite3_changes(s->db) != 1)
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" vanished during a request", u->name);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = prepare(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
+                               "state_after, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &st, err);
+    if (rc != DPA_OK)
+        return rc;
+    if (r->id > 0)
+        sqlite3_bind_int64(st, 8, r->id);
+    else
+        sqlite3_bind_null(st, 8); /* the next id */
+    sqlite3_bind_text(st, 1, r->unit, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, r->time, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, r->spec, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, r->accepted ? "accepted" : "rejected", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, r->reason ? r->reason : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, r->state_before, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, r->state_after, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = sq_fail(s, err, "cannot record the request");
+    else
+        r->id = (long long)sqlite3_last_insert_rowid(s->db);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static dpa_status sq_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn fn, void *ctx,
+                               dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = prepare(s, name ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ?1"
+                                    : "SELECT " UNIT_COLS " FROM dpacct_units ORDER BY name", &st, err);
+    int step;
+    if (rc != DPA_OK)
+        return rc;
+    if (name)
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        dpa_store_unit u;
+        int stop;
+        if (read_unit(st, &u)) {
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+            break;
+        }
+        stop = fn(ctx, &u);
+        dpa_store_unit_clear(&u);
+        if (stop)
+            break;
+    }
+    if (rc == DPA_OK && step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = sq_fail(s, err, "cannot read the units");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_request_fn fn,
+                                  void *ctx, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after"
+    dpa_status rc = prepare(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 ORDER BY id"
+                                    : "SELECT " REQ_COLS " FROM dpacct_requests ORDER BY id", &st, err);
+    int step;
+    if (rc != DPA_OK)
+        return rc;
+    if (unit)
+        sqlite3_bind_text(st, 1, unit, -1, SQLITE_STATIC);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        dpa_store_request r;
+        char *decision = dup_col(st, 4);
+        int stop;
+        memset(&r, 0, sizeof r);
+        r.id = sqlite3_column_int64(st, 0);
+        r.unit = dup_col(st, 1);
+        r.time = dup_col(st, 2);
+        r.spec = dup_col(st, 3);
+        r.reason = dup_col(st, 5);
+        r.state_before = dup_col(st, 6);
+        r.state_after = dup_col(st, 7);
+        if (!decision || !r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after) {
+            free(decision);
+            dpa_store_request_clear(&r);
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+            break;
+        }
+        r.accepted = !strcmp(decision, "accepted");
+        free(decision);
+        stop = fn(ctx, &r);
+        dpa_store_request_clear(&r);
+        if (stop)
+            break;
+    }
+    if (rc == DPA_OK && step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = sq_fail(s, err, "cannot read the history");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static const dpa_store_ops SQLITE_OPS = {
+    "sqlite", sq_close, sq_begin_write, sq_begin_read, sq_commit, sq_rollback,
+    sq_get_meta, sq_set_meta, sq_get_unit, sq_insert_unit, sq_update_unit,
+    sq_append_request, sq_each_unit, sq_each_request,
+};
+
+/* Open path (flags: SQLITE_OPEN_*) and set the connection's pragmas. */
+static dpa_status sq_connect(const char *path, int flags, sqlite_store **out, dpa_error *err)
+{
+    sqlite_store *s = calloc(1, sizeof *s);
+    dpa_status rc;
+    if (!s)
+        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    s->base.ops = &SQLITE_OPS;
+    if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot open %s: %s", path,
+                           s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        sqlite3_close(s->db);
+        free(s);
+        return rc;
+    }
+    sqlite3_busy_timeout(s->db, DPA_SQLITE_BUSY_MS);
+    /* synchronous = FULL: in WAL mode every commit is fsync'ed (NORMAL would
+     * let the last commits roll back after a power loss). */
+    rc = sq_exec(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+                 "cannot configure the connection", err);
+    if (rc != DPA_OK) {
+        sq_close(&s->base);
+        return rc;
+    }
+    *out = s;
+    return DPA_OK;
+}
+
+dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error *err)
+{
+    sqlite_store *s;
+    dpa_status rc;
+    int fd;
+    *out = NULL;
+    /* Claim the path atomically: never overwrite an existing file. */
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            return dpa_error_set(err, DPA_EINVAL, "ledger: %s already exists (a ledger is never "
+                                 "overwritten; remove it first or choose another path)", path);
+        return dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot create %s: %s", path, strerror(errno));
+    }
+    close(fd);
+    rc = sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
+    if (rc != DPA_OK) {
+        unlink(path);
+        return rc;
+    }
+    /* WAL persists in the file: every later connection uses it. */
+    rc = sq_exec(s, "PRAGMA journal_mode = WAL", "cannot switch to WAL mode", err);
+    if (rc == DPA_OK)
+        rc = sq_begin_write(&s->base, err);
+    if (rc == DPA_OK)
+        rc = sq_exec(s, SCHEMA, "cannot create the tables", err);
+    if (rc == DPA_OK)
+        rc = sq_set_meta(&s->base, "format", "dpacct-ledger 1", err);
+    if (rc == DPA_OK)
+        rc = sq_commit(&s->base, err);
+    if (rc != DPA_OK) {
+        sq_close(&s->base);
+        unlink(path);
+        return rc;
+    }
+    *out = &s->base;
+    return DPA_OK;
+}
+
+dpa_status dpa_store_sqlite_open(const char *path, dpa_store **out, dpa_error *err)
+{
+    sqlite_store *s;
+    dpa_status rc;
+    char *format = NULL;
+    struct stat sb;
+    *out = NULL;
+    if (stat(path, &sb) != 0)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s: %s (create one with `dpacct ledger init`)",
+                             path, strerror(errno));
+    rc = sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
+    if (rc != DPA_OK)
+        return rc;
+    rc = sq_get_meta(&s->base, "format", &format, err);
+    if (rc != DPA_OK) {
+        /* "file is not a database", "no such table": not a ledger */
+        sq_close(&s->base);
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
+    }
+    if (!format || strcmp(format, "dpacct-ledger 1")) {
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger%s%s", path,
+                           format ? " of this version: " : "", format ? format : "");
+        free(format);
+        sq_close(&s->base);
+        return rc;
+    }
+    free(format);
+    *out = &s->base;
+    return DPA_OK;
+}

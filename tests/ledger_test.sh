@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Tests of `dpacct ledger` (the command-line front end of the privacy-budget
+# ledger): the issue's session, exit statuses, JSON output, bad input leaving
+# the ledger unchanged, concurrent CLI processes, and kill -9 of CLI writers.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# usage: bash tests/ledger_test.sh PATH/TO/dpacct SOURCE_DIR
+# Prints "ok - NAME" / "not ok - NAME" per check; exits 1 if any failed.
+# Needs bash, coreutils, grep and python3.
+set -u
+
+BIN=${1:?usage: ledger_test.sh DPACCT_BINARY SOURCE_DIR}
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/dpacct_ledger_test.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+rc=0
+
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+not_ok() {
+    fail=$((fail + 1))
+    echo "not ok - $1"
+    echo "#   exit status $rc; stdout: $(head -c 600 "$TMP/out" | tr '\n' ' ')"
+    echo "#   stderr: $(head -c 400 "$TMP/err" | tr '\n' ' ')"
+}
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+run() { "$BIN" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?; }
+rc_is() { [ "$rc" -eq "$1" ]; }
+out_has() { grep -q -F -- "$1" "$TMP/out"; }
+err_has() { grep -q -F -- "$1" "$TMP/err"; }
+out_empty() { [ ! -s "$TMP/out" ]; }
+# json_is EXPR: python3 expression on the parsed stdout `j` is true
+json_is() { python3 -c "import json,sys; j=json.load(open('$TMP/out')); sys.exit(0 if ($1) else 1)"; }
+# history_count DB: number of recorded requests
+history_count() { "$BIN" ledger history "$1" --json </dev/null | python3 -c "import json,sys; print(len(json.load(sys.stdin)))"; }
+
+DB=$TMP/budgets.db
+
+# ------------------------------------------------------ the issue's session --
+run ledger init "$DB" --filter gdp-residue --mu 1 --unit alice
+check "init: exit 0" rc_is 0
+check "init: says created" out_has "created ledger"
+run ledger init "$DB" --filter gdp-residue --mu 1
+check "init over an existing ledger: exit 2" rc_is 2
+check "init over an existing ledger: says why" err_has "already exists"
+
+run ledger request "$DB" --unit alice --spec '{"pure": {"epsilon": 0.5}}'
+check "request pure 0.5 vs mu 1: accepted, exit 0" rc_is 0
+check "request: prints accepted" out_has "accepted"
+run ledger request "$DB" --unit alice --spec '{"pure": {"epsilon": 0.5}}' --json
+check "second request: accepted (the residue filter takes 3)" rc_is 0
+check "request --json: accepted true and a remaining mu" json_is 'j["accepted"] is True and 0 < j["remaining"]["mu"] < 0.86'
+run ledger request "$DB" --unit alice --spec '{"pure": {"epsilon": 0.5}}' --json
+check "third request: accepted" rc_is 0
+run ledger request "$DB" --unit alice --spec '{"pure": {"epsilon": 0.5}}' --json
+check "fourth request: rejected, exit 3" rc_is 3
+check "rejected --json: accepted false" json_is 'j["accepted"] is False'
+
+# ------------------------------------------------------------- bad input --
+n0=$(history_count "$DB")
+run ledger request "$DB" --unit bob --spec '{"pure": {"epsilon": 0.1}}'
+check "unknown unit: exit 2" rc_is 2
+check "unknown unit: message" err_has 'unknown unit "bob"'
+run ledger request "$DB" --unit alice --spec '{"pure": {"epsilon": "x"}}'
+check "malformed spec: exit 2" rc_is 2
+check "malformed spec: the JSON path" err_has "/pure/epsilon"
+run ledger request "$DB" --unit alice
+check "request without --spec: exit 2" rc_is 2
+run ledger request "$TMP/none.db" --unit alice --spec '{"pure": {"epsilon": 0.1}}'
+check "request on a missing ledger: exit 2" rc_is 2
+check "request on a missing ledger: no file created" test ! -e "$TMP/none.db"
+echo "not a database" >"$TMP/junk.db"
+run ledger status "$TMP/junk.db"
+check "status of a text file: exit 2" rc_is 2
+run ledger frobnicate "$DB"
+check "unknown subcommand: exit 2" rc_is 2
+run ledger init "$TMP/x.db" --filter pure --epsilon -1
+check "negative budget: exit 2" rc_is 2
+check "negative budget: no file left" test ! -e "$TMP/x.db"
+run ledger init "$TMP/x.db" --filter pure --epsilon abc
+check "non-numeric budget: exit 2" rc_is 2
+run ledger status "$DB" --spec '{}'
+check "status takes no --spec: exit 2" rc_is 2
+check "bad input left the history unchanged" [ "$(history_count "$DB")" = "$n0" ]
+
+# -------------------------------------------------- status, history, verify --
+run ledger status "$DB" --json
+check "status --json: one unit, 4 requests, 3 accepted" \
+    json_is 'j["units"][0]["unit"] == "alice" and j["units"][0]["requests"] == 4 and j["units"][0]["accepted"] == 3'
+run ledger status "$DB" --unit alice
+check "status: human text" out_has "requests: 4 (accepted 3, rejected 1)"
+run ledger history "$DB" --unit alice --json
+check "history --json: 4 requests with states before and after" \
+    json_is 'len(j) == 4 and all("state_before" in r and "state_after" in r for r in j) and j[3]["decision"] == "rejected" and j[3]["state_before"] == j[3]["state_after"]'
+run ledger verify "$DB"
+check "verify: exit 0" rc_is 0
+check "verify: ok" out_has "ok: 1 units, 4 requests replayed"
+
+# a pure-DP ledger with its own unit added later
+P=$TMP/pure.db
+run ledger init "$P" --filter pure --epsilon 1
+check "init pure: exit 0" rc_is 0
+run ledger add-unit "$P" --unit carol
+check "add-unit: exit 0" rc_is 0
+run ledger add-unit "$P" --unit carol
+check "add-unit twice: exit 2" rc_is 2
+run ledger add-unit "$P" --unit dave --filter pure --epsilon 3
+check "add-unit with its own budget: exit 0" rc_is 0
+for i in 1 2 3; do run ledger request "$P" --unit dave --spec '{"pure": {"epsilon": 0.9}}'; done
+check "dave's own budget of 3 takes three 0.9 requests" rc_is 0
+run ledger request "$P" --unit carol --spec '{"pure": {"epsilon": 0.9}}'
+run ledger request "$P" --unit carol --spec '{"pure": {"epsilon": 0.9}}'
+check "carol's default budget of 1 takes one" rc_is 3
+n1=$(history_count "$P")
+run ledger request "$P" --unit carol --spec '{"gaussian": {"sigma": 1}}'
+check "a spec the pure filter cannot account (Gaussian): exit 2" rc_is 2
+check "the unaccountable spec: nothing recorded" [ "$(history_count "$P")" = "$n1" ]
+
+# ---------------------------------------- concurrent CLI processes, one unit --
+C=$TMP/conc.db
+S=$TMP/serial.db
+"$BIN" ledger init "$C" --filter pure --epsilon 0.5 --unit u >/dev/null
+"$BIN" ledger init "$S" --filter pure --epsilon 0.5 --unit u >/dev/null
+serial=0
+for i in $(seq 1 80); do
+    "$BIN" ledger request "$S" --unit u --spec '{"pure": {"epsilon": 0.01}}' >/dev/null 2>&1 && serial=$((serial + 1))
+done
+for p in $(seq 1 8); do
+    (for i in $(seq 1 10); do
+        "$BIN" ledger request "$C" --unit u --spec '{"pure": {"epsilon": 0.01}}' >/dev/null 2>>"$TMP/conc_err"
+        echo $? >>"$TMP/conc_rc.$p"
+    done) &
+done
+wait
+acc=$(cat "$TMP"/conc_rc.* | grep -c '^0$')
+bad=$(cat "$TMP"/conc_rc.* | grep -vc '^[03]$')
+check "8 CLI processes x 10 requests: no failures" [ "$bad" -eq 0 ]
+check "8 CLI processes: accepted $acc = serial $serial" [ "$acc" -eq "$serial" ]
+run ledger verify "$C"
+check "verify after concurrent CLI requests" rc_is 0
+
+# ----------------------------------------------------- kill -9 of CLI writers --
+K=$TMP/kill.db
+"$BIN" ledger init "$K" --filter pure --epsilon 1000 --unit u >/dev/null
+for round in 1 2 3 4 5 6; do
+    (while :; do
+        # builtins only after the request: nothing else to kill mid-way
+        out=$("$BIN" ledger request "$K" --unit u --spec '{"pure": {"epsilon": 0.001}}' 2>/dev/null) &&
+            [[ $out =~ request\ ([0-9]+) ]] && echo "${BASH_REMATCH[1]}" >>"$TMP/acked"
+    done) &
+    writer=$!
+    sleep 0.$((RANDOM % 5 + 1))
+    pkill -KILL -P "$writer" 2>/dev/null
+    kill -KILL "$writer" 2>/dev/null
+    wait "$writer" 2>/dev/null
+done
+run ledger verify "$K"
+check "verify after kill -9 of writers" rc_is 0
+run ledger history "$K" --json
+missing=$(python3 -c "
+import json
+h = {r['id'] for r in json.load(open('$TMP/out')) if r['decision'] == 'accepted'}
+acked = [int(x) for x in open('$TMP/acked').read().split()] if __import__('os').path.exists('$TMP/acked') else []
+print(sum(1 for a in acked if a not in h))")
+check "every acknowledged acceptance is in the history" [ "$missing" = 0 ]
+
+# ----------------------------------------------- export, import, PostgreSQL --
+run ledger export "$P"
+check "export: exit 0" rc_is 0
+check "export: the format and every request" json_is 'j["format"] == "dpacct-ledger-export 1" and len(j["requests"]) == 5'
+cp "$TMP/out" "$TMP/export.json"
+run ledger import "$TMP/copy.db" --from "$TMP/export.json"
+check "import into a new SQLite ledger: exit 0, verified" rc_is 0
+check "import: says verify ok" out_has "verify: ok"
+run ledger import "$TMP/copy.db" --from "$TMP/export.json"
+check "import over an existing ledger: exit 2" rc_is 2
+run ledger import "$TMP/bad.db" --from '{"format": "nope"}'
+check "import of a non-export: exit 2" rc_is 2
+check "import of a non-export: no file left" test ! -e "$TMP/bad.db"
+run ledger request "$TMP/copy.db" --unit dave --spec '{"pure": {"epsilon": 0.9}}'
+check "the imported ledger keeps dave's spend (3 x 0.9 of 3)" rc_is 3
+
+if [ -n "${DPA_TEST_PG_DIR:-}" ] && [ -n "${DPA_TEST_PG_SCRIPT:-}" ]; then
+    PGU=$(bash "$DPA_TEST_PG_SCRIPT" uri "$DPA_TEST_PG_DIR" "cli_$$_1")
+    run ledger init "$PGU" --filter gdp-residue --mu 1 --unit alice
+    check "PostgreSQL: init" rc_is 0
+    for i in 1 2 3; do run ledger request "$PGU" --unit alice --spec '{"pure": {"epsilon": 0.5}}'; done
+    check "PostgreSQL: three pure 0.5 accepted under mu 1 (residue filter)" rc_is 0
+    run ledger request "$PGU" --unit alice --spec '{"pure": {"epsilon": 0.5}}'
+    check "PostgreSQL: the fourth rejected, exit 3" rc_is 3
+    run ledger request "$PGU" --unit nobody --spec '{"pure": {"epsilon": 0.5}}'
+    check "PostgreSQL: unknown unit, exit 2" rc_is 2
+    run ledger verify "$PGU"
+    check "PostgreSQL: verify" rc_is 0
+    PGM=$(bash "$DPA_TEST_PG_SCRIPT" uri "$DPA_TEST_PG_DIR" "cli_$$_2")
+    run ledger import "$PGM" --from "$TMP/export.json"
+    check "migration SQLite -> PostgreSQL: import verified" rc_is 0
+    run ledger export "$PGM"
+    check "migration: the PostgreSQL export equals the SQLite one" \
+        python3 -c "import json; a=json.load(open('$TMP/export.json')); b=json.load(open('$TMP/out')); exit(0 if a==b else 1)"
+    run ledger request "$PGM" --unit carol --spec '{"pure": {"epsilon": 0.05}}' --json
+    check "migration: the next request id follows the imported ones" json_is 'j["request"] == 6'
+    run ledger init "postgresql:///nodb?host=$TMP/nosuchdir&port=1&user=x" --filter pure --epsilon 1
+    check "PostgreSQL: no server, exit 1" rc_is 1
+    check "PostgreSQL: no server, says cannot connect" err_has "cannot connect"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
