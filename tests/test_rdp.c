@@ -990,6 +990,26 @@ static void test_errors(void **state)
     dpa_pair_free(g);
 }
 
+/* A delta too small for a double is still positive: the rdp method must
+ * not report 0 (a claim of pure DP) where the truth is ~1e-780 (Gaussian
+ * sigma 1 at eps 60; audit finding F4).  Upper bounds at eps in [30, 80]
+ * are > 0 and nonincreasing. */
+static void test_underflow_delta(void **state)
+{
+    (void)state;
+    dpa_accountant *a = test_accountant("{\"gaussian\": {\"sigma\": 1}}", DPA_METHOD_RDP);
+    double prev = 1;
+    for (double e = 30; e <= 80; e += 2.5) {
+        dpa_result r;
+        dpa_error err;
+        CHECK(dpa_accountant_delta(a, e, &r, &err) == DPA_OK, "delta at %g: %s", e, err.message);
+        CHECK(r.upper > 0, "eps %g: delta upper %g claims pure DP (the true delta is positive)", e, r.upper);
+        CHECK(r.upper <= prev, "eps %g: delta upper %g above the previous %g", e, r.upper, prev);
+        prev = r.upper;
+    }
+    dpa_accountant_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1009,6 +1029,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reference_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_composite, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_underflow_delta, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

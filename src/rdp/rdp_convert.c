@@ -59,6 +59,7 @@
  * Delta(eps')(1 - 1/K) > delta for some eps' in (eps, eps_L) with p_* <= 1
  * (p_* decreases continuously in eps), so eps_opt >= eps_L.
  */
+#include <float.h>
 #include <math.h>
 #include "rdp/rdp.h"
 #include "num/num.h"
@@ -110,11 +111,19 @@ const char *dpa_rdp_conversion_name(dpa_rdp_conversion c)
     return NULL;
 }
 
-/* exp(l) rounded up given l's absolute error e, capped at 1 */
+/* exp(l) rounded up given l's absolute error e, capped at 1.  l = -inf is
+ * an exact 0.  Below DBL_MIN the relative rounding bound no longer holds
+ * (subnormals carry an absolute error of up to half of DBL_TRUE_MIN, and
+ * exp underflows to 0 for arguments below about -745 although the value is
+ * positive): there the result is moved up by two subnormal steps, so an
+ * underflowing positive value is reported as at least DBL_TRUE_MIN, never 0. */
 static double exp_up(double l, double e)
 {
+    if (l == -INFINITY) return 0.0;
     if (l + e >= 0) return 1.0;
     double v = exp(l + e);
+    if (v < DBL_MIN)
+        return v + 2 * DBL_TRUE_MIN;
     return fmin(1.0, v * (1 + 2 * U));
 }
 
