@@ -221,6 +221,118 @@ static void test_residue_condition(void **state)
     CHECK(accepted >= n / 2, "only %d of %d accepted", accepted, n);
 }
 
+
+/* ---------------- the residue filter over the whole mu domain ----------------
+ * Regression for the large-budget bug (mu = 1000 left 0 after one pure
+ * query): for mu from 1e-3 to 1e6 (the domain's max) and pure, randomized
+ * response, Gaussian, subsampled Gaussian and Laplace queries (scaled to
+ * fit small budgets), the residue filter accepts what the naive one accepts,
+ * its remaining mu is >= the naive remaining mu and <= mu, and, for mu <= 10
+ * (where the accountant's PLD resolves the curves), the residue condition
+ * holds at 64 points (as in test_residue_condition).  Decision times are
+ * printed and bounded (Release). */
+static void check_condition(const char *q, double M, double mu, int *checked)
+{
+    char c[2048];
+    dpa_error err;
+    snprintf(c, sizeof c, "{\"compose\": [{\"gdp\": {\"mu\": %.17g}}, %.1900s]}", mu, q);
+    dpa_accountant *acc = test_accountant(c, DPA_METHOD_AUTO);
+    enum { NE = 64 };
+    double e[NE], up[NE], lo[NE];
+    for (int j = 0; j < NE; j++) e[j] = (0.5 * M * M + 6.0 * M) * j / (NE - 1);
+    if (dpa_accountant_profile(acc, e, NE, up, lo, &err)) fail_msg("%s: %s", c, err.message);
+    for (int j = 0; j < NE; j++) {
+        double b = gauss_delta_lo(M, e[j]);
+        CHECK(lo[j] <= b * (1 + 1e-9) + 1e-15, "mu %g %s: mu_new %.17g: delta(%g) >= %.6g > budget %.6g", M, q, mu, e[j],
+              lo[j], b);
+        (*checked)++;
+    }
+    dpa_accountant_free(acc);
+}
+
+static void test_residue_mu_range(void **state)
+{
+    (void)state;
+    static const double mus[] = {1e-3, 0.01, 0.1, 1, 10, 100, 1e3, 1e5, 1e6};
+    int checked = 0;
+    double worst_atom = 0, worst_lap = 0;
+    for (size_t i = 0; i < sizeof mus / sizeof mus[0]; i++) {
+        double M = mus[i], k = fmin(1.0, M); /* query scale: fits G_M */
+        char qs[5][256];
+        snprintf(qs[0], sizeof qs[0], "{\"pure\": {\"epsilon\": %.17g}}", 0.1 * k);
+        snprintf(qs[1], sizeof qs[1], "{\"randomized_response\": {\"epsilon\": %.17g}}", 0.3 * k);
+        snprintf(qs[2], sizeof qs[2], "{\"gaussian\": {\"sigma\": %.17g}}", 3 / k);
+        snprintf(qs[3], sizeof qs[3], "{\"poisson\": {\"rate\": 0.1, \"event\": {\"gaussian\": {\"sigma\": %.17g}}}}", 2 / k);
+        snprintf(qs[4], sizeof qs[4], "{\"laplace\": {\"scale\": %.17g}}", 10 / k);
+        for (int j = 0; j < 5; j++) {
+            if (SANITIZED && j == 4 && M != 1) continue; /* Laplace: the slowest, once under sanitizers */
+            char cr[128], cn[128];
+            snprintf(cr, sizeof cr, "{\"filter\": \"gdp-residue\", \"mu\": %.17g}", M);
+            snprintf(cn, sizeof cn, "{\"filter\": \"gdp\", \"mu\": %.17g}", M);
+            dpa_filter *r = mkfilter(cr), *n = mkfilter(cn);
+            dpa_error err;
+            double t0 = now();
+            int a = req(r, qs[j], NULL, &err);
+            double dt = now() - t0;
+            CHECK(a == 1, "mu %g %s: %s", M, qs[j], a < 0 ? err.message : "rejected");
+            double mr = remaining_mu(r);
+            int an = req(n, qs[j], NULL, &err);
+            double mn = an == 1 ? remaining_mu(n) : NAN;
+            print_message("    mu %-6g %-80s residue %.17g naive %.17g (%.2f ms)\n", M, qs[j], mr, mn, 1e3 * dt);
+            CHECK(mr >= 0 && mr <= M, "mu %g %s: remaining %.17g outside [0, mu]", M, qs[j], mr);
+            if (an == 1) CHECK(mr >= mn, "mu %g %s: residue %.17g < naive %.17g", M, qs[j], mr, mn);
+            if (M <= 10 && j != 2) check_condition(qs[j], M, mr, &checked);
+            if (j == 4) worst_lap = fmax(worst_lap, dt);
+            else worst_atom = fmax(worst_atom, dt);
+            dpa_filter_free(r);
+            dpa_filter_free(n);
+        }
+    }
+    print_message("  %d points checked; slowest decision: atoms/Gaussian %.2f ms, Laplace %.2f ms\n", checked,
+                  1e3 * worst_atom, 1e3 * worst_lap);
+    if (!SANITIZED) {
+        /* targets 10 ms and 100 ms; the checks allow 3x for a loaded machine */
+        CHECK(worst_atom <= 0.03, "slowest atom decision %.3f s", worst_atom);
+        CHECK(worst_lap <= 0.3, "slowest Laplace decision %.3f s", worst_lap);
+    }
+}
+
+/* Queries that barely fit: pure eps with nu(eps) = M (1 -+ 1e-6): randomized
+ * response has GDP parameter exactly nu(eps), so the first fits (accepted;
+ * the naive filter keeps almost nothing, the residue filter keeps more: RF
+ * Fig 1b, and the residue condition holds) and the second does not
+ * (rejected, state unchanged). */
+static void test_residue_barely_fits(void **state)
+{
+    (void)state;
+    static const double mus[] = {1e-3, 0.1, 1, 3};
+    for (size_t i = 0; i < sizeof mus / sizeof mus[0]; i++) {
+        for (int side = 0; side < 2; side++) {
+            double M = mus[i] * (side ? 1 + 1e-6 : 1 - 1e-6);
+            /* nu(eps) = M  <=>  eps = log(Phi(M/2) / Phi(-M/2)) */
+            long double p = 0.5L * erfcl(-(long double)M / 2 / sqrtl(2.0L));
+            double eps = (double)logl(p / (1 - p));
+            char cfg[128], q[128];
+            snprintf(cfg, sizeof cfg, "{\"filter\": \"gdp-residue\", \"mu\": %.17g}", mus[i]);
+            snprintf(q, sizeof q, "{\"pure\": {\"epsilon\": %.17g}}", eps);
+            dpa_filter *f = mkfilter(cfg);
+            dpa_error err;
+            int a = req(f, q, NULL, &err);
+            double mr = remaining_mu(f);
+            print_message("    mu %g eps %.10g (nu = mu %s): %s, remaining %.6g\n", mus[i], eps, side ? "+1e-6" : "-1e-6",
+                          a == 1 ? "accepted" : "rejected", mr);
+            if (side) CHECK(a == 0 && mr == mus[i], "mu %g: eps %.17g above the budget: %d, %g", mus[i], eps, a, mr);
+            else {
+                CHECK(a == 1, "mu %g: eps %.17g within the budget rejected", mus[i], eps);
+                CHECK(mr >= 0 && mr < mus[i], "mu %g: %g left after a query that fills it", mus[i], mr);
+                int checked = 0;
+                check_condition(q, mus[i], mr, &checked);
+            }
+            dpa_filter_free(f);
+        }
+    }
+}
+
 /* ---------------- scalar filters ---------------- */
 static int run_seq(const char *cfg, const char *q, int max, dpa_status *st)
 {
@@ -480,6 +592,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reference_one_query, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reference_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_residue_condition, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_residue_mu_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_residue_barely_fits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scalar_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scalar_timing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_determinism, setup, teardown),

@@ -28,7 +28,7 @@
  *
  * The test.  With the law (w_j, p_j) and m > 0,
  *   delta_C(t) = sum_j p_j delta_m(t - w_j)                       (MATH.md §3, LT Thm 4.2)
- * evaluated with dpa_exact_delta's certified upper bounds; with m = 0,
+ * evaluated with certified upper bounds from log Phi (gdelta_up); with m = 0,
  * delta_C(t) = sum_{w_j > t} p_j (1 - e^{t - w_j}).  On a grid
  * 0 = t_0 < ... < t_n = E, in x = e^t both hockey-stick curves are convex
  * and non-increasing, so on [x_j, x_{j+1}]
@@ -42,9 +42,15 @@
  * delta_C = 0 from the largest atom on (E = that atom); for m > 0, the tail
  * lemma below.  Every rounding goes toward "not dominated".
  *
+ * The update (dpa_f_residue_update) searches mu' above the naive end
+ * sqrt(M^2 - mu0^2 - nu^2) (nu: rest_nu), which is sound without a test, so
+ * the result is never below the naive filter's (where the test cannot
+ * resolve the curves, e.g. M >> 1, it is the naive end).
+ *
  * Tail lemma (t >= E, m <= M): see tail_ok (Mills-ratio bounds on both
  * profiles; the log-ratio bound at E is non-increasing beyond it).
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,15 +77,15 @@
 /* Relative margin on S = Phi(z) from exp(dpa_log_ndtr(z)) with z rounded
  * down (log Phi relative error < 4e-16, exp < 1 ulp): 1e-12. */
 #define SLOPE_REL 1e-12
-/* Intervals of the dominance test on [0, E]: a coarse grid, then a fine
- * one (the second-order slack falls 64-fold). */
-#define GRID_COARSE 1024
-#define GRID_N 8192
-/* Largest E tried by the tail search. */
-#define E_MAX 1e6
-/* Bisection of the residue update: stops at a bracket of RES_TOL * M (the
- * grid test's own slack is far larger, see docs/filters.md). */
-#define RES_TOL 1e-9
+/* Intervals of the dominance test on [0, E] (failing intervals are
+ * subdivided, see seg_ok). */
+#define GRID_N 256
+/* Steps of the tail search (E = wmax + M 1.25^k / 2, k < E_STEPS: up to
+ * 1e19 M, far beyond the M^2/2 + O(M) the lemma needs for M <= 1e6). */
+#define E_STEPS 200
+/* Bisection of the residue update: stops at a bracket of RES_TOL * M
+ * (docs/filters.md: the grid test's own slack is larger). */
+#define RES_TOL 1e-8
 
 typedef struct law {
     size_t n;
@@ -415,15 +421,62 @@ int dpa_f_query_is_gaussian(const dpa_f_query *fq, double *mu0_up)
 
 /* ---- certified evaluations ---- */
 
+/* Cheap certified bounds on the Gaussian profile
+ *   delta_m(s) = Phi(x1) - e^s Phi(x2),  x1 = m/2 - s/m,  x2 = -m/2 - s/m
+ * (MATH.md §5), from two dpa_log_ndtr calls: -e^{l1} expm1(l2 - l1) with
+ * l1 = log Phi(x1), l2 = s + log Phi(x2).  dpa_exact_delta certifies the
+ * same quantity by quadrature (~30 times slower); here the difference is
+ * taken in log space, which loses only the digits of log(Phi(x1)/delta)
+ * (a few in the far tail, where delta/Phi(x1) falls like m/|x1|).
+ * Margins: x1, x2 carry at most 2u (|x| + |s/m|) (one division, one
+ * addition); log Phi is accurate to 1e-15 relative (num.h), widened to
+ * LOGPHI_REL; exp, expm1 and the product a few ulp (8u); results in the
+ * subnormal range carry an absolute 2 DBL_TRUE_MIN. */
+#define LOGPHI_REL 8e-15
+static void gauss_logs(double m, double s, int upper, double *l1, double *l2)
+{
+    double r = s / m;
+    double x1 = 0.5 * m - r, x2 = -0.5 * m - r;
+    double e1 = 2 * DPA_UNIT_ROUNDOFF * (fabs(x1) + fabs(r)) + 1e-300;
+    double e2 = 2 * DPA_UNIT_ROUNDOFF * (fabs(x2) + fabs(r)) + 1e-300;
+    /* upper bound of delta: x1 up, x2 down; lower bound: the reverse */
+    double a = dpa_log_ndtr(upper ? x1 + e1 : x1 - e1);
+    double b = dpa_log_ndtr(upper ? x2 - e2 : x2 + e2);
+    double ea = LOGPHI_REL * fabs(a) + 1e-300, eb = LOGPHI_REL * fabs(b) + 2 * DPA_UNIT_ROUNDOFF * fabs(s) + 1e-300;
+    *l1 = upper ? a + ea : a - ea;
+    *l2 = upper ? s + b - eb : s + b + eb;
+}
+
+static double gdelta_up(double m, double s)
+{
+    double l1, l2;
+    gauss_logs(m, s, 1, &l1, &l2);
+    if (!(l2 < l1)) return 2 * DBL_TRUE_MIN; /* the bound is <= 0 (delta >= 0) */
+    double d = l2 - l1;
+    d -= 2 * DPA_UNIT_ROUNDOFF * fabs(d); /* -expm1 is decreasing: d rounded down */
+    double v = exp(fmin(l1, 0.0)) * -expm1(d);
+    return fmin(1.0, v * (1 + 8 * DPA_UNIT_ROUNDOFF) + 2 * DBL_TRUE_MIN);
+}
+
+static double gdelta_lo(double m, double s)
+{
+    double l1, l2;
+    gauss_logs(m, s, 0, &l1, &l2);
+    if (!(l2 < l1)) return 0;
+    double d = l2 - l1;
+    d += 2 * DPA_UNIT_ROUNDOFF * fabs(d);
+    if (!(d < 0)) return 0;
+    double v = exp(l1) * -expm1(d);
+    return fmax(0.0, fmin(1.0, v * (1 - 8 * DPA_UNIT_ROUNDOFF) - 2 * DBL_TRUE_MIN));
+}
+
 /* Upper bound on delta_C(t) for the law and G_m (m >= 0). */
 static double comp_up(const law *l, double m, double t)
 {
     double s = 0;
     if (m > 0) {
         for (size_t j = 0; j < l->n; j++) {
-            double up, lo;
-            dpa_exact_delta(m, dpa_f_dn(t - l->w[j]), &up, &lo);
-            s += l->p[j] * up;
+            s += l->p[j] * gdelta_up(m, dpa_f_dn(t - l->w[j]));
         }
     } else {
         for (size_t j = l->n; j-- > 0 && l->w[j] > t;) {
@@ -438,25 +491,7 @@ static double comp_up(const law *l, double m, double t)
 
 static double budget_lo(double M, double t)
 {
-    double up, lo;
-    dpa_exact_delta(M, t, &up, &lo);
-    return lo;
-}
-
-/* Lower bound on S = Phi(-t/M - M/2). */
-static double slope_lo(double M, double t)
-{
-    double z = -t / M - 0.5 * M;
-    z = z - 4 * DPA_UNIT_ROUNDOFF * fabs(z) - 1e-300;
-    return exp(dpa_log_ndtr(z)) * (1 - SLOPE_REL);
-}
-
-/* Lower bound on e^{b} - e^{a}, b > a. */
-static double dx_lo(double a, double b)
-{
-    double d = dpa_f_dn(b - a);
-    if (!(d > 0)) return 0;
-    return exp(a) * expm1(d) * (1 - 8 * DPA_UNIT_ROUNDOFF);
+    return gdelta_lo(M, t);
 }
 
 /* Tail lemma at E (see the top): 1 if it certifies [E, inf).  With
@@ -491,48 +526,91 @@ static int tail_ok(const law *l, double m, double M, double E)
     return tot + TAIL_LOG_ABS + 1e-12 * (fabs(gauss) + fabs(G)) <= 0;
 }
 
-/* The chord/tangent grid test on [0, E] for one direction, with n
- * intervals: half uniform on [0, E1], E1 = 4M + max(w_max, 0), half
- * uniform in u = t + t^2/(2 M^2) on [E1, E] (steps shrink like M^2/t where
- * log delta_M falls like t/M^2, keeping the test's second-order slack even
- * along the curve). */
+/* Lower bound on the budget's tangent at t_b evaluated at t_a < t_b:
+ * lo B(t_b) + lo S lo(e^{t_b} - e^{t_a}).  The product S (e^{t_b} - e^{t_a})
+ * is formed in log space (e^{t} overflows beyond t = 709 while the product
+ * stays below 1 for large M); its log carries the log Phi error (relative
+ * 1e-15 of |log S|, from dpa_log_ndtr) and a few roundings of t_a and
+ * log expm1: TANGENT_LOG_REL covers them with a factor > 10. */
+#define TANGENT_LOG_REL 1e-13
+static double tangent_lo(double M, double ta, double tb, double bb)
+{
+    double d = dpa_f_dn(tb - ta);
+    if (!(d > 0)) return bb;
+    double z = -tb / M - 0.5 * M;
+    z = z - 4 * DPA_UNIT_ROUNDOFF * fabs(z) - 1e-300;
+    double ls = dpa_log_ndtr(z), lx = log(expm1(d));
+    double lg = ls + ta + lx;
+    lg -= TANGENT_LOG_REL * (fabs(ls) + fabs(ta) + fabs(lx) + 1);
+    return bb + exp(lg) * (1 - SLOPE_REL);
+}
+
+/* Largest subdivision depth of one grid interval whose chord/tangent test
+ * fails (the slack falls 4-fold per level), and the most evaluations a
+ * whole test may spend on subdivisions. */
+#define REFINE_DEPTH 8
+#define REFINE_WORK 4096
+/* Nodes at the far end of the grid point-tested first (grid_ok_n). */
+#define PRECHECK 16
+
+/* The chord/tangent test on [ta, tb] (c the composition's upper bounds, b
+ * the budget's lower bound at tb): 1 proven.  A failing interval is halved
+ * (up to REFINE_DEPTH levels, *work evaluations in all); a node whose point
+ * test fails ends the test (no refinement can help there). */
+static int seg_ok(const law *l, double m, double M, double ta, double ca, double tb, double cb, double bb, int depth,
+                  int *work)
+{
+    if (ca <= tangent_lo(M, ta, tb, bb)) return 1;
+    if (depth <= 0 || *work <= 0) return 0;
+    double tm = ta + 0.5 * (tb - ta);
+    if (!(tm > ta && tm < tb)) return 0;
+    (*work)--;
+    double cm = comp_up(l, m, tm), bm = budget_lo(M, tm);
+    if (!(cm <= bm)) return 0;
+    return seg_ok(l, m, M, ta, ca, tm, cm, bm, depth - 1, work) && seg_ok(l, m, M, tm, cm, tb, cb, bb, depth - 1, work);
+}
+
+/* The grid of the test on [0, E] for one direction: n intervals uniform
+ * in u = t + t^2/(2 M^2) (steps shrink like M^2/t where log delta_M falls
+ * like t/M^2, keeping the test's second-order slack even along the curve),
+ * with the body [0, E1], E1 = 4M + max(w_max, 0), where the binding points
+ * of small queries lie, given half of them when E > E1.  Each interval
+ * whose chord/tangent test fails is subdivided (seg_ok). */
 static int grid_ok_n(const law *l, double m, double M, double E, int n)
 {
     if (!(E > 0)) return comp_up(l, m, 0.0) <= budget_lo(M, 0.0);
-    /* half the intervals uniform on [0, E1] (the body of the curves, where
-     * the binding points of small queries lie), half uniform in u on [E1, E] */
     double wmax = l->n ? fmax(l->w[l->n - 1], 0.0) : 0.0;
     double E1 = fmin(E, 4 * M + wmax);
     int n1 = E1 < E ? n / 2 : n, n2 = n - n1;
     double M2 = M * M, U1 = E1 + E1 * E1 / (2 * M2), UE = E + E * E / (2 * M2);
+#define GRID_T(j)                                                                                       \
+    ((j) <= n1 ? ((j) == n1 ? E1 : E1 * ((double)(j) / n1))                                             \
+               : ((j) == n ? E : 2 * (U1 + (UE - U1) * ((double)((j) - n1) / n2)) /                      \
+                                     (1 + sqrt(1 + 2 * (U1 + (UE - U1) * ((double)((j) - n1) / n2)) / M2))))
+    /* a failing test usually fails either near t = 0 (the body) or at the
+     * far end (where both profiles approach the underflow threshold): the
+     * point test at the last PRECHECK nodes first, so that it fails early */
+    for (int j = n; j > n - PRECHECK && j > 0; j--) {
+        double t = GRID_T(j);
+        if (!(comp_up(l, m, t) <= budget_lo(M, t))) return 0;
+    }
     double tprev = 0, cprev = comp_up(l, m, 0.0);
+    int work = REFINE_WORK;
     for (int j = 1; j <= n; j++) {
-        double t;
-        if (j <= n1) {
-            t = j == n1 ? E1 : E1 * ((double)j / n1);
-        } else {
-            double u = U1 + (UE - U1) * ((double)(j - n1) / n2);
-            t = j == n ? E : 2 * u / (1 + sqrt(1 + 2 * u / M2));
-        }
+        double t = GRID_T(j);
         if (!(t > tprev)) continue;
         double c = comp_up(l, m, t), b = budget_lo(M, t);
         if (!(c <= b)) return 0;
-        if (!(cprev <= b + slope_lo(M, t) * dx_lo(tprev, t))) return 0;
+        if (!seg_ok(l, m, M, tprev, cprev, t, c, b, REFINE_DEPTH, &work)) return 0;
         tprev = t;
         cprev = c;
     }
     return 1;
 }
 
-/* A coarse grid first (a pass is a proof), the fine one only if it fails;
- * the fine grid has at most GRID_WORK / (atoms) intervals (cost bound), and
- * at least GRID_COARSE. */
-#define GRID_WORK 262144
 static int grid_ok(const law *l, double m, double M, double E)
 {
-    size_t fine = GRID_WORK / (l->n ? l->n : 1);
-    int nf = fine > GRID_N ? GRID_N : fine < GRID_COARSE ? GRID_COARSE : (int)fine;
-    return grid_ok_n(l, m, M, E, GRID_COARSE) || (nf > GRID_COARSE && grid_ok_n(l, m, M, E, nf));
+    return grid_ok_n(l, m, M, E, GRID_N);
 }
 
 static int dir_ok(const law *l, double m, double M)
@@ -545,9 +623,10 @@ static int dir_ok(const law *l, double m, double M)
         return grid_ok(l, 0.0, M, wmax);
     }
     if (m > M) return 0;
-    /* E: the first of wmax+ + M 1.25^k / 2 (k = 0, 1, ...) where the tail lemma holds */
-    double E = -1;
-    for (double s = 0.5 * M; s <= E_MAX; s *= 1.25) {
+    /* E: the first of wmax+ + M 1.25^k / 2 (k = 0, 1, ..., E_STEPS) where the
+     * tail lemma holds (the lemma needs E/M - M/2 > 1/M: E grows with M^2) */
+    double E = -1, s = 0.5 * M;
+    for (int k = 0; k < E_STEPS && isfinite(s); k++, s *= 1.25) {
         double e = fmax(wmax, 0.0) + s;
         if (tail_ok(l, m, M, e)) {
             E = e;
@@ -574,6 +653,39 @@ int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M)
     return fq->sym ? 1 : dir_ok(&fq->rev, m, M);
 }
 
+/* Relative stop of the bisection for the rest's GDP parameter (rest_nu):
+ * it only sets the naive lower end of the residue search. */
+#define NU_TOL 1e-7
+
+/* A certified upper bound on the smallest GDP parameter of the query's
+ * non-Gaussian rest R (R <= G_nu): the rest is eps-DP with eps its largest
+ * |loss| (the largest w of the law of W under A and of the law of -W under
+ * B, both rounded up; a symmetric rest has one law), so R <= RR_eps <=
+ * G_nu(eps) (dpa_f_nu_pure, rounded up); then bisection on nu with the
+ * certified m = 0 test R <= G_nu, keeping a value that passed.  INFINITY if
+ * the rest has a mass at infinity (never below a Gaussian). */
+static double rest_nu(const dpa_f_query *fq)
+{
+    if (!fq->has_rest) return 0;
+    if (fq->fwd.inf > 0 || (!fq->sym && fq->rev.inf > 0)) return INFINITY;
+    double e = fq->fwd.n ? fq->fwd.w[fq->fwd.n - 1] : 0;
+    if (!fq->sym && fq->rev.n) e = fmax(e, fq->rev.w[fq->rev.n - 1]);
+    double hi = dpa_f_nu_pure(fmax(e, 0.0)), lo = 0;
+    if (!(hi > 0) || !isfinite(hi)) return hi;
+    /* nu(eps) is exact for randomized response: a first test 1e-3 below it
+     * spares the bisection when no gain is to be had */
+    double probe = hi * (1 - 1e-3);
+    if (!(dir_ok(&fq->fwd, 0.0, probe) && (fq->sym || dir_ok(&fq->rev, 0.0, probe)))) return hi;
+    hi = probe;
+    for (int it = 0; it < 100 && hi - lo > NU_TOL * hi; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (!(mid > lo && mid < hi)) break;
+        if (dir_ok(&fq->fwd, 0.0, mid) && (fq->sym || dir_ok(&fq->rev, 0.0, mid))) hi = mid;
+        else lo = mid;
+    }
+    return hi;
+}
+
 dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, int *accepted, double *mu_new, dpa_error *err)
 {
     (void)err;
@@ -588,19 +700,37 @@ dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, int *accepted, 
         *mu_new = dpa_f_dn(fmin(r, M));
         return DPA_OK;
     }
-    if (!dpa_f_residue_ok(fq, 0.0, M)) return DPA_OK;
+    /* The naive end: L <= G_mu0 (+) G_nu = G_n, n^2 = mu0^2 + nu^2, so
+     * G_mu' (+) L <= G_M for mu'^2 = M^2 - n^2 (RF Remark 2: the naive
+     * filter's update, sound without a test).  n rounded up, the residue
+     * down. */
+    double nu = rest_nu(fq), lo = -1;
+    double n = isfinite(nu) ? gauss_total(nu, fq->mu0) : INFINITY;
+    if (n <= M) {
+        double r = sqrt((M - n) * (M + n)) * (1 - 8 * DPA_UNIT_ROUNDOFF);
+        lo = dpa_f_dn(fmin(r, M));
+        if (lo < 0) lo = 0;
+    } else if (dpa_f_residue_ok(fq, 0.0, M)) {
+        lo = 0;
+    }
+    if (lo < 0) return DPA_OK;
     *accepted = 1;
-    if (dpa_f_residue_ok(fq, M, M)) {
-        *mu_new = M;
+    /* the upper end: no mu' with mu'^2 + mu0^2 > M^2 passes */
+    double hi = fq->mu0 > 0 ? fmin(M, dpa_f_up(sqrt((M - fq->mu0) * (M + fq->mu0)) * (1 + 8 * DPA_UNIT_ROUNDOFF))) : M;
+    if (hi <= lo) {
+        *mu_new = lo;
         return DPA_OK;
     }
-    double lo = 0, hi = M;
+    if (dpa_f_residue_ok(fq, hi, M)) {
+        *mu_new = hi;
+        return DPA_OK;
+    }
     for (int it = 0; it < 200 && hi - lo > RES_TOL * M; it++) {
         double mid = 0.5 * (lo + hi);
         if (!(mid > lo && mid < hi)) break;
         if (dpa_f_residue_ok(fq, mid, M)) lo = mid;
         else hi = mid;
     }
-    *mu_new = lo; /* a value that passed: rounded toward less remaining budget */
+    *mu_new = lo; /* a value that passed (or the naive end): less remaining budget */
     return DPA_OK;
 }
