@@ -322,9 +322,13 @@ static void print_fields(const char *indent, json_t *o)
             print_fields(deeper, v);
         } else if (json_is_real(v)) {
             /* remaining budgets: 10 digits, rounded down (never shows more
-             * budget than there is; --json has the exact value) */
+             * budget than there is; --json has the exact value); a delta is
+             * the stated parameter of an (eps, delta) reading, shown as is */
             char buf[CLI_NUM_BUF];
-            cli_format(buf, sizeof buf, json_real_value(v), 10, CLI_ROUND_DOWN);
+            if (!strcmp(key, "delta") || !strcmp(key, "report_delta"))
+                cli_format_shortest(buf, sizeof buf, json_real_value(v));
+            else
+                cli_format(buf, sizeof buf, json_real_value(v), 10, CLI_ROUND_DOWN);
             printf("%s%s: %s\n", indent, key, buf);
         } else {
             char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -497,14 +501,14 @@ static int run_status(const ledger_args *a)
         return cli_library_bug("ledger status JSON does not parse");
     units = json_object_get(root, "units");
     if (!a->nunits) {
-        char *f = json_dumps(json_object_get(root, "default_filter"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        char *f = json_dumps(json_object_get(root, "default_filter"), JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
         printf("default filter: %s%s\n", f ? f : "?",
                json_is_true(json_object_get(root, "auto_units")) ? " (units created on first request)" : "");
         printf("units: %zu\n", json_array_size(units));
         free(f);
     }
     json_array_foreach(units, i, u) {
-        char *f = json_dumps(json_object_get(u, "filter"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        char *f = json_dumps(json_object_get(u, "filter"), JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
         printf("\nunit %s\n", json_string_value(json_object_get(u, "unit")));
         printf("  filter: %s\n", f ? f : "?");
         printf("  requests: %lld (accepted %lld, rejected %lld)%s\n",
