@@ -112,7 +112,8 @@ check "--help exits 0 and names every command and option" eval 'rc_is 0 &&
 run -h
 check "-h prints the main help" eval 'rc_is 0 && out_has "Usage: dpacct"'
 run --version
-check "--version exits 0 and prints the version" eval 'rc_is 0 && grep -Eq "^dpacct [0-9]+\.[0-9]+\.[0-9]+$" "$TMP/out"'
+check "--version exits 0 and prints the version, and the library's" eval 'rc_is 0 && grep -Eq "^dpacct [0-9]+\.[0-9]+\.[0-9]+$" "$TMP/out" &&
+    grep -Eq "^libdpacct [0-9]+\.[0-9]+\.[0-9]+ " "$TMP/out"'
 
 common="--method --accuracy --grid-step --max-grid --json --help"
 for spec in "epsilon:--delta" "delta:--epsilon" "profile:--from --to --points" \
@@ -345,16 +346,21 @@ check "approx (1, 0.1) at delta 0.2: finite epsilon" \
 # ---------------------------------------------------------------- errors --
 
 usage_error "bad JSON: exit 2, message, empty stdout" epsilon --delta 1e-5 '{"gaussian": {"sigma": 1}'
-usage_error "bad JSON with --json prints no JSON" epsilon --delta 1e-5 --json '{"gaussian": }'
+run epsilon --delta 1e-5 --json '{"gaussian": }'
+check "bad JSON with --json: exit 2, nothing on stdout, the error as JSON on stderr" eval 'rc_is 2 && out_empty &&
+    python3 -c "import json, sys; e = json.load(open(sys.argv[1]))[\"error\"]; sys.exit(0 if e[\"exit_status\"] == 2 and
+        e[\"message\"].startswith(\"JSON syntax error\") else 1)" "$TMP/err"'
 usage_error "out-of-range rate is an error" epsilon --delta 1e-5 \
     '{"poisson": {"rate": 1.5, "event": {"gaussian": {"sigma": 1}}}}'
 check "out-of-range rate message names /poisson/rate" err_has "/poisson/rate"
 usage_error "unknown event kind is an error" delta --epsilon 1 '{"repeat": {"count": 2, "event": {"gausian": {"sigma": 1}}}}'
 check "unknown event kind message names the path, the kind and the valid kinds" \
-    err_has 'dpacct: /repeat/event: unknown event kind "gausian" (expected gaussian, laplace, discrete_laplace, discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, privacy_loss)'
+    eval 'err_has "dpacct: /repeat/event: unknown event kind \"gausian\" (expected gaussian, laplace, discrete_laplace, " &&
+          err_has ", privacy_loss, " && ! err_has "neighboring"'
 usage_error "unknown top-level event kind is an error" delta --epsilon 1 '{"gausian": {"sigma": 1}}'
 check "at the top level the valid keys include neighboring" \
-    err_has 'unknown event kind "gausian" (expected gaussian, laplace, discrete_laplace, discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, privacy_loss, or the top-level key neighboring)'
+    eval 'err_has "unknown event kind \"gausian\" (expected gaussian, laplace, discrete_laplace, " &&
+          err_has ", or the top-level key neighboring)"'
 
 # Every JSON example of docs/spec.md is accepted: specs by an epsilon query,
 # templates (with "?") by calibrate.

@@ -19,13 +19,15 @@
 typedef enum opt_id {
     OPT_DELTA, OPT_EPSILON, OPT_FROM, OPT_TO, OPT_POINTS, OPT_TOLERANCE,
     OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_THREADS, OPT_RDP_CONV, OPT_ORDER, OPT_KIND,
-    OPT_FORMAT, OPT_OUTPUT, OPT_AT, OPT_JSON, OPT_COUNT
+    OPT_FORMAT, OPT_OUTPUT, OPT_AT, OPT_JSON, OPT_LOG,
+    OPT_DATASET_SIZE, OPT_BATCH_SIZE, OPT_EPOCHS, OPT_STEPS, OPT_NOISE, OPT_SAMPLING, OPT_COUNT
 } opt_id;
 
 #define BIT(c) (1u << (c))
 /* the commands that account (renyi takes only --order and --json) */
 #define ALL_COMMANDS \
-    (BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE) | BIT(CLI_CALIBRATE) | BIT(CLI_CURVE) | BIT(CLI_REPORT))
+    (BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE) | BIT(CLI_CALIBRATE) | BIT(CLI_CURVE) | BIT(CLI_REPORT) | \
+     BIT(CLI_DPSGD))
 
 typedef struct opt_def {
     const char *name;   /* without the leading "--" */
@@ -34,12 +36,12 @@ typedef struct opt_def {
 } opt_def;
 
 static const opt_def options[OPT_COUNT] = {
-    [OPT_DELTA] = {"delta", BIT(CLI_EPSILON) | BIT(CLI_CALIBRATE), 1},
-    [OPT_EPSILON] = {"epsilon", BIT(CLI_DELTA) | BIT(CLI_CALIBRATE), 1},
+    [OPT_DELTA] = {"delta", BIT(CLI_EPSILON) | BIT(CLI_CALIBRATE) | BIT(CLI_DPSGD), 1},
+    [OPT_EPSILON] = {"epsilon", BIT(CLI_DELTA) | BIT(CLI_CALIBRATE) | BIT(CLI_DPSGD), 1},
     [OPT_FROM] = {"from", BIT(CLI_PROFILE) | BIT(CLI_CURVE), 1},
     [OPT_TO] = {"to", BIT(CLI_PROFILE) | BIT(CLI_CURVE), 1},
     [OPT_POINTS] = {"points", BIT(CLI_PROFILE) | BIT(CLI_CURVE), 1},
-    [OPT_TOLERANCE] = {"tolerance", BIT(CLI_CALIBRATE), 1},
+    [OPT_TOLERANCE] = {"tolerance", BIT(CLI_CALIBRATE) | BIT(CLI_DPSGD), 1},
     [OPT_METHOD] = {"method", ALL_COMMANDS, 1},
     [OPT_ACCURACY] = {"accuracy", ALL_COMMANDS, 1},
     [OPT_GRID_STEP] = {"grid-step", ALL_COMMANDS, 1},
@@ -48,10 +50,17 @@ static const opt_def options[OPT_COUNT] = {
     [OPT_RDP_CONV] = {"rdp-conversion", ALL_COMMANDS, 1},
     [OPT_ORDER] = {"order", BIT(CLI_RENYI), 1},
     [OPT_KIND] = {"kind", BIT(CLI_CURVE), 1},
-    [OPT_FORMAT] = {"format", BIT(CLI_CURVE), 1},
+    [OPT_FORMAT] = {"format", BIT(CLI_CURVE) | BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE), 1},
     [OPT_OUTPUT] = {"output", BIT(CLI_CURVE) | BIT(CLI_REPORT), 1},
     [OPT_AT] = {"at", BIT(CLI_CURVE), 1},
     [OPT_JSON] = {"json", ALL_COMMANDS | BIT(CLI_RENYI), 0},
+    [OPT_LOG] = {"log", BIT(CLI_PROFILE), 0},
+    [OPT_DATASET_SIZE] = {"dataset-size", BIT(CLI_DPSGD), 1},
+    [OPT_BATCH_SIZE] = {"batch-size", BIT(CLI_DPSGD), 1},
+    [OPT_EPOCHS] = {"epochs", BIT(CLI_DPSGD), 1},
+    [OPT_STEPS] = {"steps", BIT(CLI_DPSGD), 1},
+    [OPT_NOISE] = {"noise", BIT(CLI_DPSGD), 1},
+    [OPT_SAMPLING] = {"sampling", BIT(CLI_DPSGD), 1},
 };
 
 /* Options each command requires. */
@@ -61,6 +70,7 @@ static const unsigned required[CLI_NCOMMANDS] = {
     [CLI_PROFILE] = BIT(OPT_FROM) | BIT(OPT_TO),
     [CLI_CALIBRATE] = BIT(OPT_EPSILON) | BIT(OPT_DELTA),
     [CLI_RENYI] = BIT(OPT_ORDER),
+    [CLI_DPSGD] = BIT(OPT_DATASET_SIZE) | BIT(OPT_DELTA),
 };
 
 /* A finite double, the whole string, no leading blank.  Returns 0, -1 for
@@ -146,9 +156,66 @@ static int uint_in(opt_id id, const char *val, unsigned long long lo, unsigned l
 
 static int set_epsilon(cli_args *a, const char *val)
 {
-    if (a->cmd == CLI_CALIBRATE)
+    if (a->cmd == CLI_CALIBRATE || a->cmd == CLI_DPSGD)
         return real_in(OPT_EPSILON, val, 0, 1, HUGE_VAL, 0, "a number > 0", &a->epsilon);
     return real_in(OPT_EPSILON, val, -HUGE_VAL, 0, HUGE_VAL, 0, "a finite number", &a->epsilon);
+}
+
+/* A comma-separated list of values (epsilon --delta, delta --epsilon), each
+ * parsed as the single value would be; values[0] also goes to *first. */
+static int set_list(cli_args *a, opt_id id, const char *val, double *first)
+{
+    const char *p = val;
+    a->nvalues = 0;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[512];
+        int rc;
+        if (a->nvalues == CLI_MAX_VALUES)
+            return cli_fail(CLI_EXIT_USAGE, "--%s: at most %u values, got more", options[id].name,
+                            CLI_MAX_VALUES);
+        if (len >= sizeof item)
+            return bad_value(id, id == OPT_DELTA ? "a number in (0, 1)" : "a finite number", p);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        rc = id == OPT_DELTA ? real_in(id, item, 0, 1, 1, 1, "a number in (0, 1)", first)
+                             : set_epsilon(a, item);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        a->values[a->nvalues++] = *first;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    *first = a->values[0];
+    return CLI_EXIT_OK;
+}
+
+static int set_count(opt_id id, const char *val, unsigned long long *out)
+{
+    size_t v;
+    int rc = uint_in(id, val, 1, CLI_MAX_DPSGD_COUNT, "an integer in [1, 1e15]", &v);
+    if (rc == CLI_EXIT_OK)
+        *out = (unsigned long long)v;
+    return rc;
+}
+
+static int set_format(cli_args *a, const char *val)
+{
+    if (a->cmd == CLI_CURVE) {
+        if (!strcmp(val, "csv")) a->format = CLI_FORMAT_CSV;
+        else if (!strcmp(val, "json")) a->format = CLI_FORMAT_JSON;
+        else if (!strcmp(val, "svg")) a->format = CLI_FORMAT_SVG;
+        else if (!strcmp(val, "png")) a->format = CLI_FORMAT_PNG;
+        else return bad_value(OPT_FORMAT, "csv, json, svg or png", val);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(val, "text")) a->format = CLI_FORMAT_TEXT;
+    else if (!strcmp(val, "csv")) a->format = CLI_FORMAT_CSV;
+    else if (!strcmp(val, "json")) a->format = CLI_FORMAT_JSON;
+    else return bad_value(OPT_FORMAT, "text, csv or json", val);
+    return CLI_EXIT_OK;
 }
 
 static int set_grid_step(cli_args *a, const char *val)
@@ -196,9 +263,29 @@ static int set_value(cli_args *a, opt_id id, const char *val)
 {
     switch (id) {
     case OPT_DELTA:
+        if (a->cmd == CLI_EPSILON)
+            return set_list(a, id, val, &a->delta);
         return real_in(id, val, 0, 1, 1, 1, "a number in (0, 1)", &a->delta);
     case OPT_EPSILON:
+        if (a->cmd == CLI_DELTA)
+            return set_list(a, id, val, &a->epsilon);
         return set_epsilon(a, val);
+    case OPT_DATASET_SIZE:
+        return set_count(id, val, &a->dataset_size);
+    case OPT_BATCH_SIZE:
+        return set_count(id, val, &a->batch_size);
+    case OPT_STEPS:
+        return set_count(id, val, &a->steps);
+    case OPT_EPOCHS:
+        return real_in(id, val, 0, 1, HUGE_VAL, 0, "a number > 0", &a->epochs);
+    case OPT_NOISE:
+        return real_in(id, val, 0, 1, HUGE_VAL, 0, "a number > 0", &a->noise);
+    case OPT_SAMPLING:
+        if (!strcmp(val, "poisson")) a->sampling = CLI_SAMPLING_POISSON;
+        else if (!strcmp(val, "without_replacement")) a->sampling = CLI_SAMPLING_WOR;
+        else if (!strcmp(val, "shuffle")) a->sampling = CLI_SAMPLING_SHUFFLE;
+        else return bad_value(id, "poisson, without_replacement or shuffle", val);
+        return CLI_EXIT_OK;
     case OPT_FROM:
         a->given_from = 1;
         return real_in(id, val, -HUGE_VAL, 0, HUGE_VAL, 0, "a finite number", &a->from);
@@ -228,12 +315,7 @@ static int set_value(cli_args *a, opt_id id, const char *val)
         else return bad_value(id, "profile, tradeoff or renyi", val);
         return CLI_EXIT_OK;
     case OPT_FORMAT:
-        if (!strcmp(val, "csv")) a->format = CLI_FORMAT_CSV;
-        else if (!strcmp(val, "json")) a->format = CLI_FORMAT_JSON;
-        else if (!strcmp(val, "svg")) a->format = CLI_FORMAT_SVG;
-        else if (!strcmp(val, "png")) a->format = CLI_FORMAT_PNG;
-        else return bad_value(id, "csv, json, svg or png", val);
-        return CLI_EXIT_OK;
+        return set_format(a, val);
     case OPT_OUTPUT:
         if (!*val) return bad_value(id, "a file path", val);
         a->output = val;
@@ -305,7 +387,10 @@ static int take_option(cli_args *a, int argc, char **argv, int *i)
     if (!options[id].has_value) {
         if (eq)
             return usage_error(a, "option --%s takes no value", options[id].name);
-        a->json = 1;
+        if (id == OPT_LOG)
+            a->log_scale = 1;
+        else
+            a->json = 1;
         return CLI_EXIT_OK;
     }
     if (eq)
@@ -318,6 +403,8 @@ static int take_option(cli_args *a, int argc, char **argv, int *i)
 
 static int take_spec(cli_args *a, const char *arg)
 {
+    if (a->cmd == CLI_DPSGD)
+        return usage_error(a, "takes no SPEC (the run is described by its options), got \"%s\"", arg);
     if (a->spec)
         return usage_error(a, "more than one SPEC (\"%s\" and \"%s\"); give exactly one",
                            a->spec, arg);
@@ -325,12 +412,50 @@ static int take_spec(cli_args *a, const char *arg)
     return CLI_EXIT_OK;
 }
 
-static int check_complete(const cli_args *a)
+/* dpsgd: the run (N, B, epochs or steps, noise) complete, or with --epsilon
+ * exactly one of noise, batch size and epochs/steps left out (calibrated). */
+static int check_dpsgd(const cli_args *a)
+{
+    int has_noise = (a->given & BIT(OPT_NOISE)) != 0, has_batch = (a->given & BIT(OPT_BATCH_SIZE)) != 0;
+    int has_epochs = (a->given & BIT(OPT_EPOCHS)) != 0, has_steps = (a->given & BIT(OPT_STEPS)) != 0;
+    int calibrating = (a->given & BIT(OPT_EPSILON)) != 0;
+    int missing = !has_noise + !has_batch + !(has_epochs || has_steps);
+
+    if (has_epochs && has_steps)
+        return usage_error(a, "give --epochs or --steps, not both");
+    if (has_batch && a->batch_size > a->dataset_size)
+        return usage_error(a, "--batch-size must be at most --dataset-size (%llu), got %llu",
+                           a->dataset_size, a->batch_size);
+    if (!calibrating) {
+        if (a->given & BIT(OPT_TOLERANCE))
+            return usage_error(a, "--tolerance applies to calibration (with --epsilon) only");
+        if (!has_batch)
+            return usage_error(a, "missing required option --batch-size (or give --epsilon to calibrate it)");
+        if (!has_epochs && !has_steps)
+            return usage_error(a, "missing --epochs or --steps (or give --epsilon to calibrate the steps)");
+        if (!has_noise)
+            return usage_error(a, "missing required option --noise (or give --epsilon to calibrate it)");
+        return CLI_EXIT_OK;
+    }
+    if (missing == 0)
+        return usage_error(a, "--epsilon calibrates one of --noise, --batch-size, --epochs/--steps: "
+                           "leave out exactly that one (all are given)");
+    if (missing > 1)
+        return usage_error(a, "--epsilon calibrates one of --noise, --batch-size, --epochs/--steps: "
+                           "leave out exactly one (missing: %s%s%s)",
+                           has_noise ? "" : "--noise ", has_batch ? "" : "--batch-size ",
+                           has_epochs || has_steps ? "" : "--epochs/--steps");
+    return CLI_EXIT_OK;
+}
+
+static int check_complete(cli_args *a)
 {
     unsigned missing = required[a->cmd] & ~a->given;
     for (int i = 0; i < OPT_COUNT; i++)
         if (missing & BIT(i))
             return usage_error(a, "missing required option --%s", options[i].name);
+    if (a->cmd == CLI_DPSGD)
+        return check_dpsgd(a);
     if (!a->spec)
         return usage_error(a, "missing SPEC (a file path, - for standard input, "
                            "or inline JSON)");
@@ -341,6 +466,19 @@ static int check_complete(const cli_args *a)
     if (a->cmd == CLI_PROFILE && !(a->from < a->to))
         return cli_fail(CLI_EXIT_USAGE, "--from must be less than --to, got %.17g and %.17g",
                         a->from, a->to);
+    if (a->cmd == CLI_PROFILE && a->log_scale && !(a->from > 0))
+        return usage_error(a, "--log needs --from > 0 (log-spaced epsilons), got %.17g", a->from);
+    if ((a->given & BIT(OPT_JSON)) && (a->given & BIT(OPT_FORMAT)) && a->format != CLI_FORMAT_JSON &&
+        a->cmd != CLI_CURVE)
+        return usage_error(a, "--json and --format %s contradict each other",
+                           a->format == CLI_FORMAT_CSV ? "csv" : "text");
+    if (a->cmd != CLI_CURVE && a->format == CLI_FORMAT_JSON)
+        a->json = 1;
+    if (a->all_methods && a->nvalues > 1)
+        return usage_error(a, "--method all takes one %s value, got %zu",
+                           a->cmd == CLI_EPSILON ? "--delta" : "--epsilon", a->nvalues);
+    if (a->all_methods && a->cmd != CLI_CURVE && a->format == CLI_FORMAT_CSV)
+        return usage_error(a, "--method all has no CSV form here (dpacct curve --method all writes CSV)");
     return CLI_EXIT_OK;
 }
 
@@ -350,6 +488,7 @@ static void init_args(cli_args *a, cli_command cmd)
     a->cmd = cmd;
     a->tolerance = CLI_DEFAULT_TOLERANCE;
     a->points = CLI_DEFAULT_POINTS;
+    a->nvalues = 1;
     dpa_options_init(&a->opt);
 }
 

@@ -29,11 +29,14 @@ typedef enum cli_command {
     CLI_RENYI,
     CLI_CURVE,
     CLI_REPORT,
+    CLI_DPSGD,
     CLI_NCOMMANDS
 } cli_command;
 
 enum { CLI_KIND_PROFILE = 0, CLI_KIND_TRADEOFF, CLI_KIND_RENYI };
-enum { CLI_FORMAT_DEFAULT = 0, CLI_FORMAT_CSV, CLI_FORMAT_JSON, CLI_FORMAT_SVG, CLI_FORMAT_PNG };
+enum { CLI_FORMAT_DEFAULT = 0, CLI_FORMAT_CSV, CLI_FORMAT_JSON, CLI_FORMAT_SVG, CLI_FORMAT_PNG, CLI_FORMAT_TEXT };
+/* dpsgd --sampling */
+enum { CLI_SAMPLING_POISSON = 0, CLI_SAMPLING_WOR, CLI_SAMPLING_SHUFFLE };
 
 /* Bounds of the accepted option values (the library's documented domains). */
 #define CLI_MAX_POINTS 1000000u
@@ -45,6 +48,10 @@ enum { CLI_FORMAT_DEFAULT = 0, CLI_FORMAT_CSV, CLI_FORMAT_JSON, CLI_FORMAT_SVG, 
 #define CLI_MAX_TOLERANCE 0.1
 #define CLI_DEFAULT_TOLERANCE 1e-4
 #define CLI_DEFAULT_POINTS 21u
+/* most values of a list option (epsilon --delta 1e-5,1e-6; delta --epsilon 1,2) */
+#define CLI_MAX_VALUES 1000u
+/* dpsgd: largest dataset size, batch size and step count (DPA_MAX_COUNT) */
+#define CLI_MAX_DPSGD_COUNT 1000000000000000ull
 
 typedef struct cli_args {
     cli_command cmd;
@@ -63,15 +70,31 @@ typedef struct cli_args {
     int given_from, given_to, given_points, given_at;
     int json;
     const char *spec;    /* the SPEC argument (borrowed from argv) */
+    /* epsilon --delta / delta --epsilon: the list of values (values[0] is
+     * also in delta / epsilon) */
+    double values[CLI_MAX_VALUES];
+    size_t nvalues;
+    int log_scale;       /* profile --log */
+    /* dpsgd */
+    unsigned long long dataset_size, batch_size, steps;
+    double epochs, noise;
+    int sampling;        /* CLI_SAMPLING_* as given (shuffle kept, for the note) */
 } cli_args;
 
 /* ---- main.c ---- */
-/* Print "dpacct: MESSAGE\n" on stderr; returns code. */
+/* Print "dpacct: MESSAGE\n" on stderr; returns code.  When JSON errors are
+ * on (cli_set_json_errors), the message is kept instead, and main prints one
+ * JSON object {"error": {"message", "path", "exit_status"}} on stderr when
+ * the command ends with a non-zero status. */
 int cli_fail(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Errors as JSON (set by main when the command line asks for JSON output:
+ * --json, or --format json); a process-wide flag of the command-line tool. */
+void cli_set_json_errors(int on);
+int cli_json_errors(void);
 /* Exit status for a library status: 2 for bad input, 1 otherwise. */
 int cli_exit_for(dpa_status s);
 /* Report a library error (message verbatim); returns the exit status. */
@@ -120,6 +143,18 @@ int cli_run(const cli_args *a, const char *spec_text);
  * error from s) and return the exit status; a library bug (exit 1). */
 int cli_fail_status(dpa_status s, dpa_error *err);
 int cli_library_bug(const char *what);
+/* Shared with dpsgd.c: a result every check rejects until the library
+ * fills it, and the checks of what the library returned. */
+void cli_poison_result(dpa_result *r);
+int cli_check_result(const dpa_result *r, int eps_query);
+int cli_check_gdp_mu(const dpa_gdp_mu *g);
+
+/* ---- dpsgd.c: `dpacct dpsgd` (no SPEC; the spec is built from the options) ---- */
+int cli_run_dpsgd(const cli_args *a);
+/* The step count ceil(epochs * n / b), a quotient within 1e-9 (relative)
+ * of an integer counting as that integer, at least 1 (the Python package's
+ * dpsgd_steps); computed exactly.  0 if it exceeds CLI_MAX_DPSGD_COUNT. */
+unsigned long long cli_dpsgd_steps(double epochs, unsigned long long n, unsigned long long b);
 
 /* ---- curve.c ---- */
 int cli_run_curve(const cli_args *a, const char *spec_text);
@@ -142,6 +177,25 @@ typedef struct cli_profile_out {
  * the error) if the output could not be built or written. */
 /* g: the smallest mu-GDP of the composition (epsilon queries; NULL: none). */
 int cli_print_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g);
+/* Several values of one query (a->values[0..n-1], results r[0..n-1], the
+ * mu-GDP brackets g[0..n-1] or NULL): human blocks, CSV rows, JSON
+ * {"results": [...]} (n == 1: exactly cli_print_query). */
+int cli_print_queries(const cli_args *a, const dpa_result *r, size_t n, const dpa_gdp_mu *g);
+/* A query's JSON object (as printed by cli_print_query) at value `at`; NULL
+ * when out of memory.  For dpsgd, cmd is taken as CLI_EPSILON. */
+struct json_t;
+struct json_t *cli_json_query(const cli_args *a, double at, const dpa_result *r, const dpa_gdp_mu *g);
+/* Human output of an epsilon query at delta `at`, as `dpacct epsilon`
+ * prints it, with `extra` lines (may be NULL) after the "at delta" line. */
+void cli_human_epsilon(const cli_args *a, double at, const dpa_result *r, const dpa_gdp_mu *g,
+                       const char *extra);
+/* Human calibration lines shared with dpsgd: the bounds at the value, and
+ * the method and accuracy lines. */
+void cli_human_bounds(const char *name, double up, double lo, const char *note);
+void cli_human_method(const dpa_result *r);
+void cli_human_accuracy(const dpa_result *r);
+/* Write o as one line on stdout and release it (nothing if !ok). */
+int cli_emit_json(struct json_t *o, int ok);
 int cli_print_profile(const cli_args *a, const cli_profile_out *p);
 int cli_print_calibration(const cli_args *a, const dpa_param_info *info,
                           const dpa_calibration *c);

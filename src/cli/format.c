@@ -111,8 +111,11 @@ void cli_format_shortest(char *buf, size_t n, double x)
     for (int p = 1; p <= MAX_SIG; p++) {
         cli_format(buf, n, x, p, CLI_ROUND_NEAREST);
         if (strtod(buf, NULL) == x)
-            return;
+            break;
     }
+    /* whole numbers below 1e16 in plain digits: 60, not 6e+01 */
+    if (strchr(buf, 'e') && fabs(x) >= 1 && fabs(x) < 1e16 && x == floor(x))
+        snprintf(buf, n, "%.0f", x);
 }
 
 int cli_digits_for(double upper, double lower)

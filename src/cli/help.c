@@ -5,7 +5,7 @@
 #include "cli.h"
 
 static const char *const command_names[CLI_NCOMMANDS] = {
-    "epsilon", "delta", "profile", "calibrate", "renyi", "curve", "report"
+    "epsilon", "delta", "profile", "calibrate", "renyi", "curve", "report", "dpsgd"
 };
 
 /* Defaults are the library's (dpa_options_init), filled in when printed. */
@@ -29,7 +29,9 @@ static const char common_options[] =
     "                   (default %zu)\n"
     "  --threads N      threads for the PLD compositions, 0 (default: the online\n"
     "                   processors, at most 4) or 1 to 64; results do not depend on it\n"
-    "  --json           print one JSON object instead of text\n"
+    "  --json           print one JSON object instead of text; errors too are then\n"
+    "                   one JSON object on standard error:\n"
+    "                   {\"error\": {\"message\", \"path\", \"exit_status\"}}\n"
     "  -h, --help       print this help and exit\n";
 
 static const char spec_note[] =
@@ -41,16 +43,19 @@ static const char spec_note[] =
 
 static const char main_help_head[] =
     "Usage: dpacct COMMAND [OPTIONS] SPEC\n"
-    "       dpacct --help | --version | COMMAND --help\n"
+    "       dpacct dpsgd --dataset-size N --batch-size B (--epochs E | --steps T)\n"
+    "                    --noise S --delta D [--epsilon X] [OPTIONS]\n"
+    "       dpacct help [COMMAND] | --help | --version | COMMAND --help\n"
     "\n"
     "Certified differential-privacy accounting: every result is an interval\n"
     "[lower, upper] that contains the true value; claim the upper bound.\n"
     "\n"
     "Commands:\n"
-    "  epsilon    --delta D                 bounds on epsilon at delta D\n"
-    "  delta      --epsilon E               bounds on delta at epsilon E\n"
-    "  profile    --from E0 --to E1 [--points N]\n"
-    "                                       delta bounds at N evenly spaced epsilons\n"
+    "  epsilon    --delta D[,D2,...]        bounds on epsilon at delta D (each D)\n"
+    "  delta      --epsilon E[,E2,...]      bounds on delta at epsilon E (each E)\n"
+    "  profile    --from E0 --to E1 [--points N] [--log]\n"
+    "                                       delta bounds at N evenly (or log-)\n"
+    "                                       spaced epsilons\n"
     "  calibrate  --epsilon E --delta D [--tolerance T]\n"
     "                                       value of the \"?\" parameter meeting\n"
     "                                       epsilon <= E at delta D\n"
@@ -59,9 +64,14 @@ static const char main_help_head[] =
     "  curve      [--kind profile|tradeoff|renyi] [--format csv|json|svg|png]\n"
     "                                       the whole curve, as a table or a plot\n"
     "  report     [-o FILE]                 an HTML page a person reads\n"
+    "  dpsgd      --dataset-size N --batch-size B --epochs E|--steps T --noise S\n"
+    "             --delta D [--epsilon X]   epsilon of a DP-SGD run, or with\n"
+    "                                       --epsilon the noise, epochs/steps or\n"
+    "                                       batch size (the one left out) meeting X\n"
     "  ledger     init|add-unit|request|status|history|verify|export|import PATH\n"
     "                                       a durable privacy-budget ledger with\n"
     "                                       privacy filters (dpacct ledger --help)\n"
+    "  help       [COMMAND]                 this help, or the help of COMMAND\n"
     "\n";
 
 static const char main_help_tail[] =
@@ -73,7 +83,10 @@ static const char main_help_tail[] =
     "  dpacct epsilon --delta 1e-5 '{\"repeat\": {\"count\": 14063, \"event\":\n"
     "      {\"poisson\": {\"rate\": 0.0042666667, \"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}'\n"
     "\n"
-    "Run 'dpacct COMMAND --help' for the options of a command.\n";
+    "  dpacct dpsgd --dataset-size 60000 --batch-size 256 --epochs 60 --noise 1.1 --delta 1e-5\n"
+    "\n"
+    "Run 'dpacct help COMMAND' (or 'dpacct COMMAND --help') for the options of a\n"
+    "command; 'man dpacct' for the manual.\n";
 
 static const char *const command_help[CLI_NCOMMANDS] = {
     "Usage: dpacct epsilon --delta D [OPTIONS] SPEC\n"
@@ -83,23 +96,35 @@ static const char *const command_help[CLI_NCOMMANDS] = {
     "is printed rounded up, epsilon_lower rounded down. An epsilon of inf means\n"
     "the privacy loss is +inf with probability >= D.\n"
     "\n"
-    "  --delta D        required, in (0, 1)\n",
+    "  --delta D        required, in (0, 1); several as D1,D2,... (one accountant,\n"
+    "                   a result per delta; --json then prints {\"results\": [...]})\n"
+    "  --format F       text (default), csv (a header row, then one row per delta:\n"
+    "                   method,delta,epsilon_upper,epsilon_lower,binding_direction,\n"
+    "                   epsilon_upper_remove,epsilon_upper_add,upper_source,certified,\n"
+    "                   accuracy_met; exact doubles) or json (the same as --json)\n",
 
     "Usage: dpacct delta --epsilon E [OPTIONS] SPEC\n"
     "\n"
     "Certified bounds on delta(E), the smallest delta such that the spec is\n"
     "(E, delta)-DP. delta_upper is printed rounded up, delta_lower rounded down.\n"
     "\n"
-    "  --epsilon E      required, any finite number (negative too)\n",
+    "  --epsilon E      required, any finite number (negative too); several as\n"
+    "                   E1,E2,... (one accountant, a result per epsilon)\n"
+    "  --format F       text (default), csv (method,epsilon,delta_upper,delta_lower,\n"
+    "                   binding_direction,delta_upper_remove,delta_upper_add,\n"
+    "                   upper_source,certified,accuracy_met) or json (= --json)\n",
 
-    "Usage: dpacct profile --from E0 --to E1 [--points N] [OPTIONS] SPEC\n"
+    "Usage: dpacct profile --from E0 --to E1 [--points N] [--log] [OPTIONS] SPEC\n"
     "\n"
     "Certified bounds on delta(epsilon) at N evenly spaced epsilons from E0\n"
     "to E1 (both included): a table epsilon, delta_upper, delta_lower.\n"
     "\n"
-    "  --from E0        required, finite, less than E1\n"
+    "  --from E0        required, finite, less than E1 (> 0 with --log)\n"
     "  --to E1          required, finite\n"
-    "  --points N       integer in [2, 1000000] (default 21)\n",
+    "  --points N       integer in [2, 1000000] (default 21)\n"
+    "  --log            log-spaced epsilons: E0 (E1/E0)^(i/(N-1))\n"
+    "  --format F       text (default), csv (method,epsilon,delta_upper,delta_lower;\n"
+    "                   exact doubles) or json (= --json)\n",
 
     "Usage: dpacct calibrate --epsilon E --delta D [--tolerance T] [OPTIONS] SPEC\n"
     "\n"
@@ -153,14 +178,52 @@ static const char *const command_help[CLI_NCOMMANDS] = {
     "against the diagonal, the Renyi curve, and the spec.\n"
     "\n"
     "  -o, --output F   write to file F (default standard output)\n",
+
+    "Usage: dpacct dpsgd --dataset-size N --batch-size B (--epochs E | --steps T)\n"
+    "                    --noise S --delta D [--sampling M] [OPTIONS]\n"
+    "       dpacct dpsgd ... --epsilon X   (leave out --noise, --batch-size or\n"
+    "                                       --epochs/--steps: that one is calibrated)\n"
+    "\n"
+    "The privacy of a DP-SGD training run: T steps, each adding Gaussian noise of\n"
+    "standard deviation S * C to the sum of per-example gradients clipped to norm C.\n"
+    "Takes no SPEC: the spec is built from the options (--json prints it) and run\n"
+    "as 'dpacct epsilon' runs a spec, so the two agree exactly.\n"
+    "  Step count: T = ceil(E * N / B) (a quotient within 1e-9 of an integer is\n"
+    "  that integer), or T given with --steps.\n"
+    "  Sampling: poisson (default): each example in each step's batch with\n"
+    "  probability q = B/N, add/remove neighbours:\n"
+    "    repeat(T, poisson(q, gaussian(sigma = S)))\n"
+    "  without_replacement: every step a batch of exactly B drawn uniformly and\n"
+    "  independently, replace-one neighbours:\n"
+    "    repeat(T, sample(N, B, gaussian(sigma = S, sensitivity = 2)))\n"
+    "  shuffle: accepted as without_replacement, with a warning: that is an\n"
+    "  analysis of independent draws, not of one permutation per epoch, which\n"
+    "  can be less private (Chua et al. 2024).\n"
+    "With --epsilon X: the smallest noise multiplier, the largest step count\n"
+    "(reported as steps, as epochs T * B / N and as whole epochs) or the largest\n"
+    "batch size (an integer search over B; with --epochs the step count moves\n"
+    "with B) whose certified epsilon at D is <= X.\n"
+    "\n"
+    "  --dataset-size N required, integer in [1, 1e15]\n"
+    "  --batch-size B   integer in [1, N] (expected batch size under poisson)\n"
+    "  --epochs E       number > 0 (T = ceil(E * N / B)); or\n"
+    "  --steps T        integer in [1, 1e15]\n"
+    "  --noise S        noise multiplier, number > 0\n"
+    "  --delta D        required, in (0, 1)\n"
+    "  --epsilon X      calibrate the one quantity left out to epsilon <= X (> 0)\n"
+    "  --sampling M     poisson (default), without_replacement, or shuffle\n"
+    "  --tolerance T    noise calibration: relative width of the final bracket,\n"
+    "                   in [1e-12, 0.1] (default 1e-4)\n",
 };
 
 static const char *const command_example[CLI_NCOMMANDS] = {
     "  dpacct epsilon --delta 1e-5 '{\"gaussian\": {\"sigma\": 1}}'\n"
-    "  dpacct epsilon --delta=1e-6 --method pld --json dpsgd.json\n",
+    "  dpacct epsilon --delta=1e-6 --method pld --json dpsgd.json\n"
+    "  dpacct epsilon --delta 1e-5,1e-6,1e-7 --format csv dpsgd.json\n",
     "  dpacct delta --epsilon 1 '{\"gaussian\": {\"sigma\": 1}}'\n"
     "  cat dpsgd.json | dpacct delta --epsilon 2 --json -\n",
-    "  dpacct profile --from 0 --to 2 --points 5 '{\"gaussian\": {\"sigma\": 1}}'\n",
+    "  dpacct profile --from 0 --to 2 --points 5 '{\"gaussian\": {\"sigma\": 1}}'\n"
+    "  dpacct profile --log --from 0.01 --to 10 --points 4 --format csv dpsgd.json\n",
     "  dpacct calibrate --epsilon 1 --delta 1e-5 '{\"gaussian\": {\"sigma\": \"?\"}}'\n"
     "  dpacct calibrate --epsilon 2 --delta 1e-5 '{\"repeat\": {\"count\": \"?\",\n"
     "      \"event\": {\"gaussian\": {\"sigma\": 10}}}}'\n",
@@ -169,6 +232,9 @@ static const char *const command_example[CLI_NCOMMANDS] = {
     "  dpacct curve --kind profile --method all -o profile.svg dpsgd.json\n"
     "  dpacct curve --kind tradeoff --at 0.1 dpsgd.json\n",
     "  dpacct report -o report.html dpsgd.json\n",
+    "  dpacct dpsgd --dataset-size 60000 --batch-size 256 --epochs 60 --noise 1.1 --delta 1e-5\n"
+    "  dpacct dpsgd --dataset-size 60000 --batch-size 256 --epochs 60 --delta 1e-5 --epsilon 1\n"
+    "  dpacct dpsgd --dataset-size 60000 --batch-size 256 --noise 1.1 --delta 1e-5 --epsilon 8\n",
 };
 
 const char *cli_command_name(cli_command c)
@@ -195,7 +261,7 @@ void cli_print_main_help(void)
 {
     fputs(main_help_head, stdout);
     print_common_options();
-    fputs("  --version        print the version and exit\n", stdout);
+    fputs("  --version        print the version (and the library's) and exit\n", stdout);
     fputs(spec_note, stdout);
     fputs(main_help_tail, stdout);
 }
@@ -209,13 +275,16 @@ void cli_print_command_help(cli_command c)
               "  -h, --help       print this help and exit\n", stdout);
     else
         print_common_options();
-    fputs(spec_note, stdout);
+    if (c != CLI_DPSGD)
+        fputs(spec_note, stdout);
     fputs("\nExamples:\n", stdout);
     fputs(command_example[c], stdout);
 }
 
 void cli_print_try_help(int cmd)
 {
+    if (cli_json_errors()) /* standard error holds one JSON object */
+        return;
     if (cmd >= 0 && cmd < CLI_NCOMMANDS)
         fprintf(stderr, "Try 'dpacct %s --help'.\n", command_names[cmd]);
     else

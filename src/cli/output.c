@@ -94,15 +94,20 @@ static json_t *json_gdp_mu(const dpa_gdp_mu *g)
     return o;
 }
 
-static int json_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g)
+int cli_emit_json(json_t *o, int ok)
 {
-    int eps = a->cmd == CLI_EPSILON, ok = 1;
+    return emit_json(o, ok);
+}
+
+json_t *cli_json_query(const cli_args *a, double at, const dpa_result *r, const dpa_gdp_mu *g)
+{
+    int eps = a->cmd != CLI_DELTA, ok = 1;
     const char *q = eps ? "epsilon" : "delta";
     char key[32];
     json_t *o = json_object();
 
     put(o, "query", json_string(q), &ok);
-    put(o, eps ? "delta" : "epsilon", json_real(eps ? a->delta : a->epsilon), &ok);
+    put(o, eps ? "delta" : "epsilon", json_real(at), &ok);
     snprintf(key, sizeof key, "%s_upper", q);
     put(o, key, json_bound(r->upper), &ok);
     snprintf(key, sizeof key, "%s_lower", q);
@@ -122,7 +127,84 @@ static int json_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *
     put_method_fields(o, a, r, &ok);
     if (g)
         put(o, "gdp_mu", json_gdp_mu(g), &ok);
+    if (!ok || !o) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int json_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g)
+{
+    json_t *o = cli_json_query(a, a->cmd == CLI_DELTA ? a->epsilon : a->delta, r, g);
+    return emit_json(o, o != NULL);
+}
+
+/* {"results": [one object per value]} */
+static int json_queries(const cli_args *a, const dpa_result *r, size_t n, const dpa_gdp_mu *g)
+{
+    /* g: one per value, or NULL */
+    json_t *o = json_object(), *arr = json_array();
+    int ok = o && arr;
+    for (size_t i = 0; ok && i < n; i++) {
+        json_t *q = cli_json_query(a, a->values[i], &r[i], g ? &g[i] : NULL);
+        if (!q || json_array_append_new(arr, q) != 0)
+            ok = 0;
+    }
+    put(o, "results", arr, &ok);
     return emit_json(o, ok && o);
+}
+
+/* ----------------------------------------------------------------- CSV --- */
+
+/* An exact double (shortest round trip), "inf" for +infinity. */
+static void csv_number(double x)
+{
+    char buf[CLI_NUM_BUF];
+    cli_format_shortest(buf, sizeof buf, x);
+    fputs(buf, stdout);
+}
+
+/* method,delta,epsilon_upper,epsilon_lower,binding_direction,epsilon_upper_remove,
+ * epsilon_upper_add,upper_source,certified,accuracy_met (for delta queries the
+ * two names swapped) */
+static int csv_queries(const cli_args *a, const dpa_result *r, size_t n)
+{
+    int eps = a->cmd != CLI_DELTA;
+    const char *q = eps ? "epsilon" : "delta", *at = eps ? "delta" : "epsilon";
+    printf("method,%s,%s_upper,%s_lower,binding_direction,%s_upper_remove,%s_upper_add,"
+           "upper_source,certified,accuracy_met\n", at, q, q, q, q);
+    for (size_t i = 0; i < n; i++) {
+        printf("%s,", dpa_method_name(r[i].method));
+        csv_number(a->values[i]);
+        putchar(',');
+        csv_number(r[i].upper);
+        putchar(',');
+        csv_number(r[i].lower);
+        printf(",%s,", cli_direction_word(r[i].binding));
+        csv_number(r[i].upper_remove);
+        putchar(',');
+        csv_number(r[i].upper_add);
+        printf(",%s,%s,%s\n", dpa_bound_source_name(r[i].upper_source), r[i].certified ? "true" : "false",
+               r[i].accuracy_met ? "true" : "false");
+    }
+    return CLI_EXIT_OK;
+}
+
+/* method,epsilon,delta_upper,delta_lower (as dpacct curve --format csv) */
+static int csv_profile(const cli_profile_out *p)
+{
+    puts("method,epsilon,delta_upper,delta_lower");
+    for (size_t i = 0; i < p->n; i++) {
+        printf("%s,", dpa_method_name(p->method));
+        csv_number(p->eps[i]);
+        putchar(',');
+        csv_number(p->upper[i]);
+        putchar(',');
+        csv_number(p->lower[i]);
+        putchar('\n');
+    }
+    return CLI_EXIT_OK;
 }
 
 static json_t *json_point(double eps, double up, double lo)
@@ -139,7 +221,7 @@ static json_t *json_point(double eps, double up, double lo)
     return o;
 }
 
-static int json_profile(const cli_profile_out *p)
+static int json_profile(const cli_args *a, const cli_profile_out *p)
 {
     json_t *o = json_object(), *pts = json_array();
     int ok = pts != NULL;
@@ -151,6 +233,8 @@ static int json_profile(const cli_profile_out *p)
     }
     put(o, "query", json_string("profile"), &ok);
     put(o, "method", json_string(dpa_method_name(p->method)), &ok);
+    if (a->log_scale)
+        put(o, "spacing", json_string("log"), &ok);
     put(o, "points", pts, &ok);
     return emit_json(o, ok && o);
 }
@@ -241,7 +325,7 @@ static void print_binding(const dpa_result *r, int digits)
 
 static void print_source(const cli_args *a, const dpa_result *r)
 {
-    int eps = a->cmd == CLI_EPSILON;
+    int eps = a->cmd != CLI_DELTA;
     switch (r->upper_source) {
     case DPA_SOURCE_METHOD: return;
     case DPA_SOURCE_MAX_LOSS:
@@ -345,16 +429,19 @@ static void print_gdp_mu(const dpa_result *r, const dpa_gdp_mu *g)
            ls);
 }
 
-static int human_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g)
+static void human_query(const cli_args *a, double value, const dpa_result *r, const dpa_gdp_mu *g,
+                        const char *extra)
 {
-    int eps = a->cmd == CLI_EPSILON;
+    int eps = a->cmd != CLI_DELTA;
     char at[CLI_NUM_BUF];
 
     print_bounds(eps ? "epsilon" : "delta", r->upper, r->lower,
                  r->certified ? "certified upper bound; claim this"
                               : "estimated upper bound, not certified: do not claim it");
-    cli_format_shortest(at, sizeof at, eps ? a->delta : a->epsilon);
+    cli_format_shortest(at, sizeof at, value);
     printf("at %s = %s\n", eps ? "delta" : "epsilon", at);
+    if (extra)
+        fputs(extra, stdout);
     print_method(r);
     print_binding(r, cli_digits_for(r->upper, r->lower));
     print_source(a, r);
@@ -364,7 +451,27 @@ static int human_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu 
         printf("note: %s\n", r->note);
     if (g)
         print_gdp_mu(r, g);
-    return CLI_EXIT_OK;
+}
+
+void cli_human_epsilon(const cli_args *a, double at, const dpa_result *r, const dpa_gdp_mu *g,
+                       const char *extra)
+{
+    human_query(a, at, r, g, extra);
+}
+
+void cli_human_bounds(const char *name, double up, double lo, const char *note)
+{
+    print_bounds(name, up, lo, note);
+}
+
+void cli_human_method(const dpa_result *r)
+{
+    print_method(r);
+}
+
+void cli_human_accuracy(const dpa_result *r)
+{
+    print_accuracy(r);
 }
 
 #define PROFILE_DIGITS 6
@@ -381,7 +488,8 @@ static int human_profile(const cli_args *a, const cli_profile_out *p)
     }
     cli_format_shortest(f, sizeof f, a->from);
     cli_format_shortest(t, sizeof t, a->to);
-    printf("privacy profile: delta(epsilon) at %zu points from %s to %s\n", p->n, f, t);
+    printf("privacy profile: delta(epsilon) at %zu %spoints from %s to %s\n", p->n,
+           a->log_scale ? "log-spaced " : "", f, t);
     printf("method: %s\n", dpa_method_name(p->method));
     printf("%-*s   %-14s   %s\n", w, "epsilon", "delta_upper", "delta_lower");
     for (size_t i = 0; i < p->n; i++) {
@@ -520,12 +628,35 @@ int cli_print_methods(const cli_args *a, const cli_method_row *rows, size_t n)
 
 int cli_print_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g)
 {
-    return a->json ? json_query(a, r, g) : human_query(a, r, g);
+    if (a->json)
+        return json_query(a, r, g);
+    if (a->format == CLI_FORMAT_CSV)
+        return csv_queries(a, r, 1);
+    human_query(a, a->cmd == CLI_DELTA ? a->epsilon : a->delta, r, g, NULL);
+    return CLI_EXIT_OK;
+}
+
+int cli_print_queries(const cli_args *a, const dpa_result *r, size_t n, const dpa_gdp_mu *g)
+{
+    if (n == 1)
+        return cli_print_query(a, r, g);
+    if (a->json)
+        return json_queries(a, r, n, g);
+    if (a->format == CLI_FORMAT_CSV)
+        return csv_queries(a, r, n);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            putchar('\n');
+        human_query(a, a->values[i], &r[i], g ? &g[i] : NULL, NULL);
+    }
+    return CLI_EXIT_OK;
 }
 
 int cli_print_profile(const cli_args *a, const cli_profile_out *p)
 {
-    return a->json ? json_profile(p) : human_profile(a, p);
+    if (a->json)
+        return json_profile(a, p);
+    return a->format == CLI_FORMAT_CSV ? csv_profile(p) : human_profile(a, p);
 }
 
 int cli_print_calibration(const cli_args *a, const dpa_param_info *info,

@@ -109,42 +109,87 @@ static dpa_accountant *make_accountant(const cli_args *a, const char *text, int 
     return acc;
 }
 
+void cli_poison_result(dpa_result *r)
+{
+    poison_result(r);
+}
+
+int cli_check_result(const dpa_result *r, int eps_query)
+{
+    return check_result(r, eps_query);
+}
+
+int cli_check_gdp_mu(const dpa_gdp_mu *g)
+{
+    return check_gdp_mu(g);
+}
+
+/* epsilon --delta D1,D2,... / delta --epsilon E1,E2,...: the spec parsed
+ * once, each value answered by an accountant of its own, exactly as a call
+ * with that value alone would answer it (the PLD accountant refines its grid
+ * in a query and keeps it, so on a shared accountant later answers would
+ * depend on the earlier queries); everything is checked before anything is
+ * printed. */
 static int run_query(const cli_args *a, const char *text)
 {
     int rc = CLI_EXIT_OK, eps_query = a->cmd == CLI_EPSILON;
-    dpa_accountant *acc = make_accountant(a, text, &rc);
+    size_t n = a->nvalues;
     dpa_error err;
-    dpa_result r;
-    dpa_status s;
+    dpa_status s = DPA_OK;
+    dpa_result *res;
+    dpa_gdp_mu *g;
+    dpa_spec *spec;
 
-    if (!acc)
-        return rc;
-    cli_wisdom w = {0};
-    if (dpa_accountant_method(acc) == DPA_METHOD_PLD)
-        cli_wisdom_begin(&w);
-    poison_result(&r);
     dpa_error_clear(&err);
-    s = eps_query ? dpa_accountant_epsilon(acc, a->delta, &r, &err)
-                  : dpa_accountant_delta(acc, a->epsilon, &r, &err);
-    /* epsilon queries also report the smallest mu-GDP (from the same
-     * accountant; a failure there is reported in its note, not as an error
-     * of the query) */
-    dpa_gdp_mu g;
-    int have_g = 0;
-    if (s == DPA_OK && eps_query) {
-        dpa_error gerr;
-        dpa_error_clear(&gerr);
-        dpa_accountant_gdp_mu(acc, &g, &gerr);
-        have_g = 1;
+    spec = dpa_spec_from_json(text, &err);
+    if (!spec)
+        return cli_fail_status(DPA_EINVAL, &err);
+    res = malloc(n * sizeof *res);
+    g = malloc(n * sizeof *g);
+    if (!res || !g) {
+        free(res);
+        free(g);
+        dpa_spec_free(spec);
+        return cli_fail(CLI_EXIT_FAIL, "out of memory");
     }
-    dpa_accountant_free(acc);
+    cli_wisdom w = {0};
+    for (size_t i = 0; i < n && s == DPA_OK; i++) {
+        dpa_error_clear(&err);
+        dpa_accountant *acc = dpa_accountant_new(spec, &a->opt, &err);
+        if (!acc) {
+            s = err.status != DPA_OK ? err.status : DPA_EINVAL;
+            break;
+        }
+        if (i == 0 && dpa_accountant_method(acc) == DPA_METHOD_PLD)
+            cli_wisdom_begin(&w);
+        poison_result(&res[i]);
+        dpa_error_clear(&err);
+        s = eps_query ? dpa_accountant_epsilon(acc, a->values[i], &res[i], &err)
+                      : dpa_accountant_delta(acc, a->values[i], &res[i], &err);
+        /* epsilon queries also report the smallest mu-GDP (from the same
+         * accountant; a failure there is reported in its note, not as an
+         * error of the query) */
+        if (s == DPA_OK && eps_query) {
+            dpa_error gerr;
+            dpa_error_clear(&gerr);
+            dpa_accountant_gdp_mu(acc, &g[i], &gerr);
+        }
+        dpa_accountant_free(acc);
+    }
     cli_wisdom_end(&w);
+    dpa_spec_free(spec);
     if (s != DPA_OK)
-        return cli_fail_status(s, &err);
-    rc = check_result(&r, eps_query);
-    if (rc == CLI_EXIT_OK && have_g)
-        rc = check_gdp_mu(&g);
-    return rc != CLI_EXIT_OK ? rc : cli_print_query(a, &r, have_g ? &g : NULL);
+        rc = cli_fail_status(s, &err);
+    for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
+        rc = check_result(&res[i], eps_query);
+        if (rc == CLI_EXIT_OK && eps_query)
+            rc = check_gdp_mu(&g[i]);
+    }
+    if (rc == CLI_EXIT_OK)
+        rc = cli_print_queries(a, res, n, eps_query ? g : NULL);
+    free(res);
+    free(g);
+    return rc;
 }
 
 static double now_seconds(void)
@@ -230,6 +275,18 @@ static double grid_point(double from, double to, size_t i, size_t n)
     return x;
 }
 
+/* The i-th of n log-spaced points from `from` to `to` (both > 0, both
+ * included): 10 to the evenly spaced points between their decimal logs (so
+ * decades land on powers of ten: 0.01 to 10 in 4 points is 0.01, 0.1, 1, 10). */
+static double log_grid_point(double from, double to, size_t i, size_t n)
+{
+    if (i == 0)
+        return from;
+    if (i == n - 1)
+        return to;
+    return pow(10, grid_point(log10(from), log10(to), i, n));
+}
+
 /* The method used for the profile: the profile call reports no method, so
  * for --method auto ask one delta query (at the first point) which one it
  * uses. */
@@ -275,7 +332,8 @@ static int profile_compute(const cli_args *a, dpa_accountant *acc, double *eps, 
     int rc;
 
     for (size_t i = 0; i < a->points; i++) {
-        eps[i] = grid_point(a->from, a->to, i, a->points);
+        eps[i] = a->log_scale ? log_grid_point(a->from, a->to, i, a->points)
+                              : grid_point(a->from, a->to, i, a->points);
         up[i] = lo[i] = NAN;
     }
     dpa_error_clear(&err);
