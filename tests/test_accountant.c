@@ -912,6 +912,42 @@ static void test_errors_options(void **state)
     assert_null(dpa_method_name((dpa_method)9));
 }
 
+/* Integer calibration whose coarse infeasible end is feasible at the fine
+ * accuracy (DP-SGD steps for eps 8): the result must be the largest
+ * feasible count, with infeasible = value + 1 (it returned 117149 twice,
+ * while 117313 and the true 117380 meet the target). */
+static void test_calibrate_integer_fine_end(void **state)
+{
+    (void)state;
+    static const char *tmpl = "{\"repeat\": {\"count\": \"?\", \"event\": {\"poisson\": "
+                              "{\"rate\": 0.004266666666666667, \"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}";
+    dpa_error err;
+    dpa_template *t = dpa_template_from_json(tmpl, &err);
+    dpa_calibration c;
+    dpa_options o;
+    assert_non_null(t);
+    dpa_options_init(&o);
+    assert_int_equal(dpa_calibrate(t, 8.0, 1e-5, &o, 0, &c, &err), DPA_OK);
+    CHECK(c.infeasible == c.value + 1, "value %.17g, infeasible %.17g: not adjacent", c.value, c.infeasible);
+    CHECK(c.at_value.upper <= 8.0, "eps at the value %.17g > 8", c.at_value.upper);
+    for (int k = 0; k < 2; k++) {
+        char spec[300];
+        double count = c.value + k;
+        snprintf(spec, sizeof spec, "{\"repeat\": {\"count\": %.0f, \"event\": {\"poisson\": "
+                 "{\"rate\": 0.004266666666666667, \"event\": {\"gaussian\": {\"sigma\": 1.1}}}}}}", count);
+        dpa_accountant *a = test_accountant(spec, DPA_METHOD_AUTO);
+        dpa_result r;
+        assert_int_equal(dpa_accountant_epsilon(a, 1e-5, &r, &err), DPA_OK);
+        if (k == 0)
+            CHECK(r.upper <= 8.0, "count %.0f: eps upper %.17g > 8", count, r.upper);
+        else
+            CHECK(r.upper > 8.0, "count %.0f (the infeasible end) meets eps <= 8: %.17g", count, r.upper);
+        dpa_accountant_free(a);
+    }
+    CHECK(c.value == 117380, "DP-SGD steps for eps 8: %.0f, expected 117380", c.value);
+    dpa_template_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -934,6 +970,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeated_rr_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calibrate_integer_fine_end, setup, teardown),
     };
     /* DPA_TEST_FILTER=pattern runs only the matching tests (cmocka wildcards) */
     const char *filter = getenv("DPA_TEST_FILTER");

@@ -180,6 +180,29 @@ static dpa_status narrow(calib *c, bracket *b, double acc, double tol, dpa_error
  * its accuracy can resolve. */
 #define COARSE_TOL 2e-3
 
+/* From the feasible end f->good, steps of growing size in direction dir
+ * (towards less privacy) at accuracy acc until a value is infeasible (then
+ * recorded as f->bad) or the domain ends (f->bad stays NAN: every value
+ * on that side is feasible). */
+static dpa_status search_beyond(calib *c, bracket *f, double acc, double tol, double dir,
+                                dpa_error *err)
+{
+    const dpa_param_info *in = c->info;
+    double step = in->is_integer ? fmax(1.0, round(tol * fabs(f->good))) : fmax(tol * fabs(f->good), SEARCH_MIN);
+    for (int i = 0; i < MAX_STEPS; i++) {
+        double x = clamp_domain(in, f->good + dir * step);
+        dpa_result r;
+        int ok;
+        dpa_status st;
+        if (x == f->good) return DPA_OK;
+        if ((st = feasible(c, x, acc, &ok, &r, err))) return st;
+        record(f, x, ok, &r);
+        if (!ok) return DPA_OK;
+        step *= 2;
+    }
+    return DPA_OK;
+}
+
 /* The fine pass: from the coarse bracket, a fine evaluation at the coarse
  * root estimate, then Newton steps on log upper against log v with the
  * coarse bracket's slope, each aimed a quarter tolerance into the feasible
@@ -234,10 +257,16 @@ static dpa_status fine_pass(calib *c, bracket *b, double acc, double tol, dpa_er
         }
         if (isnan(f.bad)) {
             if ((st = feasible(c, b->bad, acc, &ok, &r, err))) return st;
-            record(&f, b->bad, ok, &r);
-            if (ok) f.bad = NAN; /* the whole coarse bracket is feasible: keep the coarse bad end */
+            if (!ok) {
+                record(&f, b->bad, 0, &r);
+            } else {
+                /* the coarse infeasible end meets the target at the fine
+                 * accuracy: it is a feasible value (keep the more extreme
+                 * of the two), and the infeasible end lies further on */
+                if (isnan(f.good) || (b->bad - f.good) * dir > 0) { f.good = b->bad; f.rgood = r; }
+                if ((st = search_beyond(c, &f, acc, tol, dir, err))) return st;
+            }
         }
-        if (isnan(f.bad)) { f.bad = b->bad; f.rbad = b->rbad; }
     }
     /* keep whichever feasible end is more extreme: both are certified */
     if ((f.good - b->good) * dir < 0) { f.good = b->good; f.rgood = b->rgood; }
