@@ -97,9 +97,11 @@ void cli_print_ledger_help(void)
 
 static int usage(const char *fmt, const char *arg)
 {
-    fputs("dpacct: ledger: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\nTry 'dpacct ledger --help'.\n", stderr);
+    char msg[600];
+    snprintf(msg, sizeof msg, fmt, arg);
+    cli_fail(CLI_EXIT_USAGE, "ledger: %s", msg);
+    if (!cli_json_errors())
+        fputs("Try 'dpacct ledger --help'.\n", stderr);
     return CLI_EXIT_USAGE;
 }
 
@@ -210,8 +212,8 @@ static json_t *number_json(const char *name, const char *text, int list_ok)
         x = strtod(p, &end);
         if (end == p || errno == ERANGE || !isfinite(x) || (*end && *end != ',')) {
             json_decref(arr);
-            fprintf(stderr, "dpacct: ledger: %s: expected a finite number%s, got \"%s\"\n", name,
-                    list_ok ? " or a comma-separated list" : "", text);
+            cli_fail(CLI_EXIT_USAGE, "ledger: --%s: expected a finite number%s, got \"%s\"", name,
+                     list_ok ? " or a comma-separated list" : "", text);
             return NULL;
         }
         json_array_append_new(arr, json_real(x));
@@ -219,7 +221,7 @@ static json_t *number_json(const char *name, const char *text, int list_ok)
             break;
         if (!list_ok) {
             json_decref(arr);
-            fprintf(stderr, "dpacct: ledger: %s: expected one number, got \"%s\"\n", name, text);
+            cli_fail(CLI_EXIT_USAGE, "ledger: --%s: expected one number, got \"%s\"", name, text);
             return NULL;
         }
         p = end + 1;
@@ -686,12 +688,8 @@ int cli_run_ledger(int argc, char **argv)
     ledger_args a;
     int rc;
     if (cli_wants_help(argc, argv, 2) || argc == 2) {
-        if (argc == 2) {
-            fputs("dpacct: ledger: missing subcommand (init, add-unit, request, status, history, verify, export or import)\n",
-                  stderr);
-            fputs("Try 'dpacct ledger --help'.\n", stderr);
-            return CLI_EXIT_USAGE;
-        }
+        if (argc == 2)
+            return usage("%s", "missing subcommand (init, add-unit, request, status, history, verify, export or import)");
         cli_print_ledger_help();
         return CLI_EXIT_OK;
     }
