@@ -118,6 +118,15 @@ static void test_parse(void **state)
         &err);
     CHECK(!a && err.status == DPA_EUNSUPPORTED && strstr(err.message, "gaussian or gdp"), "%s", err.message);
     dpa_accountant_free(a);
+    /* regression: under "sample" (replace-one) the add_remove-only check must
+     * hold too, not only for a top-level sample_with_replacement */
+    a = try_accountant("{\"sample\": {\"n\": 100, \"m\": 10, \"event\": {\"sample_with_replacement\": {\"n\": 10, "
+                       "\"m\": 2, \"event\": {\"gaussian\": {\"sigma\": 1}}}}}, \"neighboring\": \"replace\"}",
+                       DPA_METHOD_AUTO, &err);
+    CHECK(!a && err.status == DPA_EUNSUPPORTED && strstr(err.message, "add_remove") &&
+              strstr(err.message, "/sample/event/sample_with_replacement"),
+          "sample over sample_with_replacement under replace must be refused: %s", a ? "accepted" : err.message);
+    dpa_accountant_free(a);
     a = try_accountant("{\"mixture_of_gaussians\": {\"sigma\": 1, \"sensitivities\": [0, 1], \"probabilities\": [0.5, "
                        "0.5]}}",
                        DPA_METHOD_CLT, &err);

@@ -46,8 +46,23 @@ typedef enum dpa_event_kind {
     DPA_EV_PRIVACY_LOSS,        /* a mechanism given by its privacy loss distribution (a table) */
     DPA_EV_PRIVACY_PROFILE,     /* a mechanism given by points (eps_i, delta_i) of its privacy profile */
     DPA_EV_MIXTURE_OF_GAUSSIANS,/* sigma > 0; sensitivities c_i >= 0 with probabilities p_i (a table) */
-    DPA_EV_SAMPLE_WITH_REPLACEMENT /* integers n >= 1, m >= 1; one gaussian or gdp child */
+    DPA_EV_SAMPLE_WITH_REPLACEMENT, /* integers n >= 1, m >= 1; one gaussian or gdp child */
+    DPA_EV_TRUNCATED_POISSON,   /* rate in (0, 1], integers max_batch >= 1, n >= 1; one gaussian or gdp child */
+    DPA_EV_EXPONENTIAL_MECHANISM, /* epsilon >= 0: an epsilon-bounded-range selection */
+    DPA_EV_PERMUTE_AND_FLIP,    /* epsilon >= 0: epsilon-DP */
+    DPA_EV_REPORT_NOISY_MAX,    /* epsilon >= 0, noise (dpa_rnm_noise) */
+    DPA_EV_TREE_AGGREGATION,    /* sigma > 0, integer steps >= 1, sensitivity > 0 (default 1) */
+    DPA_EV_REPEAT_AND_SELECT,   /* mean >= 1, shape >= 0 or Poisson; one child; a Renyi bound only */
+    DPA_EV_LAPLACE_SVT,         /* scale > 0, integers 1 <= c <= k; a Renyi bound only */
+    DPA_EV_GAUSSIAN_SVT         /* sigma > 0, integers 1 <= c <= k; a Renyi bound only */
 } dpa_event_kind;
+
+/* The noise of report_noisy_max (JSON "gumbel", "laplace", "exponential"). */
+typedef enum dpa_rnm_noise {
+    DPA_RNM_GUMBEL = 0,     /* = the exponential mechanism: epsilon-bounded range */
+    DPA_RNM_LAPLACE = 1,    /* epsilon-DP (pure) */
+    DPA_RNM_EXPONENTIAL = 2 /* = permute-and-flip: epsilon-DP (pure) */
+} dpa_rnm_noise;
 
 typedef enum dpa_neighboring {
     DPA_ADD_REMOVE = 0, /* default */
@@ -72,6 +87,9 @@ typedef struct dpa_spec dpa_spec;
 #define DPA_MAX_PROFILE_EPS 700.0
 /* Largest accepted number of buckets k of randomized response. */
 #define DPA_MAX_RR_BUCKETS 1e12
+/* truncated_poisson: largest accepted dataset size n and max_batch (the
+ * binomial tails are summed term by term around their mode) */
+#define DPA_MAX_TRUNC_N 1e12
 
 /* ---- leaves ---- */
 dpa_event *dpa_event_gaussian(double sigma, double sensitivity, dpa_error *err);
@@ -141,6 +159,73 @@ dpa_event *dpa_event_sample(double n, double m, dpa_event *child, dpa_error *err
  * Integers n, m in [1, DPA_MAX_COUNT] (m may exceed n). */
 dpa_event *dpa_event_sample_with_replacement(double n, double m, dpa_event *child, dpa_error *err);
 
+/* Truncated Poisson subsampling (dp_accounting's
+ * TruncatedSubsampledGaussianDpEvent): each of the n records of the dataset
+ * (n counts the record whose privacy is accounted) is kept with probability
+ * rate; a batch of more than max_batch records is cut down to a uniformly
+ * random subset of max_batch; the child, a gaussian or gdp leaf, is the
+ * sum query over the batch (sensitivity: the bound on one record's
+ * contribution).  Under add_remove only.  The dominating pair is the
+ * labelled mixture of the Poisson-subsampled Gaussian (rate, mu) with weight
+ * 1 - p_T and the Poisson-subsampled Gaussian (q_T, 2 mu) with weight p_T,
+ * p_T = P(Binomial(n - 1, rate) >= max_batch) and q_T the chance that the
+ * record is in a truncated batch (docs/mechanisms.md §3).  rate in (0, 1];
+ * integers max_batch, n in [1, DPA_MAX_TRUNC_N].  Methods: pld (auto), rdp.
+ * In templates only the child's sigma may be the placeholder (the bound is
+ * not monotone in rate, max_batch or n). */
+dpa_event *dpa_event_truncated_poisson(double rate, double max_batch, double n, dpa_event *child, dpa_error *err);
+
+/* The exponential mechanism with privacy parameter epsilon >= 0 finite
+ * (scores of sensitivity Delta weighted by exp(epsilon u / (2 Delta))):
+ * accounted as an epsilon-bounded-range mechanism (Durfee & Rogers 2019),
+ * whose privacy profile is at most
+ *   delta(e') = (1 - e^{-(epsilon - e')/2})^2 / (1 - e^{-epsilon}),  0 <= e' <= epsilon
+ * (the worst case over the pairs with losses in [-t eps, (1 - t) eps]),
+ * through a dominating pair with profile at least that (docs/mechanisms.md
+ * §4).  Methods: pld (auto), phi, rdp (also the zCDP bound eps^2/8). */
+dpa_event *dpa_event_exponential_mechanism(double epsilon, dpa_error *err);
+/* Permute-and-flip (McKenna & Sheldon 2020) with parameter epsilon: epsilon-DP,
+ * accounted as pure epsilon-DP (the pair RR_eps). */
+dpa_event *dpa_event_permute_and_flip(double epsilon, dpa_error *err);
+/* Report-noisy-max with privacy parameter epsilon: Gumbel noise is the
+ * exponential mechanism (bounded range), Laplace noise is epsilon-DP,
+ * exponential noise is permute-and-flip (epsilon-DP). */
+dpa_event *dpa_event_report_noisy_max(double epsilon, dpa_rnm_noise noise, dpa_error *err);
+
+/* Tree aggregation for DP-FTRL (Kairouz et al. 2021; dp_accounting's
+ * SingleEpochTreeAggregationDpEvent): Gaussian noise of standard deviation
+ * sigma on every node of a binary tree over `steps` steps, each record in
+ * at most one step (for several trees in one epoch, each record in at
+ * most one of them, give the largest tree's step count).  A record touches
+ * at most depth = ceil(log2(steps + 1)) nodes, so the release is the
+ * Gaussian mechanism with mu = sqrt(depth) sensitivity / sigma (sensitivity:
+ * a node's L2 sensitivity under the spec's neighbouring relation, default 1;
+ * under replace with norm clipping C it is 2C).  sigma > 0 finite, integer
+ * steps in [1, DPA_MAX_COUNT], sensitivity > 0 finite.  Methods: every one
+ * that takes a gaussian leaf (exact, pld, phi, rdp, clt, gdp). */
+dpa_event *dpa_event_tree_aggregation(double sigma, double steps, double sensitivity, dpa_error *err);
+
+/* Repeat-and-select (Papernot & Steinke 2022, "Hyperparameter tuning with
+ * Renyi differential privacy"; dp_accounting's RepeatAndSelectDpEvent): the
+ * child runs K times, K random with the given mean, and only the best run
+ * is released.  K is truncated negative binomial with shape >= 0 (shape 1:
+ * geometric; 0: logarithmic), or Poisson when shape is
+ * DPA_REPSEL_POISSON.  mean >= 1 finite.  Its guarantee is a Renyi bound
+ * (P&S Thm 2 and Thm 6 in terms of the child's Renyi curve), not a pair:
+ * only the rdp method (and auto) takes it; the others refuse naming rdp. */
+#define DPA_REPSEL_POISSON (-1.0)
+dpa_event *dpa_event_repeat_and_select(double mean, double shape, dpa_event *child, dpa_error *err);
+/* The sparse vector technique (answers "above threshold" to at most c of at
+ * most k queries of sensitivity 1; Zhu & Wang 2020, "Improving sparse vector
+ * technique with Renyi differential privacy"; autodp's LaplaceSVT_Mechanism
+ * and GaussianSVT_Mechanism (c > 1 form)), accounted by the Renyi bounds
+ * of autodp's rdp_bank (docs/mechanisms.md §6): Laplace noise of scale
+ * `scale` (relative to the sensitivity) on the threshold and the queries,
+ * or Gaussian noise of standard deviation `sigma`.  Integers
+ * 1 <= c <= k <= DPA_MAX_COUNT.  Renyi bounds only: rdp (and auto). */
+dpa_event *dpa_event_laplace_svt(double scale, double k, double c, dpa_error *err);
+dpa_event *dpa_event_gaussian_svt(double sigma, double k, double c, dpa_error *err);
+
 /* Deep copy; NULL on allocation failure. */
 dpa_event *dpa_event_copy(const dpa_event *e);
 void dpa_event_free(dpa_event *e);
@@ -152,7 +237,9 @@ dpa_event_kind dpa_event_get_kind(const dpa_event *e);
 size_t dpa_event_num_children(const dpa_event *e);
 const dpa_event *dpa_event_child(const dpa_event *e, size_t i);
 /* Named numeric parameter ("sigma", "sensitivity", "scale", "epsilon", "delta",
- * "rho", "mu", "count", "rate", "n", "m", "k").  Returns DPA_EINVAL if this kind has
+ * "rho", "mu", "count", "rate", "n", "m", "k", "max_batch", "steps", "noise"
+ * (report_noisy_max: the dpa_rnm_noise value), "mean", "shape"
+ * (repeat_and_select: DPA_REPSEL_POISSON for Poisson), "c").  Returns DPA_EINVAL if this kind has
  * no such parameter. */
 dpa_status dpa_event_get_param(const dpa_event *e, const char *name, double *value);
 

@@ -1,11 +1,13 @@
 /* Flattening an event tree into distinct leaves (see leaves.h).
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "acct/leaves.h"
 #include "event/event_internal.h"
+#include "num/num.h"
 
 #define PATH_MAX_LEN 512
 
@@ -22,6 +24,12 @@ typedef struct walk {
 static int is_mechanism(dpa_event_kind k)
 {
     return k != DPA_EV_COMPOSE && k != DPA_EV_REPEAT && k != DPA_EV_POISSON && k != DPA_EV_SAMPLE;
+}
+
+/* Kinds whose guarantee is a Renyi bound only (no dominating pair). */
+static int is_rdp_only(dpa_event_kind k)
+{
+    return k == DPA_EV_REPEAT_AND_SELECT || k == DPA_EV_LAPLACE_SVT || k == DPA_EV_GAUSSIAN_SVT;
 }
 
 /* Kinds whose parameters are a table (event data): never merged by key. */
@@ -118,6 +126,71 @@ nomem:
     return NULL;
 }
 
+/* Truncated Poisson subsampling of a gaussian/gdp leaf (docs/mechanisms.md §3). */
+static dpa_pair *trunc_pair(const dpa_event *e, const char *path, dpa_error *err)
+{
+    const dpa_event *c = e->child[0];
+    if (c->kind != DPA_EV_GAUSSIAN && c->kind != DPA_EV_GDP) {
+        dpa_error_set(err, DPA_EUNSUPPORTED,
+                      "%s: truncated_poisson is accounted over a gaussian or gdp leaf only, not %s (a truncated "
+                      "batch replaces a record, which moves a sum query by twice its sensitivity)",
+                      path, dpa_ev_kind_name(c->kind));
+        return NULL;
+    }
+    double mu = c->kind == DPA_EV_GAUSSIAN ? c->p[1] / c->p[0] : c->p[0];
+    if (mu == 0) return dpa_pair_gaussian(0, err);
+    return dpa_pair_truncated_poisson(e->p[0], e->p[1], e->p[2], mu, err);
+}
+
+/* Tree aggregation (docs/mechanisms.md §5): a record is in one leaf of the
+ * tree over `steps` steps, so in at most depth = ceil(log2(steps + 1))
+ * released nodes (Kairouz et al. 2021, App. D; dp_accounting's
+ * _compute_rdp_single_epoch_tree_aggregation): the Gaussian mechanism with
+ * mu = sqrt(depth) sensitivity / sigma (GDP Cor 3.3), rounded up. */
+static double tree_mu(const dpa_event *e)
+{
+    double depth = 0;
+    while (ldexp(1.0, (int)depth) < e->p[1] + 1) depth++; /* steps + 1 <= 2^50: exact */
+    return dpa_ld_up(sqrtl((long double)depth) * e->p[2] / e->p[0] * (1 + 4 * LDBL_EPSILON));
+}
+
+/* Kinds accounted as another kind's leaf: tree_aggregation is a gdp leaf;
+ * permute_and_flip and report_noisy_max with Laplace or exponential noise
+ * are pure eps-DP (McKenna & Sheldon 2020; Dwork & Roth 2014, Claim 3.9);
+ * report_noisy_max with Gumbel noise is the exponential mechanism
+ * (docs/mechanisms.md §4); the exponential mechanism with epsilon 0 is the
+ * identity.  *tmp receives the stand-in (no children, no data). */
+static const dpa_event *canonical(const dpa_event *e, dpa_event *tmp)
+{
+    memset(tmp, 0, sizeof *tmp);
+    tmp->p[0] = e->p[0];
+    switch (e->kind) {
+    case DPA_EV_TREE_AGGREGATION:
+        tmp->kind = DPA_EV_GDP;
+        tmp->p[0] = tree_mu(e);
+        return tmp;
+    case DPA_EV_PERMUTE_AND_FLIP:
+        tmp->kind = DPA_EV_PURE;
+        return tmp;
+    case DPA_EV_REPORT_NOISY_MAX:
+        tmp->kind = e->p[1] == DPA_RNM_GUMBEL && e->p[0] > 0 ? DPA_EV_EXPONENTIAL_MECHANISM : DPA_EV_PURE;
+        return tmp;
+    case DPA_EV_EXPONENTIAL_MECHANISM:
+        if (e->p[0] > 0) return e;
+        tmp->kind = DPA_EV_PURE;
+        return tmp;
+    default:
+        return e;
+    }
+}
+
+/* Leaves never merged with another (one leaf per event): tables, and kinds
+ * with more parameters than the key holds. */
+static int unique_key(dpa_event_kind k)
+{
+    return is_table(k) || k == DPA_EV_SAMPLE_WITH_REPLACEMENT || k == DPA_EV_TRUNCATED_POISSON;
+}
+
 /* Gaussian mixture leaf: mu_i = c_i / sigma, weights p_i / sum p. */
 static dpa_pair *mixture_pair(const dpa_event *e, dpa_error *err)
 {
@@ -138,10 +211,35 @@ static dpa_pair *mixture_pair(const dpa_event *e, dpa_error *err)
     return p;
 }
 
-/* The remove-direction base pair of a mechanism leaf. */
-static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_error *err)
+/* The remove-direction base pair of a mechanism leaf under the
+ * neighbouring relation nb (the leaf may sit under poisson or sample: the
+ * relation's restrictions on a kind are checked here, for every path). */
+static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_neighboring nb, dpa_error *err)
 {
+    if (e->kind == DPA_EV_SAMPLE_WITH_REPLACEMENT && nb != DPA_ADD_REMOVE) {
+        dpa_error_set(err, DPA_EUNSUPPORTED,
+                      "%s: sampling with replacement is analysed under add_remove neighboring (a record "
+                      "appears Binomial(m, 1/n) times); for replace-one use \"sample\"",
+                      path);
+        return NULL;
+    }
+    if (e->kind == DPA_EV_TRUNCATED_POISSON && nb != DPA_ADD_REMOVE) {
+        dpa_error_set(err, DPA_EUNSUPPORTED,
+                      "%s: truncated Poisson subsampling is analysed under add_remove neighboring (the record "
+                      "is kept or not, n counting it); for replace-one use \"sample\"",
+                      path);
+        return NULL;
+    }
+    if (is_rdp_only(e->kind)) {
+        dpa_error_set(err, DPA_EUNSUPPORTED,
+                      "%s: a subsampled %s step is not supported: its guarantee is a Renyi bound, not a dominating "
+                      "pair, and no method bounds its subsampling tightly",
+                      path, dpa_ev_kind_name(e->kind));
+        return NULL;
+    }
     switch (e->kind) {
+    case DPA_EV_TRUNCATED_POISSON: return trunc_pair(e, path, err);
+    case DPA_EV_EXPONENTIAL_MECHANISM: return dpa_pair_bounded_range(e->p[0], err);
     case DPA_EV_MIXTURE_OF_GAUSSIANS: return mixture_pair(e, err);
     case DPA_EV_SAMPLE_WITH_REPLACEMENT: return swr_pair(e, path, err);
     case DPA_EV_GAUSSIAN: return dpa_pair_gaussian(e->p[1] / e->p[0], err);
@@ -196,13 +294,63 @@ static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, dou
     }
     memcpy(w->keys[s->n], key, sizeof w->keys[s->n]);
     /* kind and parameters from the key (composite leaves: kind -1) */
-    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta, NULL, NAN, 0, (int)key[0], {key[1], key[2]}, 0};
+    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta, NULL, NAN, 0, (int)key[0], {key[1], key[2]}, 0, 0, {0, 0, 0}};
     if (pair && !pair->symmetric) s->asymmetric = 1;
     return DPA_OK;
 }
 
 static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const char *path, dpa_error *err);
 static void leafset_free(dpa_leafset *s);
+
+/* A Renyi-only leaf (repeat_and_select, laplace_svt, gaussian_svt;
+ * docs/mechanisms.md §6, §7): kept with its parameters (and, for
+ * repeat_and_select, the repeated event flattened into its own set) for
+ * the rdp method; the set's zcdp_path names it for the other methods'
+ * refusals.  Never under subsampling: a Renyi bound of the step says
+ * nothing tight about its subsampled version. */
+static dpa_status add_rdp_only(walk *w, const dpa_event *e, double mult, const char *leafpath, dpa_error *err)
+{
+    if (w->sampled)
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "%s: a subsampled %s step is not supported: its guarantee is a Renyi bound, not a "
+                             "dominating pair, and no method bounds its subsampling tightly",
+                             leafpath, dpa_ev_kind_name(e->kind));
+    dpa_leafset *in = NULL;
+    if (e->kind == DPA_EV_REPEAT_AND_SELECT) {
+        in = calloc(1, sizeof *in);
+        if (!in) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        in->all_gaussian = 1;
+        in->all_rr = 1;
+        walk sw = {w->spec, in, 0, NULL, w->next_id, 0};
+        char sub[PATH_MAX_LEN + 48]; /* leafpath plus "/event" */
+        snprintf(sub, sizeof sub, "%s/event", leafpath);
+        dpa_status st = walk_event(&sw, e->child[0], 1.0, sub, err);
+        free(sw.keys);
+        w->next_id = sw.next_id;
+        if (st) {
+            leafset_free(in);
+            return st;
+        }
+        for (size_t i = 0; i < in->n; i++) in->total_count += in->v[i].count;
+        if (in->nonprivate_path[0] && !w->set->nonprivate_path[0])
+            memcpy(w->set->nonprivate_path, in->nonprivate_path, sizeof w->set->nonprivate_path);
+    }
+    w->set->all_gaussian = 0;
+    w->set->all_rr = 0;
+    if (!w->set->zcdp_path[0]) snprintf(w->set->zcdp_path, sizeof w->set->zcdp_path, "%.150s", leafpath);
+    double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, (double)++w->next_id};
+    size_t n0 = w->set->n;
+    dpa_status st = add_leaf(w, NULL, mult, NAN, NAN, NAN, key, leafpath, err);
+    if (st || w->set->n == n0) {
+        leafset_free(in);
+        return st;
+    }
+    dpa_leaf *l = &w->set->v[n0];
+    l->rdp_only = (int)e->kind;
+    l->inner = in;
+    for (int i = 0; i < 3; i++) l->rpar[i] = e->p[i];
+    return DPA_OK;
+}
 
 /* Subsampling (e: poisson or sample, total rate `rate`) of a composition c
  * (compose or repeat): the mechanisms of c all see the same subsample, so
@@ -307,19 +455,20 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
             c = c->child[0];
         }
         if (!is_mechanism(c->kind)) return add_composite(w, e, c, rate, mult, sub, err);
-        if (is_identity(c)) return DPA_OK;
         char leafpath[PATH_MAX_LEN + 32]; /* sub plus one kind name always fits */
         snprintf(leafpath, sizeof leafpath, "%s/%s", sub, dpa_ev_kind_name(c->kind));
+        dpa_event tmp;
+        c = canonical(c, &tmp);
+        if (is_identity(c)) return DPA_OK;
         if (c->kind == DPA_EV_NON_PRIVATE && !w->set->nonprivate_path[0])
             snprintf(w->set->nonprivate_path, sizeof w->set->nonprivate_path, "%.150s", leafpath);
-        dpa_pair *base = mechanism_pair(c, leafpath, err);
+        dpa_pair *base = mechanism_pair(c, leafpath, nb, err);
         if (!base) return err ? err->status : DPA_EINVAL;
         dpa_pair *p = dpa_pair_poisson(base, rate, err);
         if (p && e->kind == DPA_EV_SAMPLE) p = dpa_pair_symmetrize(p, err);
         if (!p) return err ? err->status : DPA_ENOMEM;
         double key[6] = {(double)c->kind, c->p[0], c->p[1], (double)e->kind, rate, 0};
-        if (is_table(c->kind) || c->kind == DPA_EV_SAMPLE_WITH_REPLACEMENT)
-            key[5] = (double)++w->next_id; /* tables: one leaf per event */
+        if (unique_key(c->kind)) key[5] = (double)++w->next_id; /* tables: one leaf per event */
         w->set->all_gaussian = 0;
         w->set->all_rr = 0;
         size_t n0 = w->set->n;
@@ -333,11 +482,9 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
     default: {
         char leafpath[PATH_MAX_LEN + 32];
         snprintf(leafpath, sizeof leafpath, "%s/%s", path, dpa_ev_kind_name(e->kind));
-        if (e->kind == DPA_EV_SAMPLE_WITH_REPLACEMENT && nb != DPA_ADD_REMOVE)
-            return dpa_error_set(err, DPA_EUNSUPPORTED,
-                                 "%s: sampling with replacement is analysed under add_remove neighboring (a record "
-                                 "appears Binomial(m, 1/n) times); for replace-one use \"sample\"",
-                                 leafpath);
+        if (is_rdp_only(e->kind)) return add_rdp_only(w, e, mult, leafpath, err);
+        dpa_event tmp;
+        e = canonical(e, &tmp);
         if (is_identity(e)) return DPA_OK;
         if (e->kind == DPA_EV_NON_PRIVATE && !w->set->nonprivate_path[0])
             snprintf(w->set->nonprivate_path, sizeof w->set->nonprivate_path, "%.150s", leafpath);
@@ -352,7 +499,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
             if (!st && w->set->n > n0) w->set->v[n0].zcdp = 1;
             return st;
         }
-        dpa_pair *p = mechanism_pair(e, leafpath, err);
+        dpa_pair *p = mechanism_pair(e, leafpath, nb, err);
         if (!p) return err ? err->status : DPA_EINVAL;
         double mu = NAN, re = NAN, rd = NAN;
         if (e->kind == DPA_EV_GAUSSIAN) mu = e->p[1] / e->p[0];
@@ -367,7 +514,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         else if (e->kind == DPA_EV_PRIVACY_PROFILE && e->ndata == 2) { re = e->data[0]; rd = e->data[1]; }
         else w->set->all_rr = 0;
         double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0};
-        if (is_table(e->kind)) key[5] = (double)++w->next_id; /* tables: one leaf per event */
+        if (unique_key(e->kind)) key[5] = (double)++w->next_id; /* tables: one leaf per event */
         if (e->kind == DPA_EV_SAMPLE_WITH_REPLACEMENT) { /* the child's kind and parameters too */
             key[3] = (double)e->child[0]->kind;
             key[4] = e->child[0]->p[0];

@@ -31,6 +31,12 @@ typedef struct dpa_leaf {
     double par[2];    /* the mechanism's two event parameters (dpa_event p[0], p[1]) */
     int zcdp;         /* 1: a zcdp leaf (rho = par[0]): pair and inner are NULL; only the
                        * rdp method accounts it (a zCDP bound is a Renyi bound, not a pair) */
+    int rdp_only;     /* a Renyi-only leaf: its dpa_event_kind (DPA_EV_REPEAT_AND_SELECT,
+                       * DPA_EV_LAPLACE_SVT, DPA_EV_GAUSSIAN_SVT), else 0.  pair is NULL;
+                       * for repeat_and_select, inner holds the repeated event's leaves (run
+                       * K times, not subsampled: rate is NAN).  Only the rdp method takes
+                       * it; the set's zcdp_path names it for the others' refusals. */
+    double rpar[3];   /* its parameters (the event's p[0..2]) */
 } dpa_leaf;
 
 typedef struct dpa_leafset {
@@ -41,8 +47,8 @@ typedef struct dpa_leafset {
     int all_rr;         /* every leaf is pure/RR/approx and unsampled */
     int composite;      /* some leaf is composite (at any depth) */
     double total_count; /* sum of counts */
-    /* JSON path of the first zcdp leaf ("" if none): methods other than rdp
-     * refuse the set naming it */
+    /* JSON path of the first zcdp or other Renyi-only leaf ("" if none):
+     * methods other than rdp refuse the set naming it */
     char zcdp_path[160];
     /* JSON path of the first non_private leaf (said in every result's note);
      * empty if none */

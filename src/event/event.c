@@ -27,8 +27,8 @@
 typedef struct kind_info {
     const char *name;
     int nparams;
-    const char *param[2];
-    double optional[2];
+    const char *param[DPA_EV_MAX_PARAMS];
+    double optional[DPA_EV_MAX_PARAMS];
     int arity;
 } kind_info;
 
@@ -52,6 +52,15 @@ static const kind_info KINDS[] = {
     [DPA_EV_PRIVACY_PROFILE] = {"privacy_profile", 0, {NULL, NULL}, {0, 0}, 0},
     [DPA_EV_MIXTURE_OF_GAUSSIANS] = {"mixture_of_gaussians", 1, {"sigma", NULL}, {0, 0}, 0},
     [DPA_EV_SAMPLE_WITH_REPLACEMENT] = {"sample_with_replacement", 2, {"n", "m"}, {0, 0}, 1},
+    [DPA_EV_TRUNCATED_POISSON] = {"truncated_poisson", 3, {"rate", "max_batch", "n"}, {0, 0, 0}, 1},
+    [DPA_EV_EXPONENTIAL_MECHANISM] = {"exponential_mechanism", 1, {"epsilon", NULL}, {0, 0}, 0},
+    [DPA_EV_PERMUTE_AND_FLIP] = {"permute_and_flip", 1, {"epsilon", NULL}, {0, 0}, 0},
+    [DPA_EV_REPORT_NOISY_MAX] = {"report_noisy_max", 2, {"epsilon", "noise"}, {0, 0}, 0},
+    [DPA_EV_TREE_AGGREGATION] = {"tree_aggregation", 3, {"sigma", "steps", "sensitivity"}, {0, 0, 1}, 0},
+    /* shape omitted: Poisson (DPA_REPSEL_POISSON) */
+    [DPA_EV_REPEAT_AND_SELECT] = {"repeat_and_select", 2, {"mean", "shape"}, {0, DPA_REPSEL_POISSON}, 1},
+    [DPA_EV_LAPLACE_SVT] = {"laplace_svt", 3, {"scale", "k", "c"}, {0, 0, 1}, 0},
+    [DPA_EV_GAUSSIAN_SVT] = {"gaussian_svt", 3, {"sigma", "k", "c"}, {0, 0, 1}, 0},
 };
 #define NKINDS ((int)(sizeof KINDS / sizeof KINDS[0]))
 
@@ -164,6 +173,40 @@ void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
     case DPA_EV_SAMPLE_WITH_REPLACEMENT: /* m may exceed n */
         set_int_range(dom, 1, DPA_MAX_COUNT);
         break;
+    case DPA_EV_TRUNCATED_POISSON:
+        /* rate in (0, 1]; max_batch and n integers (n: the dataset's size,
+         * the record included); the bound is monotone in none of them
+         * (docs/spec.md), so none can be calibrated (event_json.c) */
+        if (slot == 0)
+            set_range(dom, 0, 1, 1, 0);
+        else
+            set_int_range(dom, 1, DPA_MAX_TRUNC_N);
+        dom->role = slot == 1 ? DPA_ROLE_NOISE : DPA_ROLE_BUDGET;
+        break;
+    case DPA_EV_REPORT_NOISY_MAX:
+        if (slot == 1) /* the noise's code (a string in JSON) */
+            set_int_range(dom, DPA_RNM_GUMBEL, DPA_RNM_EXPONENTIAL);
+        break;
+    case DPA_EV_REPEAT_AND_SELECT:
+        if (slot == 0) /* mean >= 1 */
+            set_range(dom, 1, 0, DBL_MAX, 0);
+        break; /* shape >= 0 (the Poisson sentinel is checked apart) */
+    case DPA_EV_LAPLACE_SVT:
+    case DPA_EV_GAUSSIAN_SVT:
+        if (slot == 0)
+            dom->lo_open = 1;
+        else
+            set_int_range(dom, 1, DPA_MAX_COUNT);
+        break;
+    case DPA_EV_TREE_AGGREGATION:
+        if (slot == 1) {
+            set_int_range(dom, 1, DPA_MAX_COUNT);
+        } else {
+            dom->lo_open = 1;
+            if (slot == 2)
+                dom->role = DPA_ROLE_BUDGET;
+        }
+        break;
     case DPA_EV_DISCRETE_LAPLACE:
     case DPA_EV_DISCRETE_GAUSSIAN:
         if (slot == 1)
@@ -266,11 +309,21 @@ int dpa_ev_check_params(dpa_event_kind k, const double *p, int *bad_slot,
 {
     dpa_param_info d;
     for (int s = 0; s < dpa_ev_num_params(k); s++) {
+        if (k == DPA_EV_REPEAT_AND_SELECT && s == 1 && p[s] == DPA_REPSEL_POISSON)
+            continue; /* Poisson: the sentinel (the JSON reader refuses it written) */
         dpa_ev_param_domain(k, s, NULL, &d);
         if (dpa_ev_check_value(&d, p[s], problem, n)) {
             *bad_slot = s;
             return 1;
         }
+    }
+    if ((k == DPA_EV_LAPLACE_SVT || k == DPA_EV_GAUSSIAN_SVT) && p[2] > p[1]) {
+        char kv[32], cv[32];
+        fmt_num(p[1], kv, sizeof kv);
+        fmt_num(p[2], cv, sizeof cv);
+        snprintf(problem, n, "must be an integer <= k (%s), got %s", kv, cv);
+        *bad_slot = 2;
+        return 1;
     }
     if (k == DPA_EV_SAMPLE && p[1] > p[0]) {
         char nv[32], mv[32];
@@ -377,14 +430,14 @@ dpa_event *dpa_ev_make(dpa_event_kind k, const double *p,
 
 static dpa_event *make_leaf(dpa_event_kind k, double a, double b, dpa_error *err)
 {
-    const double p[2] = {a, b};
+    const double p[DPA_EV_MAX_PARAMS] = {a, b, 0, 0};
     return dpa_ev_make(k, p, NULL, 0, err);
 }
 
 static dpa_event *make_unary(dpa_event_kind k, double a, double b, dpa_event *child,
                              dpa_error *err)
 {
-    const double p[2] = {a, b};
+    const double p[DPA_EV_MAX_PARAMS] = {a, b, 0, 0};
     return dpa_ev_make(k, p, &child, 1, err);
 }
 
@@ -463,6 +516,50 @@ dpa_event *dpa_event_sample_with_replacement(double n, double m, dpa_event *chil
     return make_unary(DPA_EV_SAMPLE_WITH_REPLACEMENT, n, m, child, err);
 }
 
+dpa_event *dpa_event_truncated_poisson(double rate, double max_batch, double n, dpa_event *child, dpa_error *err)
+{
+    const double p[DPA_EV_MAX_PARAMS] = {rate, max_batch, n, 0};
+    return dpa_ev_make(DPA_EV_TRUNCATED_POISSON, p, &child, 1, err);
+}
+
+dpa_event *dpa_event_exponential_mechanism(double epsilon, dpa_error *err)
+{
+    return make_leaf(DPA_EV_EXPONENTIAL_MECHANISM, epsilon, 0, err);
+}
+
+dpa_event *dpa_event_permute_and_flip(double epsilon, dpa_error *err)
+{
+    return make_leaf(DPA_EV_PERMUTE_AND_FLIP, epsilon, 0, err);
+}
+
+dpa_event *dpa_event_report_noisy_max(double epsilon, dpa_rnm_noise noise, dpa_error *err)
+{
+    return make_leaf(DPA_EV_REPORT_NOISY_MAX, epsilon, (double)noise, err);
+}
+
+dpa_event *dpa_event_repeat_and_select(double mean, double shape, dpa_event *child, dpa_error *err)
+{
+    return make_unary(DPA_EV_REPEAT_AND_SELECT, mean, shape, child, err);
+}
+
+dpa_event *dpa_event_laplace_svt(double scale, double k, double c, dpa_error *err)
+{
+    const double p[DPA_EV_MAX_PARAMS] = {scale, k, c, 0};
+    return dpa_ev_make(DPA_EV_LAPLACE_SVT, p, NULL, 0, err);
+}
+
+dpa_event *dpa_event_gaussian_svt(double sigma, double k, double c, dpa_error *err)
+{
+    const double p[DPA_EV_MAX_PARAMS] = {sigma, k, c, 0};
+    return dpa_ev_make(DPA_EV_GAUSSIAN_SVT, p, NULL, 0, err);
+}
+
+dpa_event *dpa_event_tree_aggregation(double sigma, double steps, double sensitivity, dpa_error *err)
+{
+    const double p[DPA_EV_MAX_PARAMS] = {sigma, steps, sensitivity, 0};
+    return dpa_ev_make(DPA_EV_TREE_AGGREGATION, p, NULL, 0, err);
+}
+
 /* ---- copy / free ---- */
 
 dpa_event *dpa_event_copy(const dpa_event *e)
@@ -474,8 +571,7 @@ dpa_event *dpa_event_copy(const dpa_event *e)
     if (!c)
         return NULL;
     c->kind = e->kind;
-    c->p[0] = e->p[0];
-    c->p[1] = e->p[1];
+    memcpy(c->p, e->p, sizeof c->p);
     if (e->ndata) {
         if (!(c->data = malloc(e->ndata * sizeof *c->data))) {
             free(c);
@@ -789,7 +885,7 @@ dpa_event *dpa_event_mixture_of_gaussians(double sigma, const double *sensitivit
         if (k && v[k - 1].l == v[i].l) v[k - 1].m += v[i].m;
         else v[k++] = v[i];
     }
-    const double p[2] = {sigma, 0};
+    const double p[DPA_EV_MAX_PARAMS] = {sigma, 0, 0, 0};
     dpa_event *e = alloc_event(DPA_EV_MIXTURE_OF_GAUSSIANS, p, NULL, 0);
     double *d = e ? malloc(2 * k * sizeof *d) : NULL;
     if (!d) {

@@ -26,10 +26,21 @@
  *   SAMPLE_WITH_REPLACEMENT p[0] n, p[1] m (integers), one child
  *   PRIVACY_PROFILE     data[0 .. n-1] epsilons (ascending, distinct),
  *                       data[n .. 2n-1] their deltas, n = ndata / 2
+ *   TRUNCATED_POISSON   p[0] rate, p[1] max_batch, p[2] n (integers), one child
+ *   EXPONENTIAL_MECHANISM, PERMUTE_AND_FLIP  p[0] epsilon
+ *   REPORT_NOISY_MAX    p[0] epsilon, p[1] noise (a dpa_rnm_noise value)
+ *   TREE_AGGREGATION    p[0] sigma, p[1] steps (integer), p[2] sensitivity
+ *   REPEAT_AND_SELECT   p[0] mean, p[1] shape (DPA_REPSEL_POISSON: Poisson), one child
+ *   LAPLACE_SVT         p[0] scale, p[1] k, p[2] c (integers)
+ *   GAUSSIAN_SVT        p[0] sigma, p[1] k, p[2] c (integers)
  */
+
+/* Most numeric parameter slots of a kind (truncated_poisson has three). */
+#define DPA_EV_MAX_PARAMS 4
+
 struct dpa_event {
     dpa_event_kind kind;
-    double p[2];
+    double p[DPA_EV_MAX_PARAMS];
     size_t nchild;
     dpa_event **child;
     double *data;   /* owned; privacy_loss and privacy_profile only */

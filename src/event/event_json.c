@@ -31,7 +31,9 @@
 
 #define EVENT_KEY_LIST "gaussian, laplace, discrete_laplace, discrete_gaussian, " \
     "randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, " \
-    "privacy_loss, privacy_profile, mixture_of_gaussians, sample_with_replacement"
+    "privacy_loss, privacy_profile, mixture_of_gaussians, sample_with_replacement, truncated_poisson, " \
+    "exponential_mechanism, permute_and_flip, report_noisy_max, tree_aggregation, repeat_and_select, " \
+    "laplace_svt, gaussian_svt"
 
 typedef enum walk_mode { MODE_SPEC, MODE_SCAN, MODE_INST } walk_mode;
 
@@ -225,7 +227,7 @@ static double feasible_point(const dpa_param_info *d)
 /* The raw values of one kind object: p[] in slot order; ph = slot of the
  * placeholder or -1; rr_p = 1 if randomized_response came as "p". */
 typedef struct params {
-    double p[2];
+    double p[DPA_EV_MAX_PARAMS];
     int ph;
     int rr_p;
 } params;
@@ -291,11 +293,32 @@ static dpa_status slot_node(walk *w, dpa_event_kind k, int s, json_t *obj,
     return DPA_OK;
 }
 
+/* The names of report_noisy_max's noise (index: dpa_rnm_noise). */
+static const char *const RNM_NOISE[] = {"gumbel", "laplace", "exponential"};
+
+/* report_noisy_max's "noise": one of RNM_NOISE, stored as its index. */
+static dpa_status read_noise(walk *w, json_t *v, const seg *at, double *out)
+{
+    char q[128];
+    if (is_placeholder(v))
+        return fail(w, at, "the noise cannot be calibrated (a \"?\" here); calibrate epsilon");
+    if (!json_is_string(v))
+        return fail(w, at, "expected a string (\"gumbel\", \"laplace\" or \"exponential\"), got %s", type_name(v));
+    for (size_t i = 0; i < sizeof RNM_NOISE / sizeof RNM_NOISE[0]; i++) {
+        if (!strcmp(json_string_value(v), RNM_NOISE[i])) {
+            *out = (double)i;
+            return DPA_OK;
+        }
+    }
+    return fail(w, at, "must be \"gumbel\", \"laplace\" or \"exponential\", got %s",
+                quote(json_string_value(v), q, sizeof q));
+}
+
 /* Read the raw parameter values of kind k from obj (no domain checks yet). */
 static dpa_status read_params(walk *w, dpa_event_kind k, json_t *obj, const seg *at,
                               params *pa)
 {
-    pa->p[0] = pa->p[1] = 0;
+    memset(pa->p, 0, sizeof pa->p);
     pa->ph = -1;
     pa->rr_p = 0;
     for (int s = 0; s < dpa_ev_num_params(k); s++) {
@@ -311,10 +334,22 @@ static dpa_status read_params(walk *w, dpa_event_kind k, json_t *obj, const seg 
         }
         if (pa->rr_p && s == 0)
             sub.key = "p";
+        if (k == DPA_EV_REPORT_NOISY_MAX && s == 1) {
+            if (read_noise(w, node, &sub, &pa->p[s]) != DPA_OK)
+                return DPA_EINVAL;
+            continue;
+        }
         if (read_number(w, node, &sub, &pa->p[s], &is_ph) != DPA_OK)
             return DPA_EINVAL;
         if (is_ph && k == DPA_EV_RANDOMIZED_RESPONSE && s == 1)
             return fail(w, &sub, "the number of buckets cannot be calibrated (a \"?\" here); calibrate epsilon");
+        if (!is_ph && k == DPA_EV_REPEAT_AND_SELECT && s == 1 && pa->p[s] == DPA_REPSEL_POISSON)
+            return fail(w, &sub, "must be >= 0 and finite, got -1 (omit \"shape\" for a Poisson number of runs)");
+        if (is_ph && k == DPA_EV_REPEAT_AND_SELECT && s == 1)
+            return fail(w, &sub, "the shape cannot be calibrated (a \"?\" here); calibrate the mean");
+        if (is_ph && k == DPA_EV_TRUNCATED_POISSON)
+            return fail(w, &sub, "%s cannot be calibrated (a \"?\" here): the bound for truncated Poisson "
+                        "subsampling is not monotone in it; calibrate the child's sigma", sub.key);
         if (is_ph)
             pa->ph = s;
     }
@@ -330,6 +365,8 @@ static dpa_status record_placeholder(walk *w, dpa_event_kind k, const seg *at, p
     for (int s = 0; s < dpa_ev_num_params(k); s++) {
         seg sub = {at, dpa_ev_param_name(k, s), 0};
         dpa_ev_param_domain(k, s, NULL, &d);
+        if (k == DPA_EV_REPEAT_AND_SELECT && s == 1 && pa->p[s] == DPA_REPSEL_POISSON)
+            continue; /* the Poisson sentinel */
         if (s != pa->ph && dpa_ev_check_value(&d, pa->p[s], problem, sizeof problem))
             return fail(w, &sub, "%s", problem);
     }
@@ -834,6 +871,14 @@ static void write_kind(sbuf *b, const dpa_event *e)
         /* binary randomized response is written as before k existed */
         if (e->kind == DPA_EV_RANDOMIZED_RESPONSE && s == 1 && e->p[1] == 2)
             continue;
+        if (e->kind == DPA_EV_REPEAT_AND_SELECT && s == 1 && e->p[1] == DPA_REPSEL_POISSON)
+            continue; /* Poisson: shape omitted */
+        if (e->kind == DPA_EV_REPORT_NOISY_MAX && s == 1) {
+            sb_put(b, ",\"noise\":\"");
+            sb_put(b, RNM_NOISE[(int)e->p[1]]);
+            sb_put(b, "\"");
+            continue;
+        }
         sb_param(b, dpa_ev_param_name(e->kind, s), e->p[s], s == 0);
     }
     if (e->nchild == 1) {

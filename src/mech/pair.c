@@ -91,6 +91,9 @@ void dpa_pair_ctail(const dpa_pair *p, double t, double out[4])
     case DPA_PAIR_MIXGAUSS:
         dpa_mixgauss_ctail(p, t, out);
         return;
+    case DPA_PAIR_LABELLED:
+        dpa_labelled_ctail(p, t, out);
+        return;
     case DPA_PAIR_REVERSE: {
         double r[4];
         dpa_pair_ctail(p->base, -t, r);
@@ -158,6 +161,9 @@ void dpa_pair_free(dpa_pair *p)
 {
     if (!p) return;
     dpa_pair_free(p->base);
+    for (size_t i = 0; i < p->nparts; i++) dpa_pair_free(p->parts[i]);
+    free(p->parts);
+    free(p->lwpart);
     free(p->atoms);
     free(p->mix);
     free(p);
@@ -171,6 +177,9 @@ dpa_pair *dpa_pair_copy(const dpa_pair *p, dpa_error *err)
     c->base = NULL;
     c->atoms = NULL;
     c->mix = NULL;
+    c->parts = NULL;
+    c->lwpart = NULL;
+    c->nparts = 0;
     if (p->nmix) {
         c->mix = malloc(2 * p->nmix * sizeof *c->mix);
         if (!c->mix) { free(c); c = NULL; goto nomem; }
@@ -184,6 +193,21 @@ dpa_pair *dpa_pair_copy(const dpa_pair *p, dpa_error *err)
     if (p->base) {
         c->base = dpa_pair_copy(p->base, err);
         if (!c->base) { dpa_pair_free(c); return NULL; }
+    }
+    if (p->nparts) {
+        c->parts = calloc(p->nparts, sizeof *c->parts);
+        c->lwpart = malloc(p->nparts * sizeof *c->lwpart);
+        if (!c->parts || !c->lwpart) {
+            dpa_pair_free(c);
+            dpa_error_set(err, DPA_ENOMEM, "out of memory copying a dominating pair");
+            return NULL;
+        }
+        memcpy(c->lwpart, p->lwpart, p->nparts * sizeof *c->lwpart);
+        /* nparts counts the copies made: a partial copy frees cleanly */
+        for (size_t i = 0; i < p->nparts; i++, c->nparts++) {
+            c->parts[i] = dpa_pair_copy(p->parts[i], err);
+            if (!c->parts[i]) { dpa_pair_free(c); return NULL; }
+        }
     }
     return c;
 nomem:
@@ -455,6 +479,11 @@ double dpa_pair_var_estimate(const dpa_pair *p)
         double m = p->mix[p->nmix - 1];
         return m * m;
     }
+    case DPA_PAIR_LABELLED: {
+        double v = 0; /* the largest part's: a scale, not a bound */
+        for (size_t i = 0; i < p->nparts; i++) v = fmax(v, dpa_pair_var_estimate(p->parts[i]));
+        return v;
+    }
     case DPA_PAIR_ATOMS: {
         double m0 = 0, m1 = 0, m2 = 0;
         for (size_t i = 0; i < p->natoms; i++) {
@@ -494,6 +523,16 @@ void dpa_pair_loss_range(const dpa_pair *p, double *wmin, double *wmax)
     case DPA_PAIR_GAUSSIAN: clo = -INFINITY; chi = INFINITY; break;
     case DPA_PAIR_LAPLACE: clo = -p->par[0]; chi = p->par[0]; break;
     case DPA_PAIR_MIXGAUSS: clo = p->par[0]; chi = INFINITY; break; /* par[0]: log weight of mu = 0 */
+    case DPA_PAIR_LABELLED:
+        for (size_t i = 0; i < p->nparts; i++) {
+            const dpa_pair *b = p->parts[i];
+            double blo, bhi;
+            if (b->lca == -INFINITY && b->lcb == -INFINITY) continue; /* atoms: in the merged list */
+            dpa_pair_loss_range(b, &blo, &bhi);
+            clo = fmin(clo, blo);
+            chi = fmax(chi, bhi);
+        }
+        break;
     case DPA_PAIR_POISSON: {
         double q = p->par[0], l1q = log1p(-q), blo, bhi;
         dpa_pair_loss_range(p->base, &blo, &bhi);

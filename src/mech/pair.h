@@ -31,8 +31,11 @@ typedef enum dpa_pair_kind {
     DPA_PAIR_POISSON,   /* remove-direction Poisson subsampling of base; par[0] = q in (0,1) */
     DPA_PAIR_REVERSE,   /* (B, A) of base */
     DPA_PAIR_SYMMETRIZE, /* replace-one symmetrization of base about W = 0 */
-    DPA_PAIR_MIXGAUSS   /* Gaussian mixture: A_c = sum_i e^{mix[n+i]} N(mix[i], 1), B = N(0, 1);
+    DPA_PAIR_MIXGAUSS,  /* Gaussian mixture: A_c = sum_i e^{mix[n+i]} N(mix[i], 1), B = N(0, 1);
                          * mix[0..n-1] = mu_i >= 0 ascending, the largest > 0; n = nmix */
+    DPA_PAIR_LABELLED   /* labelled mixture of pairs: with probability e^{lwpart[i]} the pair
+                         * parts[i] (both A and B), the label revealed: A = sum_i w_i A_i x {i},
+                         * B = sum_i w_i B_i x {i}; the loss law is the w-mixture of the parts' */
 } dpa_pair_kind;
 
 typedef struct dpa_pair dpa_pair;
@@ -54,6 +57,10 @@ struct dpa_pair {
     /* MIXGAUSS: the components (owned): mu_i then log weights, 2 nmix values */
     double *mix;
     size_t nmix;
+    /* LABELLED: the parts (owned) and their log weights (owned), nparts of each */
+    dpa_pair **parts;
+    double *lwpart;
+    size_t nparts;
 };
 
 /* Continuous-part tails at finite t (strict and non-strict coincide):
@@ -125,6 +132,48 @@ dpa_pair *dpa_pair_profile(const double *eps, const double *delta, size_t n, dpa
 dpa_pair *dpa_pair_mixgauss(const double *mu, const double *w, size_t n, double inf_mass, dpa_error *err);
 /* The continuous tails of a MIXGAUSS pair (dpa_pair_ctail's contract). */
 void dpa_mixgauss_ctail(const dpa_pair *p, double t, double out[4]);
+/* The labelled mixture of n >= 1 pairs (docs/mechanisms.md §3): with
+ * probability w[i] the mechanism's pair is parts[i], and which one is
+ * known to the adversary (a label independent of the data), so
+ *   H_s(A || B) = sum_i w[i] H_s(A_i || B_i)   and the same for (B, A).
+ * It dominates the unlabelled mixture sum_i w_i (A_i, B_i) in both
+ * directions (joint convexity of H_s).  w[i] > 0 summing to 1 up to
+ * n 2^-52.  Takes ownership of every part in every case.  The parts'
+ * atoms are listed (merged) in the pair's own atom list; the continuous
+ * tails are the weighted sums of the parts' (dpa_labelled_ctail).
+ * Symmetric if every part is.  n = 1 returns parts[0]. */
+dpa_pair *dpa_pair_labelled(dpa_pair **parts, const double *w, size_t n, dpa_error *err);
+/* The continuous tails of a LABELLED pair (dpa_pair_ctail's contract). */
+void dpa_labelled_ctail(const dpa_pair *p, double t, double out[4]);
+/* The truncated Poisson subsampled Gaussian (truncated_poisson events,
+ * docs/mechanisms.md §3): n records (the accounted one included), each
+ * kept with probability q in (0, 1], batches cut to max_batch >= 1 at
+ * random, a sum query with mu = sensitivity/sigma > 0.  The labelled
+ * mixture of (Poisson q over Gaussian mu) with weight 1 - p_T and
+ * (Poisson q_T over Gaussian 2 mu) with weight p_T,
+ *   p_T = P(Bin(n - 1, q) >= max_batch),  q_T = max_batch P(Bin(n, q) > max_batch) / (n p_T).
+ * Integers n, max_batch in [1, DPA_MAX_TRUNC_N]. */
+dpa_pair *dpa_pair_truncated_poisson(double q, double max_batch, double n, double mu, dpa_error *err);
+/* The two truncation probabilities above, in long double: *pt = p_T and
+ * *qt = q_T (0 when p_T = 0); DPA_EUNSUPPORTED if the binomial tails
+ * need more than DPA_TRUNC_MAX_TERMS terms. */
+#define DPA_TRUNC_MAX_TERMS 20000000.0
+dpa_status dpa_truncation_probs(double q, double max_batch, double n, long double *pt, long double *qt,
+                                dpa_error *err);
+/* An epsilon-bounded-range mechanism (exponential_mechanism events,
+ * docs/mechanisms.md §4): a symmetric atoms pair whose profile is at
+ * least (1 - e^{-(eps - e')/2})^2 / (1 - e^{-eps}) for e' in [0, eps]
+ * (0 above), the worst case over eps-BR pairs (Dong, Durfee & Rogers
+ * 2020), above it by at most the chord gap of DPA_BR_POINTS points,
+ * (eps / (DPA_BR_POINTS - 1))^2 / (16 (1 - e^{-eps})) (bounded_range.c).  eps >= 0 finite;
+ * eps = 0: the identity pair; above DPA_MAX_PROFILE_EPS: RR_eps (it is
+ * eps-DP, which dominates). */
+dpa_pair *dpa_pair_bounded_range(double eps, dpa_error *err);
+/* Points of the profile grid of dpa_pair_bounded_range. */
+#define DPA_BR_POINTS 2048
+/* log of that profile bound at e' (finite; -inf for e' >= eps), an upper
+ * bound in long double (its own few-ulp error allowed for). */
+long double dpa_br_log_delta(double eps, double e1);
 /* Discrete Laplace, scale b > 0, integer sensitivity s >= 1. */
 dpa_pair *dpa_pair_discrete_laplace(double scale, double sensitivity, dpa_error *err);
 /* Discrete Gaussian N_Z(s, sigma^2) vs N_Z(0, sigma^2). */

@@ -308,7 +308,7 @@ static int fallback_ready(dpa_pld_acct *a)
             d = L->v[i].rr_delta;
         }
         ok = isfinite(e) && d < 1;
-        t.v[i] = (dpa_leaf){NULL, L->v[i].count, NAN, e, d, NULL, NAN, 0, DPA_EV_APPROX, {e, d}, 0};
+        t.v[i] = (dpa_leaf){NULL, L->v[i].count, NAN, e, d, NULL, NAN, 0, DPA_EV_APPROX, {e, d}, 0, 0, {0, 0, 0}};
         t.total_count += L->v[i].count;
     }
     if (ok && dpa_rr_applicable(&t) && dpa_rr_build(&a->fb, &t, NULL) == DPA_OK) a->fb_state = 1;

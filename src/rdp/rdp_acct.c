@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include "dpacct/event.h"
 #include "rdp/rdp.h"
 #include "num/num.h"
 
@@ -105,7 +106,7 @@
 /* Largest integer order for composite leaves (O(alpha) inner moments). */
 #define RDP_COMPOSITE_MAX_ORDER 1e6
 
-typedef enum { T_PAIR, T_ZCDP, T_COMPOSITE } term_kind;
+typedef enum { T_PAIR, T_ZCDP, T_COMPOSITE, T_SVT, T_REPSEL } term_kind;
 
 struct composite;
 
@@ -113,9 +114,13 @@ typedef struct rdp_term {
     term_kind kind;
     double count;
     dpa_pair *pair;           /* T_PAIR, owned */
-    double rho, xi;           /* T_ZCDP */
+    double rho, xi;           /* T_ZCDP; T_PAIR: rho > 0 caps the pair's RDP at rho alpha */
     struct composite *comp;   /* T_COMPOSITE, owned */
     double d2[2];             /* T_PAIR: D_2 per direction, computed when added (NAN: not known) */
+    int fn;                   /* T_SVT: DPA_EV_LAPLACE_SVT or DPA_EV_GAUSSIAN_SVT */
+    double fpar[4];           /* T_SVT: scale or sigma, k, c; T_REPSEL: mean, shape, log(1/gamma)
+                               * (rounded up), the constant term (NAN until computed) */
+    struct dpa_rdp *sub;      /* T_REPSEL, owned: the repeated event's composition */
 } rdp_term;
 
 typedef struct composite {
@@ -177,6 +182,7 @@ static void comp_clear(composite *c);
 
 static void term_free(rdp_term *t)
 {
+    dpa_rdp_free(t->sub);
     dpa_pair_free(t->pair);
     if (t->comp) {
         comp_clear(t->comp);
@@ -282,7 +288,7 @@ static dpa_status add_pair_to(composite *c, const dpa_pair *p, double count, int
     if (!cp) return err ? err->status : DPA_ENOMEM;
     if (!cp->symmetric && asym) *asym = 1;
     /* D_2 is kept: the queries start from the curve at order 2 */
-    return comp_push(c, (rdp_term){T_PAIR, count, cp, 0, 0, NULL, {d[0], d[1]}}, err);
+    return comp_push(c, (rdp_term){T_PAIR, count, cp, 0, 0, NULL, {d[0], d[1]}, 0, {0, 0, 0, 0}, NULL}, err);
 }
 
 dpa_status dpa_rdp_add_pair(dpa_rdp *a, const dpa_pair *p, double count, dpa_error *err)
@@ -298,7 +304,177 @@ dpa_status dpa_rdp_add_zcdp(dpa_rdp *a, double rho, double xi, double count, dpa
                              "RDP accountant: zcdp needs finite rho >= 0, xi >= 0 and count >= 0 (got %g, %g, %g)",
                              rho, xi, count);
     invalidate(a);
-    return comp_push(&a->top, (rdp_term){T_ZCDP, count, NULL, rho, xi, NULL, {NAN, NAN}}, err);
+    return comp_push(&a->top, (rdp_term){T_ZCDP, count, NULL, rho, xi, NULL, {NAN, NAN}, 0, {0, 0, 0, 0}, NULL}, err);
+}
+
+/* The truncated negative binomial's halting parameter gamma for a mean
+ * (Papernot & Steinke 2022, Def 1): mean(gamma) = shape (1/gamma - 1) /
+ * (1 - gamma^shape) (shape > 0), (1/gamma - 1) / log(1/gamma) (shape 0),
+ * decreasing in gamma from +inf to 1.  Returned: an upper bound on
+ * log(1/gamma) (the bound's term grows with it), from a bisection that
+ * keeps mean(g) >= mean at its lower end g, widened by REPSEL_GAMMA_REL for
+ * the rounding of the mean's evaluation (a few ulps relative: its error in
+ * gamma is a few ulps times mean'(gamma) gamma / mean = O(1) for shape <= 1e6). */
+#define REPSEL_GAMMA_REL 1e-12
+static long double tnb_mean(long double g, double shape)
+{
+    long double lg = logl(g); /* < 0 */
+    if (shape == 0) return (1 / g - 1) / -lg;
+    return shape * (1 / g - 1) / -expm1l(shape * lg);
+}
+
+static double repsel_log_inv_gamma(double mean, double shape)
+{
+    if (mean <= 1) return 0; /* one run: gamma = 1 */
+    if (shape == 1) return dpa_rdp_up((double)logl(mean) * (1 + REPSEL_GAMMA_REL), 4);
+    long double lo = 0, hi = fminl(1, 2 * (shape + 1) / mean);
+    if (tnb_mean(hi, shape) >= mean) lo = hi; /* the bracket's own end already qualifies */
+    else
+        for (int it = 0; it < 200 && hi - lo > 1e-19L * hi; it++) {
+            long double g = 0.5L * (lo + hi);
+            if (tnb_mean(g, shape) >= mean) lo = g;
+            else hi = g;
+        }
+    if (!(lo > 0)) return INFINITY;
+    return dpa_rdp_up((double)-logl(lo * (1 - REPSEL_GAMMA_REL)), 4);
+}
+
+/* A Renyi-only leaf (src/acct/leaves.h) as a term. */
+static dpa_status add_rdp_only(composite *c, const dpa_leaf *l, int depth, dpa_error *err)
+{
+    if (depth > 0 || !count_ok(l->count))
+        return dpa_error_set(err, DPA_EINVAL, "RDP accountant: a Renyi-only leaf at depth %d, count %g", depth,
+                             l->count);
+    rdp_term t = {T_SVT, l->count, NULL, 0, 0, NULL, {NAN, NAN}, l->rdp_only, {l->rpar[0], l->rpar[1], l->rpar[2], NAN},
+                  NULL};
+    if (l->rdp_only == DPA_EV_REPEAT_AND_SELECT) {
+        t.kind = T_REPSEL;
+        if (l->rpar[1] != DPA_REPSEL_POISSON) {
+            t.fpar[2] = repsel_log_inv_gamma(l->rpar[0], l->rpar[1]);
+            if (!isfinite(t.fpar[2]))
+                return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                     "RDP accountant: repeat_and_select: no halting parameter found for mean %g, "
+                                     "shape %g", l->rpar[0], l->rpar[1]);
+        }
+        t.sub = dpa_rdp_new(NULL, 0, err);
+        if (!t.sub) return err ? err->status : DPA_ENOMEM;
+        dpa_status st = dpa_rdp_add_leafset(t.sub, l->inner, err);
+        if (st) {
+            dpa_rdp_free(t.sub);
+            return st;
+        }
+    }
+    return comp_push(c, t, err);
+}
+
+/* x rounded up, with an absolute allowance for the terms it was summed from */
+static double up_from(long double x, long double mag)
+{
+    return dpa_ld_up(x + 64 * LDBL_EPSILON * mag);
+}
+
+/* log cosh(x) in long double, no overflow */
+static long double log_cosh(long double x)
+{
+    x = fabsl(x);
+    return x + log1pl(expl(-2 * x)) - logl(2.0L);
+}
+
+/* D_alpha of the sparse vector technique (autodp rdp_bank's RDP_svt_laplace
+ * and RDP_gaussian_svt_cgreater1; Zhu & Wang 2020), alpha > 1:
+ *  Laplace, b = scale / sensitivity, t = (c + 1) / b, e1 the Laplace
+ *  mechanism's D_alpha at scale b (Mironov 2017, Prop 6):
+ *    min{ c / b + e1, c log(k / c) / (alpha - 1) + (c + 1) e1,
+ *         alpha t^2 / 2, log[(sinh(alpha t) - sinh((alpha - 1) t)) / sinh t] / (alpha - 1) },
+ *  the last as [log cosh((alpha - 1/2) t) - log cosh(t / 2)] / (alpha - 1)
+ *  (sinh a - sinh b = 2 cosh((a + b)/2) sinh((a - b)/2));
+ *  Gaussian: c log(k / c) / (alpha - 1) + alpha (c + 1) / (2 sigma^2).
+ * Each candidate is evaluated in long double and rounded up with an
+ * allowance for its terms' magnitudes. */
+static double svt_rdp(const rdp_term *t, double alpha)
+{
+    long double a = alpha, b = t->fpar[0], k = t->fpar[1], c = t->fpar[2];
+    long double sel = c * logl(k / c) / (a - 1);
+    if (t->fn == DPA_EV_GAUSSIAN_SVT) {
+        long double g = a * (c + 1) / (2 * b * b);
+        return up_from(sel + g, sel + g);
+    }
+    /* e1 = log(a/(2a-1) e^{(a-1)/b} + (a-1)/(2a-1) e^{-a/b}) / (a - 1) */
+    long double x1 = logl(a / (2 * a - 1)) + (a - 1) / b, x2 = logl((a - 1) / (2 * a - 1)) - a / b;
+    long double mx = fmaxl(x1, x2), e1 = (mx + log1pl(expl(fminl(x1, x2) - mx))) / (a - 1);
+    long double e1m = (fabsl(mx) + 1) / (a - 1);
+    long double tt = (c + 1) / b;
+    double best = up_from(c / b + e1, c / b + e1m);
+    best = fmin(best, up_from(sel + (c + 1) * e1, sel + (c + 1) * e1m));
+    best = fmin(best, up_from(a * tt * tt / 2, a * tt * tt / 2));
+    long double lc1 = log_cosh((a - 0.5L) * tt), lc0 = log_cosh(tt / 2);
+    best = fmin(best, up_from((lc1 - lc0) / (a - 1), (lc1 + lc0 + 1) / (a - 1)));
+    return best;
+}
+
+/* The repeated event's D at alpha, both directions (the bound is applied to
+ * the larger: Papernot & Steinke's theorems are stated for RDP, a property
+ * of every ordered pair of neighbours) */
+static dpa_status sub_rdp(rdp_term *t, double alpha, double *out, dpa_error *err)
+{
+    double r0, r1;
+    dpa_status st = dpa_rdp_eval(t->sub, alpha, 0, &r0, err);
+    if (!st) st = dpa_rdp_eval(t->sub, alpha, 1, &r1, err);
+    if (!st) *out = fmax(r0, r1);
+    return st;
+}
+
+/* D_alpha of repeat-and-select (Papernot & Steinke 2022; dp_accounting's
+ * _compute_rdp_repeat_and_select), alpha > 1, e(.) the repeated event's:
+ *  truncated negative binomial (Thm 2): for every order l > 1
+ *    e(alpha) + (1 + shape) [(1 - 1/l) e(l) + log(1/gamma) / l] + log(mean) / (alpha - 1),
+ *  minimised over the sub-accountant's grid orders l (any l is valid);
+ *  Poisson (Thm 6): e(alpha) + mean delta(e^) + log(mean) / (alpha - 1), with
+ *  delta(e^) an upper bound on the event's delta at e^ = log(1 + 1/(alpha - 1))
+ *  (rounded down; delta decreases in eps) from the improved conversion at
+ *  every grid order, both directions. */
+static dpa_status repsel_rdp(rdp_term *t, double alpha, double *out, dpa_error *err)
+{
+    double mean = t->fpar[0], shape = t->fpar[1], e;
+    dpa_status st = sub_rdp(t, alpha, &e, err);
+    if (st) return st;
+    if (e == INFINITY) {
+        *out = INFINITY;
+        return DPA_OK;
+    }
+    long double lm = logl(mean) / (alpha - 1);
+    size_t n = dpa_rdp_norders(t->sub);
+    const double *ord = dpa_rdp_orders(t->sub);
+    if (shape == DPA_REPSEL_POISSON) {
+        double eh = nextafter((double)log1pl(1.0L / (alpha - 1)), -INFINITY), dh = 1;
+        for (size_t i = 0; i < n && dh > 0; i++) {
+            for (int dir = 0; dir < 2; dir++) {
+                double r;
+                st = dpa_rdp_eval(t->sub, ord[i], dir, &r, err);
+                if (st) return st;
+                /* the larger of the two directions' bounds at this order */
+                double d = dpa_rdp_delta_from(DPA_RDP_IMPROVED, ord[i], r, eh);
+                if (dir == 0) t->fpar[3] = d;
+                else dh = fmin(dh, fmax(d, t->fpar[3]));
+            }
+        }
+        long double md = (long double)mean * dh;
+        *out = up_from(e + md + lm, e + md + lm);
+        return DPA_OK;
+    }
+    if (isnan(t->fpar[3])) { /* the constant term, once */
+        double best = INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            double r;
+            st = sub_rdp(t, ord[i], &r, err);
+            if (st) return st;
+            long double v = (1 - 1.0L / ord[i]) * r + t->fpar[2] / ord[i];
+            best = fmin(best, up_from(v, v));
+        }
+        t->fpar[3] = up_from((1 + (long double)shape) * best, (1 + (long double)shape) * best);
+    }
+    *out = up_from(e + t->fpar[3] + lm, e + t->fpar[3] + lm);
+    return DPA_OK;
 }
 
 static dpa_status add_leafset_to(composite *c, const dpa_leafset *s, int *asym, int depth, dpa_error *err)
@@ -307,12 +483,14 @@ static dpa_status add_leafset_to(composite *c, const dpa_leafset *s, int *asym, 
     for (size_t i = 0; i < s->n; i++) {
         const dpa_leaf *l = &s->v[i];
         dpa_status st;
-        if (l->zcdp) {
+        if (l->rdp_only) {
+            st = add_rdp_only(c, l, depth, err);
+        } else if (l->zcdp) {
             /* a zcdp leaf (rho = par[0]); never inside a subsampled
              * composition (src/acct/leaves.c refuses that) */
             if (!count_ok(l->count) || !(l->par[0] >= 0 && isfinite(l->par[0])))
                 return dpa_error_set(err, DPA_EINVAL, "RDP accountant: zcdp leaf rho %g, count %g", l->par[0], l->count);
-            st = comp_push(c, (rdp_term){T_ZCDP, l->count, NULL, l->par[0], 0, NULL, {NAN, NAN}}, err);
+            st = comp_push(c, (rdp_term){T_ZCDP, l->count, NULL, l->par[0], 0, NULL, {NAN, NAN}, 0, {0, 0, 0, 0}, NULL}, err);
         } else if (l->pair && depth == 0 && l->kind == DPA_EV_DISCRETE_GAUSSIAN && isnan(l->rate)) {
             /* the discrete Gaussian's atom list is truncated (its pair has
              * slack), so its exact divergence cannot be certified; it is
@@ -323,7 +501,15 @@ static dpa_status add_leafset_to(composite *c, const dpa_leafset *s, int *asym, 
             double rho = 0.5 * r * r * (1 + 4 * DBL_EPSILON);
             if (!count_ok(l->count) || !isfinite(rho))
                 return dpa_error_set(err, DPA_EINVAL, "RDP accountant: discrete_gaussian rho %g, count %g", rho, l->count);
-            st = comp_push(c, (rdp_term){T_ZCDP, l->count, NULL, rho, 0, NULL, {NAN, NAN}}, err);
+            st = comp_push(c, (rdp_term){T_ZCDP, l->count, NULL, rho, 0, NULL, {NAN, NAN}, 0, {0, 0, 0, 0}, NULL}, err);
+        } else if (l->pair && depth == 0 && l->kind == DPA_EV_EXPONENTIAL_MECHANISM && isnan(l->rate)) {
+            /* an eps-bounded-range mechanism is (eps^2 / 8)-zCDP (Cesar &
+             * Rogers 2021): the term's RDP is the smaller of its
+             * pair's and alpha eps^2 / 8 (docs/mechanisms.md §4); rho
+             * rounded up (two products, 4 u); the cap is an extra bound, so
+             * the curve stays certified */
+            st = add_pair_to(c, l->pair, l->count, asym, err);
+            if (!st) c->t[c->n - 1].rho = l->par[0] * l->par[0] / 8 * (1 + 4 * DBL_EPSILON);
         } else if (l->pair) {
             st = add_pair_to(c, l->pair, l->count, asym, err);
         } else if (l->inner) {
@@ -343,7 +529,7 @@ static dpa_status add_leafset_to(composite *c, const dpa_leafset *s, int *asym, 
                 return st;
             }
             if (!l->sample && asym) *asym = 1;
-            st = comp_push(c, (rdp_term){T_COMPOSITE, l->count, NULL, 0, 0, in, {NAN, NAN}}, err);
+            st = comp_push(c, (rdp_term){T_COMPOSITE, l->count, NULL, 0, 0, in, {NAN, NAN}, 0, {0, 0, 0, 0}, NULL}, err);
         } else {
             return dpa_error_set(err, DPA_EINVAL, "RDP accountant: leaf %zu has neither a pair nor an inner set", i);
         }
@@ -357,8 +543,13 @@ dpa_status dpa_rdp_add_leafset(dpa_rdp *a, const dpa_leafset *s, dpa_error *err)
     if (!s) return dpa_error_set(err, DPA_EINVAL, "RDP accountant: NULL leaf set");
     invalidate(a);
     dpa_status st = add_leafset_to(&a->top, s, &a->asym, 0, err);
+    /* composite terms, Renyi-only terms and capped pairs need not give a
+     * unimodal key along the grid: scan it in full (the bound is valid at
+     * any order; this is for tightness) */
     for (size_t i = 0; i < a->top.n; i++)
-        if (a->top.t[i].kind == T_COMPOSITE) a->irregular = 1;
+        if (a->top.t[i].kind == T_COMPOSITE || a->top.t[i].kind == T_SVT || a->top.t[i].kind == T_REPSEL ||
+            (a->top.t[i].kind == T_PAIR && a->top.t[i].rho > 0))
+            a->irregular = 1;
     return st;
 }
 
@@ -504,12 +695,14 @@ static dpa_status comp_add(composite *c, double alpha, double *out, dpa_error *e
 static dpa_status term_rdp(rdp_term *t, double alpha, int dir, double *out, dpa_error *err)
 {
     switch (t->kind) {
-    case T_PAIR:
-        if (alpha == 2.0 && !isnan(t->d2[dir ? 1 : 0])) {
-            *out = t->d2[dir ? 1 : 0];
-            return DPA_OK;
-        }
-        return dpa_rdp_divergence(t->pair, alpha, dir && !t->pair->symmetric, out, err);
+    case T_PAIR: {
+        dpa_status st = DPA_OK;
+        if (alpha == 2.0 && !isnan(t->d2[dir ? 1 : 0])) *out = t->d2[dir ? 1 : 0];
+        else st = dpa_rdp_divergence(t->pair, alpha, dir && !t->pair->symmetric, out, err);
+        /* a zCDP cap (rho > 0: bounded-range leaves, see add_leafset_to) */
+        if (!st && t->rho > 0) *out = fmin(*out, dpa_rdp_zcdp(t->rho, 0, alpha));
+        return st;
+    }
     case T_ZCDP:
         *out = dpa_rdp_zcdp(t->rho, t->xi, alpha);
         return DPA_OK;
@@ -536,6 +729,12 @@ static dpa_status term_rdp(rdp_term *t, double alpha, int dir, double *out, dpa_
         else *out = l > 0 ? dpa_rdp_up(l / (alpha - 1), 4) : 0.0;
         return DPA_OK;
     }
+    case T_SVT:
+        (void)dir; /* the SVT bounds hold for every ordered pair of neighbours */
+        *out = svt_rdp(t, alpha);
+        return DPA_OK;
+    case T_REPSEL:
+        return repsel_rdp(t, alpha, out, err);
     }
     return dpa_error_set(err, DPA_EINVAL, "RDP accountant: unknown term");
 }

@@ -181,7 +181,8 @@ static dpa_status log_e_acc(const dpa_pair *p, double theta, dpa_rdp_acc *accp, 
 {
 #define acc (*accp)
     dpa_status st;
-    if ((p->slack_hi > 0 || p->slack_lo > 0) && p->kind != DPA_PAIR_REVERSE) return truncated(p, err);
+    if ((p->slack_hi > 0 || p->slack_lo > 0) && p->kind != DPA_PAIR_REVERSE && p->kind != DPA_PAIR_LABELLED)
+        return truncated(p, err);
     switch (p->kind) {
     case DPA_PAIR_ATOMS:
         if (atoms_into(p, theta, &acc)) goto infinite;
@@ -215,6 +216,18 @@ static dpa_status log_e_acc(const dpa_pair *p, double theta, dpa_rdp_acc *accp, 
     }
     case DPA_PAIR_REVERSE:
         return log_e(p->base, -1 - theta, out, err);
+    case DPA_PAIR_LABELLED:
+        /* the labelled mixture (mech/labelled.c): E = sum_i w_i E_i exactly
+         * (the parts' atoms are counted through the parts, not the merged list) */
+        for (size_t i = 0; i < p->nparts; i++) {
+            double l;
+            st = log_e(p->parts[i], theta, &l, err);
+            if (st) return st;
+            if (l == INFINITY) goto infinite;
+            /* l is an upper bound; the sum with the log weight rounds */
+            dpa_rdp_acc_add(&acc, p->lwpart[i] + l, 1, expm1(4 * U * (fabs(p->lwpart[i]) + fabs(l) + 1)));
+        }
+        break;
     case DPA_PAIR_POISSON: {
         if (atoms_into(p, theta, &acc)) goto infinite;
         double l;

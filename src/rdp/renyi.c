@@ -29,6 +29,7 @@
 #include <string.h>
 #include "dpacct/renyi.h"
 #include "acct/leaves.h"
+#include "event/event_internal.h"
 #include "mech/pair.h"
 #include "num/num.h"
 #include "phi/phi.h"
@@ -116,6 +117,7 @@ static const char *pair_kind_name(const dpa_pair *p)
     case DPA_PAIR_REVERSE: return "reversed";
     case DPA_PAIR_SYMMETRIZE: return "sample (replace-one symmetrized)";
     case DPA_PAIR_MIXGAUSS: return "gaussian mixture";
+    case DPA_PAIR_LABELLED: return "labelled mixture";
     }
     return "unknown";
 }
@@ -290,6 +292,7 @@ static int bounded_kind(const dpa_pair *p)
         return p->base->symmetric ? bounded_kind(p->base)
                                   : (p->base->kind == DPA_PAIR_POISSON && bounded_kind(p->base));
     case DPA_PAIR_MIXGAUSS: return 0; /* orders > 1 only (Jensen bound, rdp_pair.c) */
+    case DPA_PAIR_LABELLED: return 0; /* orders > 1 only (rdp_pair.c) */
     }
     return 0;
 }
@@ -1217,6 +1220,16 @@ dpa_status dpa_renyi(const dpa_spec *spec, double re, double im, dpa_renyi_resul
     dpa_leafset L;
     dpa_status st = dpa_leaves_build(spec, &L, err);
     if (st) return st;
+    for (size_t i = 0; i < L.n; i++) {
+        if (L.v[i].rdp_only) {
+            st = dpa_error_set(err, DPA_EUNSUPPORTED,
+                               "renyi: %s: a %s step has a bound on Renyi divergences, not a dominating pair: the "
+                               "composition's divergence is not a value (only the rdp method accounts it)",
+                               L.zcdp_path, dpa_ev_kind_name((dpa_event_kind)L.v[i].rdp_only));
+            dpa_leaves_free(&L);
+            return st;
+        }
+    }
     out->symmetric = !L.asymmetric;
     for (int dir = 0; dir < 2 && !st; dir++) {
         dpa_renyi_value *v = dir ? &out->add : &out->remove;
