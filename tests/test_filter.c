@@ -388,6 +388,149 @@ static void test_scalar_filters(void **state)
     }
 }
 
+/* ---------------- the selection mechanisms and tree aggregation ----------------
+ * permute_and_flip and report_noisy_max with Laplace or exponential noise are
+ * charged as pure eps (same decisions and states as a pure leaf in every
+ * filter); the exponential mechanism (and report_noisy_max with Gumbel noise)
+ * as eps-DP in pure/basic, eps^2/8 in zcdp (Cesar & Rogers 2021), its
+ * bounded-range pair in gdp-residue (checked against the residue condition);
+ * tree_aggregation as the gdp leaf mu = sqrt(ceil(log2(steps + 1))) s / sigma
+ * wherever gdp is accepted; Renyi-only kinds refused by gdp-residue naming
+ * rdp. */
+static char *state_after(const char *cfg, const char *q, int times)
+{
+    dpa_filter *f = mkfilter(cfg);
+    dpa_error err;
+    for (int i = 0; i < times; i++) {
+        int a = req(f, q, NULL, &err);
+        if (a != 1) fail_msg("%s with %s: %s", cfg, q, a < 0 ? err.message : "rejected");
+    }
+    char *r = dpa_filter_remaining_json(f);
+    dpa_filter_free(f);
+    return r;
+}
+
+static void test_new_kinds(void **state)
+{
+    (void)state;
+#define PF(e) "{\"permute_and_flip\":{\"epsilon\":" e "}}"
+#define RNM(e, n) "{\"report_noisy_max\":{\"epsilon\":" e ",\"noise\":\"" n "\"}}"
+#define EM(e) "{\"exponential_mechanism\":{\"epsilon\":" e "}}"
+#define TREE(s, t) "{\"tree_aggregation\":{\"sigma\":" s ",\"steps\":" t "}}"
+    static const struct { const char *cfg, *q; int count; dpa_status st; } cases[] = {
+        {"{\"filter\":\"pure\",\"epsilon\":1}", PF("0.3"), 3, DPA_OK},
+        {"{\"filter\":\"pure\",\"epsilon\":1}", RNM("0.3", "laplace"), 3, DPA_OK},
+        {"{\"filter\":\"pure\",\"epsilon\":1}", RNM("0.3", "exponential"), 3, DPA_OK},
+        {"{\"filter\":\"pure\",\"epsilon\":1}", RNM("0.3", "gumbel"), 3, DPA_OK},
+        {"{\"filter\":\"pure\",\"epsilon\":1}", EM("0.3"), 3, DPA_OK},
+        {"{\"filter\":\"pure\",\"epsilon\":1}", "{\"poisson\":{\"rate\":0.1,\"event\":" PF("1") "}}", 6, DPA_OK},
+        {"{\"filter\":\"pure\",\"epsilon\":1}", "{\"repeat\":{\"count\":2,\"event\":" EM("0.2") "}}", 2, DPA_OK},
+        {"{\"filter\":\"pure\",\"epsilon\":1}", TREE("2", "3"), 0, DPA_EUNSUPPORTED},
+        {"{\"filter\":\"basic\",\"epsilon\":1,\"delta\":1e-5}", PF("0.3"), 3, DPA_OK},
+        {"{\"filter\":\"basic\",\"epsilon\":1,\"delta\":1e-5}", EM("0.3"), 3, DPA_OK},
+        {"{\"filter\":\"basic\",\"epsilon\":1,\"delta\":1e-5}", RNM("0.3", "gumbel"), 3, DPA_OK},
+        {"{\"filter\":\"basic\",\"epsilon\":1,\"delta\":1e-5}", TREE("2", "3"), 0, DPA_EUNSUPPORTED},
+        /* zcdp: eps-DP eps^2/2, eps-BR eps^2/8, tree depth (s/sigma)^2 / 2 */
+        {"{\"filter\":\"zcdp\",\"rho\":1.0000001}", PF("1"), 2, DPA_OK},
+        {"{\"filter\":\"zcdp\",\"rho\":1.0000001}", RNM("1", "exponential"), 2, DPA_OK},
+        {"{\"filter\":\"zcdp\",\"rho\":1.0000001}", EM("1"), 8, DPA_OK},
+        {"{\"filter\":\"zcdp\",\"rho\":1.0000001}", RNM("1", "gumbel"), 8, DPA_OK},
+        {"{\"filter\":\"zcdp\",\"rho\":1.0000001}", TREE("2", "3"), 4, DPA_OK}, /* depth 2: rho 1/4 */
+        {"{\"filter\":\"zcdp\",\"rho\":1.0000001}", TREE("2", "4"), 2, DPA_OK}, /* depth 3: rho 3/8 */
+        {"{\"filter\":\"zcdp\",\"rho\":1}", "{\"poisson\":{\"rate\":0.1,\"event\":" PF("1") "}}", 0, DPA_EUNSUPPORTED},
+        /* gdp kinds: tree (sigma 2, steps 3) is mu = sqrt(2)/2 */
+        {"{\"filter\":\"gdp\",\"mu\":1.0000001}", TREE("2", "3"), 2, DPA_OK},
+        {"{\"filter\":\"gdp-residue\",\"mu\":1.0000001}", TREE("2", "3"), 2, DPA_OK},
+        {"{\"filter\":\"natural\",\"mu\":1.0000001}", TREE("2", "3"), 2, DPA_OK},
+        {"{\"filter\":\"natural\",\"mu\":1.0000001}", "{\"compose\":[" TREE("2", "3") ",{\"gdp\":{\"mu\":0.5}}]}", 1,
+         DPA_OK},
+        {"{\"filter\":\"rdp\",\"rho\":1.01,\"order\":2}", TREE("2", "3"), 2, DPA_OK}, /* 2 mu^2 / 2 = 0.5 */
+        {"{\"filter\":\"natural\",\"mu\":1}", PF("0.1"), 0, DPA_EUNSUPPORTED},
+        {"{\"filter\":\"natural\",\"delta\":0.03}", PF("0"), 100, DPA_OK}, /* eps 0: (0, 0) */
+        /* the reference counts (RF): 7 naive, 10 residue for pure eps = 0.3 under mu = 1 */
+        {"{\"filter\":\"gdp\",\"mu\":1}", PF("0.3"), 7, DPA_OK},
+        {"{\"filter\":\"gdp-residue\",\"mu\":1}", PF("0.3"), 10, DPA_OK},
+        {"{\"filter\":\"gdp-residue\",\"mu\":1}", RNM("0.3", "laplace"), 10, DPA_OK},
+        /* Renyi-only and unbounded kinds stay refused */
+        {"{\"filter\":\"gdp-residue\",\"mu\":1}", "{\"repeat_and_select\":{\"mean\":3,\"event\":{\"gaussian\":{\"sigma\":5}}}}",
+         0, DPA_EUNSUPPORTED},
+        {"{\"filter\":\"gdp-residue\",\"mu\":1}", "{\"laplace_svt\":{\"scale\":5,\"k\":10}}", 0, DPA_EUNSUPPORTED},
+        {"{\"filter\":\"zcdp\",\"rho\":1}", "{\"laplace_svt\":{\"scale\":5,\"k\":10}}", 0, DPA_EUNSUPPORTED},
+        {"{\"filter\":\"pure\",\"epsilon\":1}",
+         "{\"mixture_of_gaussians\":{\"sigma\":2,\"sensitivities\":[0,1],\"probabilities\":[0.5,0.5]}}", 0,
+         DPA_EUNSUPPORTED},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dpa_status st;
+        int k = run_seq(cases[i].cfg, cases[i].q, 100, &st);
+        CHECK(k == cases[i].count && st == cases[i].st, "%s with %s: %d accepted (status %d), expected %d (status %d)",
+              cases[i].cfg, cases[i].q, k, st, cases[i].count, cases[i].st);
+    }
+
+    /* the same states as the stand-in leaf */
+    static const char *cfgs[] = {"{\"filter\":\"pure\",\"epsilon\":1}", "{\"filter\":\"basic\",\"epsilon\":1,\"delta\":1e-5}",
+                                 "{\"filter\":\"zcdp\",\"rho\":1}", "{\"filter\":\"gdp\",\"mu\":1}",
+                                 "{\"filter\":\"gdp-residue\",\"mu\":1}", "{\"filter\":\"rdp\",\"rho\":[1,2],\"order\":[2,8]}"};
+    static const struct { const char *q, *same; } eq[] = {
+        {PF("0.3"), "{\"pure\":{\"epsilon\":0.3}}"},
+        {RNM("0.3", "laplace"), "{\"pure\":{\"epsilon\":0.3}}"},
+        {RNM("0.3", "exponential"), "{\"pure\":{\"epsilon\":0.3}}"},
+        {RNM("0.3", "gumbel"), EM("0.3")},
+    };
+    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++)
+        for (size_t i = 0; i < sizeof eq / sizeof eq[0]; i++) {
+            char *a = state_after(cfgs[c], eq[i].q, 2), *b = state_after(cfgs[c], eq[i].same, 2);
+            CHECK(a && b && !strcmp(a, b), "%s: %s left %s, %s left %s", cfgs[c], eq[i].q, a, eq[i].same, b);
+            free(a);
+            free(b);
+        }
+    /* tree aggregation vs the gdp leaf sqrt(3)/10 (sigma 10, steps 7: depth 3) */
+    static const char *gcfgs[] = {"{\"filter\":\"gdp\",\"mu\":1}", "{\"filter\":\"gdp-residue\",\"mu\":1}",
+                                  "{\"filter\":\"natural\",\"mu\":1}"};
+    for (size_t c = 0; c < 3; c++) {
+        char g[128];
+        snprintf(g, sizeof g, "{\"gdp\":{\"mu\":%.17g}}", sqrt(3.0) / 10);
+        dpa_filter *ft = mkfilter(gcfgs[c]), *fg = mkfilter(gcfgs[c]);
+        dpa_error err;
+        CHECK(req(ft, TREE("10", "7"), NULL, &err) == 1 && req(fg, g, NULL, &err) == 1, "%s: tree or gdp refused",
+              gcfgs[c]);
+        double a = remaining_mu(ft), b = remaining_mu(fg);
+        CHECK(fabs(a - b) <= 1e-14 && a <= b * (1 + 1e-15), "%s: tree left %.17g, gdp leaf %.17g", gcfgs[c], a, b);
+        dpa_filter_free(ft);
+        dpa_filter_free(fg);
+    }
+
+    /* the exponential mechanism: the bounded-range pair in gdp-residue keeps
+     * more than the pure eps (and than the naive filter), and is sound */
+    {
+        dpa_filter *r = mkfilter("{\"filter\":\"gdp-residue\",\"mu\":1}"), *p = mkfilter("{\"filter\":\"gdp-residue\",\"mu\":1}"),
+                   *n = mkfilter("{\"filter\":\"gdp\",\"mu\":1}");
+        dpa_error err;
+        CHECK(req(r, EM("0.5"), NULL, &err) == 1, "gdp-residue refused EM: %s", err.message);
+        CHECK(req(p, "{\"pure\":{\"epsilon\":0.5}}", NULL, &err) == 1, "gdp-residue refused pure");
+        CHECK(req(n, EM("0.5"), NULL, &err) == 1, "gdp refused EM: %s", err.message);
+        double mr = remaining_mu(r), mp = remaining_mu(p), mn = remaining_mu(n);
+        print_message("    EM 0.5 under mu = 1: residue %.17g (pure 0.5: %.17g), naive %.17g\n", mr, mp, mn);
+        CHECK(mr > mp && mp >= mn && mr <= 1, "EM residue %.17g, pure %.17g, naive %.17g", mr, mp, mn);
+        int checked = 0;
+        check_condition(EM("0.5"), 1, mr, &checked);
+        CHECK(checked == 64, "%d points", checked);
+        dpa_filter_free(r);
+        dpa_filter_free(p);
+        dpa_filter_free(n);
+        /* the refusal names the rdp filter */
+        dpa_filter *f = mkfilter("{\"filter\":\"gdp-residue\",\"mu\":1}");
+        CHECK(req(f, "{\"laplace_svt\":{\"scale\":5,\"k\":10}}", NULL, &err) == -(int)DPA_EUNSUPPORTED &&
+                  strstr(err.message, "/laplace_svt") && strstr(err.message, "\"rdp\""),
+              "message: %s", err.message);
+        dpa_filter_free(f);
+    }
+#undef PF
+#undef RNM
+#undef EM
+#undef TREE
+}
+
 /* ---------------- timings of the scalar filters ---------------- */
 static void test_scalar_timing(void **state)
 {
@@ -595,6 +738,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_residue_mu_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_residue_barely_fits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scalar_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scalar_timing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_determinism, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_configs, setup, teardown),

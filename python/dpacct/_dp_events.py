@@ -29,11 +29,34 @@ accountant where it treats a parameter value specially:
   MixtureOfGaussiansDpEvent(sd, c, p)
                                    mixture_of_gaussians(sd, c, p); a single
                                    sensitivity 0: no_op; sd == 0: non_private
-  ExponentialMechanismDpEvent(eps) pure(eps)   (as dp_accounting's PLD: an
-                                   eps-DP black box, an upper bound)
-  PermuteAndFlipDpEvent(eps)       pure(eps)   (certainly valid: it is eps-DP;
-                                   dp_accounting's PLD uses the Laplace pair
-                                   with scale 1/eps instead, tighter); eps == 0: no_op
+  ExponentialMechanismDpEvent(eps) exponential_mechanism(eps) (eps-bounded
+                                   range, as dp_accounting's RDP accountant; its
+                                   PLD accountant uses the looser pure eps);
+                                   eps == 0: no_op
+  PermuteAndFlipDpEvent(eps)       permute_and_flip(eps), accounted as pure eps
+                                   (dp_accounting uses the Laplace pair with
+                                   scale 1/eps, which dpacct does not adopt: it
+                                   is not shown to dominate the mechanism's
+                                   worst case; pure eps does, as for any eps-DP
+                                   mechanism); eps == 0: no_op
+  SingleEpochTreeAggregationDpEvent(nm, step_counts)
+                                   tree_aggregation(sigma=nm, steps=max(step_counts))
+                                   (a scalar or a list: each record in at most
+                                   one tree, so the deepest tree counts, as in
+                                   dp_accounting); nm is relative to a node's
+                                   sensitivity, so sensitivity 1; nm == 0:
+                                   non_private; all step counts 0: no_op
+  RepeatAndSelectDpEvent(e, mean, shape)
+                                   repeat_and_select(e, mean, shape); shape = inf
+                                   (dp_accounting's Poisson) is written without
+                                   "shape" (dpacct's Poisson)
+  TruncatedSubsampledGaussianDpEvent(dataset_size N, sampling_probability q,
+                                   truncated_batch_size B, noise_multiplier nm)
+                                   truncated_poisson(gaussian(nm), rate=q,
+                                   max_batch=B, n=N) (N counts the record
+                                   accounted, as dp_accounting's
+                                   P(Binomial(N - 1, q) >= B)); q, B or N == 0:
+                                   no_op; nm == 0: non_private
   SelfComposedDpEvent(e, count)    repeat(e, count); count == 0: no_op
   ComposedDpEvent(events)          compose(events); [] : no_op
   PoissonSampledDpEvent(q, e)      poisson(e, q); q == 0: no_op
@@ -43,9 +66,9 @@ accountant where it treats a parameter value specially:
                                    sample_with_replacement(e, n, m)
   dp_accounting.DpEventBuilder     its build()
 
-Refused with UnsupportedError naming the class: UnsupportedDpEvent,
-SingleEpochTreeAggregationDpEvent, RepeatAndSelectDpEvent,
-TruncatedSubsampledGaussianDpEvent and any other class.
+Refused with UnsupportedError naming the class: UnsupportedDpEvent and any
+other class.  The library then checks each kind's neighbouring relation
+(truncated_poisson and sample_with_replacement: add_remove only).
 """
 import math
 
@@ -56,9 +79,6 @@ __all__ = ["from_dp_event", "is_dp_event", "neighboring_from"]
 
 _UNSUPPORTED_WHY = {
     "UnsupportedDpEvent": "it stands for an operation with no DP description",
-    "SingleEpochTreeAggregationDpEvent": "tree aggregation has no dpacct event kind",
-    "RepeatAndSelectDpEvent": "repeat-and-select (a random number of runs) has no dpacct event kind",
-    "TruncatedSubsampledGaussianDpEvent": "truncated Poisson subsampling has no dpacct event kind",
 }
 
 
@@ -192,12 +212,42 @@ def _mixture(e, here, cls, a):
 
 
 def _exponential(e, here, cls, a):
-    return ev.pure(a("epsilon"))
+    eps = a("epsilon")
+    return ev.no_op() if _is_zero(eps) else ev.exponential_mechanism(eps)
 
 
 def _permute_and_flip(e, here, cls, a):
     eps = a("epsilon")
-    return ev.no_op() if _is_zero(eps) else ev.pure(eps)
+    return ev.no_op() if _is_zero(eps) else ev.permute_and_flip(eps)
+
+
+def _tree_aggregation(e, here, cls, a):
+    nm, steps = a("noise_multiplier"), a("step_counts")
+    if hasattr(steps, "tolist") and hasattr(steps, "dtype"):
+        steps = steps.tolist()
+    if isinstance(steps, (list, tuple)):
+        if not steps:
+            raise InvalidSpecError("%s: step_counts must be a non-empty list or a scalar, got []" % here)
+        steps = max(steps)
+    if _is_zero(nm):
+        return ev.non_private()
+    if _is_zero(steps):
+        return ev.no_op()  # no step: no node involves any record
+    return ev.tree_aggregation(nm, steps)
+
+
+def _repeat_and_select(e, here, cls, a):
+    mean, shape = a("mean"), a("shape")
+    return ev.repeat_and_select(_convert(a("event"), here + "/event"), mean, shape)
+
+
+def _truncated_subsampled_gaussian(e, here, cls, a):
+    n, q, b, nm = a("dataset_size"), a("sampling_probability"), a("truncated_batch_size"), a("noise_multiplier")
+    if _is_zero(q) or _is_zero(b) or _is_zero(n):
+        return ev.no_op()
+    if _is_zero(nm):
+        return ev.non_private()
+    return ev.truncated_poisson(ev.gaussian(nm), q, b, n)
 
 
 def _self_composed(e, here, cls, a):
@@ -256,6 +306,9 @@ _CONVERTERS = {
     "PoissonSampledDpEvent": _poisson,
     "SampledWithoutReplacementDpEvent": _without_replacement,
     "SampledWithReplacementDpEvent": _with_replacement,
+    "SingleEpochTreeAggregationDpEvent": _tree_aggregation,
+    "RepeatAndSelectDpEvent": _repeat_and_select,
+    "TruncatedSubsampledGaussianDpEvent": _truncated_subsampled_gaussian,
 }
 
 SUPPORTED_CLASSES = tuple(sorted(_CONVERTERS))

@@ -32,8 +32,10 @@ from ._errors import InvalidSpecError
 __all__ = [
     "Event", "PLACEHOLDER", "gaussian", "laplace", "discrete_laplace", "discrete_gaussian",
     "randomized_response", "pure", "approx", "zcdp", "gdp", "no_op", "non_private",
-    "privacy_loss", "privacy_profile", "mixture_of_gaussians", "compose", "repeat",
-    "poisson", "sample", "sample_with_replacement", "from_dict", "from_json", "as_event",
+    "privacy_loss", "privacy_profile", "mixture_of_gaussians", "exponential_mechanism",
+    "permute_and_flip", "report_noisy_max", "tree_aggregation", "laplace_svt", "gaussian_svt",
+    "compose", "repeat", "poisson", "sample", "sample_with_replacement", "truncated_poisson",
+    "repeat_and_select", "from_dict", "from_json", "as_event",
 ]
 
 PLACEHOLDER = "?"
@@ -41,7 +43,9 @@ NEIGHBORINGS = ("add_remove", "replace")
 
 # kinds whose value is {"PARAMS..., "event": E}
 _UNARY = {"repeat": ("count",), "poisson": ("rate",), "sample": ("n", "m"),
-          "sample_with_replacement": ("n", "m")}
+          "sample_with_replacement": ("n", "m"), "truncated_poisson": ("rate", "max_batch", "n"),
+          "repeat_and_select": ("mean", "shape")}
+RNM_NOISES = ("gumbel", "laplace", "exponential")
 
 
 def _is_number(v):
@@ -304,6 +308,50 @@ def mixture_of_gaussians(sigma, sensitivities, probabilities):
         "probabilities": _array("mixture_of_gaussians", "probabilities", probabilities)})
 
 
+def exponential_mechanism(epsilon):
+    """The exponential mechanism with privacy parameter epsilon (candidates
+    weighted by exp(epsilon u / (2 Delta))), accounted as an epsilon-bounded
+    range mechanism (dp_accounting's ExponentialMechanismDpEvent)."""
+    return _leaf("exponential_mechanism", epsilon=epsilon)
+
+
+def permute_and_flip(epsilon):
+    """Permute-and-flip (McKenna & Sheldon 2020): epsilon-DP, accounted as
+    pure epsilon (dp_accounting's PermuteAndFlipDpEvent)."""
+    return _leaf("permute_and_flip", epsilon=epsilon)
+
+
+def report_noisy_max(epsilon, noise):
+    """Report-noisy-max with privacy parameter epsilon (not the noise scale)
+    and noise "gumbel" (the exponential mechanism), "laplace" (epsilon-DP) or
+    "exponential" (permute-and-flip)."""
+    if not isinstance(noise, str) or noise not in RNM_NOISES:
+        raise InvalidSpecError('report_noisy_max: noise must be "gumbel", "laplace" or "exponential", got %s'
+                               % _show(noise))
+    return Event("report_noisy_max", {"epsilon": _num("report_noisy_max", "epsilon", epsilon), "noise": noise})
+
+
+def tree_aggregation(sigma, steps, sensitivity=None):
+    """DP-FTRL's tree aggregation over `steps` steps with N(0, sigma^2) noise
+    on every node, each record in at most one step: the Gaussian mechanism
+    with mu = sqrt(ceil(log2(steps + 1))) sensitivity / sigma
+    (dp_accounting's SingleEpochTreeAggregationDpEvent)."""
+    return _leaf("tree_aggregation", sigma=sigma, steps=steps, sensitivity=sensitivity)
+
+
+def laplace_svt(scale, k, c=None):
+    """The sparse vector technique with Laplace noise of scale `scale`: at most
+    c (default 1) "above threshold" answers among at most k queries (a Renyi
+    bound: method rdp only)."""
+    return _leaf("laplace_svt", scale=scale, k=k, c=c)
+
+
+def gaussian_svt(sigma, k, c=None):
+    """The sparse vector technique with Gaussian noise of standard deviation
+    sigma (a Renyi bound: method rdp only)."""
+    return _leaf("gaussian_svt", sigma=sigma, k=k, c=c)
+
+
 # ----------------------------------------------------------- combinators ---
 
 def as_event(x):
@@ -363,6 +411,31 @@ def sample_with_replacement(event, n, m):
     return Event("sample_with_replacement", {"n": _num("sample_with_replacement", "n", n),
                                              "m": _num("sample_with_replacement", "m", m)},
                  [ev], ev.neighboring)
+
+
+def truncated_poisson(event, rate, max_batch, n):
+    """Poisson subsampling with rate `rate` of n records (n counts the record
+    accounted), a batch of more than max_batch records cut to a random subset
+    of max_batch; the event (gaussian or gdp) is the sum over the batch
+    (dp_accounting's TruncatedSubsampledGaussianDpEvent; add_remove only)."""
+    ev = as_event(event)
+    k = "truncated_poisson"
+    return Event(k, {"rate": _num(k, "rate", rate), "max_batch": _num(k, "max_batch", max_batch),
+                     "n": _num(k, "n", n)}, [ev], ev.neighboring)
+
+
+def repeat_and_select(event, mean, shape=None):
+    """The event run K times (K random with mean `mean` >= 1) and only the best
+    run released (Papernot & Steinke 2022): K truncated negative binomial with
+    `shape` (1: geometric, 0: logarithmic), or Poisson when shape is None or
+    inf (dp_accounting's shape=inf).  A Renyi bound: method rdp only."""
+    ev = as_event(event)
+    k = "repeat_and_select"
+    params = {"mean": _num(k, "mean", mean)}
+    if shape is not None and not (isinstance(shape, numbers.Real) and not isinstance(shape, bool)
+                                  and math.isinf(shape) and shape > 0):
+        params["shape"] = _num(k, "shape", shape)
+    return Event(k, params, [ev], ev.neighboring)
 
 
 # ---------------------------------------------------------------- reading ---

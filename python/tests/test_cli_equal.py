@@ -40,6 +40,28 @@ CASES = [
     ('{"compose": [{"pure": {"epsilon": 0.3}}, {"non_private": {}}]}', "auto", [], {}),
     ('{"privacy_loss": {"loss": [-1, 0.5, 2], "mass": [0.2, 0.5, 0.29]}}', "auto", [], {}),
 ]
+# the kinds of docs/spec.md added after the cases above (one each)
+NEW_KINDS = [
+    ('{"repeat": {"count": 20, "event": {"exponential_mechanism": {"epsilon": 0.5}}}}', "auto", [], {}),
+    ('{"repeat": {"count": 20, "event": {"permute_and_flip": {"epsilon": 0.5}}}}', "auto", [], {}),
+    ('{"compose": [{"report_noisy_max": {"epsilon": 0.5, "noise": "gumbel"}}, '
+     '{"report_noisy_max": {"epsilon": 0.3, "noise": "laplace"}}]}', "auto", [], {}),
+    ('{"repeat": {"count": 5, "event": {"tree_aggregation": {"sigma": 3, "steps": 255}}}}', "auto", [], {}),
+    ('{"repeat": {"count": 100, "event": {"truncated_poisson": {"rate": 0.01, "max_batch": 12, "n": 1000, '
+     '"event": {"gaussian": {"sigma": 1}}}}}}', "auto", [], {}),
+    ('{"repeat_and_select": {"mean": 4, "shape": 1, "event": {"repeat": {"count": 50, "event": '
+     '{"poisson": {"rate": 0.05, "event": {"gaussian": {"sigma": 2}}}}}}}}', "auto", [], {}),
+    ('{"compose": [{"laplace_svt": {"scale": 5, "k": 20, "c": 2}}, {"gaussian_svt": {"sigma": 4, "k": 10}}]}',
+     "auto", [], {}),
+    ('{"repeat": {"count": 10, "event": {"mixture_of_gaussians": {"sigma": 2, "sensitivities": [0, 0.5, 1], '
+     '"probabilities": [0.5, 0.3, 0.2]}}}}', "auto", [], {}),
+    ('{"repeat": {"count": 10, "event": {"sample_with_replacement": {"n": 1000, "m": 10, '
+     '"event": {"gaussian": {"sigma": 1}}}}}}', "auto", [], {}),
+    ('{"privacy_profile": {"epsilon": [0.5, 1, 2], "delta": [1e-3, 1e-5, 1e-8]}}', "auto", [], {}),
+]
+NEW_IDS = ["exponential-mechanism", "permute-and-flip", "report-noisy-max", "tree-aggregation",
+           "truncated-poisson", "repeat-and-select", "svt", "mixture-of-gaussians", "sample-with-replacement",
+           "privacy-profile"]
 IDS = ["dpsgd", "gaussians-exact", "laplace-approx-rr", "mixed-pld", "zcdp-rdp", "dpsgd-rdp-improved",
        "dpsgd-phi", "dpsgd-gdp", "sample-replace", "kary-rr", "non-private", "privacy-loss"]
 
@@ -154,3 +176,31 @@ def test_builder_and_text_give_the_same_bits(cli):
     j = cli("epsilon", "--delta", "1e-5", e.to_json())
     with dpacct.Accountant(e) as acc:
         check_result("epsilon", acc.epsilon(1e-5), j)
+
+
+@pytest.mark.parametrize("spec,method,cli_opts,opts", NEW_KINDS, ids=NEW_IDS)
+def test_new_kinds_epsilon_and_gdp_mu(cli, spec, method, cli_opts, opts):
+    test_epsilon_and_gdp_mu(cli, spec, method, cli_opts, opts)
+
+
+@pytest.mark.parametrize("spec,method,cli_opts,opts", NEW_KINDS, ids=NEW_IDS)
+def test_new_kinds_delta(cli, spec, method, cli_opts, opts):
+    test_delta(cli, spec, method, cli_opts, opts)
+
+
+@pytest.mark.parametrize("spec,method,cli_opts,opts", NEW_KINDS, ids=NEW_IDS)
+def test_new_kinds_builder(spec, method, cli_opts, opts):
+    """The builder's constructors write these specs (same canonical form)."""
+    built = {
+        "exponential-mechanism": ev.exponential_mechanism(0.5) * 20,
+        "permute-and-flip": ev.permute_and_flip(0.5) * 20,
+        "report-noisy-max": ev.report_noisy_max(0.5, "gumbel") + ev.report_noisy_max(0.3, "laplace"),
+        "tree-aggregation": ev.tree_aggregation(3, 255) * 5,
+        "truncated-poisson": ev.truncated_poisson(ev.gaussian(1), rate=0.01, max_batch=12, n=1000) * 100,
+        "repeat-and-select": ev.repeat_and_select(ev.poisson(ev.gaussian(2), 0.05) * 50, mean=4, shape=1),
+        "svt": ev.laplace_svt(5, 20, c=2) + ev.gaussian_svt(4, 10),
+        "mixture-of-gaussians": ev.mixture_of_gaussians(2, [0, 0.5, 1], [0.5, 0.3, 0.2]) * 10,
+        "sample-with-replacement": ev.sample_with_replacement(ev.gaussian(1), 1000, 10) * 10,
+        "privacy-profile": ev.privacy_profile([0.5, 1, 2], [1e-3, 1e-5, 1e-8]),
+    }[NEW_IDS[[c[0] for c in NEW_KINDS].index(spec)]]
+    assert dpacct.canonical_spec(built) == dpacct.canonical_spec(spec)

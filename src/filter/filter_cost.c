@@ -65,6 +65,67 @@ static dpa_status sampling_ok(const dpa_event *e, dpa_neighboring nb, const char
     return DPA_OK;
 }
 
+/* ---------------- kinds accounted as another kind ----------------
+ * Read through the public accessors (include/dpacct/event.h), so the
+ * parameter layout of these kinds stays the event module's business.
+ *  permute_and_flip; report_noisy_max with Laplace or exponential noise:
+ *      eps-DP (McKenna & Sheldon 2020; Dwork & Roth 2014, Claim 3.9);
+ *  exponential_mechanism; report_noisy_max with Gumbel noise (= the
+ *      exponential mechanism): eps-bounded range (Durfee & Rogers 2019),
+ *      hence eps-DP and eps^2/8-zCDP (Cesar & Rogers 2021);
+ *  tree_aggregation: the Gaussian mechanism with
+ *      mu = sqrt(ceil(log2(steps + 1))) sensitivity / sigma (Kairouz et al.
+ *      2021, App. D; as src/acct/leaves.c). */
+enum { ALIAS_NONE, ALIAS_PURE, ALIAS_BR, ALIAS_GAUSS };
+
+static double get_par(const dpa_event *e, const char *name)
+{
+    double v = NAN;
+    if (dpa_event_get_param(e, name, &v) != DPA_OK) return NAN;
+    return v;
+}
+
+/* depth = ceil(log2(steps + 1)): the smallest d with 2^d >= steps + 1
+ * (steps + 1 <= 2^50: exact) */
+static double tree_depth(double steps)
+{
+    double d = 0;
+    while (ldexp(1.0, (int)d) < steps + 1) d++;
+    return d;
+}
+
+/* The class of e's stand-in and its parameter: eps (ALIAS_PURE, ALIAS_BR),
+ * or, for ALIAS_GAUSS, sensitivity / sigma in *v and the depth in *depth. */
+static int alias_of(const dpa_event *e, double *v, double *depth)
+{
+    switch (dpa_event_get_kind(e)) {
+    case DPA_EV_PERMUTE_AND_FLIP:
+        *v = get_par(e, "epsilon");
+        return isnan(*v) ? ALIAS_NONE : ALIAS_PURE;
+    case DPA_EV_EXPONENTIAL_MECHANISM:
+        *v = get_par(e, "epsilon");
+        return isnan(*v) ? ALIAS_NONE : ALIAS_BR;
+    case DPA_EV_REPORT_NOISY_MAX: {
+        double noise = get_par(e, "noise");
+        *v = get_par(e, "epsilon");
+        if (isnan(*v) || isnan(noise)) return ALIAS_NONE;
+        return noise == DPA_RNM_GUMBEL ? ALIAS_BR : ALIAS_PURE;
+    }
+    case DPA_EV_TREE_AGGREGATION: {
+        double sigma = get_par(e, "sigma"), steps = get_par(e, "steps"), sens = get_par(e, "sensitivity");
+        if (!(sigma > 0) || !(steps >= 1) || !(sens > 0)) return ALIAS_NONE;
+        *v = sens / sigma;
+        *depth = tree_depth(steps);
+        return ALIAS_GAUSS;
+    }
+    default:
+        return ALIAS_NONE;
+    }
+}
+
+/* tree_aggregation's mu, rounded up (3 correctly rounded operations) */
+static double alias_gauss_mu(double ratio, double depth) { return up_rel(sqrt(depth) * ratio); }
+
 /* ---------------- pure eps ---------------- */
 static dpa_status pure_rec(const dpa_event *e, dpa_neighboring nb, const char *path, double *out, dpa_error *err)
 {
@@ -112,7 +173,19 @@ static dpa_status pure_rec(const dpa_event *e, dpa_neighboring nb, const char *p
         if ((st = pure_rec(e->child[0], nb, cp, &v, err))) return st;
         *out = amplify(e->kind == DPA_EV_POISSON ? e->p[0] : e->p[1] / e->p[0], v);
         return DPA_OK;
-    default:
+    default: {
+        double a, d;
+        int cls = alias_of(e, &a, &d);
+        if (cls == ALIAS_PURE || cls == ALIAS_BR) { /* eps-BR implies eps-DP */
+            *out = a;
+            return DPA_OK;
+        }
+        if (cls == ALIAS_GAUSS)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "%s/%s: a Gaussian mechanism (mu = %g) has no finite pure-DP epsilon; use the "
+                                 "\"gdp\", \"gdp-residue\", \"natural\" (mu), \"zcdp\" or \"rdp\" filter", path,
+                                 dpa_ev_kind_name(e->kind), alias_gauss_mu(a, d));
+    }
         return dpa_error_set(err, DPA_EUNSUPPORTED,
                              "%s/%s: no finite pure-DP epsilon (unbounded privacy loss); use the \"gdp\", "
                              "\"gdp-residue\", \"zcdp\" or \"rdp\" filter", path, dpa_ev_kind_name(e->kind));
@@ -192,7 +265,20 @@ static dpa_status approx_rec(const dpa_event *e, dpa_neighboring nb, const char 
                              "%s/%s: a Gaussian-type query has no single (eps, delta) cost (its delta is a policy "
                              "choice); use the \"gdp-residue\", \"gdp\", \"zcdp\" or \"rdp\" filter, or state the "
                              "guarantee you claim as an approx leaf", path, dpa_ev_kind_name(e->kind));
-    default:
+    case DPA_EV_TREE_AGGREGATION:
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "%s/%s: a Gaussian-type query has no single (eps, delta) cost (its delta is a policy "
+                             "choice); use the \"gdp-residue\", \"gdp\", \"zcdp\" or \"rdp\" filter, or state the "
+                             "guarantee you claim as an approx leaf", path, dpa_ev_kind_name(e->kind));
+    default: {
+        double a, d;
+        int cls = alias_of(e, &a, &d);
+        if (cls == ALIAS_PURE || cls == ALIAS_BR) {
+            *eo = a;
+            *lo = 0;
+            return DPA_OK;
+        }
+    }
         return dpa_error_set(err, DPA_EUNSUPPORTED, "%s/%s: the \"basic\" filter cannot account this event", path,
                              dpa_ev_kind_name(e->kind));
     }
@@ -256,7 +342,23 @@ static dpa_status zcdp_rec(const dpa_event *e, dpa_neighboring nb, const char *p
         return dpa_error_set(err, DPA_EUNSUPPORTED,
                              "%s/%s: subsampling has no tight zCDP bound; use the \"rdp\" filter (or \"gdp-residue\")",
                              path, dpa_ev_kind_name(e->kind));
-    default:
+    default: {
+        double a, d;
+        switch (alias_of(e, &a, &d)) {
+        case ALIAS_PURE: /* eps-DP: eps^2/2 (Bun-Steinke Prop 1.4) */
+            *out = up_rel(0.5 * a * a);
+            return DPA_OK;
+        case ALIAS_BR: /* eps-bounded range: eps^2/8 (Cesar & Rogers 2021) */
+            *out = up_rel(0.125 * a * a);
+            return DPA_OK;
+        case ALIAS_GAUSS: { /* rho = mu^2/2 = depth (s/sigma)^2 / 2 */
+            *out = up_rel(0.5 * d * a * a);
+            return DPA_OK;
+        }
+        default:
+            break;
+        }
+    }
         return dpa_error_set(err, DPA_EUNSUPPORTED, "%s/%s: no finite zCDP rho (use the \"gdp-residue\" filter)", path,
                              dpa_ev_kind_name(e->kind));
     }
@@ -346,8 +448,12 @@ static int gauss_rec(const dpa_event *e, long double mult, long double *s2)
         return 1;
     case DPA_EV_REPEAT:
         return gauss_rec(e->child[0], mult * e->p[0], s2);
-    default:
-        return 0;
+    default: {
+        double a, d;
+        if (alias_of(e, &a, &d) != ALIAS_GAUSS) return 0;
+        *s2 += mult * (long double)d * a * a; /* tree_aggregation: mu^2 = depth (s/sigma)^2 */
+        return 1;
+    }
     }
 }
 
@@ -394,8 +500,13 @@ static int zero_rec(const dpa_event *e, double *lk)
         if (!zero_rec(e->child[0], &l)) return 0;
         *lk = dpa_f_dn(l * e->p[0]);
         return 1;
-    default:
-        return 0;
+    default: { /* a selection mechanism with epsilon 0 reveals nothing */
+        double a, d;
+        int cls = alias_of(e, &a, &d);
+        if ((cls != ALIAS_PURE && cls != ALIAS_BR) || a != 0) return 0;
+        *lk = 0;
+        return 1;
+    }
     }
 }
 
@@ -411,6 +522,14 @@ static int single_pure(const dpa_event *e, double *eps)
     if (e->kind == DPA_EV_PURE || e->kind == DPA_EV_RANDOMIZED_RESPONSE ||
         (e->kind == DPA_EV_APPROX && e->p[1] == 0)) {
         *eps = e->p[0];
+        return 1;
+    }
+    /* permute_and_flip, report_noisy_max (Laplace/exponential noise): eps-DP.
+     * The exponential mechanism (eps-BR) is left to the general path, which
+     * takes the smaller of the accountant's certified mu and nu(eps). */
+    double a, d;
+    if (alias_of(e, &a, &d) == ALIAS_PURE) {
+        *eps = a;
         return 1;
     }
     return 0;

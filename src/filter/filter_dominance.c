@@ -359,6 +359,12 @@ dpa_status dpa_f_query_new(const dpa_spec *q, dpa_f_query **out, char *remark, s
                                "\"zcdp\" or \"rdp\" filter)", ls.zcdp_path);
             break;
         }
+        if (lf->rdp_only) {
+            st = dpa_error_set(err, DPA_EUNSUPPORTED,
+                               "%s: a Renyi bound (repeat_and_select, laplace_svt, gaussian_svt) is not a PLD; the "
+                               "gdp-residue filter cannot account it (use the \"rdp\" filter)", ls.zcdp_path);
+            break;
+        }
         if (!lf->pair) {
             st = dpa_error_set(err, DPA_EUNSUPPORTED,
                                "gdp-residue filter: a subsampled composition (one batch shared by several mechanisms) "
