@@ -992,6 +992,63 @@ static void test_template_instantiate_many(void **state)
     dpa_template_free(t);
 }
 
+/* Issue 12 item 4: labels ("name" in an event object) */
+static void test_event_names(void **state)
+{
+    (void)state;
+    dpa_error err;
+    const char *j = "{\"name\":\"pretraining\",\"compose\":[{\"gaussian\":{\"sigma\":1}},{\"name\":\"fine-tune \\\"2\\\"\","
+                    "\"repeat\":{\"count\":3,\"event\":{\"laplace\":{\"scale\":1}}}}]}";
+    dpa_spec *s = dpa_spec_from_json(j, &err);
+    assert_non_null(s);
+    const dpa_event *r = dpa_spec_root(s);
+    assert_string_equal(dpa_event_get_name(r), "pretraining");
+    assert_null(dpa_event_get_name(dpa_event_child(r, 0)));
+    assert_string_equal(dpa_event_get_name(dpa_event_child(r, 1)), "fine-tune \"2\"");
+    /* round trip through the writer and a copy */
+    char *out = dpa_spec_to_json(s);
+    assert_non_null(out);
+    assert_non_null(strstr(out, "\"name\":\"pretraining\""));
+    dpa_spec *s2 = dpa_spec_from_json(out, &err);
+    assert_non_null(s2);
+    char *out2 = dpa_spec_to_json(s2);
+    assert_string_equal(out, out2);
+    dpa_spec *s3 = dpa_spec_copy(s2);
+    char *out3 = dpa_spec_to_json(s3);
+    assert_string_equal(out, out3);
+    free(out);
+    free(out2);
+    free(out3);
+    dpa_spec_free(s);
+    dpa_spec_free(s2);
+    dpa_spec_free(s3);
+    /* messages give the labels on the path */
+    s = dpa_spec_from_json("{\"compose\":[{\"gaussian\":{\"sigma\":1}},{\"name\":\"fine-tune\",\"repeat\":{\"count\":0.5,"
+                           "\"event\":{\"gaussian\":{\"sigma\":1}}}}]}", &err);
+    assert_null(s);
+    assert_non_null(strstr(err.message, "/compose/1 (\"fine-tune\")/repeat/count: "));
+    /* invalid names */
+    const char *bad[] = {"{\"name\":\"\",\"gaussian\":{\"sigma\":1}}", "{\"name\":3,\"gaussian\":{\"sigma\":1}}",
+                         "{\"name\":\"a\\u0007b\",\"gaussian\":{\"sigma\":1}}"};
+    for (size_t i = 0; i < 3; i++) {
+        s = dpa_spec_from_json(bad[i], &err);
+        assert_null(s);
+        assert_int_equal(err.status, DPA_EINVAL);
+        assert_non_null(strstr(err.message, "/name: "));
+    }
+    char big[260];
+    memset(big, 'x', 201);
+    big[201] = '\0';
+    dpa_event *e = dpa_event_gaussian(1, 1, &err);
+    assert_int_equal(dpa_event_set_name(e, big, &err), DPA_EINVAL);
+    big[200] = '\0';
+    assert_int_equal(dpa_event_set_name(e, big, &err), DPA_OK);
+    assert_int_equal((int)strlen(dpa_event_get_name(e)), 200);
+    assert_int_equal(dpa_event_set_name(e, NULL, &err), DPA_OK);
+    assert_null(dpa_event_get_name(e));
+    dpa_event_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1028,6 +1085,7 @@ int main(void)
         cmocka_unit_test(test_template_other_params),
         cmocka_unit_test(test_template_errors),
         cmocka_unit_test(test_template_instantiate_many),
+        cmocka_unit_test(test_event_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,7 +27,10 @@
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
 #include "mech/pair.h"
+#include "acct/leaves.h"
+#include "rdp/rdp.h"
 #include "check.h"
+#include <time.h>
 
 #define QUAD_ABS 1e-7
 #define QUAD_REL 1e-6
@@ -271,6 +274,111 @@ static void test_sample_with_replacement(void **state)
           a.lower, a.upper);
 }
 
+/* Audit F1: the truncated binomial tail (and the components below e^-700)
+ * of sample_with_replacement count at +inf for the upper bounds only
+ * (slack_hi); the lower bound was 8.76e-31 at eps 40, the truth 9.74e-90
+ * (remove, mpmath) and 0 (add). */
+static void test_swr_lower_without_tail(void **state)
+{
+    (void)state;
+    const char *s = "{\"sample_with_replacement\":{\"n\":1000,\"m\":1000,\"event\":{\"gaussian\":{\"sigma\":5}}}}";
+    dpa_result r = qdelta(s, DPA_METHOD_PLD, 40);
+    CHECK(r.lower <= 9.74e-90 && r.upper >= 9.75e-90, "swr eps 40: [%.17g, %.17g], truth 9.74e-90", r.lower, r.upper);
+    r = qdelta(s, DPA_METHOD_AUTO, 8);
+    CHECK(r.lower <= r.upper && r.upper < 1e-6, "swr eps 8: [%.17g, %.17g]", r.lower, r.upper);
+}
+
+/* Audit F2: binomials too wide for the component cap are refused before
+ * any loop (m = 1e12 stepped through every k), and the window starts at
+ * the first k of pmf >= e^-700. */
+static void test_swr_window(void **state)
+{
+    (void)state;
+    const char *bad[] = {
+        "{\"sample_with_replacement\":{\"n\":2,\"m\":1e12,\"event\":{\"gaussian\":{\"sigma\":1}}}}",
+        "{\"sample_with_replacement\":{\"n\":2,\"m\":1e15,\"event\":{\"gaussian\":{\"sigma\":1}}}}",
+        "{\"sample_with_replacement\":{\"n\":3,\"m\":1e9,\"event\":{\"gaussian\":{\"sigma\":1}}}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        clock_t t0 = clock();
+        dpa_error err;
+        dpa_accountant *ac = try_accountant(bad[i], DPA_METHOD_PLD, &err);
+        dpa_result r;
+        dpa_status st = ac ? dpa_accountant_delta(ac, 1.0, &r, &err) : err.status;
+        double sec = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        CHECK(st == DPA_EUNSUPPORTED && strstr(err.message, "mixture component") && sec < 1.0,
+              "%s: status %d in %.2f s: %s", bad[i], (int)st, sec, st ? err.message : "accepted");
+        dpa_accountant_free(ac);
+    }
+    /* n = 2, m = 1e4: mean 5000, sd 50; the window starts far above 0 */
+    dpa_error err;
+    dpa_spec *sp = dpa_spec_from_json(
+        "{\"sample_with_replacement\":{\"n\":2,\"m\":10000,\"event\":{\"gaussian\":{\"sigma\":1000}}}}", &err);
+    assert_non_null(sp);
+    clock_t t0 = clock();
+    dpa_leafset ls;
+    assert_int_equal(dpa_leaves_build(sp, &ls, &err), DPA_OK);
+    CHECK((double)(clock() - t0) / CLOCKS_PER_SEC < 1.0, "leaves of swr m = 1e4 slow");
+    const dpa_pair *p = ls.v[0].pair;
+    assert_true(p->kind == DPA_PAIR_MIXGAUSS);
+    size_t n = p->nmix;
+    double k0 = p->mix[0] / 1e-3, tot = 0;
+    CHECK(k0 > 1000 && k0 < 5000 && n < 10000, "window start %g, %zu components", k0, n);
+    long double m = 10000, lg = lgammal(m + 1) - m * logl(2.0L);
+    for (size_t i = 0; i < n; i++) {
+        long double k = roundl(p->mix[i] / 1e-3);
+        long double want = lg - lgammal(k + 1) - lgammal(m - k + 1);
+        tot += exp(p->mix[n + i]);
+        CHECK(fabsl(p->mix[n + i] - want) <= 1e-12 * (1 + fabsl(want)), "k %Lg: log pmf %.17g, lgamma %.17Lg", k,
+              p->mix[n + i], want);
+        CHECK(p->mix[n + i] >= -700, "k %Lg: component below e^-700 kept", k);
+    }
+    /* the first k below: under e^-700 */
+    long double kb = k0 - 1, lb = lg - lgammal(kb + 1) - lgammal(m - kb + 1);
+    CHECK(lb < -700, "k %Lg (log pmf %.17Lg) left out", kb, lb);
+    CHECK(fabs(tot - 1) < 1e-12 && p->slack_hi > 0 && p->slack_hi < 1e-29, "weights sum %.17g, slack %g", tot,
+          p->slack_hi);
+    dpa_leaves_free(&ls);
+    dpa_spec_free(sp);
+}
+
+/* Audit F3: the positive components' weight is their direct sum, not
+ * 1 - w_0 (truths by mpmath quadrature, tmp/audit rdpchk.py). */
+static void test_rdp_weight_near_one(void **state)
+{
+    (void)state;
+    dpa_error err;
+    const double mu1[2] = {0, 8}, w1[2] = {0.9999999999999999, 1.5e-16};
+    dpa_pair *p = dpa_pair_mixgauss(mu1, w1, 2, 0, &err);
+    assert_non_null(p);
+    double d;
+    assert_int_equal(dpa_rdp_divergence(p, 3, 0, &d, &err), DPA_OK);
+    CHECK(d >= 41.34615543030515 && d < 41.3462, "order 3: %.17g, exact 41.34615543030515", d);
+    dpa_pair_free(p);
+    const double mu2[2] = {40, 0}, w2[2] = {1e-300, 1};
+    p = dpa_pair_mixgauss(mu2, w2, 2, 0, &err);
+    assert_non_null(p);
+    dpa_status st = dpa_rdp_divergence(p, 2, 0, &d, &err);
+    CHECK(st == DPA_OK && d >= 218.44894420357259 && d < 218.449, "order 2: status %d, %.17g (exact 218.448944203573)",
+          (int)st, d);
+    st = dpa_rdp_divergence(p, 3, 0, &d, &err);
+    CHECK(st == DPA_OK && d >= 1363.8367081526794 && d < 1363.837, "order 3: status %d, %.17g (exact 1363.83670815268)",
+          (int)st, d);
+    dpa_pair_free(p);
+    dpa_result r = qeps("{\"mixture_of_gaussians\":{\"sigma\":1,\"sensitivities\":[40,0],\"probabilities\":[1e-300,1]}}",
+                        DPA_METHOD_RDP, 1e-6);
+    CHECK(isfinite(r.upper), "rdp of [1e-300, 1]: %.17g", r.upper);
+}
+
+/* A component with mu above DPA_MU_NONPRIVATE is non-private (mass at +inf). */
+static void test_mixture_nonprivate_component(void **state)
+{
+    (void)state;
+    dpa_result r = qdelta("{\"mixture_of_gaussians\":{\"sigma\":1,\"sensitivities\":[1e151,1],\"probabilities\":[0.5,0.5]}}",
+                          DPA_METHOD_PLD, 1);
+    CHECK(r.lower >= 0.5 && r.upper >= r.lower && r.upper <= 0.6, "mu 1e151: [%.17g, %.17g]", r.lower, r.upper);
+}
+
 int main(void)
 {
     test_seed_from_env();
@@ -280,6 +388,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_component, setup, teardown),
         cmocka_unit_test_setup_teardown(test_poisson_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sample_with_replacement, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_swr_lower_without_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_swr_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rdp_weight_near_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mixture_nonprivate_component, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -372,6 +372,48 @@ static void test_laplace_points(void **state)
     dpa_pair_free(lap);
 }
 
+/* Audit F5: the mass at +inf (min delta) is rounded up in the pair, and the
+ * pld lower bound rounds the exp of an atom's log mass down (4 u (|l| + 4)):
+ * lower <= truth <= upper where the profile is that mass alone. */
+static void test_inf_mass_rounding(void **state)
+{
+    (void)state;
+    struct { const char *json; double eps, truth; } c[] = {
+        {"{\"privacy_profile\":{\"epsilon\":[1,0.5],\"delta\":[1e-300,0.1]}}", 5, 1e-300},
+        {"{\"approx\":{\"epsilon\":1,\"delta\":1e-300}}", 1.5, 1e-300},
+        {"{\"approx\":{\"epsilon\":1,\"delta\":1e-300}}", 3, 1e-300},
+        {"{\"approx\":{\"epsilon\":0.5,\"delta\":3e-200}}", 2, 3e-200},
+        {"{\"privacy_profile\":{\"epsilon\":[2],\"delta\":[7e-250]}}", 4, 7e-250},
+    };
+    dpa_method ms[] = {DPA_METHOD_AUTO, DPA_METHOD_PLD};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+        for (int k = 0; k < 2; k++) {
+            dpa_accountant *a = test_accountant(c[i].json, ms[k]);
+            dpa_result r;
+            dpa_error err;
+            if (dpa_accountant_delta(a, c[i].eps, &r, &err) != DPA_OK) fail_msg("%s: %s", c[i].json, err.message);
+            CHECK(r.lower <= c[i].truth && r.upper >= c[i].truth, "%s at eps %g (method %d): [%.17g, %.17g], truth %.17g",
+                  c[i].json, c[i].eps, (int)ms[k], r.lower, r.upper, c[i].truth);
+            dpa_accountant_free(a);
+        }
+    /* the pair itself: its +inf mass is at least min delta (random point sets) */
+    for (int t = 0; t < 200; t++) {
+        double e[3], d[3], dmin = 1;
+        for (int j = 0; j < 3; j++) {
+            e[j] = 5 * test_unif();
+            d[j] = pow(10, -300 * test_unif());
+            dmin = fmin(dmin, d[j]);
+        }
+        dpa_error err;
+        dpa_pair *p = dpa_pair_profile(e, d, 3, &err);
+        assert_non_null(p);
+        const dpa_atom *top = &p->atoms[p->natoms - 1];
+        CHECK(top->w == INFINITY && (long double)top->la >= logl(dmin), "min delta %.17g: +inf mass log %.17g < %.17Lg", dmin,
+              top->la, logl(dmin));
+        dpa_pair_free(p);
+    }
+}
+
 int main(void)
 {
     test_seed_from_env();
@@ -382,6 +424,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_point_is_approx, setup, teardown),
         cmocka_unit_test_setup_teardown(test_accountant_vs_brute, setup, teardown),
         cmocka_unit_test_setup_teardown(test_laplace_points, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inf_mass_rounding, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -226,8 +226,18 @@ dpa_event *dpa_event_repeat_and_select(double mean, double shape, dpa_event *chi
 dpa_event *dpa_event_laplace_svt(double scale, double k, double c, dpa_error *err);
 dpa_event *dpa_event_gaussian_svt(double sigma, double k, double c, dpa_error *err);
 
-/* Deep copy; NULL on allocation failure. */
+/* Deep copy (labels included); NULL on allocation failure. */
 dpa_event *dpa_event_copy(const dpa_event *e);
+/* Labels (issue 12: "name" in an event object, docs/spec.md): a non-empty
+ * string of at most DPA_EVENT_NAME_MAX bytes without control characters
+ * (bytes below 0x20 and 0x7f).  The label is kept by copies, written by
+ * dpa_spec_to_json and echoed in messages that give a JSON path; it has no
+ * effect on any accounting.  get: the label or NULL (borrowed, valid until
+ * the event is changed or freed).  set: copies name (NULL removes the
+ * label); DPA_EINVAL for an invalid name (the event is unchanged). */
+#define DPA_EVENT_NAME_MAX 200
+const char *dpa_event_get_name(const dpa_event *e);
+dpa_status dpa_event_set_name(dpa_event *e, const char *name, dpa_error *err);
 void dpa_event_free(dpa_event *e);
 
 /* ---- inspection ---- */

@@ -52,12 +52,24 @@ static int is_identity(const dpa_event *e)
 /* Sampling with replacement of a Gaussian with mu = sensitivity/sigma: one
  * record appears K ~ Binomial(m, 1/n) times, so the remove-direction pair
  * is (sum_k P(K = k) N(k mu, 1), N(0, 1)) (docs/mechanisms.md §2).  The
- * pmf by its ratio recurrence in log space (a few u per step); components
- * whose pmf underflows below e^-700 and the upper tail beyond the last kept
- * k (bounded geometrically, at most 1e-30) go to loss +inf, which dominates
- * them in both directions. */
+ * components kept are those with pmf >= e^-700, from the first such k (the
+ * pmf is unimodal: below the mode it increases) up to where the upper tail
+ * is below 1e-30 (bounded geometrically).  The log pmf: at the window's
+ * start k0 by the direct sum log C(m, k0) = sum_{i < k0} log((m - i)/(i + 1))
+ * in long double (k0 is at most ~6e4: wider binomials are refused before
+ * any loop, since they need more than DPA_MAX_MIXTURE_COMPONENTS
+ * components), then by the ratio recurrence.  The omitted A-mass (the
+ * components below e^-700, at most k0 e^-700 below the window plus the
+ * ones inside it, and the upper tail) is the pair's slack_hi: counted at
+ * loss +inf by the upper bounds (which dominates it), dropped by the lower
+ * bounds (the remove-direction profile of (A_kept, B) is below the true
+ * one, A >= A_kept). */
 #define SWR_TAIL 1e-30
 #define SWR_LOG_FLOOR (-700.0)
+/* Components with pmf >= e^-700 of a binomial with standard deviation sd
+ * number at least ~2 sqrt(2 * 700) sd = 75 sd (Gaussian core): refuse
+ * without looping when 60 sd exceeds the component cap. */
+#define SWR_SD_FACTOR 60.0
 static dpa_pair *swr_pair(const dpa_event *e, const char *path, dpa_error *err)
 {
     const dpa_event *c = e->child[0];
@@ -69,16 +81,38 @@ static dpa_pair *swr_pair(const dpa_event *e, const char *path, dpa_error *err)
         return NULL;
     }
     double mu = c->kind == DPA_EV_GAUSSIAN ? c->p[1] / c->p[0] : c->p[0];
-    double n = e->p[0], m = e->p[1], lr = -log(n - 1) /* log(p/(1-p)), p = 1/n */, lp = m * log1p(-1 / n);
+    double n = e->p[0], m = e->p[1];
     if (n == 1) { /* every draw is the record: K = m */
         double one = 1;
         double mm = m * mu;
         return dpa_pair_mixgauss(&mm, &one, 1, 0, err);
     }
+    long double pl = 1.0L / (long double)n, lr = -logl((long double)n - 1) /* log(p/(1-p)) */;
+    double sd = sqrt(m * (double)pl * (1 - (double)pl));
+    if (SWR_SD_FACTOR * sd > DPA_MAX_MIXTURE_COMPONENTS) {
+        dpa_error_set(err, DPA_EUNSUPPORTED,
+                      "%s: sample_with_replacement with n = %.17g, m = %.17g: the number of copies of a record "
+                      "(Binomial(m, 1/n), standard deviation %.3g) takes more than %d values of probability "
+                      "above e^-700, each a mixture component; not supported",
+                      path, n, m, sd, DPA_MAX_MIXTURE_COMPONENTS);
+        return NULL;
+    }
+    /* window start: 40 standard deviations (and 40) below the mean */
+    double mean = m / n, k0 = floor(mean - 40 * sd - 40);
+    if (k0 < 0) k0 = 0;
+    long double lp = (long double)(m - k0) * log1pl(-pl) + (long double)k0 * logl(pl);
+    for (double i = 0; i < k0; i++) lp += logl(((long double)m - i) / (i + 1));
+    /* the pmf increases below the mode: step down while the start is above the floor */
+    while (k0 > 0 && lp >= SWR_LOG_FLOOR) {
+        lp -= logl(((long double)m - (k0 - 1)) / k0) + lr;
+        k0--;
+    }
     size_t cap = 64, k = 0;
-    double *mus = malloc(cap * sizeof *mus), *ws = malloc(cap * sizeof *ws), dropped = 0, tail = 0;
+    double *mus = malloc(cap * sizeof *mus), *ws = malloc(cap * sizeof *ws);
+    /* below k0: k0 components each below e^-700 */
+    double dropped = k0 > 0 ? k0 * exp(SWR_LOG_FLOOR) : 0, tail = 0;
     if (!mus || !ws) goto nomem;
-    for (double j = 0;; j++) {
+    for (double j = k0;; j++) {
         if (lp >= SWR_LOG_FLOOR) {
             if (k == cap) {
                 if (cap >= DPA_MAX_MIXTURE_COMPONENTS) {
@@ -97,17 +131,17 @@ static dpa_pair *swr_pair(const dpa_event *e, const char *path, dpa_error *err)
                 if (!a || !b) goto nomem;
             }
             mus[k] = j * mu;
-            ws[k++] = exp(lp);
+            ws[k++] = (double)expl(lp);
         } else {
-            dropped += exp(lp) * (1 + 1e-6) + 1e-300; /* each below e^-700: their count times that */
+            dropped += (double)expl(lp) * (1 + 1e-6) + 1e-300; /* each below e^-700: their count times that */
         }
         if (j == m) break;
-        double lnext = lp + log((m - j) / (j + 1)) + lr;
+        long double lnext = lp + logl(((long double)m - j) / (j + 1)) + lr;
         /* beyond the mode the ratio decreases: the tail from j + 1 on is at
          * most pmf(j + 1) / (1 - ratio(j + 1)) */
         double r = (m - j - 1) / (j + 2) / (n - 1);
         if (j + 1 > m / n && r < 1) {
-            double lt = lnext - log1p(-r);
+            double lt = (double)lnext - log1p(-r);
             if (lt < log(SWR_TAIL)) {
                 tail = exp(lt) * (1 + 1e-6);
                 break;
@@ -115,9 +149,11 @@ static dpa_pair *swr_pair(const dpa_event *e, const char *path, dpa_error *err)
         }
         lp = lnext;
     }
-    dpa_pair *p = dpa_pair_mixgauss(mus, ws, k, fmin(1.0, dropped + tail), err);
+    dpa_pair *p = dpa_pair_mixgauss(mus, ws, k, 0, err);
     free(mus);
     free(ws);
+    /* omitted mass: +inf for upper bounds only (pair.h, slack_hi) */
+    if (p) p->slack_hi = fmin(1.0, (dropped + tail) * (1 + 1e-6));
     return p;
 nomem:
     free(mus);
@@ -200,13 +236,22 @@ static dpa_pair *mixture_pair(const dpa_event *e, dpa_error *err)
         dpa_error_set(err, DPA_ENOMEM, "out of memory");
         return NULL;
     }
-    long double s = 0;
+    long double s = 0, big = 0;
     for (size_t i = 0; i < n; i++) s += e->data[n + i];
+    /* components with mu above DPA_MU_NONPRIVATE are non-private (as a
+     * Gaussian leaf's): their weight goes to loss +inf, which dominates them */
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        mu[i] = e->data[i] / e->p[0];
-        mu[n + i] = (double)(e->data[n + i] / s);
+        double m = e->data[i] / e->p[0];
+        if (!(m <= DPA_MU_NONPRIVATE)) {
+            big += e->data[n + i];
+            continue;
+        }
+        mu[k] = m;
+        mu[n + k++] = (double)(e->data[n + i] / s);
     }
-    dpa_pair *p = dpa_pair_mixgauss(mu, mu + n, n, 0, err);
+    double inf_mass = big > 0 ? fmin(1.0, (double)(big / s) * (1 + 4 * DBL_EPSILON)) : 0.0;
+    dpa_pair *p = k ? dpa_pair_mixgauss(mu, mu + n, k, inf_mass, err) : dpa_pair_nonprivate(err);
     free(mu);
     return p;
 }

@@ -562,6 +562,15 @@ dpa_event *dpa_event_tree_aggregation(double sigma, double steps, double sensiti
 
 /* ---- copy / free ---- */
 
+static char *dup_name(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c)
+        memcpy(c, s, n);
+    return c;
+}
+
 dpa_event *dpa_event_copy(const dpa_event *e)
 {
     dpa_event *c;
@@ -572,8 +581,13 @@ dpa_event *dpa_event_copy(const dpa_event *e)
         return NULL;
     c->kind = e->kind;
     memcpy(c->p, e->p, sizeof c->p);
+    if (e->name && !(c->name = dup_name(e->name))) {
+        free(c);
+        return NULL;
+    }
     if (e->ndata) {
         if (!(c->data = malloc(e->ndata * sizeof *c->data))) {
+            free(c->name);
             free(c);
             return NULL;
         }
@@ -583,6 +597,8 @@ dpa_event *dpa_event_copy(const dpa_event *e)
     if (e->nchild > 0) {
         c->child = calloc(e->nchild, sizeof *c->child);
         if (!c->child) {
+            free(c->data);
+            free(c->name);
             free(c);
             return NULL;
         }
@@ -606,7 +622,51 @@ void dpa_event_free(dpa_event *e)
         dpa_event_free(e->child[i]);
     free(e->child);
     free(e->data);
+    free(e->name);
     free(e);
+}
+
+/* ---- labels ---- */
+
+int dpa_ev_name_problem(const char *name, char *problem, size_t n)
+{
+    size_t len = strlen(name);
+    if (len == 0) {
+        snprintf(problem, n, "must be a non-empty string");
+        return 1;
+    }
+    if (len > DPA_EVENT_NAME_MAX) {
+        snprintf(problem, n, "must be at most %d bytes, got %zu", DPA_EVENT_NAME_MAX, len);
+        return 1;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (ch < 0x20 || ch == 0x7f) {
+            snprintf(problem, n, "must not contain control characters (byte %zu is 0x%02x)", i, ch);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const char *dpa_event_get_name(const dpa_event *e)
+{
+    return e ? e->name : NULL;
+}
+
+dpa_status dpa_event_set_name(dpa_event *e, const char *name, dpa_error *err)
+{
+    char problem[128];
+    if (!e)
+        return dpa_error_set(err, DPA_EINVAL, "event name: NULL event");
+    if (name && dpa_ev_name_problem(name, problem, sizeof problem))
+        return dpa_error_set(err, DPA_EINVAL, "event name: %s", problem);
+    char *c = NULL;
+    if (name && !(c = dup_name(name)))
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    free(e->name);
+    e->name = c;
+    return DPA_OK;
 }
 
 /* ---- inspection ---- */

@@ -45,6 +45,7 @@ struct dpa_event {
     dpa_event **child;
     double *data;   /* owned; privacy_loss and privacy_profile only */
     size_t ndata;
+    char *name;     /* owned label ("name" in JSON) or NULL (dpa_event_set_name) */
 };
 
 struct dpa_spec {
@@ -56,6 +57,8 @@ struct dpa_spec {
  * reader and writer (event_json.c) and the accountants ---- */
 /* JSON name of a kind ("gaussian", ..., "sample"). */
 const char *dpa_ev_kind_name(dpa_event_kind k);
+/* 1 (and a message "must ...") if name is not a valid label (event.h). */
+int dpa_ev_name_problem(const char *name, char *problem, size_t n);
 /* 1 and *k set if name is a kind's JSON name, else 0. */
 int dpa_ev_kind_from_name(const char *name, dpa_event_kind *k);
 /* Number of parameter slots of a kind, and its arity (0 leaf, 1 one child,

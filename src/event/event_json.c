@@ -44,6 +44,7 @@ typedef struct seg {
     const struct seg *up;
     const char *key;
     size_t index;
+    const char *label; /* the "name" of the event object at this segment, or NULL */
 } seg;
 
 typedef struct walk {
@@ -61,6 +62,8 @@ struct dpa_template {
 
 /* ---- paths and messages ---- */
 
+static const char *quote(const char *s, char *buf, size_t n);
+
 static void path_append(const seg *s, char *buf, size_t cap, size_t *len)
 {
     char idx[32];
@@ -75,6 +78,12 @@ static void path_append(const seg *s, char *buf, size_t cap, size_t *len)
     }
     if (*len + 1 + strlen(txt) < cap)
         *len += (size_t)snprintf(buf + *len, cap - *len, "/%s", txt);
+    if (s->label) {
+        char q[128];
+        const char *t = quote(s->label, q, sizeof q);
+        if (*len + 4 + strlen(t) < cap)
+            *len += (size_t)snprintf(buf + *len, cap - *len, " (%s)", t);
+    }
 }
 
 /* Render s as "/a/b/0/c" ("/" for the root) into out[n]; a path too long
@@ -324,7 +333,7 @@ static dpa_status read_params(walk *w, dpa_event_kind k, json_t *obj, const seg 
     for (int s = 0; s < dpa_ev_num_params(k); s++) {
         json_t *node;
         int is_ph;
-        seg sub = {at, dpa_ev_param_name(k, s), 0};
+        seg sub = {at, dpa_ev_param_name(k, s), 0, NULL};
         if (slot_node(w, k, s, obj, at, pa, &node) != DPA_OK)
             return DPA_EINVAL;
         if (!node) {
@@ -363,7 +372,7 @@ static dpa_status record_placeholder(walk *w, dpa_event_kind k, const seg *at, p
     char problem[256];
     dpa_param_info d;
     for (int s = 0; s < dpa_ev_num_params(k); s++) {
-        seg sub = {at, dpa_ev_param_name(k, s), 0};
+        seg sub = {at, dpa_ev_param_name(k, s), 0, NULL};
         dpa_ev_param_domain(k, s, NULL, &d);
         if (k == DPA_EV_REPEAT_AND_SELECT && s == 1 && pa->p[s] == DPA_REPSEL_POISSON)
             continue; /* the Poisson sentinel */
@@ -390,7 +399,7 @@ static dpa_status check_params(walk *w, dpa_event_kind k, const seg *at, params 
         return DPA_EINVAL;
     if (pa->rr_p) {
         dpa_param_info d;
-        seg sub = {at, "p", 0};
+        seg sub = {at, "p", 0, NULL};
         rr_p_domain(&d, pa->p[1]);
         if (dpa_ev_check_value(&d, pa->p[0], problem, sizeof problem))
             return fail(w, &sub, "%s", problem);
@@ -399,7 +408,7 @@ static dpa_status check_params(walk *w, dpa_event_kind k, const seg *at, params 
         pa->p[0] = pa->p[0] * k == 1 ? 0 : fmax(0, log(pa->p[0]) - log1p(-pa->p[0]) + log(k - 1));
     }
     if (dpa_ev_check_params(k, pa->p, &bad, problem, sizeof problem)) {
-        seg sub = {at, dpa_ev_param_name(k, bad), 0};
+        seg sub = {at, dpa_ev_param_name(k, bad), 0, NULL};
         return fail(w, &sub, "%s", problem);
     }
     return DPA_OK;
@@ -428,7 +437,7 @@ static dpa_event *walk_compose(walk *w, json_t *val, const seg *at, int depth)
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        seg sub = {at, NULL, i};
+        seg sub = {at, NULL, i, NULL};
         kids[i] = walk_event(w, json_array_get(val, i), &sub, depth + 1, 0);
         if (!kids[i]) {
             for (size_t j = 0; j < i; j++)
@@ -483,7 +492,7 @@ static dpa_event *walk_table(walk *w, dpa_event_kind kind, json_t *val, const se
         }
     }
     if (tk->scalar) {
-        seg sub = {at, tk->scalar, 0};
+        seg sub = {at, tk->scalar, 0, NULL};
         json_t *x = json_object_get(val, tk->scalar);
         int is_ph;
         char problem[256];
@@ -507,7 +516,7 @@ static dpa_event *walk_table(walk *w, dpa_event_kind kind, json_t *val, const se
         }
     }
     for (int j = 0; j < 2; j++) {
-        seg sub = {at, tk->key[j], 0};
+        seg sub = {at, tk->key[j], 0, NULL};
         if (!(arr[j] = json_object_get(val, tk->key[j]))) {
             fail(w, at, "missing key \"%s\"", tk->key[j]);
             return NULL;
@@ -533,9 +542,9 @@ static dpa_event *walk_table(walk *w, dpa_event_kind kind, json_t *val, const se
         return NULL;
     }
     for (int j = 0; j < 2; j++) {
-        seg sub = {at, tk->key[j], 0};
+        seg sub = {at, tk->key[j], 0, NULL};
         for (size_t i = 0; i < n; i++) {
-            seg el = {&sub, NULL, i};
+            seg el = {&sub, NULL, i, NULL};
             json_t *x = json_array_get(arr[j], i);
             if (is_placeholder(x)) {
                 fail(w, &el, "a placeholder \"?\" cannot stand in a %s table", name);
@@ -593,7 +602,7 @@ static dpa_event *walk_kind(walk *w, dpa_event_kind k, json_t *val, const seg *a
     if (!child_node)
         return dpa_ev_make(k, pa.p, NULL, 0, w->err);
     {
-        seg sub = {at, "event", 0};
+        seg sub = {at, "event", 0, NULL};
         child = walk_event(w, child_node, &sub, depth + 1, 0);
     }
     return child ? dpa_ev_make(k, pa.p, &child, 1, w->err) : NULL;
@@ -626,8 +635,10 @@ static dpa_status find_event_key(walk *w, json_t *obj, const seg *at, int top,
     char q[128], list[DPA_ERROR_MESSAGE_MAX];
     size_t found = 0;
     json_object_foreach(obj, key, v) {
+        if (!strcmp(key, "name"))
+            continue; /* the event's label (walk_event) */
         if (!strcmp(key, "neighboring")) {
-            seg sub = {at, "neighboring", 0};
+            seg sub = {at, "neighboring", 0, NULL};
             if (top)
                 continue;
             return fail(w, &sub, "only allowed at the top level of a spec");
@@ -658,18 +669,47 @@ static dpa_event *walk_event(walk *w, json_t *obj, const seg *at, int depth, int
         fail(w, at, "expected an event object, got %s", type_name(obj));
         return NULL;
     }
-    if (find_event_key(w, obj, at, top, &name, &k) != DPA_OK)
+    /* the optional label: checked first, so that messages below name it */
+    json_t *jn = json_object_get(obj, "name");
+    const char *label = NULL;
+    if (jn) {
+        char problem[128];
+        seg ns = {at, "name", 0, NULL};
+        if (!json_is_string(jn)) {
+            fail(w, &ns, "an event name must be a string, got %s", type_name(jn));
+            return NULL;
+        }
+        label = json_string_value(jn);
+        if (strlen(label) != json_string_length(jn)) {
+            fail(w, &ns, "an event name must not contain NUL characters");
+            return NULL;
+        }
+        if (dpa_ev_name_problem(label, problem, sizeof problem)) {
+            fail(w, &ns, "an event name %s", problem);
+            return NULL;
+        }
+    }
+    /* the event object's own segment, labelled (the root: an empty key) */
+    seg here = at ? *at : (seg){NULL, "", 0, NULL};
+    here.label = label;
+    const seg *ep = label ? &here : at;
+    if (find_event_key(w, obj, ep, top, &name, &k) != DPA_OK)
         return NULL;
     {
-        seg sub = {at, name, 0};
-        return walk_kind(w, k, json_object_get(obj, name), &sub, depth);
+        seg sub = {ep, name, 0, NULL};
+        dpa_event *e = walk_kind(w, k, json_object_get(obj, name), &sub, depth);
+        if (e && label && dpa_event_set_name(e, label, w->err) != DPA_OK) {
+            dpa_event_free(e);
+            return NULL;
+        }
+        return e;
     }
 }
 
 /* The optional top-level "neighboring" of root (root may be any JSON value). */
 static dpa_status read_neighboring(walk *w, json_t *root, dpa_neighboring *nb)
 {
-    seg at = {NULL, "neighboring", 0};
+    seg at = {NULL, "neighboring", 0, NULL};
     json_t *v = json_is_object(root) ? json_object_get(root, "neighboring") : NULL;
     char q[128];
     *nb = DPA_ADD_REMOVE;
@@ -888,9 +928,28 @@ static void write_kind(sbuf *b, const dpa_event *e)
     sb_put(b, "}");
 }
 
+/* "name":"...", (the event's label, JSON-escaped) before its kind */
+static void write_name(sbuf *b, const dpa_event *e)
+{
+    if (!e->name)
+        return;
+    json_t *s = json_string(e->name);
+    char *t = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+    json_decref(s);
+    if (!t) {
+        b->oom = 1;
+        return;
+    }
+    sb_put(b, "\"name\":");
+    sb_put(b, t);
+    sb_put(b, ",");
+    free(t);
+}
+
 static void write_event(sbuf *b, const dpa_event *e)
 {
     sb_put(b, "{");
+    write_name(b, e);
     write_kind(b, e);
     sb_put(b, "}");
 }
@@ -901,6 +960,7 @@ char *dpa_spec_to_json(const dpa_spec *s)
     if (!s || !s->root)
         return NULL;
     sb_put(&b, "{");
+    write_name(&b, s->root);
     write_kind(&b, s->root);
     sb_put(&b, s->nb == DPA_REPLACE ? ",\"neighboring\":\"replace\"}"
                                     : ",\"neighboring\":\"add_remove\"}");

@@ -127,7 +127,10 @@ dpa_pair *dpa_pair_profile(const double *eps, const double *delta, size_t n, dpa
     long double rb = 1 - sb;
     if (rb > 0) p->atoms[q++] = (dpa_atom){-INFINITY, -INFINITY, (double)logl(rb)};
     for (size_t j = k; j-- > 0;) p->atoms[q++] = at[j];
-    if (d1 > 0) p->atoms[q++] = (dpa_atom){INFINITY, log((double)d1), -INFINITY};
+    /* r = min delta at +inf, its log rounded up (the profile for eps at or
+     * above the rightmost vertex is r alone: rounded to nearest it fell
+     * below the envelope by up to u |log r| relative) */
+    if (d1 > 0) p->atoms[q++] = (dpa_atom){INFINITY, nextafter((double)logl(d1), INFINITY), -INFINITY};
     free(at);
     p->natoms = q;
     p->symmetric = 1;

@@ -225,8 +225,16 @@ dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both,
     double ma = -INFINITY, sa = 0, mb = -INFINITY, sb = 0;
     for (size_t k = 0; k < p->natoms; k++) {
         const dpa_atom *a = &p->atoms[k];
-        if (a->w == INFINITY) { c->inf_a += exp(a->la); continue; }
-        if (a->w == -INFINITY) { c->ninf_b += exp(a->lb); continue; }
+        if (a->w == INFINITY) {
+            c->inf_a += exp(a->la);
+            c->inf_rel = fmax(c->inf_rel, 4 * DPA_UNIT_ROUNDOFF * (fabs(a->la) + 4));
+            continue;
+        }
+        if (a->w == -INFINITY) {
+            c->ninf_b += exp(a->lb);
+            c->inf_rel = fmax(c->inf_rel, 4 * DPA_UNIT_ROUNDOFF * (fabs(a->lb) + 4));
+            continue;
+        }
         /* an atom within ATOM_SNAP relative of a grid point is that grid
          * point (the grid product itself is only accurate to an ulp): it is
          * put at the left end of the cell above it, where both
@@ -292,6 +300,7 @@ dpa_status dpa_cells_reverse(const dpa_cells *c, dpa_cells *out, dpa_error *err)
     out->right_b = c->left_a;
     out->inf_a = c->ninf_b;
     out->ninf_b = c->inf_a;
+    out->inf_rel = c->inf_rel;
     out->slack_lo = c->slack_hi;
     out->slack_hi = c->slack_lo;
     out->snap_shift = c->snap_shift;
@@ -475,7 +484,7 @@ static void build_opt_at(const dpa_cells *c, const cellx *x, dpa_grid_pmf *opt, 
     }
     place_below(c, opt, &lo);
     place_below(c, opt, &hi);
-    opt->inf = c->inf_a;
+    opt->inf = c->inf_a * (1 - c->inf_rel); /* rounded down (dpa_cells.inf_rel) */
 #undef Z
 #undef M
 #undef W
@@ -524,7 +533,7 @@ static void build_round_down(const dpa_cells *c, const cellx *x, dpa_grid_pmf *o
 {
     for (size_t m = 0; m < c->nc; m++) opt->mass[mi(c, m)] += x->A[m];
     opt->mass[c->n - 1] += c->right_a;
-    opt->inf = c->inf_a;
+    opt->inf = c->inf_a * (1 - c->inf_rel); /* rounded down (dpa_cells.inf_rel) */
 }
 
 /* The optimistic measure: the best of two meeting points (all up; a light
@@ -585,7 +594,7 @@ dpa_status dpa_cells_discretize(const dpa_cells *c, dpa_grid_pmf *pess, dpa_grid
     /* pessimistic: the right tail goes to +inf, the left tail is rounded up
      * to the first point, truncation slack is moved to the safe side */
     core[0] += c->left_a + c->slack_lo;
-    pess->inf = c->inf_a + c->right_a + c->slack_hi;
+    pess->inf = c->inf_a * (1 + c->inf_rel) + c->right_a + c->slack_hi;
     return DPA_OK;
 fail:
     dpa_grid_pmf_free(pess);

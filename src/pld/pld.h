@@ -50,6 +50,9 @@ typedef struct dpa_cells {
     double right_a, right_b; /* finite masses at W > z_{n-1} */
     double inf_a;         /* A(W = +inf) */
     double ninf_b;        /* B(W = -inf) */
+    double inf_rel;       /* relative error bound of inf_a and ninf_b (exp of the
+                           * atoms' log masses: 4 u (|l| + 4) each, e.g. 3e-13 for
+                           * a mass near 1e-300): pess rounds them up, opt down */
     double slack_lo, slack_hi; /* omitted-mass bounds (see pair.h) */
     double snap_shift;    /* largest loss shift of an atom snapped onto a grid point */
 } dpa_cells;

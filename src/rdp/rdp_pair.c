@@ -35,6 +35,13 @@
 
 static dpa_status truncated(const dpa_pair *p, dpa_error *err)
 {
+    const dpa_pair *b = p->base ? p->base : p;
+    if (p->kind == DPA_PAIR_MIXGAUSS || b->kind == DPA_PAIR_MIXGAUSS)
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "Renyi divergence: this Gaussian mixture has components omitted (mass %g, a truncated "
+                             "sample_with_replacement, counted at loss +inf by upper bounds): its Renyi divergence "
+                             "is not bounded by their mass; use method pld",
+                             p->slack_hi + p->slack_lo);
     return dpa_error_set(err, DPA_EUNSUPPORTED,
                          "Renyi divergence: the pair's atom list is truncated (omitted masses %g above, %g "
                          "below, e.g. a discrete_gaussian pair); the omitted atoms' contribution to "
@@ -129,7 +136,15 @@ static dpa_status mixgauss_poisson(const dpa_pair *b, double q, double gamma, do
                              "mixture and over the whole line (not under sample's symmetrization, nor with "
                              "components omitted to +inf, e.g. a truncated sample_with_replacement); use method pld");
     size_t n = b->nmix, i0 = b->mix[0] == 0 ? 1 : 0;
-    double l1w0 = i0 ? dpa_log1mexp(b->mix[n]) : 0.0; /* log(1 - w_0) */
+    /* log(1 - w_0) as the direct sum of the positive components' weights
+     * (1 - w_0 cancels when w_0 is near 1: [0.9999999999999999, 1.5e-16]
+     * gave 1.1e-16, and w_0 = 1 in double with a positive weight 1e-300
+     * gave q' = 0); with the weights summing to 1, A_c = w_0 B + the rest */
+    double l1w0 = 0.0;
+    if (i0) {
+        l1w0 = -INFINITY;
+        for (size_t i = i0; i < n; i++) l1w0 = dpa_log_add_exp(l1w0, b->mix[n + i]);
+    }
     double qe = q * exp(l1w0);
     double acc = -INFINITY;
     for (size_t i = i0; i < n; i++) {

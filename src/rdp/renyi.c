@@ -780,8 +780,9 @@ static dpa_status unsupported_leaf(const dpa_leaf *lf, dpa_error *err)
                              "composition's divergence is not a value (only the rdp method accounts zcdp)");
     if (lf->pair && truncated(lf->pair))
         return dpa_error_set(err, DPA_EUNSUPPORTED,
-                             "renyi: a discrete_gaussian leaf (truncated atom list: omitted masses %g/%g) is not "
-                             "supported: the omitted atoms' share of E[e^{(A-1)W}] is not bounded by their mass",
+                             "renyi: a leaf with omitted mass (a discrete_gaussian's truncated atom list or a "
+                             "truncated sample_with_replacement mixture: omitted masses %g/%g) is not supported: "
+                             "the omitted part's share of E[e^{(A-1)W}] is not bounded by its mass",
                              lf->pair->slack_hi, lf->pair->slack_lo);
     return dpa_error_set(err, DPA_EUNSUPPORTED, "renyi: a leaf of kind %s is not supported",
                          lf->pair ? pair_kind_name(lf->pair) : "composite");
