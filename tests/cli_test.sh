@@ -633,5 +633,21 @@ check "delta --json has no gdp_mu" json "'gdp_mu' not in d"
 check "report: the Gaussian DP section with the certified bracket" eval 'rc_is 0 &&
     grep -q "<h2>Gaussian differential privacy</h2>" "$TMP/r2.html" && grep -q "mu &le; 1" "$TMP/r2.html"'
 
+# ---------------------------------------------------------------- labels --
+NAMED='{"name": "pretraining", "repeat": {"count": 100, "event": {"gaussian": {"sigma": 10}}}}'
+run epsilon --delta 1e-5 "$NAMED"
+check "a labelled spec: the label echoed in text" eval 'rc_is 0 && out_has "spec: pretraining"'
+run epsilon --delta 1e-5 --json '{"repeat": {"count": 100, "event": {"gaussian": {"sigma": 10}}}}'
+unlabelled=$(python3 -c "import json; print(repr(json.load(open('$TMP/out'))['epsilon_upper']))")
+run epsilon --delta 1e-5 --json "$NAMED"
+check "a labelled spec: \"name\" in JSON, the same bounds as unlabelled" \
+    json "d['name'] == 'pretraining' and d['epsilon_upper'] == $unlabelled"
+run epsilon --delta 1e-5 '{"compose": [{"name": "fine-tune", "repeat": {"count": 0.5, "event": {"gaussian": {"sigma": 1}}}}]}'
+check "a labelled event on an error path" eval 'rc_is 2 && grep -q "(\"fine-tune\")" "$TMP/err"'
+run epsilon --delta 1e-5 '{"name": "", "gaussian": {"sigma": 1}}'
+check "an empty label is refused with its path" eval 'rc_is 2 && grep -q "/name" "$TMP/err"'
+run profile --from 0 --to 1 --points 3 --json '{"name": "x", "pure": {"epsilon": 1}}'
+check "profile --json echoes the label" json "d['name'] == 'x'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -70,6 +70,8 @@ typedef struct cli_args {
     int given_from, given_to, given_points, given_at;
     int json;
     const char *spec;    /* the SPEC argument (borrowed from argv) */
+    char spec_name[256]; /* the label ("name") of the spec's root event, "" if none:
+                          * echoed in the output (docs/spec.md, Labels) */
     /* epsilon --delta / delta --epsilon: the list of values (values[0] is
      * also in delta / epsilon) */
     double values[CLI_MAX_VALUES];
@@ -123,6 +125,9 @@ int cli_wants_help(int argc, char **argv, int first);
  * for inline JSON, which is arg itself).  Returns an exit status (after
  * printing the error). */
 int cli_read_spec(const char *arg, const char **text, char **to_free);
+/* The root event's "name" of a spec or template text into buf ("" if none or
+ * if the text does not parse: the library reports that). */
+void cli_spec_name(const char *text, char *buf, size_t n);
 
 /* ---- format.c ---- */
 enum { CLI_ROUND_DOWN = -1, CLI_ROUND_NEAREST = 0, CLI_ROUND_UP = 1 };

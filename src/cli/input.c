@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 #include "cli.h"
 
 /* Specs are small; this only stops a wrong path (a device, a huge file) from
@@ -123,4 +124,12 @@ int cli_read_spec(const char *arg, const char **text, char **to_free)
         rc = read_file(arg, to_free);
     *text = *to_free;
     return rc;
+}
+
+void cli_spec_name(const char *text, char *buf, size_t n)
+{
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    const char *name = json_string_value(json_object_get(root, "name"));
+    snprintf(buf, n, "%s", name ? name : "");
+    json_decref(root);
 }

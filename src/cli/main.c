@@ -142,8 +142,10 @@ static int run_command(cli_command cmd, int argc, char **argv)
         rc = cli_run_dpsgd(a);
     else if (rc == CLI_EXIT_OK) {
         rc = cli_read_spec(a->spec, &text, &to_free);
-        if (rc == CLI_EXIT_OK)
+        if (rc == CLI_EXIT_OK) {
+            cli_spec_name(text, a->spec_name, sizeof a->spec_name);
             rc = cli_run(a, text);
+        }
     }
     free(to_free);
     free(a);

@@ -32,6 +32,23 @@ static void put(json_t *o, const char *key, json_t *v, int *ok)
         *ok = 0;
 }
 
+/* The spec's label (docs/spec.md, Labels) as "name". */
+static void put_name(json_t *o, const cli_args *a, int *ok)
+{
+    if (o && a->spec_name[0]) {
+        json_t *v = json_string(a->spec_name);
+        if (!v || json_object_set_new(o, "name", v) != 0)
+            *ok = 0;
+    }
+}
+
+/* "spec: NAME" before human output of a labelled spec. */
+static void print_name(const cli_args *a)
+{
+    if (a->spec_name[0])
+        printf("spec: %s\n", a->spec_name);
+}
+
 /* Write o as one line and release it.  Nothing is written if o is incomplete. */
 static int emit_json(json_t *o, int ok)
 {
@@ -137,7 +154,9 @@ json_t *cli_json_query(const cli_args *a, double at, const dpa_result *r, const 
 static int json_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g)
 {
     json_t *o = cli_json_query(a, a->cmd == CLI_DELTA ? a->epsilon : a->delta, r, g);
-    return emit_json(o, o != NULL);
+    int ok = o != NULL;
+    put_name(o, a, &ok);
+    return emit_json(o, ok);
 }
 
 /* {"results": [one object per value]} */
@@ -151,6 +170,7 @@ static int json_queries(const cli_args *a, const dpa_result *r, size_t n, const 
         if (!q || json_array_append_new(arr, q) != 0)
             ok = 0;
     }
+    put_name(o, a, &ok);
     put(o, "results", arr, &ok);
     return emit_json(o, ok && o);
 }
@@ -236,6 +256,7 @@ static int json_profile(const cli_args *a, const cli_profile_out *p)
     if (a->log_scale)
         put(o, "spacing", json_string("log"), &ok);
     put(o, "points", pts, &ok);
+    put_name(o, a, &ok);
     return emit_json(o, ok && o);
 }
 
@@ -268,6 +289,7 @@ static int json_calibration(const cli_args *a, const dpa_param_info *info,
     put(o, "evaluations", json_integer(c->evaluations), &ok);
     put(o, "method", json_string(dpa_method_name(c->at_value.method)), &ok);
     put(o, "accuracy_met", json_boolean(c->at_value.accuracy_met), &ok);
+    put_name(o, a, &ok);
     return emit_json(o, ok && o);
 }
 
@@ -576,6 +598,7 @@ static int json_methods(const cli_args *a, const cli_method_row *rows, size_t n)
         }
     }
     put(o, "methods", arr, &ok);
+    put_name(o, a, &ok);
     return emit_json(o, ok && o);
 }
 
@@ -621,7 +644,10 @@ static int human_methods(const cli_args *a, const cli_method_row *rows, size_t n
 
 int cli_print_methods(const cli_args *a, const cli_method_row *rows, size_t n)
 {
-    return a->json ? json_methods(a, rows, n) : human_methods(a, rows, n);
+    if (a->json)
+        return json_methods(a, rows, n);
+    print_name(a);
+    return human_methods(a, rows, n);
 }
 
 /* ------------------------------------------------------------- entries --- */
@@ -632,6 +658,7 @@ int cli_print_query(const cli_args *a, const dpa_result *r, const dpa_gdp_mu *g)
         return json_query(a, r, g);
     if (a->format == CLI_FORMAT_CSV)
         return csv_queries(a, r, 1);
+    print_name(a);
     human_query(a, a->cmd == CLI_DELTA ? a->epsilon : a->delta, r, g, NULL);
     return CLI_EXIT_OK;
 }
@@ -644,6 +671,7 @@ int cli_print_queries(const cli_args *a, const dpa_result *r, size_t n, const dp
         return json_queries(a, r, n, g);
     if (a->format == CLI_FORMAT_CSV)
         return csv_queries(a, r, n);
+    print_name(a);
     for (size_t i = 0; i < n; i++) {
         if (i)
             putchar('\n');
@@ -656,11 +684,17 @@ int cli_print_profile(const cli_args *a, const cli_profile_out *p)
 {
     if (a->json)
         return json_profile(a, p);
-    return a->format == CLI_FORMAT_CSV ? csv_profile(p) : human_profile(a, p);
+    if (a->format == CLI_FORMAT_CSV)
+        return csv_profile(p);
+    print_name(a);
+    return human_profile(a, p);
 }
 
 int cli_print_calibration(const cli_args *a, const dpa_param_info *info,
                           const dpa_calibration *c)
 {
-    return a->json ? json_calibration(a, info, c) : human_calibration(a, info, c);
+    if (a->json)
+        return json_calibration(a, info, c);
+    print_name(a);
+    return human_calibration(a, info, c);
 }
