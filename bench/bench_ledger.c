@@ -107,7 +107,7 @@ static const char *pg_cmd; /* -g */
 
 static int fresh_ledger(const char *dir, const lcase *c, int k, char *path, size_t np)
 {
-    dpa_ledger_init_opts o = {c->config, 0};
+    dpa_ledger_init_opts o = {c->config, 0, NULL, 0};
     dpa_error err;
     dpa_ledger *l;
     static int serial;

@@ -181,7 +181,45 @@ check "import of a non-export: no file left" test ! -e "$TMP/bad.db"
 run ledger request "$TMP/copy.db" --unit dave --spec '{"pure": {"epsilon": 0.9}}'
 check "the imported ledger keeps dave's spend (3 x 0.9 of 3)" rc_is 3
 
+# an edited export (alice's spend erased) must not import: it does not replay
+python3 - "$TMP/export.json" "$TMP/reset.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for u in d["units"]:
+    u["state"] = u["initial_state"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run ledger import "$TMP/reset.db" --from "$TMP/reset.json"
+check "import of an export whose states do not replay: exit 2" rc_is 2
+check "import of an export whose states do not replay: says so" err_has "does not replay"
+check "import of an export whose states do not replay: nothing left" test ! -e "$TMP/reset.db"
+python3 - "$TMP/export.json" "$TMP/dup.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["requests"][1]["id"] = d["requests"][0]["id"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run ledger import "$TMP/dup.db" --from "$TMP/dup.json"
+check "import with a duplicated request id: exit 2, nothing left" eval 'rc_is 2 && test ! -e "$TMP/dup.db"'
+run ledger request "$P" --unit $'x\xffy' --spec '{"pure": {"epsilon": 0.1}}'
+check "a unit name that is not UTF-8: exit 2" rc_is 2
+run ledger init "$TMP/u.db" --filter pure --epsilon 1 --unit alice --unit ''
+check "init with a bad unit: exit 2 and no ledger left" eval 'rc_is 2 && test ! -e "$TMP/u.db"'
+run ledger init "$TMP/u.db" --filter pure --epsilon 1 --unit alice --unit alice
+check "init with a unit twice: exit 2 and no ledger left" eval 'rc_is 2 && test ! -e "$TMP/u.db"'
+run ledger init "$TMP/na.db" --filter natural-approx --epsilon 1 --delta 1e-3 --allow-degraded --max-queries 10 --unit a
+check "natural-approx from the command line (--max-queries)" rc_is 0
+
 if [ -n "${DPA_TEST_PG_DIR:-}" ] && [ -n "${DPA_TEST_PG_SCRIPT:-}" ]; then
+    PGP=$(bash "$DPA_TEST_PG_SCRIPT" uri "$DPA_TEST_PG_DIR" "cli_$$_3")
+    run ledger init "$PGP&password=s3cr3t" --filter pure --epsilon 1
+    check "PostgreSQL: a password in the URI is never printed" eval 'rc_is 0 && ! grep -q s3cr3t "$TMP/out" "$TMP/err" && out_has "password=***"'
+    run ledger import "$PGP" --from "$TMP/export.json"
+    check "PostgreSQL: import into a database that holds a ledger: exit 2" rc_is 2
+    PGR=$(bash "$DPA_TEST_PG_SCRIPT" uri "$DPA_TEST_PG_DIR" "cli_$$_4")
+    run ledger import "$PGR" --from "$TMP/reset.json"
+    check "PostgreSQL: a non-replaying import leaves no tables (a valid import then works)" \
+        eval 'rc_is 2 && "$BIN" ledger import "$PGR" --from "$TMP/export.json" >/dev/null 2>&1'
     PGU=$(bash "$DPA_TEST_PG_SCRIPT" uri "$DPA_TEST_PG_DIR" "cli_$$_1")
     run ledger init "$PGU" --filter gdp-residue --mu 1 --unit alice
     check "PostgreSQL: init" rc_is 0

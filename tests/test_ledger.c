@@ -92,7 +92,7 @@ static void new_location(char *buf, size_t n, const char *name)
 
 static void create_ledger(const char *path, const char *config, int auto_units)
 {
-    dpa_ledger_init_opts o = {config, auto_units};
+    dpa_ledger_init_opts o = {config, auto_units, NULL, 0};
     dpa_error err;
     if (dpa_ledger_create(path, &o, &err) != DPA_OK)
         fail_msg("create %s: %s", path, err.message);
@@ -156,9 +156,9 @@ static void test_create_open(void **state)
 {
     char path[300], junk[300];
     dpa_error err;
-    dpa_ledger_init_opts o = {"{\"filter\": \"pure\", \"epsilon\": 1}", 0};
-    dpa_ledger_init_opts bad = {"{\"filter\": \"pure\", \"epsilon\": -1}", 0};
-    dpa_ledger_init_opts unknown = {"{\"filter\": \"nonsense\"}", 0};
+    dpa_ledger_init_opts o = {"{\"filter\": \"pure\", \"epsilon\": 1}", 0, NULL, 0};
+    dpa_ledger_init_opts bad = {"{\"filter\": \"pure\", \"epsilon\": -1}", 0, NULL, 0};
+    dpa_ledger_init_opts unknown = {"{\"filter\": \"nonsense\"}", 0, NULL, 0};
     FILE *f;
     (void)state;
     make_tmpdir();
@@ -593,6 +593,9 @@ static void test_server_crash(void **state)
     l = open_ledger(path);
     dpa_ledger_add_unit(l, "alice", NULL, NULL);
     dpa_ledger_close(l);
+    /* a long-lived handle, open across the crashes: it must reconnect */
+    dpa_ledger *keep = open_ledger(path);
+    CHECK(request(keep, "alice", "{\"pure\": {\"epsilon\": 0.001}}") == 1, "before the crashes");
     for (int round = 0; round < 2; round++) {
         if (pipe(fds))
             fail_msg("pipe");
@@ -631,6 +634,14 @@ static void test_server_crash(void **state)
         close(fds[0]);
         snprintf(args, sizeof args, "restart '%s'", pg_dir);
         pg_run(NULL, 0, args);
+    }
+    {
+        dpa_ledger_decision d;
+        dpa_error err;
+        CHECK(dpa_ledger_request(keep, "alice", "{\"pure\": {\"epsilon\": 0.001}}", &d, &err) == DPA_OK,
+              "a handle opened before the server crashes does not reconnect: %s", err.message);
+        dpa_ledger_decision_clear(&d);
+        dpa_ledger_close(keep);
     }
     l = open_ledger(path);
     CHECK(verify_ok(l, NULL), "verify after immediate server stops");

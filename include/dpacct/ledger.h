@@ -27,6 +27,7 @@
 #ifndef DPACCT_LEDGER_H
 #define DPACCT_LEDGER_H
 
+#include <stddef.h>
 #include "dpacct/status.h"
 
 #ifdef __cplusplus
@@ -42,11 +43,16 @@ typedef struct dpa_ledger_init_opts {
     /* 1: a request for a unit that does not exist creates it with the default
      * filter; 0 (default): it is refused as bad input. */
     int auto_units;
+    /* Units created with the ledger, with the default filter (names as for
+     * dpa_ledger_add_unit; NULL / 0 for none). */
+    const char *const *units;
+    size_t nunits;
 } dpa_ledger_init_opts;
 
-/* Create a new, empty ledger at location.  DPA_EINVAL if something already
- * exists there or the filter configuration is invalid; DPA_ESTORAGE if it
- * cannot be created. */
+/* Create a new ledger at location (with opts->units), in one transaction:
+ * on any error nothing is left there.  DPA_EINVAL if something already
+ * exists there, the filter configuration or a unit name is invalid, or a
+ * unit is named twice; DPA_ESTORAGE if it cannot be created. */
 dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *opts,
                              dpa_error *err);
 
@@ -56,8 +62,9 @@ dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err);
 void dpa_ledger_close(dpa_ledger *l);
 
 /* Add a unit with a full budget: filter_config NULL for the ledger's default.
- * DPA_EINVAL if the unit exists or the name is empty or longer than
- * DPA_LEDGER_MAX_UNIT bytes, or the configuration is invalid. */
+ * DPA_EINVAL if the unit exists or the name is empty, longer than
+ * DPA_LEDGER_MAX_UNIT bytes, not valid UTF-8 or holds control characters,
+ * or the configuration is invalid. */
 #define DPA_LEDGER_MAX_UNIT 256
 dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filter_config,
                                dpa_error *err);
@@ -107,6 +114,11 @@ dpa_status dpa_ledger_export_json(dpa_ledger *l, char **json, dpa_error *err);
  * ledger or the document is not an export (nothing is then left at an
  * SQLite location).  Run dpa_ledger_verify on the result. */
 dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_error *err);
+
+/* A location as it may be printed: a PostgreSQL URI with its password (in
+ * the user information or a password= parameter) replaced by "***"; a path
+ * as is.  Always NUL-terminated (truncated to n - 1 bytes). */
+void dpa_ledger_location_display(const char *location, char *buf, size_t n);
 
 /* Free the strings of a decision (not the struct).  NULL-safe. */
 void dpa_ledger_decision_clear(dpa_ledger_decision *d);

@@ -125,6 +125,9 @@ int cli_wants_help(int argc, char **argv, int first);
  * for inline JSON, which is arg itself).  Returns an exit status (after
  * printing the error). */
 int cli_read_spec(const char *arg, const char **text, char **to_free);
+/* Like cli_read_spec for other JSON documents (kind names them in
+ * messages: "ledger export"), up to max bytes. */
+int cli_read_document(const char *arg, const char *kind, size_t max, const char **text, char **to_free);
 /* The root event's "name" of a spec or template text into buf ("" if none or
  * if the text does not parse: the library reports that). */
 void cli_spec_name(const char *text, char *buf, size_t n);

@@ -15,6 +15,7 @@
 typedef struct buffer {
     char *data;
     size_t len, cap;
+    size_t max;   /* largest text accepted */
 } buffer;
 
 /* Make room for at least `more` bytes plus a NUL; -1 on failure or over the limit. */
@@ -22,7 +23,7 @@ static int reserve(buffer *b, size_t more)
 {
     size_t cap = b->cap ? b->cap : 4096;
     char *p;
-    if (more > SPEC_MAX_BYTES - b->len)
+    if (more > b->max - b->len)
         return -1;
     while (cap < b->len + more + 1)
         cap *= 2;
@@ -43,7 +44,7 @@ static int slurp(FILE *f, buffer *b)
     for (;;) {
         size_t got;
         if (reserve(b, 4096)) {
-            errno = b->len + 4096 > SPEC_MAX_BYTES ? EFBIG : ENOMEM;
+            errno = b->len + 4096 > b->max ? EFBIG : ENOMEM;
             return -1;
         }
         got = fread(b->data + b->len, 1, b->cap - b->len - 1, f);
@@ -58,46 +59,46 @@ static int slurp(FILE *f, buffer *b)
     return 0;
 }
 
-static int read_failed(const char *what, int errnum)
+static int read_failed(const char *what, int errnum, size_t max)
 {
     if (errnum == ENOMEM)
         return cli_fail(CLI_EXIT_FAIL, "%s: out of memory", what);
     if (errnum == EFBIG)
-        return cli_fail(CLI_EXIT_USAGE, "%s: larger than %zu MiB; not a spec",
-                        what, SPEC_MAX_BYTES >> 20);
+        return cli_fail(CLI_EXIT_USAGE, "%s: larger than %zu MiB", what, max >> 20);
     return cli_fail(CLI_EXIT_USAGE, "%s: %s", what, strerror(errnum ? errnum : EIO));
 }
 
-static int read_stream(FILE *f, const char *what, char **text)
+static int read_stream(FILE *f, const char *what, size_t max, char **text)
 {
     buffer b = {0};
+    b.max = max;
     int errnum;
     errno = 0;
     if (slurp(f, &b)) {
         errnum = errno;
         free(b.data);
-        return read_failed(what, errnum);
+        return read_failed(what, errnum, max);
     }
     /* The library reads NUL-terminated text: an embedded NUL would silently
      * cut the spec short. */
     if (memchr(b.data, '\0', b.len)) {
         free(b.data);
-        return cli_fail(CLI_EXIT_USAGE, "%s: contains a NUL byte; not a JSON spec", what);
+        return cli_fail(CLI_EXIT_USAGE, "%s: contains a NUL byte; not JSON", what);
     }
     *text = b.data;
     return CLI_EXIT_OK;
 }
 
-static int read_file(const char *path, char **text)
+static int read_file(const char *path, const char *kind, size_t max, char **text)
 {
     char what[600];
     FILE *f;
     int rc;
-    snprintf(what, sizeof what, "cannot read spec file \"%s\"", path);
+    snprintf(what, sizeof what, "cannot read %s file \"%s\"", kind, path);
     f = fopen(path, "rb");
     if (!f)
-        return read_failed(what, errno);
-    rc = read_stream(f, what, text);
+        return read_failed(what, errno, max);
+    rc = read_stream(f, what, max, text);
     fclose(f);
     return rc;
 }
@@ -119,9 +120,28 @@ int cli_read_spec(const char *arg, const char **text, char **to_free)
         return CLI_EXIT_OK;
     }
     if (!strcmp(arg, "-"))
-        rc = read_stream(stdin, "cannot read spec from standard input", to_free);
+        rc = read_stream(stdin, "cannot read spec from standard input", SPEC_MAX_BYTES, to_free);
     else
-        rc = read_file(arg, to_free);
+        rc = read_file(arg, "spec", SPEC_MAX_BYTES, to_free);
+    *text = *to_free;
+    return rc;
+}
+
+int cli_read_document(const char *arg, const char *kind, size_t max, const char **text, char **to_free)
+{
+    char what[200];
+    int rc;
+    *text = NULL;
+    *to_free = NULL;
+    if (is_inline_json(arg)) {
+        *text = arg;
+        return CLI_EXIT_OK;
+    }
+    snprintf(what, sizeof what, "cannot read %s from standard input", kind);
+    if (!strcmp(arg, "-"))
+        rc = read_stream(stdin, what, max, to_free);
+    else
+        rc = read_file(arg, kind, max, to_free);
     *text = *to_free;
     return rc;
 }

@@ -22,11 +22,14 @@
 
 #define LEDGER_EXIT_REJECTED 3
 #define LEDGER_MAX_UNITS_ARGS 256
+/* Largest export `import` reads: the text and its parsed tree must fit in
+ * memory (the tree takes several times the text). */
+#define LEDGER_MAX_EXPORT_BYTES ((size_t)4 << 30)
 
 typedef struct ledger_args {
     const char *sub, *path;
     const char *filter, *config, *spec, *from;
-    const char *mu, *epsilon, *delta, *rho, *order;
+    const char *mu, *epsilon, *delta, *rho, *order, *max_queries;
     const char *units[LEDGER_MAX_UNITS_ARGS];
     size_t nunits;
     int allow_degraded, auto_units, json;
@@ -64,9 +67,10 @@ static const char ledger_help[] =
     "                                       never worse than gdp, better for\n"
     "                                       non-Gaussian queries\n"
     "  natural         --mu M | --delta D   natural filter for GDP or (0, delta) queries\n"
-    "  natural-approx  --epsilon E --delta D --allow-degraded\n"
+    "  natural-approx  --epsilon E --delta D --allow-degraded --max-queries K\n"
     "                                       natural (epsilon, delta) filter: NOT free,\n"
-    "                                       reports its degraded guarantee\n"
+    "                                       reports its degraded guarantee (RF Thm 9)\n"
+    "                                       for at most K queries\n"
     "  --config JSON   the filter configuration as JSON instead\n"
     "                  ({\"filter\": \"gdp-residue\", \"mu\": 1})\n"
     "\n"
@@ -129,7 +133,7 @@ static int parse(int argc, char **argv, ledger_args *a)
 {
     static const char *const valued[] = {
         "--filter", "--config", "--spec", "--mu", "--epsilon", "--delta", "--rho", "--order", "--from",
-        "--unit"
+        "--max-queries", "--unit"
     };
     int positional = 0, dashdash = 0;
     memset(a, 0, sizeof *a);
@@ -154,6 +158,7 @@ static int parse(int argc, char **argv, ledger_args *a)
                     case 6: slot = &a->rho; break;
                     case 7: slot = &a->order; break;
                     case 8: slot = &a->from; break;
+                    case 9: slot = &a->max_queries; break;
                     default:
                         if (a->nunits == LEDGER_MAX_UNITS_ARGS)
                             return usage("at most %s --unit options", "256");
@@ -240,7 +245,7 @@ static char *filter_config(const ledger_args *a, int *rc)
 {
     struct { const char *key, *text; int list; } nums[] = {
         {"mu", a->mu, 0}, {"epsilon", a->epsilon, 0}, {"delta", a->delta, 0},
-        {"rho", a->rho, 1}, {"order", a->order, 1},
+        {"rho", a->rho, 1}, {"order", a->order, 1}, {"max_queries", a->max_queries, 0},
     };
     json_t *o;
     char *s;
@@ -291,7 +296,7 @@ static int only(const ledger_args *a, int allow_filter, int allow_units, int all
                 int allow_auto)
 {
     int budget = a->filter || a->config || a->mu || a->epsilon || a->delta || a->rho || a->order ||
-                 a->allow_degraded;
+                 a->max_queries || a->allow_degraded;
     if (budget && !allow_filter)
         return usage("%s: takes no filter or budget options", a->sub);
     if (a->nunits > (size_t)allow_units)
@@ -344,7 +349,6 @@ static int run_init(const ledger_args *a)
 {
     dpa_ledger_init_opts o;
     dpa_error err;
-    dpa_ledger *l;
     int rc;
     char *config;
     if ((rc = only(a, 1, LEDGER_MAX_UNITS_ARGS, 0, 1)) != CLI_EXIT_OK)
@@ -356,25 +360,27 @@ static int run_init(const ledger_args *a)
         return usage("%s", "init needs --filter NAME and its budget (or --config JSON)");
     o.filter_config = config;
     o.auto_units = a->auto_units;
+    o.units = a->units;
+    o.nunits = a->nunits;
+    for (size_t i = 0; i < a->nunits; i++)
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(a->units[i], a->units[j])) {
+                free(config);
+                return usage("unit \"%s\" given twice", a->units[i]);
+            }
+    /* the ledger and its units in one transaction: a bad unit leaves nothing */
     if (dpa_ledger_create(a->path, &o, &err) != DPA_OK) {
         free(config);
         return lib_fail(&err);
     }
     free(config);
-    l = dpa_ledger_open(a->path, &err);
-    if (!l)
-        return lib_fail(&err);
-    for (size_t i = 0; i < a->nunits; i++) {
-        if (dpa_ledger_add_unit(l, a->units[i], NULL, &err) != DPA_OK) {
-            dpa_ledger_close(l);
-            return lib_fail(&err);
-        }
-    }
-    dpa_ledger_close(l);
-    if (a->json)
+    if (a->json) {
         printf("{\"created\": true, \"units\": %zu}\n", a->nunits);
-    else
-        printf("created ledger %s with %zu unit%s\n", a->path, a->nunits, a->nunits == 1 ? "" : "s");
+    } else {
+        char shown[512];
+        dpa_ledger_location_display(a->path, shown, sizeof shown);
+        printf("created ledger %s with %zu unit%s\n", shown, a->nunits, a->nunits == 1 ? "" : "s");
+    }
     return CLI_EXIT_OK;
 }
 
@@ -651,8 +657,9 @@ static int run_import(const ledger_args *a)
         return rc;
     if (!a->from)
         return usage("%s", "import needs --from FILE (or - for standard input)");
-    /* the export is JSON: read as a SPEC argument is (a file, - or inline) */
-    rc = cli_read_spec(a->from, &text, &to_free);
+    /* a file, - or inline JSON, like a SPEC, but without the spec's size
+     * limit: a ledger's history can be large */
+    rc = cli_read_document(a->from, "ledger export", LEDGER_MAX_EXPORT_BYTES, &text, &to_free);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (dpa_ledger_import_json(a->path, text, &err) != DPA_OK) {
@@ -673,7 +680,9 @@ static int run_import(const ledger_args *a)
         printf("{\"imported\": true, \"verify\": %s}\n", report);
     } else {
         json_t *root = json_loads(report, 0, NULL);
-        printf("imported into %s: %lld units, %lld requests; verify: %s\n", a->path,
+        char shown[512];
+        dpa_ledger_location_display(a->path, shown, sizeof shown);
+        printf("imported into %s: %lld units, %lld requests; verify: %s\n", shown,
                root ? (long long)json_integer_value(json_object_get(root, "units")) : -1LL,
                root ? (long long)json_integer_value(json_object_get(root, "requests")) : -1LL,
                ok ? "ok" : "INCONSISTENT (run dpacct ledger verify)");

@@ -44,7 +44,16 @@ int cli_fail(int code, const char *fmt, ...)
         va_end(ap);
         if (!error_messages)
             error_messages = json_array();
-        if (!error_messages || json_array_append_new(error_messages, json_string(msg)) != 0) {
+        /* JSON strings are UTF-8: a message quoting invalid bytes (a
+         * unit name, a truncated message) gets '?' for every byte >= 0x80 */
+        json_t *js = json_string(msg);
+        if (!js) {
+            for (char *c = msg; *c; c++)
+                if ((unsigned char)*c >= 0x80)
+                    *c = '?';
+            js = json_string(msg);
+        }
+        if (!error_messages || !js || json_array_append_new(error_messages, js) != 0) {
             /* out of memory: say it the plain way */
             fprintf(stderr, "dpacct: %s\n", msg);
         }

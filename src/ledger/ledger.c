@@ -57,6 +57,28 @@ static dpa_filter *load_filter(const char *config, const char *state, const char
     return f;
 }
 
+int dpa_ledger_utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p;
+        int k = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+        unsigned long cp;
+        if (k < 0 || (k == 1 && c < 0xC2))
+            return 0;
+        cp = c & (0x7Fu >> k);
+        for (int j = 1; j <= k; j++) {
+            if ((p[j] & 0xC0) != 0x80)
+                return 0;
+            cp = cp << 6 | (p[j] & 0x3Fu);
+        }
+        if ((k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return 0;
+        p += k + 1;
+    }
+    return 1;
+}
+
 static dpa_status check_unit_name(const char *unit, dpa_error *err)
 {
     size_t n;
@@ -69,7 +91,18 @@ static dpa_status check_unit_name(const char *unit, dpa_error *err)
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)unit[i] < 0x20 || unit[i] == 0x7f)
             return dpa_error_set(err, DPA_EINVAL, "ledger: a unit name may not contain control characters");
+    if (!dpa_ledger_utf8_valid(unit))
+        return dpa_error_set(err, DPA_EINVAL, "ledger: a unit name must be valid UTF-8");
     return DPA_OK;
+}
+
+static dpa_status new_unit_row(const char *unit, const char *config, dpa_store_unit *u,
+                               dpa_error *err);
+static dpa_status check_unit_name(const char *unit, dpa_error *err);
+
+dpa_status dpa_ledger_check_unit_name(const char *unit, dpa_error *err)
+{
+    return check_unit_name(unit, err);
 }
 
 static dpa_status oom(dpa_error *err)
@@ -99,23 +132,42 @@ dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *o
         free(config);
         return rc;
     }
+    /* one transaction (opened by the store's create): metadata and the
+     * initial units, so a ledger exists whole or not at all */
     dpa_store_now(now);
-    rc = s->ops->begin_write(s, err);
-    if (rc == DPA_OK)
-        rc = s->ops->set_meta(s, "default_filter", config, err);
+    rc = s->ops->set_meta(s, "default_filter", config, err);
     if (rc == DPA_OK)
         rc = s->ops->set_meta(s, "auto_units", opts->auto_units ? "1" : "0", err);
     if (rc == DPA_OK)
         rc = s->ops->set_meta(s, "created", now, err);
     if (rc == DPA_OK)
         rc = s->ops->set_meta(s, "dpacct_version", DPACCT_VERSION, err);
+    for (size_t i = 0; rc == DPA_OK && i < opts->nunits; i++) {
+        dpa_store_unit u;
+        rc = check_unit_name(opts->units ? opts->units[i] : NULL, err);
+        if (rc == DPA_OK)
+            rc = new_unit_row(opts->units[i], config, &u, err);
+        if (rc == DPA_OK) {
+            rc = s->ops->insert_unit(s, &u, err);
+            dpa_store_unit_clear(&u);
+        }
+    }
     if (rc == DPA_OK)
         rc = s->ops->commit(s, err);
     else
         s->ops->rollback(s);
     s->ops->close(s);
+    if (rc != DPA_OK)
+        dpa_ledger_discard(location);
     free(config);
     return rc;
+}
+
+void dpa_ledger_discard(const char *location)
+{
+    /* a server database keeps nothing of a rolled-back create */
+    if (!is_server_uri(location))
+        dpa_store_sqlite_unlink(location);
 }
 
 dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err)
@@ -133,8 +185,12 @@ dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err)
     if (rc == DPA_OK)
         rc = l->store->ops->get_meta(l->store, "auto_units", &auto_units, err);
     if (rc == DPA_OK && (!l->default_filter || !auto_units))
+    {
+        char shown[512];
+        dpa_ledger_location_display(location, shown, sizeof shown);
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: %s has no default filter (an incomplete ledger)",
-                           location);
+                           shown);
+    }
     if (rc != DPA_OK) {
         free(auto_units);
         dpa_ledger_close(l);
@@ -250,9 +306,7 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
                                "ledger add-unit`, or create the ledger with --auto-units)", unit);
         } else {
             rc = new_unit_row(unit, l->default_filter, &u, err);
-            if (rc == DPA_OK)
-                rc = s->ops->insert_unit(s, &u, err);
-            if (rc == DPA_EINVAL) {
+            if (rc == DPA_OK && (rc = s->ops->insert_unit(s, &u, err)) == DPA_EINVAL) {
                 /* created meanwhile by a concurrent first request (a server
                  * backend locks rows, not the database): lock and use it */
                 dpa_store_unit_clear(&u);
@@ -591,9 +645,19 @@ typedef struct orphan_ctx {
 static int count_request(void *vctx, const dpa_store_request *r)
 {
     orphan_ctx *c = vctx;
+    /* the units come in name order (each_unit): binary search */
+    size_t lo = 0, hi = c->units->n;
     int known = 0;
-    for (size_t i = 0; i < c->units->n && !known; i++)
-        known = !strcmp(c->units->u[i].name, r->unit);
+    while (lo < hi && !known) {
+        size_t mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(c->units->u[mid].name, r->unit);
+        if (cmp == 0)
+            known = 1;
+        else if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     c->total++;
     if (!known) {
         c->vc->unit = r->unit;
@@ -604,26 +668,33 @@ static int count_request(void *vctx, const dpa_store_request *r)
 
 dpa_status dpa_ledger_verify(dpa_ledger *l, int *ok, char **report, dpa_error *err)
 {
+    dpa_status rc;
+    if (!l || !ok || !report)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
+    *ok = 0;
+    *report = NULL;
+    rc = l->store->ops->begin_read(l->store, err);
+    if (rc != DPA_OK)
+        return rc;
+    rc = dpa_ledger_verify_store(l->store, ok, report, err);
+    l->store->ops->rollback(l->store);
+    return rc;
+}
+
+dpa_status dpa_ledger_verify_store(dpa_store *store, int *ok, char **report, dpa_error *err)
+{
     unit_list units = {0};
     verify_ctx c;
     orphan_ctx oc;
     dpa_status rc;
     json_t *root;
     size_t nunits;
-
-    if (!l || !ok || !report)
-        return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
     *ok = 0;
     *report = NULL;
     memset(&c, 0, sizeof c);
     c.problems = json_array();
     c.err = err;
-    rc = l->store->ops->begin_read(l->store, err);
-    if (rc != DPA_OK) {
-        json_decref(c.problems);
-        return rc;
-    }
-    rc = l->store->ops->each_unit(l->store, NULL, collect_unit, &units, err);
+    rc = store->ops->each_unit(store, NULL, collect_unit, &units, err);
     if (rc == DPA_OK && units.oom)
         rc = oom(err);
     for (size_t i = 0; rc == DPA_OK && i < units.n; i++) {
@@ -661,7 +732,7 @@ dpa_status dpa_ledger_verify(dpa_ledger *l, int *ok, char **report, dpa_error *e
             dpa_filter_free(c.f);
             break;
         }
-        rc = l->store->ops->each_request(l->store, u->name, verify_request, &c, err);
+        rc = store->ops->each_request(store, u->name, verify_request, &c, err);
         if (rc == DPA_OK)
             rc = c.rc;
         if (rc == DPA_OK) {
@@ -679,8 +750,7 @@ dpa_status dpa_ledger_verify(dpa_ledger *l, int *ok, char **report, dpa_error *e
     oc.units = &units;
     oc.vc = &c;
     if (rc == DPA_OK)
-        rc = l->store->ops->each_request(l->store, NULL, count_request, &oc, err);
-    l->store->ops->rollback(l->store);
+        rc = store->ops->each_request(store, NULL, count_request, &oc, err);
     nunits = units.n;
     for (size_t i = 0; i < units.n; i++)
         dpa_store_unit_clear(&units.u[i]);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "dpacct/filter.h"
 #include "dpacct/ledger.h"
 #include "ledger/ledger_internal.h"
 
@@ -24,31 +25,49 @@ static dpa_status oom(dpa_error *err)
     return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
 }
 
-static int export_unit(void *ctx, const dpa_store_unit *u)
+typedef struct export_ctx {
+    json_t *arr;
+    int bad; /* a value JSON cannot hold (text that is not UTF-8): the export fails */
+} export_ctx;
+
+static void set_str(json_t *o, const char *key, const char *v, int *bad)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(u->name));
-    json_object_set_new(o, "filter", json_string(u->filter));
-    json_object_set_new(o, "initial_state", json_string(u->initial_state));
-    json_object_set_new(o, "state", json_string(u->state));
-    json_object_set_new(o, "requests", json_integer(u->requests));
-    json_object_set_new(o, "accepted", json_integer(u->accepted));
-    json_object_set_new(o, "created", json_string(u->created));
-    return json_array_append_new((json_t *)ctx, o) != 0;
+    json_t *j = json_string(v);
+    if (!j || json_object_set_new(o, key, j) != 0)
+        *bad = 1;
 }
 
-static int export_request(void *ctx, const dpa_store_request *r)
+static int export_unit(void *vctx, const dpa_store_unit *u)
 {
+    export_ctx *c = vctx;
+    json_t *o = json_object();
+    set_str(o, "name", u->name, &c->bad);
+    set_str(o, "filter", u->filter, &c->bad);
+    set_str(o, "initial_state", u->initial_state, &c->bad);
+    set_str(o, "state", u->state, &c->bad);
+    json_object_set_new(o, "requests", json_integer(u->requests));
+    json_object_set_new(o, "accepted", json_integer(u->accepted));
+    set_str(o, "created", u->created, &c->bad);
+    if (json_array_append_new(c->arr, o) != 0)
+        c->bad = 1;
+    return c->bad;
+}
+
+static int export_request(void *vctx, const dpa_store_request *r)
+{
+    export_ctx *c = vctx;
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(r->id));
-    json_object_set_new(o, "unit", json_string(r->unit));
-    json_object_set_new(o, "time", json_string(r->time));
-    json_object_set_new(o, "spec", json_string(r->spec));
-    json_object_set_new(o, "decision", json_string(r->accepted ? "accepted" : "rejected"));
-    json_object_set_new(o, "reason", json_string(r->reason));
-    json_object_set_new(o, "state_before", json_string(r->state_before));
-    json_object_set_new(o, "state_after", json_string(r->state_after));
-    return json_array_append_new((json_t *)ctx, o) != 0;
+    set_str(o, "unit", r->unit, &c->bad);
+    set_str(o, "time", r->time, &c->bad);
+    set_str(o, "spec", r->spec, &c->bad);
+    set_str(o, "decision", r->accepted ? "accepted" : "rejected", &c->bad);
+    set_str(o, "reason", r->reason, &c->bad);
+    set_str(o, "state_before", r->state_before, &c->bad);
+    set_str(o, "state_after", r->state_after, &c->bad);
+    if (json_array_append_new(c->arr, o) != 0)
+        c->bad = 1;
+    return c->bad;
 }
 
 dpa_status dpa_ledger_export_json(dpa_ledger *l, char **json, dpa_error *err)
@@ -76,11 +95,15 @@ dpa_status dpa_ledger_export_json(dpa_ledger *l, char **json, dpa_error *err)
             json_object_set_new(meta, META_KEYS[k], json_string(v));
         free(v);
     }
+    export_ctx cu = {units, 0}, cr = {requests, 0};
     if (rc == DPA_OK)
-        rc = s->ops->each_unit(s, NULL, export_unit, units, err);
+        rc = s->ops->each_unit(s, NULL, export_unit, &cu, err);
     if (rc == DPA_OK)
-        rc = s->ops->each_request(s, NULL, export_request, requests, err);
+        rc = s->ops->each_request(s, NULL, export_request, &cr, err);
     s->ops->rollback(s);
+    if (rc == DPA_OK && (cu.bad || cr.bad))
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger export: a stored text is not valid UTF-8 (or out of "
+                           "memory); nothing was exported");
     if (rc == DPA_OK) {
         *json = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
         if (!*json)
@@ -111,17 +134,81 @@ static int integer_member(json_t *o, const char *what, size_t i, const char *key
     return 0;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Largest request id an import accepts: ids stay exact doubles and far from
+ * the end of both backends' 64-bit sequences. */
+#define IMPORT_MAX_ID 9007199254740992LL /* 2^53 */
+
+/* Checks of the document before anything is written: metadata, unit names
+ * (valid, distinct), counts, request ids (increasing), request units.
+ * names: the sorted unit names (caller frees the array, not the strings). */
+static dpa_status check_document(json_t *meta, json_t *units, json_t *requests, const char ***names,
+                                 dpa_error *err)
+{
+    const char *df = json_string_value(json_object_get(meta, "default_filter"));
+    const char *au = json_string_value(json_object_get(meta, "auto_units"));
+    size_t nu = json_array_size(units), i;
+    json_t *o;
+    long long last = 0;
+    dpa_filter *f;
+    dpa_error e;
+    *names = NULL;
+    if (!(f = dpa_filter_new_json(df, &e)))
+        return dpa_error_set(err, DPA_EINVAL, "ledger import: /meta/default_filter: %s", e.message);
+    dpa_filter_free(f);
+    if (strcmp(au, "0") && strcmp(au, "1"))
+        return dpa_error_set(err, DPA_EINVAL, "ledger import: /meta/auto_units: \"0\" or \"1\"");
+    *names = malloc((nu ? nu : 1) * sizeof **names);
+    if (!*names)
+        return oom(err);
+    json_array_foreach(units, i, o) {
+        const char *name = json_string_value(json_object_get(o, "name"));
+        const char *cfg = json_string_value(json_object_get(o, "filter"));
+        json_t *req = json_object_get(o, "requests"), *acc = json_object_get(o, "accepted");
+        if (!name || dpa_ledger_check_unit_name(name, &e) != DPA_OK)
+            return dpa_error_set(err, DPA_EINVAL, "ledger import: /units/%zu/name: %s", i,
+                                 name ? e.message : "expected a string");
+        if (!cfg || !(f = dpa_filter_new_json(cfg, &e)))
+            return dpa_error_set(err, DPA_EINVAL, "ledger import: /units/%zu/filter: %s", i,
+                                 cfg ? e.message : "expected a string");
+        dpa_filter_free(f);
+        if (json_is_integer(req) && json_is_integer(acc) && json_integer_value(acc) > json_integer_value(req))
+            return dpa_error_set(err, DPA_EINVAL, "ledger import: /units/%zu: accepted > requests", i);
+        (*names)[i] = name;
+    }
+    qsort(*names, nu, sizeof **names, cmp_str);
+    for (i = 1; i < nu; i++)
+        if (!strcmp((*names)[i - 1], (*names)[i]))
+            return dpa_error_set(err, DPA_EINVAL, "ledger import: unit \"%s\" appears twice", (*names)[i]);
+    json_array_foreach(requests, i, o) {
+        json_t *id = json_object_get(o, "id");
+        const char *unit = json_string_value(json_object_get(o, "unit"));
+        if (!json_is_integer(id) || json_integer_value(id) <= last || json_integer_value(id) > IMPORT_MAX_ID)
+            return dpa_error_set(err, DPA_EINVAL, "ledger import: /requests/%zu/id: integers increasing "
+                                 "from 1 to 2^53 expected", i);
+        last = json_integer_value(id);
+        if (!unit || !bsearch(&unit, *names, nu, sizeof **names, cmp_str))
+            return dpa_error_set(err, DPA_EINVAL, "ledger import: /requests/%zu/unit: not a unit of the export", i);
+    }
+    return DPA_OK;
+}
+
 dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_error *err)
 {
     json_error_t je;
     json_t *root, *meta, *units, *requests, *o;
+    const char **names = NULL;
     dpa_store *s = NULL;
     dpa_status rc = DPA_OK;
     size_t i;
 
     if (!location || !json)
         return dpa_error_set(err, DPA_EINVAL, "ledger import: NULL argument");
-    root = json_loads(json, 0, &je);
+    root = json_loads(json, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         return dpa_error_set(err, DPA_EINVAL, "ledger import: not JSON (line %d: %s)", je.line, je.text);
     meta = json_object_get(root, "meta");
@@ -136,12 +223,19 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
         return dpa_error_set(err, DPA_EINVAL, "ledger import: not a dpacct ledger export (\"format\": \"%s\" "
                              "with meta, units and requests)", EXPORT_FORMAT);
     }
+    rc = check_document(meta, units, requests, &names, err);
+    free(names);
+    if (rc != DPA_OK) {
+        json_decref(root);
+        return rc;
+    }
+    /* the store's create leaves its write transaction open: everything
+     * below, the replay included, commits together or not at all */
     rc = dpa_ledger_store_open(location, 1, &s, err);
     if (rc != DPA_OK) {
         json_decref(root);
         return rc;
     }
-    rc = s->ops->begin_write(s, err);
     for (size_t k = 0; rc == DPA_OK && k < sizeof META_KEYS / sizeof *META_KEYS; k++) {
         const char *v = json_string_value(json_object_get(meta, META_KEYS[k]));
         if (v)
@@ -170,7 +264,7 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
         if (rc != DPA_OK)
             break;
         memset(&r, 0, sizeof r);
-        if (integer_member(o, "requests", i, "id", &r.id, err) || r.id == 0 ||
+        if (integer_member(o, "requests", i, "id", &r.id, err) ||
             !(r.unit = (char *)member(o, "requests", i, "unit", err)) ||
             !(r.time = (char *)member(o, "requests", i, "time", err)) ||
             !(r.spec = (char *)member(o, "requests", i, "spec", err)) ||
@@ -178,8 +272,6 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
             !(r.reason = (char *)member(o, "requests", i, "reason", err)) ||
             !(r.state_before = (char *)member(o, "requests", i, "state_before", err)) ||
             !(r.state_after = (char *)member(o, "requests", i, "state_after", err))) {
-            if (r.id == 0 && err && err->status == DPA_OK)
-                dpa_error_set(err, DPA_EINVAL, "ledger import: /requests/%zu/id: expected >= 1", i);
             rc = DPA_EINVAL;
             break;
         }
@@ -191,20 +283,32 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
         r.accepted = !strcmp(decision, "accepted");
         rc = s->ops->append_request(s, &r, err);
     }
+    if (rc == DPA_OK) {
+        /* an import is only as good as its replay: a ledger whose history
+         * does not yield its states (an edited export could hand back spent
+         * budget) is never committed */
+        int ok = 0;
+        char *report = NULL;
+        rc = dpa_ledger_verify_store(s, &ok, &report, err);
+        if (rc == DPA_OK && !ok) {
+            json_t *rep = json_loads(report, 0, NULL);
+            json_t *p0 = json_array_get(json_object_get(rep, "problems"), 0);
+            rc = dpa_error_set(err, DPA_EINVAL, "ledger import: the export does not replay (unit \"%s\"%s: %s); "
+                               "nothing was imported",
+                               p0 ? json_string_value(json_object_get(p0, "unit")) : "?",
+                               json_object_get(p0, "request") ? ", a request" : "",
+                               p0 ? json_string_value(json_object_get(p0, "problem")) : "?");
+            json_decref(rep);
+        }
+        free(report);
+    }
     if (rc == DPA_OK)
         rc = s->ops->commit(s, err);
     else
         s->ops->rollback(s);
     s->ops->close(s);
     json_decref(root);
-    if (rc != DPA_OK && strncmp(location, "postgres", 8)) {
-        /* the SQLite file this import created holds no ledger: remove it */
-        char side[4096];
-        unlink(location);
-        snprintf(side, sizeof side, "%s-wal", location);
-        unlink(side);
-        snprintf(side, sizeof side, "%s-shm", location);
-        unlink(side);
-    }
+    if (rc != DPA_OK)
+        dpa_ledger_discard(location);
     return rc;
 }

@@ -90,8 +90,15 @@ struct dpa_store {
 };
 
 /* ---- backends ---- */
+/* create: a new, empty ledger (tables and the format tag) with its write
+ * transaction still OPEN: the caller adds the metadata and whatever else
+ * belongs to the new ledger and commits (or rolls back, after which an
+ * SQLite caller removes the file with dpa_store_sqlite_unlink): a ledger
+ * exists whole or not at all. */
 /* SQLite (store_sqlite.c).  create: DPA_EINVAL if the path exists. */
 dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error *err);
+/* Remove an SQLite database file and its -wal and -shm files. */
+void dpa_store_sqlite_unlink(const char *path);
 dpa_status dpa_store_sqlite_open(const char *path, dpa_store **out, dpa_error *err);
 /* PostgreSQL (store_pg.c), location a libpq URI.  create: DPA_EINVAL if the
  * database already holds a ledger.  Without libpq at build time both return

@@ -26,6 +26,7 @@
  * lock, so a unit's requests are in id order. */
 #include <stdlib.h>
 #include <string.h>
+#include "dpacct/ledger.h"
 #include "ledger/store.h"
 
 #ifndef DPA_HAVE_LIBPQ
@@ -130,9 +131,40 @@ static void pg_close(dpa_store *b)
     free(s);
 }
 
+static dpa_status pg_session(pg_store *s, dpa_error *err);
+
+/* One reconnection (PQreset) and the session settings again. */
+static dpa_status pg_reconnect(pg_store *s, dpa_error *err)
+{
+    PQreset(s->conn);
+    if (PQstatus(s->conn) != CONNECTION_OK)
+        return pg_fail(s, NULL, err, "the connection to the server is lost");
+    return pg_session(s, err);
+}
+
 static dpa_status pg_begin(pg_store *s, const char *sql, dpa_error *err)
 {
-    dpa_status rc = pg_cmd(s, sql, "cannot start a transaction", err);
+    dpa_status rc;
+    /* the server went away (restart, network): the connection shows it
+     * only when a command fails; BEGIN changes nothing, so a failed BEGIN
+     * on a broken connection is retried once after reconnecting, and a
+     * long-lived handle survives a server restart */
+    if (PQstatus(s->conn) == CONNECTION_BAD && (rc = pg_reconnect(s, err)) != DPA_OK)
+        return rc;
+    {
+        PGresult *res = PQexec(s->conn, sql);
+        /* a failure without an SQLSTATE is the connection's, not the
+         * server's answer */
+        int lost = PQresultStatus(res) != PGRES_COMMAND_OK &&
+                   (PQstatus(s->conn) == CONNECTION_BAD || !*sqlstate(res));
+        rc = PQresultStatus(res) == PGRES_COMMAND_OK ? DPA_OK : pg_fail(s, res, err, "cannot start a transaction");
+        PQclear(res);
+        if (rc != DPA_OK && lost) {
+            if ((rc = pg_reconnect(s, err)) != DPA_OK)
+                return rc;
+            rc = pg_cmd(s, sql, "cannot start a transaction", err);
+        }
+    }
     if (rc == DPA_OK)
         s->in_txn = 1;
     return rc;
@@ -154,11 +186,15 @@ static dpa_status pg_commit(dpa_store *b, dpa_error *err)
     pg_store *s = (pg_store *)b;
     PGresult *res = PQexec(s->conn, "COMMIT");
     dpa_status rc = DPA_OK;
-    /* COMMIT of an aborted transaction reports ROLLBACK as its command tag */
+    /* COMMIT of an aborted transaction reports ROLLBACK as its command tag;
+     * a COMMIT whose answer is lost (the connection dropped) may or may not
+     * have been applied */
     if (PQresultStatus(res) != PGRES_COMMAND_OK || strcmp(PQcmdStatus(res), "COMMIT"))
         rc = PQresultStatus(res) == PGRES_COMMAND_OK
                  ? dpa_error_set(err, DPA_ESTORAGE, "ledger: the transaction was rolled back")
-                 : pg_fail(s, res, err, "commit failed (nothing was recorded)");
+                 : pg_fail(s, res, err, PQstatus(s->conn) == CONNECTION_BAD
+                                            ? "commit failed; the outcome is unknown (see the history)"
+                                            : "commit failed (nothing was recorded)");
     PQclear(res);
     s->in_txn = 0;
     return rc;
@@ -428,16 +464,12 @@ static const dpa_store_ops PG_OPS = {
     pg_append_request, pg_each_unit, pg_each_request,
 };
 
-/* The URI without its password, for messages. */
-static void redacted(const char *uri, char *buf, size_t n)
+/* Session settings: durable commits whatever the server's default; quiet
+ * notices.  Again after a reconnection. */
+static dpa_status pg_session(pg_store *s, dpa_error *err)
 {
-    const char *at = strchr(uri, '@');
-    const char *scheme = strstr(uri, "://");
-    const char *colon = scheme ? strchr(scheme + 3, ':') : NULL;
-    if (at && colon && colon < at)
-        snprintf(buf, n, "%.*s:***%s", (int)(colon - uri), uri, at);
-    else
-        snprintf(buf, n, "%s", uri);
+    return pg_cmd(s, "SET synchronous_commit = on; SET client_min_messages = warning",
+                  "cannot configure the session", err);
 }
 
 /* Server notices (e.g. "terminating connection due to administrator
@@ -466,16 +498,14 @@ static dpa_status pg_connect(const char *uri, pg_store **out, dpa_error *err)
         k = strlen(msg);
         while (k && (msg[k - 1] == '\n' || msg[k - 1] == ' '))
             msg[--k] = '\0';
-        redacted(uri, shown, sizeof shown);
+        dpa_ledger_location_display(uri, shown, sizeof shown);
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot connect to %s: %s", shown, msg);
         PQfinish(s->conn);
         free(s);
         return rc;
     }
     PQsetNoticeProcessor(s->conn, quiet_notice, NULL);
-    /* durable commits whatever the server's default; quiet notices */
-    rc = pg_cmd(s, "SET synchronous_commit = on; SET client_min_messages = warning",
-                "cannot configure the session", err);
+    rc = pg_session(s, err);
     if (rc != DPA_OK) {
         pg_close(&s->base);
         return rc;
@@ -500,7 +530,8 @@ dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
     }
     res = PQexec(s->conn, SCHEMA);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-        if (!strcmp(sqlstate(res), "42P07")) /* duplicate_table */
+        /* duplicate_table, or a concurrent create's unique_violation in the catalog */
+        if (!strcmp(sqlstate(res), "42P07") || !strcmp(sqlstate(res), "23505"))
             rc = dpa_error_set(err, DPA_EINVAL, "ledger: the database already holds a dpacct ledger "
                                "(a ledger is never overwritten)");
         else
@@ -509,14 +540,13 @@ dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
     PQclear(res);
     if (rc == DPA_OK)
         rc = pg_set_meta(&s->base, "format", "dpacct-ledger 1", err);
-    if (rc == DPA_OK)
-        rc = pg_commit(&s->base, err);
-    else
-        pg_rollback(&s->base);
     if (rc != DPA_OK) {
+        pg_rollback(&s->base);
         pg_close(&s->base);
         return rc;
     }
+    /* the write transaction stays open (tables included: PostgreSQL's DDL
+     * is transactional): the caller fills the ledger and commits */
     *out = &s->base;
     return DPA_OK;
 }

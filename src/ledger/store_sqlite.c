@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -425,7 +426,7 @@ dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error 
     close(fd);
     rc = sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
     if (rc != DPA_OK) {
-        unlink(path);
+        dpa_store_sqlite_unlink(path);
         return rc;
     }
     /* WAL persists in the file: every later connection uses it. */
@@ -436,15 +437,29 @@ dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error 
         rc = sq_exec(s, SCHEMA, "cannot create the tables", err);
     if (rc == DPA_OK)
         rc = sq_set_meta(&s->base, "format", "dpacct-ledger 1", err);
-    if (rc == DPA_OK)
-        rc = sq_commit(&s->base, err);
     if (rc != DPA_OK) {
         sq_close(&s->base);
-        unlink(path);
+        dpa_store_sqlite_unlink(path);
         return rc;
     }
+    /* the write transaction stays open: the caller fills the ledger and
+     * commits, so a ledger exists whole or not at all */
     *out = &s->base;
     return DPA_OK;
+}
+
+void dpa_store_sqlite_unlink(const char *path)
+{
+    size_t n = strlen(path) + 5;
+    char *side = malloc(n);
+    unlink(path);
+    if (!side)
+        return;
+    snprintf(side, n, "%s-wal", path);
+    unlink(side);
+    snprintf(side, n, "%s-shm", path);
+    unlink(side);
+    free(side);
 }
 
 dpa_status dpa_store_sqlite_open(const char *path, dpa_store **out, dpa_error *err)
