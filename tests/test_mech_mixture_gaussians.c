@@ -30,6 +30,7 @@
 #include "acct/leaves.h"
 #include "rdp/rdp.h"
 #include "check.h"
+#include "dpacct/renyi.h"
 #include <time.h>
 
 #define QUAD_ABS 1e-7
@@ -379,6 +380,49 @@ static void test_mixture_nonprivate_component(void **state)
     CHECK(r.lower >= 0.5 && r.upper >= r.lower && r.upper <= 0.6, "mu 1e151: [%.17g, %.17g]", r.lower, r.upper);
 }
 
+/* Components with sensitivity/sigma in 1e3 .. 1e150 (DPA_MU_NONPRIVATE
+ * included): pld answers soundly (the truth at eps = 1 is
+ * 0.5 + 0.5 delta_G(1) ~ 0.519743 for mu <= 1e50: their mass is all at
+ * loss > 1e9; beyond, the upper bound counts it at +inf). */
+static void test_mixture_huge_components(void **state)
+{
+    (void)state;
+    const char *mus[] = {"1e3", "1e5", "1e8", "1e50", "1e51", "1e100", "1e150"};
+    for (size_t i = 0; i < sizeof mus / sizeof mus[0]; i++) {
+        char json[256];
+        snprintf(json, sizeof json,
+                 "{\"mixture_of_gaussians\":{\"sigma\":1,\"sensitivities\":[%s,1],\"probabilities\":[0.5,0.5]}}",
+                 mus[i]);
+        dpa_result r = qdelta(json, DPA_METHOD_PLD, 1);
+        CHECK(r.upper >= 0.5197 && r.upper <= 0.5199 && r.lower <= 0.51975 && r.lower >= 0,
+              "mu %s: [%.17g, %.17g]", mus[i], r.lower, r.upper);
+    }
+}
+
+/* dpacct renyi on a mixture (orders > 1, the RDP module's bound): one
+ * component is the Gaussian (D_A = A mu^2 / 2). */
+static void test_renyi_one_component(void **state)
+{
+    (void)state;
+    dpa_error err;
+    dpa_spec *s = dpa_spec_from_json(
+        "{\"mixture_of_gaussians\":{\"sigma\":2,\"sensitivities\":[1],\"probabilities\":[1]}}", &err);
+    assert_non_null(s);
+    const double orders[] = {1.5, 2, 8.5, 64};
+    for (size_t i = 0; i < 4; i++) {
+        dpa_renyi_result r;
+        assert_int_equal(dpa_renyi(s, orders[i], 0, &r, &err), DPA_OK);
+        double g = orders[i] * 0.125;
+        CHECK(r.remove.exists && r.remove.upper >= g && r.remove.upper <= g * (1 + 1e-12) && r.remove.lower <= g,
+              "order %g: [%.17g, %.17g], Gaussian %.17g", orders[i], r.remove.lower, r.remove.upper, g);
+        CHECK(r.add.upper >= g && r.add.upper <= g * (1 + 1e-12), "add, order %g: %.17g", orders[i], r.add.upper);
+    }
+    dpa_renyi_result r;
+    assert_int_equal(dpa_renyi(s, 0.5, 0, &r, &err), DPA_EUNSUPPORTED);
+    CHECK(strstr(err.message, "orders A > 1 only") != NULL, "%s", err.message);
+    dpa_spec_free(s);
+}
+
 int main(void)
 {
     test_seed_from_env();
@@ -392,6 +436,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_swr_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rdp_weight_near_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mixture_nonprivate_component, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mixture_huge_components, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_renyi_one_component, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -205,6 +205,37 @@ dpa_event *dpa_event_report_noisy_max(double epsilon, dpa_rnm_noise noise, dpa_e
  * that takes a gaussian leaf (exact, pld, phi, rdp, clt, gdp). */
 dpa_event *dpa_event_tree_aggregation(double sigma, double steps, double sensitivity, dpa_error *err);
 
+/* A DP-SGD training run (issue 12; docs/spec.md, JSON {"dpsgd": {...}}):
+ * `steps` steps (or, with steps = 0, ceil(epochs dataset_size / batch_size)
+ * steps, computed exactly, a quotient within 1e-9 (relative) of an integer
+ * counting as that integer: the convention of `dpacct dpsgd` and
+ * python/dpacct/dpsgd.py), each adding N(0, (noise C)^2) to the sum of the
+ * per-example gradients clipped to norm C:
+ *   DPA_DPSGD_POISSON:  repeat(T, poisson(B/N, gaussian(noise, 1))),
+ *                       under add_remove neighbouring only;
+ *   DPA_DPSGD_WITHOUT_REPLACEMENT:
+ *                       repeat(T, sample(N, B, gaussian(noise, 2))),
+ *                       under replace neighbouring only.
+ * The event returned IS that expanded tree (kind DPA_EV_REPEAT, so every
+ * method accounts it exactly as the expanded spec), remembering the run so
+ * that dpa_spec_to_json writes it back as a dpsgd leaf.  dpa_spec_new
+ * refuses it under the other neighbouring relation.  Integers dataset_size
+ * in [1, DPA_MAX_COUNT], batch_size in [1, dataset_size]; exactly one of
+ * epochs > 0 finite and integer steps in [1, DPA_MAX_COUNT] (the other 0);
+ * noise > 0 finite; at most DPA_MAX_COUNT steps. */
+typedef enum dpa_dpsgd_sampling {
+    DPA_DPSGD_POISSON = 0,
+    DPA_DPSGD_WITHOUT_REPLACEMENT = 1
+} dpa_dpsgd_sampling;
+dpa_event *dpa_event_dpsgd(double dataset_size, double batch_size, double epochs, double steps, double noise,
+                           dpa_dpsgd_sampling sampling, dpa_error *err);
+/* The step count of `epochs` epochs of N records in batches of B (as above);
+ * 0 for invalid arguments or more than DPA_MAX_COUNT steps. */
+double dpa_dpsgd_steps(double epochs, double dataset_size, double batch_size);
+/* 1 if e is (the root of) a dpsgd run built by dpa_event_dpsgd or read
+ * from a dpsgd leaf, else 0. */
+int dpa_event_is_dpsgd(const dpa_event *e);
+
 /* Repeat-and-select (Papernot & Steinke 2022, "Hyperparameter tuning with
  * Renyi differential privacy"; dp_accounting's RepeatAndSelectDpEvent): the
  * child runs K times, K random with the given mean, and only the best run

@@ -34,7 +34,7 @@ __all__ = [
     "randomized_response", "pure", "approx", "zcdp", "gdp", "no_op", "non_private",
     "privacy_loss", "privacy_profile", "mixture_of_gaussians", "exponential_mechanism",
     "permute_and_flip", "report_noisy_max", "tree_aggregation", "laplace_svt", "gaussian_svt",
-    "compose", "repeat", "poisson", "sample", "sample_with_replacement", "truncated_poisson",
+    "dpsgd", "compose", "repeat", "poisson", "sample", "sample_with_replacement", "truncated_poisson",
     "repeat_and_select", "from_dict", "from_json", "as_event",
 ]
 
@@ -350,6 +350,28 @@ def gaussian_svt(sigma, k, c=None):
     """The sparse vector technique with Gaussian noise of standard deviation
     sigma (a Renyi bound: method rdp only)."""
     return _leaf("gaussian_svt", sigma=sigma, k=k, c=c)
+
+
+def dpsgd(dataset_size, batch_size, noise, *, epochs=None, steps=None, sampling="poisson"):
+    """A DP-SGD run as one event (docs/spec.md, the dpsgd leaf): exactly one
+    of epochs (T = ceil(epochs N / B)) and steps; noise the noise multiplier;
+    sampling "poisson" (add_remove) or "without_replacement" (replace; the
+    event is marked with its neighbouring relation).  "?" is allowed for
+    noise, steps or epochs."""
+    k = "dpsgd"
+    if (epochs is None) == (steps is None):
+        raise InvalidSpecError("dpsgd: give exactly one of epochs and steps")
+    if sampling not in ("poisson", "without_replacement"):
+        raise InvalidSpecError('dpsgd: sampling must be "poisson" or "without_replacement", got %s' % _show(sampling))
+    params = {"dataset_size": _num(k, "dataset_size", dataset_size, placeholder=False),
+              "batch_size": _num(k, "batch_size", batch_size, placeholder=False)}
+    if epochs is not None:
+        params["epochs"] = _num(k, "epochs", epochs)
+    else:
+        params["steps"] = _num(k, "steps", steps)
+    params["noise"] = _num(k, "noise", noise)
+    params["sampling"] = sampling
+    return Event(k, params, (), "replace" if sampling == "without_replacement" else "add_remove")
 
 
 # ----------------------------------------------------------- combinators ---

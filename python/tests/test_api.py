@@ -213,6 +213,29 @@ def test_dpsgd_front_ends_agree():
     assert dpacct.dpsgd_steps(epochs=plan.whole_epochs + 1, dataset_size=60000, batch_size=256) > plan.steps
 
 
+def test_dpsgd_leaf_builder():
+    e = ev.dpsgd(60000, 256, 1.1, epochs=60)
+    assert e.to_dict() == {"dpsgd": {"dataset_size": 60000, "batch_size": 256, "epochs": 60, "noise": 1.1,
+                                     "sampling": "poisson"}, "neighboring": "add_remove"}
+    w = ev.dpsgd(1000, 10, "?", steps=5, sampling="without_replacement")
+    assert w.neighboring == "replace" and w.to_dict()["dpsgd"]["noise"] == "?"
+    with pytest.raises(dpacct.InvalidSpecError):
+        ev.dpsgd(60000, 256, 1.1)
+    with pytest.raises(dpacct.InvalidSpecError):
+        ev.dpsgd(60000, 256, 1.1, epochs=1, sampling="shuffle")
+
+
+@needs_lib
+def test_dpsgd_leaf_equals_the_expanded_run():
+    leaf = ev.dpsgd(60000, 256, 1.1, epochs=60)
+    same = dpacct.Accountant(ev.poisson(ev.gaussian(1.1), 256 / 60000) * 14063).epsilon(1e-5)
+    assert dpacct.Accountant(leaf).epsilon(1e-5) == same
+    assert dpacct.dpsgd_epsilon(noise_multiplier=1.1, delta=1e-5, dataset_size=60000, batch_size=256,
+                                epochs=60) == same
+    both = dpacct.Accountant(leaf + ev.gaussian(20)).epsilon(1e-5)
+    assert both.upper > same.upper
+
+
 @needs_cli
 def test_noise_multiplier_equals_cli_calibration(cli):
     tmpl = dpacct.dpsgd_event("?", epochs=60, dataset_size=60000, batch_size=256)

@@ -227,6 +227,11 @@ static int unique_key(dpa_event_kind k)
     return is_table(k) || k == DPA_EV_SAMPLE_WITH_REPLACEMENT || k == DPA_EV_TRUNCATED_POISSON;
 }
 
+/* Components with mu above this (and at most DPA_MU_NONPRIVATE) are omitted
+ * mass of the pair (slack_hi): their losses, near mu^2/2, overflow the
+ * tail bounds of the discretizer. */
+#define MIX_MU_HUGE 1e50
+
 /* Gaussian mixture leaf: mu_i = c_i / sigma, weights p_i / sum p. */
 static dpa_pair *mixture_pair(const dpa_event *e, dpa_error *err)
 {
@@ -236,7 +241,7 @@ static dpa_pair *mixture_pair(const dpa_event *e, dpa_error *err)
         dpa_error_set(err, DPA_ENOMEM, "out of memory");
         return NULL;
     }
-    long double s = 0, big = 0;
+    long double s = 0, big = 0, huge = 0;
     for (size_t i = 0; i < n; i++) s += e->data[n + i];
     /* components with mu above DPA_MU_NONPRIVATE are non-private (as a
      * Gaussian leaf's): their weight goes to loss +inf, which dominates them */
@@ -247,12 +252,21 @@ static dpa_pair *mixture_pair(const dpa_event *e, dpa_error *err)
             big += e->data[n + i];
             continue;
         }
+        if (m > MIX_MU_HUGE) {
+            /* a component whose losses (near mu^2/2 > 5e99) no grid or
+             * tail bound reaches: omitted mass (slack_hi), counted at +inf
+             * by upper bounds and dropped by lower bounds */
+            huge += e->data[n + i];
+            continue;
+        }
         mu[k] = m;
         mu[n + k++] = (double)(e->data[n + i] / s);
     }
     double inf_mass = big > 0 ? fmin(1.0, (double)(big / s) * (1 + 4 * DBL_EPSILON)) : 0.0;
     dpa_pair *p = k ? dpa_pair_mixgauss(mu, mu + n, k, inf_mass, err) : dpa_pair_nonprivate(err);
     free(mu);
+    if (p && k && huge > 0)
+        p->slack_hi += fmin(1.0, (double)(huge / s) * (1 + 4 * DBL_EPSILON));
     return p;
 }
 

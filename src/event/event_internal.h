@@ -46,7 +46,23 @@ struct dpa_event {
     double *data;   /* owned; privacy_loss and privacy_profile only */
     size_t ndata;
     char *name;     /* owned label ("name" in JSON) or NULL (dpa_event_set_name) */
+    struct dpa_ev_dpsgd *dpsgd; /* owned; set on the root (a repeat) of an
+                                 * expanded dpsgd leaf only, else NULL */
 };
+
+/* The DP-SGD run an expanded dpsgd leaf stands for (dpa_event_dpsgd): the
+ * tree below it is built from these values and never changed, so the
+ * writer can give the leaf back. */
+typedef struct dpa_ev_dpsgd {
+    double n, b;          /* dataset_size, batch_size */
+    double epochs, steps; /* exactly one was given (the other 0) */
+    double noise;
+    int wor;              /* 1: without_replacement */
+} dpa_ev_dpsgd;
+
+/* The expanded tree of d (a new repeat event carrying a copy of d); d must
+ * be valid except possibly for its step count (checked here). */
+dpa_event *dpa_ev_dpsgd_expand(const dpa_ev_dpsgd *d, dpa_error *err);
 
 struct dpa_spec {
     dpa_event *root;

@@ -33,7 +33,7 @@
     "randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, " \
     "privacy_loss, privacy_profile, mixture_of_gaussians, sample_with_replacement, truncated_poisson, " \
     "exponential_mechanism, permute_and_flip, report_noisy_max, tree_aggregation, repeat_and_select, " \
-    "laplace_svt, gaussian_svt"
+    "laplace_svt, gaussian_svt, dpsgd"
 
 typedef enum walk_mode { MODE_SPEC, MODE_SCAN, MODE_INST } walk_mode;
 
@@ -52,6 +52,7 @@ typedef struct walk {
     double value;        /* MODE_INST: the value of the placeholder */
     int found;           /* placeholders met so far */
     dpa_param_info info; /* MODE_SCAN: the placeholder found */
+    dpa_neighboring nb;  /* the spec's (read before the events) */
     dpa_error *err;
 } walk;
 
@@ -608,6 +609,184 @@ static dpa_event *walk_kind(walk *w, dpa_event_kind k, json_t *val, const seg *a
     return child ? dpa_ev_make(k, pa.p, &child, 1, w->err) : NULL;
 }
 
+/* ---- dpsgd: a DP-SGD run, expanded into its event tree ---- */
+
+#define DPSGD_KEYS "dataset_size, batch_size, epochs, steps, noise, sampling"
+static const char *const DPSGD_SAMPLING[] = {"poisson", "without_replacement"};
+
+/* One numeric key of a dpsgd object into *out (*present: given at all).
+ * A placeholder is recorded with domain dom (MODE_SCAN: *out set to a
+ * feasible point); without a domain (dom NULL) it is refused with why. */
+static dpa_status dpsgd_number(walk *w, json_t *obj, const seg *at, const char *key, const dpa_param_info *dom,
+                               const char *why, double *out, int *present)
+{
+    seg sub = {at, key, 0, NULL};
+    json_t *x = json_object_get(obj, key);
+    char problem[256];
+    int is_ph;
+    *present = x != NULL;
+    if (!x)
+        return DPA_OK;
+    if (is_placeholder(x) && !dom)
+        return fail(w, &sub, "%s", why);
+    if (read_number(w, x, &sub, out, &is_ph) != DPA_OK)
+        return DPA_EINVAL;
+    if (is_ph && w->mode == MODE_SCAN) {
+        dpa_param_info d = *dom;
+        memcpy(d.path, w->info.path, sizeof d.path);
+        w->info = d;
+        *out = feasible_point(&d);
+    }
+    if (dom && dpa_ev_check_value(dom, *out, problem, sizeof problem))
+        return fail(w, &sub, "%s", problem);
+    return DPA_OK;
+}
+
+static void dpsgd_domain(dpa_param_info *d, const char *name, dpa_param_role role, int integer, double lo,
+                         int lo_open, double hi)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->role = role;
+    d->is_integer = integer;
+    d->lo = lo;
+    d->lo_open = lo_open;
+    d->hi = hi;
+}
+
+/* {"dpsgd": {"dataset_size": N, "batch_size": B, "epochs": E | "steps": T,
+ * "noise": S, "sampling": "poisson" | "without_replacement"}}: val is the
+ * object, at its path (docs/spec.md). */
+static dpa_event *walk_dpsgd(walk *w, json_t *val, const seg *at)
+{
+    static const char NOT_MONOTONE[] =
+        "cannot be calibrated (a \"?\" here): with the epochs fixed the step count ceil(epochs N / B) moves "
+        "with N and B, so epsilon is not monotone in them; calibrate noise, steps or epochs (or use "
+        "`dpacct dpsgd --batch-size`)";
+    const char *key;
+    json_t *v, *js;
+    char q[128], why[512];
+    dpa_ev_dpsgd d = {0, 0, 0, 0, 0, 0};
+    dpa_param_info dom;
+    int has_e, has_t, has;
+    if (!json_is_object(val)) {
+        fail(w, at, "expected an object, got %s", type_name(val));
+        return NULL;
+    }
+    json_object_foreach(val, key, v) {
+        static const char *const keys[] = {"dataset_size", "batch_size", "epochs", "steps", "noise", "sampling"};
+        size_t i = 0;
+        while (i < sizeof keys / sizeof keys[0] && strcmp(key, keys[i]))
+            i++;
+        if (i == sizeof keys / sizeof keys[0]) {
+            fail(w, at, "unknown key %s (expected " DPSGD_KEYS ")", quote(key, q, sizeof q));
+            return NULL;
+        }
+    }
+    /* the sizes first: the domains of the others depend on them */
+    dpsgd_domain(&dom, "dataset_size", DPA_ROLE_NOISE, 1, 1, 0, DPA_MAX_COUNT);
+    snprintf(why, sizeof why, "the dataset size %s", NOT_MONOTONE);
+    if (dpsgd_number(w, val, at, "dataset_size", NULL, why, &d.n, &has) != DPA_OK)
+        return NULL;
+    if (!has) {
+        fail(w, at, "missing key \"dataset_size\"");
+        return NULL;
+    }
+    {
+        char problem[256];
+        seg sub = {at, "dataset_size", 0, NULL};
+        if (dpa_ev_check_value(&dom, d.n, problem, sizeof problem)) {
+            fail(w, &sub, "%s", problem);
+            return NULL;
+        }
+    }
+    dpsgd_domain(&dom, "batch_size", DPA_ROLE_BUDGET, 1, 1, 0, d.n);
+    snprintf(why, sizeof why, "the batch size %s", NOT_MONOTONE);
+    if (dpsgd_number(w, val, at, "batch_size", NULL, why, &d.b, &has) != DPA_OK)
+        return NULL;
+    if (!has) {
+        fail(w, at, "missing key \"batch_size\"");
+        return NULL;
+    }
+    {
+        char problem[256];
+        seg sub = {at, "batch_size", 0, NULL};
+        if (dpa_ev_check_value(&dom, d.b, problem, sizeof problem)) {
+            fail(w, &sub, "%s (the dataset_size)", problem);
+            return NULL;
+        }
+    }
+    /* epochs: (0, hi] with hi a little below DPA_MAX_COUNT steps when "?" */
+    {
+        int ph = is_placeholder(json_object_get(val, "epochs"));
+        dpsgd_domain(&dom, "epochs", DPA_ROLE_BUDGET, 0, 0, 1, ph ? DPA_MAX_COUNT * (d.b / d.n) * (1 - 1e-12) : DBL_MAX);
+        if (dpsgd_number(w, val, at, "epochs", &dom, NULL, &d.epochs, &has_e) != DPA_OK)
+            return NULL;
+    }
+    dpsgd_domain(&dom, "steps", DPA_ROLE_BUDGET, 1, 1, 0, DPA_MAX_COUNT);
+    if (dpsgd_number(w, val, at, "steps", &dom, NULL, &d.steps, &has_t) != DPA_OK)
+        return NULL;
+    if (has_e && has_t) {
+        fail(w, at, "give exactly one of \"epochs\" and \"steps\", not both");
+        return NULL;
+    }
+    if (!has_e && !has_t) {
+        fail(w, at, "missing key \"epochs\" (or \"steps\")");
+        return NULL;
+    }
+    if (has_e && !(dpa_dpsgd_steps(d.epochs, d.n, d.b) >= 1)) {
+        seg sub = {at, "epochs", 0, NULL};
+        fail(w, &sub, "%.17g epochs of %.17g examples in batches of %.17g is more than 1e+15 steps", d.epochs, d.n,
+             d.b);
+        return NULL;
+    }
+    dpa_ev_param_domain(DPA_EV_GAUSSIAN, 0, NULL, &dom);
+    snprintf(dom.name, sizeof dom.name, "noise");
+    if (dpsgd_number(w, val, at, "noise", &dom, NULL, &d.noise, &has) != DPA_OK)
+        return NULL;
+    if (!has) {
+        fail(w, at, "missing key \"noise\"");
+        return NULL;
+    }
+    if ((js = json_object_get(val, "sampling"))) {
+        seg sub = {at, "sampling", 0, NULL};
+        if (is_placeholder(js)) {
+            fail(w, &sub, "the sampling cannot be calibrated (a \"?\" here)");
+            return NULL;
+        }
+        if (!json_is_string(js)) {
+            fail(w, &sub, "expected a string (\"poisson\" or \"without_replacement\"), got %s", type_name(js));
+            return NULL;
+        }
+        if (!strcmp(json_string_value(js), "without_replacement"))
+            d.wor = 1;
+        else if (strcmp(json_string_value(js), "poisson")) {
+            fail(w, &sub, "must be \"poisson\" or \"without_replacement\", got %s",
+                 quote(json_string_value(js), q, sizeof q));
+            return NULL;
+        }
+    }
+    if (d.wor != (w->nb == DPA_REPLACE)) {
+        if (d.wor)
+            fail(w, at, "sampling \"without_replacement\" is accounted under replace-one neighbours "
+                 "(sample(N, B) with sensitivity 2) but the spec is \"add_remove\"; a spec has one neighbouring "
+                 "relation: give \"neighboring\": \"replace\" at the top level, or use sampling \"poisson\"");
+        else
+            fail(w, at, "sampling \"poisson\" (the default) is accounted under add/remove neighbours "
+                 "(poisson(B/N) with sensitivity 1; dpacct refuses poisson under replace) but the spec is "
+                 "\"replace\"; a spec has one neighbouring relation: use sampling \"without_replacement\", or "
+                 "\"neighboring\": \"add_remove\"");
+        return NULL;
+    }
+    {
+        dpa_error e2;
+        dpa_event *e = dpa_ev_dpsgd_expand(&d, &e2);
+        if (!e)
+            fail(w, at, "%s", e2.message);
+        return e;
+    }
+}
+
 /* "found N: "a", "b"" for a message about several event keys. */
 static void list_event_keys(json_t *obj, int top, char *buf, size_t n)
 {
@@ -618,7 +797,7 @@ static void list_event_keys(json_t *obj, int top, char *buf, size_t n)
     dpa_event_kind k;
     buf[0] = '\0';
     json_object_foreach(obj, key, v) {
-        if ((top && !strcmp(key, "neighboring")) || !dpa_ev_kind_from_name(key, &k))
+        if ((top && !strcmp(key, "neighboring")) || (!dpa_ev_kind_from_name(key, &k) && strcmp(key, "dpsgd")))
             continue;
         if (len < n)
             len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : ": ",
@@ -642,6 +821,13 @@ static dpa_status find_event_key(walk *w, json_t *obj, const seg *at, int top,
             if (top)
                 continue;
             return fail(w, &sub, "only allowed at the top level of a spec");
+        }
+        if (!strcmp(key, "dpsgd")) {
+            /* a template kind: expanded by walk_dpsgd into a repeat */
+            found++;
+            *name = "dpsgd";
+            *kind = DPA_EV_REPEAT;
+            continue;
         }
         if (!dpa_ev_kind_from_name(key, kind))
             return fail(w, at, "unknown event kind %s (expected " EVENT_KEY_LIST "%s)",
@@ -697,7 +883,8 @@ static dpa_event *walk_event(walk *w, json_t *obj, const seg *at, int depth, int
         return NULL;
     {
         seg sub = {ep, name, 0, NULL};
-        dpa_event *e = walk_kind(w, k, json_object_get(obj, name), &sub, depth);
+        dpa_event *e = !strcmp(name, "dpsgd") ? walk_dpsgd(w, json_object_get(obj, name), &sub)
+                                              : walk_kind(w, k, json_object_get(obj, name), &sub, depth);
         if (e && label && dpa_event_set_name(e, label, w->err) != DPA_OK) {
             dpa_event_free(e);
             return NULL;
@@ -733,6 +920,7 @@ static dpa_spec *walk_spec(walk *w, json_t *root)
     dpa_event *e;
     if (json_is_object(root) && read_neighboring(w, root, &nb) != DPA_OK)
         return NULL;
+    w->nb = nb;
     e = walk_event(w, root, NULL, 1, 1);
     return e ? dpa_spec_new(e, nb, w->err) : NULL;
 }
@@ -874,6 +1062,21 @@ static void write_event(sbuf *b, const dpa_event *e);
 /* "kind":BODY, without the enclosing braces. */
 static void write_kind(sbuf *b, const dpa_event *e)
 {
+    if (e->dpsgd) {
+        const dpa_ev_dpsgd *d = e->dpsgd;
+        sb_put(b, "\"dpsgd\":{");
+        sb_param(b, "dataset_size", d->n, 1);
+        sb_param(b, "batch_size", d->b, 0);
+        if (d->epochs > 0)
+            sb_param(b, "epochs", d->epochs, 0);
+        else
+            sb_param(b, "steps", d->steps, 0);
+        sb_param(b, "noise", d->noise, 0);
+        sb_put(b, ",\"sampling\":\"");
+        sb_put(b, DPSGD_SAMPLING[d->wor ? 1 : 0]);
+        sb_put(b, "\"}");
+        return;
+    }
     sb_put(b, "\"");
     sb_put(b, dpa_ev_kind_name(e->kind));
     sb_put(b, "\":");

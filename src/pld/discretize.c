@@ -157,14 +157,54 @@ static void run_add(double *m, double *s, double l)
     }
 }
 
+/* 1 if p is a Gaussian mixture, or a transform of one. */
+static int has_mixture(const dpa_pair *p)
+{
+    for (; p; p = p->base)
+        if (p->kind == DPA_PAIR_MIXGAUSS)
+            return 1;
+    return 0;
+}
+
 dpa_status dpa_cells_build(const dpa_pair *p, double step, double tau, int both, size_t max_points,
                            dpa_cells *c, dpa_error *err)
 {
     memset(c, 0, sizeof *c);
     if (!(step > 0) || !(tau > 0)) return dpa_error_set(err, DPA_EINVAL, "discretize: bad step or tau");
     double tlo, thi;
-    dpa_status st = dpa_pair_support(p, tau, both, &tlo, &thi, err);
-    if (st) return st;
+    dpa_error e2;
+    dpa_status st = dpa_pair_support(p, tau, both, &tlo, &thi, &e2);
+    if (st && st != DPA_ENUMERIC) {
+        if (err) *err = e2;
+        return st;
+    }
+    /* A support that cannot be bounded (a component of a mixture whose loss
+     * is near mu^2/2 = 5e15) or does not fit the grid: the window is cut to
+     * [-H, H] around 0, the largest the grid holds.  This is sound: the mass
+     * above the window is the right tail (at +inf in the pessimistic
+     * measure, at the last point in the optimistic one), the mass below it
+     * the left tail (rounded up to the first point, or dropped); only the
+     * accuracy of losses far from 0 is given up (docs/mechanisms.md §2). */
+    /* Where the support cannot be bounded at all, or (Gaussian mixtures
+     * only: a component far beyond the others) is wider than the grid.  For
+     * other pairs a bounded support wider than the grid stays an error, which
+     * the callers answer with a coarser step (a cut window at a fine step
+     * would turn a refinement into a useless bound). */
+    {
+        double h = fmin(DPA_GRID_LOSS_MAX, 0.5 * ((double)max_points - 4) * step);
+        if (st || (has_mixture(p) && !(floor(thi / step) - ceil(tlo / step) + 4 <= (double)max_points))) {
+            if (st) {
+                tlo = -h;
+                thi = h;
+            }
+            tlo = fmax(tlo, -h);
+            thi = fmin(thi, h);
+            if (tlo > thi) { /* the whole support beyond one end */
+                if (tlo >= h) tlo = thi = h;
+                else tlo = thi = -h;
+            }
+        }
+    }
     double flo = floor(tlo / step), fhi = ceil(thi / step);
     /* the end points, as computed below ((lo + i) * step in floating point),
      * must enclose the support: an atom an ulp above the last point would

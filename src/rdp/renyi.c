@@ -297,6 +297,22 @@ static int bounded_kind(const dpa_pair *p)
     return 0;
 }
 
+/* A pair the RDP module bounds (certified, from above) at orders > 1 only:
+ * Gaussian mixtures (the Jensen bound of rdp_pair.c, exact for one
+ * component and for the subsampled form {0: 1 - q, c: q}), the labelled
+ * mixtures of truncated_poisson, Poisson over a mixture, their reversals.
+ * Orders in (0, 1] have no certified value for them here. */
+static int upper_only_kind(const dpa_pair *p)
+{
+    switch (p->kind) {
+    case DPA_PAIR_MIXGAUSS:
+    case DPA_PAIR_LABELLED: return 1;
+    case DPA_PAIR_POISSON: return p->base->kind == DPA_PAIR_MIXGAUSS;
+    case DPA_PAIR_REVERSE: return bounded_kind(p->base) || upper_only_kind(p->base);
+    default: return 0;
+    }
+}
+
 /* ------------------------------------------------------------------ closed forms (real theta) */
 
 /* log E of the atoms at theta (not 0, -1), with an absolute error bound.
@@ -813,7 +829,15 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
         return DPA_OK;
     }
     const dpa_pair *p = lf->pair;
-    if (truncated(p) || !bounded_kind(p)) return unsupported_leaf(lf, err);
+    if (truncated(p)) return unsupported_leaf(lf, err);
+    if (!bounded_kind(p)) {
+        if (!upper_only_kind(p)) return unsupported_leaf(lf, err);
+        if (!(A > 1))
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "renyi: a leaf of kind %s is supported at orders A > 1 only (the RDP module's "
+                                 "certified upper bound); order %g has no certified value for it",
+                                 pair_kind_name(p), A);
+    }
     double lo, hi, val;
     int cls, how;
     if (A == 1) {
