@@ -44,8 +44,15 @@ static double autodp_laplace(double b0, double k, double c, double a0)
     return (double)fminl(ret, logl(cdp) / (alpha - 1));
 }
 
+/* autodp's RDP_gaussian_svt_cgreater1 for c > 1, and for c = 1 its
+ * RDP_gaussian_svt_c1 general case (Zhu & Wang Thm 8) with the default
+ * query noise sigma_2 = sqrt(3) sigma */
 static double autodp_gaussian(double sigma, double k, double c, double alpha)
 {
+    if (c == 1) {
+        double s2 = sqrt(3.0) * sigma;
+        return log(k) / (alpha - 1) + alpha / (sigma * sigma) + 2 * alpha / (s2 * s2);
+    }
     return c * log(k / c) / (alpha - 1) + 0.5 / (sigma * sigma) * alpha * (c + 1);
 }
 

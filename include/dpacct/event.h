@@ -251,8 +251,10 @@ dpa_event *dpa_event_repeat_and_select(double mean, double shape, dpa_event *chi
  * technique with Renyi differential privacy"; autodp's LaplaceSVT_Mechanism
  * and GaussianSVT_Mechanism (c > 1 form)), accounted by the Renyi bounds
  * of autodp's rdp_bank (docs/mechanisms.md §6): Laplace noise of scale
- * `scale` (relative to the sensitivity) on the threshold and the queries,
- * or Gaussian noise of standard deviation `sigma`.  Integers
+ * `scale` on the threshold and 2 `scale` on the queries (relative to the
+ * sensitivity; the bound assumes this), or Gaussian noise of standard
+ * deviation `sigma` on the threshold and (c = 1, Zhu & Wang Thm 8)
+ * sqrt(3) `sigma` on the queries.  Integers
  * 1 <= c <= k <= DPA_MAX_COUNT.  Renyi bounds only: rdp (and auto). */
 dpa_event *dpa_event_laplace_svt(double scale, double k, double c, dpa_error *err);
 dpa_event *dpa_event_gaussian_svt(double sigma, double k, double c, dpa_error *err);

@@ -373,6 +373,39 @@ static void pld_destroy(void *state)
     free(a);
 }
 
+/* 1 if a leaf (at any depth) has a pair that only bounds its mechanism's
+ * class from above: the worst case over eps-bounded-range mechanisms is a
+ * curve the 2048-atom pair exceeds by design (chords, a relative margin), and
+ * truncated Poisson's labelled pair reveals more than any dataset can
+ * (docs/mechanisms.md §3, §4). */
+static int has_envelope_leaf(const dpa_leafset *L)
+{
+    for (size_t i = 0; L && i < L->n; i++) {
+        const dpa_leaf *l = &L->v[i];
+        if (l->kind == DPA_EV_EXPONENTIAL_MECHANISM)
+            return 1;
+        /* a truncation that can bind (the labelled pair; max_batch >= n is
+         * plain Poisson subsampling, exact) */
+        if (l->kind == DPA_EV_TRUNCATED_POISSON && l->pair && l->pair->kind == DPA_PAIR_LABELLED)
+            return 1;
+        if (l->inner && has_envelope_leaf(l->inner))
+            return 1;
+    }
+    return 0;
+}
+
+/* For such specs the bracket's lower end is 0 (delta) or 0 (eps): certified,
+ * the pair's own lower bound is not. */
+static void envelope_lower(const dpa_pld_acct *a, dpa_result *out)
+{
+    if (!a->envelope_lower)
+        return;
+    out->lower = 0;
+    if (!out->note[0])
+        snprintf(out->note, sizeof out->note, "lower bound 0: an exponential_mechanism or truncated_poisson "
+                 "step is accounted by an upper envelope of its class");
+}
+
 static dpa_status pld_create(const dpa_leafset *L, const dpa_options *opt, void **state, dpa_error *err)
 {
     dpa_status st = pld_supports(L, opt, err);
@@ -388,6 +421,7 @@ static dpa_status pld_create(const dpa_leafset *L, const dpa_options *opt, void 
     a->nthreads = opt->threads ? opt->threads : dpa_threads_default();
     if (a->nthreads > DPA_THREADS_MAX) a->nthreads = DPA_THREADS_MAX;
     for (int d = 0; d < 2; d++) dpa_pld_set_range(L, d < a->ndir ? d : 0, &a->wmax[d], &a->infub[d]);
+    a->envelope_lower = has_envelope_leaf(L);
     *state = a;
     return DPA_OK;
 }
@@ -399,7 +433,10 @@ static dpa_status pld_epsilon(void *state, double delta, dpa_result *out, dpa_er
     double step = a->built ? a->step : dpa_pld_initial_step(a, acc, dpa_pld_eps_estimate(a, delta));
     query q = {1, delta, 1};
     dpa_status st = pld_query(a, &q, tau, step, out, err);
-    return apply_fallback(a, &q, st, out, err);
+    st = apply_fallback(a, &q, st, out, err);
+    if (st == DPA_OK)
+        envelope_lower(a, out);
+    return st;
 }
 
 static dpa_status pld_delta(void *state, double eps, int refine, dpa_result *out, dpa_error *err)
@@ -408,7 +445,10 @@ static dpa_status pld_delta(void *state, double eps, int refine, dpa_result *out
     double step = a->built ? a->step : dpa_pld_initial_step(a, a->opt.accuracy, eps);
     query q = {0, eps, refine};
     dpa_status st = pld_query(a, &q, DEFAULT_TAIL, step, out, err);
-    return apply_fallback(a, &q, st, out, err);
+    st = apply_fallback(a, &q, st, out, err);
+    if (st == DPA_OK)
+        envelope_lower(a, out);
+    return st;
 }
 
 /* Refine on each point first (a finer build serves all later points), then

@@ -22,6 +22,10 @@ typedef struct dpa_pld_acct {
     int nthreads;       /* workers of a build (options.threads resolved) */
     dpa_compose_ws ws[DPA_THREADS_MAX]; /* FFT working arrays per worker, reused by every composition */
     int ndir;
+    int envelope_lower; /* some leaf's pair is an upper envelope of its mechanism's class
+                         * (exponential_mechanism, truncated_poisson): lower bounds of the
+                         * pair are not lower bounds of the class's worst case, so 0 is
+                         * reported as the lower bound */
     int built;          /* some composition exists */
     double step, tau;   /* the finest grid step and tail budget asked for so far */
     /* grid step and tail budget of comp[d][k]; 0: not built.  The direction

@@ -388,7 +388,9 @@ static long double log_cosh(long double x)
  *         alpha t^2 / 2, log[(sinh(alpha t) - sinh((alpha - 1) t)) / sinh t] / (alpha - 1) },
  *  the last as [log cosh((alpha - 1/2) t) - log cosh(t / 2)] / (alpha - 1)
  *  (sinh a - sinh b = 2 cosh((a + b)/2) sinh((a - b)/2));
- *  Gaussian: c log(k / c) / (alpha - 1) + alpha (c + 1) / (2 sigma^2).
+ *  Gaussian, c > 1: c log(k / c) / (alpha - 1) + alpha (c + 1) / (2 sigma^2);
+ *  c = 1: log k / (alpha - 1) + (5/3) alpha / sigma^2 (Thm 8, query noise
+ *  sqrt(3) sigma).
  * Each candidate is evaluated in long double and rounded up with an
  * allowance for its terms' magnitudes. */
 static double svt_rdp(const rdp_term *t, double alpha)
@@ -396,7 +398,11 @@ static double svt_rdp(const rdp_term *t, double alpha)
     long double a = alpha, b = t->fpar[0], k = t->fpar[1], c = t->fpar[2];
     long double sel = c * logl(k / c) / (a - 1);
     if (t->fn == DPA_EV_GAUSSIAN_SVT) {
-        long double g = a * (c + 1) / (2 * b * b);
+        /* c = 1: Zhu & Wang 2020 Thm 8 (autodp's RDP_gaussian_svt_c1, general
+         * case) with threshold noise sigma and query noise sqrt(3) sigma:
+         * log k / (a - 1) + a / sigma^2 + 2 a / (3 sigma^2); the c > 1 form
+         * below is autodp's RDP_gaussian_svt_cgreater1 */
+        long double g = c == 1 ? a / (b * b) + 2 * a / (3 * b * b) : a * (c + 1) / (2 * b * b);
         return up_from(sel + g, sel + g);
     }
     /* e1 = log(a/(2a-1) e^{(a-1)/b} + (a-1)/(2a-1) e^{-a/b}) / (a - 1) */
