@@ -161,7 +161,7 @@ int cli_check_gdp_mu(const dpa_gdp_mu *g);
 int cli_run_dpsgd(const cli_args *a);
 /* The step count ceil(epochs * n / b), a quotient within 1e-9 (relative)
  * of an integer counting as that integer, at least 1 (the Python package's
- * dpsgd_steps); computed exactly.  0 if it exceeds CLI_MAX_DPSGD_COUNT. */
+ * dpsgd_steps): dpa_dpsgd_steps.  0 if it exceeds CLI_MAX_DPSGD_COUNT. */
 unsigned long long cli_dpsgd_steps(double epochs, unsigned long long n, unsigned long long b);
 
 /* ---- curve.c ---- */

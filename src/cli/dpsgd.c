@@ -37,82 +37,18 @@ typedef struct run_desc {
 
 /* --------------------------------------------------------- step count --- */
 
-#if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 u128;
-
+/* The library's step count (dpa_dpsgd_steps: ceil with the 1e-9 snap,
+ * computed exactly), shared with the dpsgd spec leaf. */
 unsigned long long cli_dpsgd_steps(double epochs, unsigned long long n, unsigned long long b)
 {
-    /* epochs = odd * 2^k exactly; x = epochs n / b = P / D with
-     * P = odd n (2^k if k > 0), D = b (2^-k if k < 0) */
-    int k;
-    double m = frexp(epochs, &k); /* epochs = m 2^k, m in [0.5, 1) */
-    unsigned long long odd;
-    u128 p, d, q, r, near, dist, scale;
-
-    if (!(epochs > 0) || !isfinite(epochs) || n == 0 || b == 0)
-        return 0;
-    if (epochs * (double)n / (double)b > 2.0 * (double)CLI_MAX_DPSGD_COUNT)
-        return 0;
-    odd = (unsigned long long)ldexp(m, 53);
-    k -= 53;
-    while (!(odd & 1)) {
-        odd >>= 1;
-        k++;
-    }
-    /* P < 2^103; with k > 0, P = x D <= 2e15 * 1e15 < 2^101 (checked above) */
-    p = (u128)odd * n;
-    d = b;
-    if (k > 0) {
-        p <<= k;
-    } else if (k < 0) {
-        int bits = 0;
-        for (unsigned long long v = b; v; v >>= 1)
-            bits++;
-        if (bits - k > 127) /* D >= 2^127 > 2^24 P: x < 2^-24, one step */
-            return 1;
-        d <<= -k;
-    }
-    q = p / d;
-    r = p % d;
-    /* the nearest integer and the distance to it, times D */
-    if (2 * r < d) {
-        near = q;
-        dist = r;
-    } else {
-        near = q + 1;
-        dist = d - r;
-    }
-    /* |x - near| <= 1e-9 max(1, x)  <=>  dist <= max(D, P) / 1e9 (integers) */
-    scale = (p > d ? p : d) / 1000000000u;
-    if (dist <= scale)
-        q = near;
-    else if (r != 0)
-        q += 1;
-    if (q < 1)
-        q = 1;
-    return q > CLI_MAX_DPSGD_COUNT ? 0 : (unsigned long long)q;
+    return (unsigned long long)dpa_dpsgd_steps(epochs, (double)n, (double)b);
 }
-#else
-/* No 128-bit integers: long double arithmetic (exact for the usual sizes). */
-unsigned long long cli_dpsgd_steps(double epochs, unsigned long long n, unsigned long long b)
-{
-    long double x = (long double)epochs * (long double)n / (long double)b, r = roundl(x);
-    if (!(x > 0) || x > (long double)CLI_MAX_DPSGD_COUNT + 1)
-        return 0;
-    if (fabsl(x - r) <= 1e-9L * (x > 1 ? x : 1))
-        x = r;
-    else
-        x = ceill(x);
-    if (x < 1)
-        x = 1;
-    return x > (long double)CLI_MAX_DPSGD_COUNT ? 0 : (unsigned long long)x;
-}
-#endif
 
 /* floor(t b / n) exactly. */
 static unsigned long long whole_epochs(unsigned long long t, unsigned long long b, unsigned long long n)
 {
 #if defined(__SIZEOF_INT128__)
+    __extension__ typedef unsigned __int128 u128;
     return (unsigned long long)((u128)t * b / n);
 #else
     return (unsigned long long)floorl((long double)t * (long double)b / (long double)n);

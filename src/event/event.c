@@ -715,8 +715,8 @@ dpa_status dpa_event_get_param(const dpa_event *e, const char *name, double *val
 #if defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 dpa_u128;
 
-/* ceil(epochs n / b) with the 1e-9 snap, exactly (the same arithmetic as
- * src/cli/dpsgd.c's cli_dpsgd_steps). */
+/* ceil(epochs n / b) with the 1e-9 snap, exactly (also the CLI's `dpacct
+ * dpsgd` step count, through dpa_dpsgd_steps). */
 static unsigned long long dpsgd_steps_u(double epochs, unsigned long long n, unsigned long long b,
                                         unsigned long long max)
 {
