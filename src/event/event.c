@@ -969,6 +969,28 @@ static int cmp_lm(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* An event of `kind` (parameters p, or none) holding the k points of v as
+ * its data (first the k l's, then the k m's); v is freed in every case. */
+static dpa_event *data_event(dpa_event_kind kind, const double *p, lm *v, size_t k, dpa_error *err)
+{
+    dpa_event *e = alloc_event(kind, p, NULL, 0);
+    double *d = e ? malloc(2 * k * sizeof *d) : NULL;
+    if (!d) {
+        free(e);
+        free(v);
+        dpa_error_set(err, DPA_ENOMEM, "%s: out of memory", KINDS[kind].name);
+        return NULL;
+    }
+    for (size_t i = 0; i < k; i++) {
+        d[i] = v[i].l;
+        d[k + i] = v[i].m;
+    }
+    free(v);
+    e->data = d;
+    e->ndata = 2 * k;
+    return e;
+}
+
 dpa_event *dpa_event_privacy_loss(const double *loss, const double *mass, size_t n, dpa_error *err)
 {
     if (!loss || !mass || n == 0 || n > DPA_MAX_TABLE_POINTS) {
@@ -1017,22 +1039,7 @@ dpa_event *dpa_event_privacy_loss(const double *loss, const double *mass, size_t
                       sp, sq, slack);
         return NULL;
     }
-    dpa_event *e = alloc_event(DPA_EV_PRIVACY_LOSS, NULL, NULL, 0);
-    double *d = e ? malloc(2 * k * sizeof *d) : NULL;
-    if (!d) {
-        free(e);
-        free(v);
-        dpa_error_set(err, DPA_ENOMEM, "privacy_loss: out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < k; i++) {
-        d[i] = v[i].l;
-        d[k + i] = v[i].m;
-    }
-    free(v);
-    e->data = d;
-    e->ndata = 2 * k;
-    return e;
+    return data_event(DPA_EV_PRIVACY_LOSS, NULL, v, k, err);
 }
 
 dpa_event *dpa_event_privacy_profile(const double *epsilon, const double *delta, size_t n, dpa_error *err)
@@ -1069,22 +1076,7 @@ dpa_event *dpa_event_privacy_profile(const double *epsilon, const double *delta,
         if (k && v[k - 1].l == v[i].l) v[k - 1].m = fmin(v[k - 1].m, v[i].m);
         else v[k++] = v[i];
     }
-    dpa_event *e = alloc_event(DPA_EV_PRIVACY_PROFILE, NULL, NULL, 0);
-    double *d = e ? malloc(2 * k * sizeof *d) : NULL;
-    if (!d) {
-        free(e);
-        free(v);
-        dpa_error_set(err, DPA_ENOMEM, "privacy_profile: out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < k; i++) {
-        d[i] = v[i].l;
-        d[k + i] = v[i].m;
-    }
-    free(v);
-    e->data = d;
-    e->ndata = 2 * k;
-    return e;
+    return data_event(DPA_EV_PRIVACY_PROFILE, NULL, v, k, err);
 }
 
 dpa_event *dpa_event_mixture_of_gaussians(double sigma, const double *sensitivities, const double *probabilities,
@@ -1137,20 +1129,5 @@ dpa_event *dpa_event_mixture_of_gaussians(double sigma, const double *sensitivit
         else v[k++] = v[i];
     }
     const double p[DPA_EV_MAX_PARAMS] = {sigma, 0, 0, 0};
-    dpa_event *e = alloc_event(DPA_EV_MIXTURE_OF_GAUSSIANS, p, NULL, 0);
-    double *d = e ? malloc(2 * k * sizeof *d) : NULL;
-    if (!d) {
-        free(e);
-        free(v);
-        dpa_error_set(err, DPA_ENOMEM, "mixture_of_gaussians: out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < k; i++) {
-        d[i] = v[i].l;
-        d[k + i] = v[i].m;
-    }
-    free(v);
-    e->data = d;
-    e->ndata = 2 * k;
-    return e;
+    return data_event(DPA_EV_MIXTURE_OF_GAUSSIANS, p, v, k, err);
 }
