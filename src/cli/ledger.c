@@ -480,33 +480,47 @@ static int run_request(const ledger_args *a)
     return rc;
 }
 
-static int run_status(const ledger_args *a)
+/* Open the ledger, let `fn` build its JSON answer (for one unit, or all
+ * when unit is NULL), close.  An exit status; *json on success. */
+typedef dpa_status (*ledger_json_fn)(dpa_ledger *l, const char *unit, char **json, dpa_error *err);
+
+static int ledger_json(const ledger_args *a, ledger_json_fn fn, const char *unit, char **json)
 {
     dpa_error err;
-    dpa_ledger *l;
-    char *json;
-    int rc;
-    json_t *root, *units, *u;
-    size_t i;
-    if ((rc = only(a, 0, 1, 0, 0)) != CLI_EXIT_OK)
-        return rc;
-    l = dpa_ledger_open(a->path, &err);
+    dpa_ledger *l = dpa_ledger_open(a->path, &err);
+    dpa_status st;
     if (!l)
         return lib_fail(&err);
-    if (dpa_ledger_status_json(l, a->nunits ? a->units[0] : NULL, &json, &err) != DPA_OK) {
-        dpa_ledger_close(l);
-        return lib_fail(&err);
-    }
+    st = fn(l, unit, json, &err);
     dpa_ledger_close(l);
+    return st == DPA_OK ? CLI_EXIT_OK : lib_fail(&err);
+}
+
+/* --json: print the answer as is (*root = NULL); otherwise parse it for the
+ * text output.  An exit status. */
+static int json_or_parse(const ledger_args *a, char *json, const char *what, json_t **root)
+{
+    *root = NULL;
     if (a->json) {
         puts(json);
         free(json);
         return CLI_EXIT_OK;
     }
-    root = json_loads(json, 0, NULL);
+    *root = json_loads(json, 0, NULL);
     free(json);
-    if (!root)
-        return cli_library_bug("ledger status JSON does not parse");
+    return *root ? CLI_EXIT_OK : cli_library_bug(what);
+}
+
+static int run_status(const ledger_args *a)
+{
+    char *json;
+    int rc;
+    json_t *root, *units, *u;
+    size_t i;
+    if ((rc = only(a, 0, 1, 0, 0)) != CLI_EXIT_OK ||
+        (rc = ledger_json(a, dpa_ledger_status_json, a->nunits ? a->units[0] : NULL, &json)) != CLI_EXIT_OK ||
+        (rc = json_or_parse(a, json, "ledger status JSON does not parse", &root)) != CLI_EXIT_OK || !root)
+        return rc;
     units = json_object_get(root, "units");
     if (!a->nunits) {
         char *f = json_dumps(json_object_get(root, "default_filter"), JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
@@ -534,31 +548,14 @@ static int run_status(const ledger_args *a)
 
 static int run_history(const ledger_args *a)
 {
-    dpa_error err;
-    dpa_ledger *l;
     char *json;
     int rc;
     json_t *arr, *r;
     size_t i;
-    if ((rc = only(a, 0, 1, 0, 0)) != CLI_EXIT_OK)
+    if ((rc = only(a, 0, 1, 0, 0)) != CLI_EXIT_OK ||
+        (rc = ledger_json(a, dpa_ledger_history_json, a->nunits ? a->units[0] : NULL, &json)) != CLI_EXIT_OK ||
+        (rc = json_or_parse(a, json, "ledger history JSON does not parse", &arr)) != CLI_EXIT_OK || !arr)
         return rc;
-    l = dpa_ledger_open(a->path, &err);
-    if (!l)
-        return lib_fail(&err);
-    if (dpa_ledger_history_json(l, a->nunits ? a->units[0] : NULL, &json, &err) != DPA_OK) {
-        dpa_ledger_close(l);
-        return lib_fail(&err);
-    }
-    dpa_ledger_close(l);
-    if (a->json) {
-        puts(json);
-        free(json);
-        return CLI_EXIT_OK;
-    }
-    arr = json_loads(json, 0, NULL);
-    free(json);
-    if (!arr)
-        return cli_library_bug("ledger history JSON does not parse");
     json_array_foreach(arr, i, r) {
         /* 12 digits for reading; --json has the spec exactly */
         char *spec = json_dumps(json_object_get(r, "spec"), JSON_COMPACT | JSON_ENCODE_ANY |
@@ -623,24 +620,23 @@ static int run_verify(const ledger_args *a)
     return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
+/* dpa_ledger_export_json in ledger_json's shape (exports the whole ledger) */
+static dpa_status export_all(dpa_ledger *l, const char *unit, char **json, dpa_error *err)
+{
+    (void)unit;
+    return dpa_ledger_export_json(l, json, err);
+}
+
 static int run_export(const ledger_args *a)
 {
-    dpa_error err;
-    dpa_ledger *l;
     char *json;
     int rc;
     if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK)
         return rc;
     if (a->json)
         return usage("%s", "export always prints JSON (no --json)");
-    l = dpa_ledger_open(a->path, &err);
-    if (!l)
-        return lib_fail(&err);
-    if (dpa_ledger_export_json(l, &json, &err) != DPA_OK) {
-        dpa_ledger_close(l);
-        return lib_fail(&err);
-    }
-    dpa_ledger_close(l);
+    if ((rc = ledger_json(a, export_all, NULL, &json)) != CLI_EXIT_OK)
+        return rc;
     puts(json);
     free(json);
     return CLI_EXIT_OK;
