@@ -489,12 +489,92 @@ static void test_concurrent_basic(void **state)
 
 #define CRASH_ROUNDS (SANITIZED ? 8 : 20)
 
+/* The acceptances a writer reported (request ids). */
+typedef struct acked_list {
+    long long *id;
+    size_t n, cap;
+} acked_list;
+
+/* Fork a writer that requests pure 0.001 at alice forever and writes the id
+ * of each committed acceptance to the pipe; a failed request ends it (exit
+ * status 0 if end_on_failure, else 1). */
+static pid_t start_writer(const char *path, int fds[2], int end_on_failure)
+{
+    pid_t pid;
+    if (pipe(fds))
+        fail_msg("pipe");
+    pid = fork();
+    if (pid == 0) {
+        dpa_error err;
+        dpa_ledger *w = dpa_ledger_open(path, &err);
+        close(fds[0]);
+        if (!w)
+            _exit(1);
+        for (;;) {
+            dpa_ledger_decision d;
+            if (dpa_ledger_request(w, "alice", "{\"pure\": {\"epsilon\": 0.001}}", &d, &err) != DPA_OK)
+                _exit(end_on_failure ? 0 : 1);
+            if (d.accepted && write(fds[1], &d.request_id, sizeof d.request_id) < 0)
+                _exit(1);
+            dpa_ledger_decision_clear(&d);
+        }
+    }
+    close(fds[1]);
+    return pid;
+}
+
+/* Read the ids a (finished) writer reported into a. */
+static void collect_acked(int fd, acked_list *a)
+{
+    long long id;
+    while (read(fd, &id, sizeof id) == (ssize_t)sizeof id) {
+        if (a->n == a->cap) {
+            a->cap = a->cap ? 2 * a->cap : 256;
+            a->id = realloc(a->id, a->cap * sizeof *a->id);
+        }
+        a->id[a->n++] = id;
+    }
+    close(fd);
+}
+
+/* verify passes and every acknowledged acceptance is recorded as accepted
+ * in alice's history (what: the crashes, for messages). */
+static void check_acked(const char *path, const acked_list *a, const char *what)
+{
+    dpa_ledger *l = open_ledger(path);
+    dpa_error err;
+    char *json;
+    json_t *arr, *r;
+    size_t i, found = 0;
+    CHECK(verify_ok(l, NULL), "verify after %s", what);
+    CHECK(dpa_ledger_history_json(l, "alice", &json, &err) == DPA_OK, "history");
+    arr = json_loads(json, 0, NULL);
+    free(json);
+    for (size_t k = 0; k < a->n; k++) {
+        int ok = 0;
+        json_array_foreach(arr, i, r) {
+            if (json_integer_value(json_object_get(r, "id")) == a->id[k] &&
+                !strcmp(json_string_value(json_object_get(r, "decision")), "accepted")) {
+                ok = 1;
+                break;
+            }
+        }
+        found += (size_t)ok;
+        CHECK(ok, "acknowledged request %lld missing after %s", a->id[k], what);
+    }
+    print_message("  %zu acknowledged acceptances over %s, %zu recorded requests\n", a->n, what,
+                  json_array_size(arr));
+    CHECK(found == a->n, "%zu of %zu acknowledged acceptances lost", a->n - found, a->n);
+    CHECK(a->n > 0, "the writer never got to commit");
+    json_decref(arr);
+    dpa_ledger_close(l);
+}
+
 static void test_crash(void **state)
 {
-    char path[300];
+    char path[300], what[64];
     dpa_ledger *l;
-    long long *acked = NULL;
-    size_t nacked = 0, cap = 0;
+    acked_list acked = {0};
     (void)state;
     make_tmpdir();
     new_location(path, sizeof path, "k.db");
@@ -505,73 +585,16 @@ static void test_crash(void **state)
     srand(12345);
     for (int round = 0; round < CRASH_ROUNDS; round++) {
         int fds[2];
-        pid_t pid;
-        long long id;
-        if (pipe(fds))
-            fail_msg("pipe");
-        pid = fork();
-        if (pid == 0) {
-            /* writer: report each committed acceptance, forever */
-            dpa_error err;
-            dpa_ledger *w = dpa_ledger_open(path, &err);
-            close(fds[0]);
-            if (!w)
-                _exit(1);
-            for (;;) {
-                dpa_ledger_decision d;
-                if (dpa_ledger_request(w, "alice", "{\"pure\": {\"epsilon\": 0.001}}", &d, &err) != DPA_OK)
-                    _exit(1);
-                if (d.accepted && write(fds[1], &d.request_id, sizeof d.request_id) < 0)
-                    _exit(1);
-                dpa_ledger_decision_clear(&d);
-            }
-        }
-        close(fds[1]);
-        {
-            struct timespec ts = {0, (long)(1000000L * (2 + rand() % 60))};
-            nanosleep(&ts, NULL);
-        }
+        pid_t pid = start_writer(path, fds, 0);
+        struct timespec ts = {0, (long)(1000000L * (2 + rand() % 60))};
+        nanosleep(&ts, NULL);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
-        while (read(fds[0], &id, sizeof id) == (ssize_t)sizeof id) {
-            if (nacked == cap) {
-                cap = cap ? 2 * cap : 256;
-                acked = realloc(acked, cap * sizeof *acked);
-            }
-            acked[nacked++] = id;
-        }
-        close(fds[0]);
+        collect_acked(fds[0], &acked);
     }
-    l = open_ledger(path);
-    CHECK(verify_ok(l, NULL), "verify after %d kills", CRASH_ROUNDS);
-    {
-        dpa_error err;
-        char *json;
-        json_t *arr, *r;
-        size_t i, found = 0;
-        CHECK(dpa_ledger_history_json(l, "alice", &json, &err) == DPA_OK, "history");
-        arr = json_loads(json, 0, NULL);
-        free(json);
-        for (size_t k = 0; k < nacked; k++) {
-            int ok = 0;
-            json_array_foreach(arr, i, r) {
-                if (json_integer_value(json_object_get(r, "id")) == acked[k] &&
-                    !strcmp(json_string_value(json_object_get(r, "decision")), "accepted")) {
-                    ok = 1;
-                    break;
-                }
-            }
-            found += (size_t)ok;
-            CHECK(ok, "acknowledged request %lld missing after the kills", acked[k]);
-        }
-        print_message("  %zu acknowledged acceptances over %d kills, %zu recorded requests\n", nacked,
-                      CRASH_ROUNDS, json_array_size(arr));
-        CHECK(found == nacked, "lost acceptances");
-        CHECK(nacked > 0, "the writer never got to commit");
-        json_decref(arr);
-    }
-    dpa_ledger_close(l);
-    free(acked);
+    snprintf(what, sizeof what, "%d kills", CRASH_ROUNDS);
+    check_acked(path, &acked, what);
+    free(acked.id);
     remove_tmpdir();
 }
 
@@ -582,10 +605,7 @@ static void test_server_crash(void **state)
 {
     char path[600], args[700];
     dpa_ledger *l;
-    int fds[2];
-    pid_t pid;
-    long long id, *acked = NULL;
-    size_t nacked = 0, cap = 0;
+    acked_list acked = {0};
     (void)state;
     make_tmpdir();
     new_location(path, sizeof path, "");
@@ -597,41 +617,14 @@ static void test_server_crash(void **state)
     dpa_ledger *keep = open_ledger(path);
     CHECK(request(keep, "alice", "{\"pure\": {\"epsilon\": 0.001}}") == 1, "before the crashes");
     for (int round = 0; round < 2; round++) {
-        if (pipe(fds))
-            fail_msg("pipe");
-        pid = fork();
-        if (pid == 0) {
-            dpa_error err;
-            dpa_ledger *w = dpa_ledger_open(path, &err);
-            close(fds[0]);
-            if (!w)
-                _exit(1);
-            for (;;) {
-                dpa_ledger_decision d;
-                /* a failure (the server went away) ends the writer */
-                if (dpa_ledger_request(w, "alice", "{\"pure\": {\"epsilon\": 0.001}}", &d, &err) != DPA_OK)
-                    _exit(0);
-                if (d.accepted && write(fds[1], &d.request_id, sizeof d.request_id) < 0)
-                    _exit(1);
-                dpa_ledger_decision_clear(&d);
-            }
-        }
-        close(fds[1]);
-        {
-            struct timespec ts = {0, 300000000L};
-            nanosleep(&ts, NULL);
-        }
+        int fds[2];
+        pid_t pid = start_writer(path, fds, 1);
+        struct timespec ts = {0, 300000000L};
+        nanosleep(&ts, NULL);
         snprintf(args, sizeof args, "stop-immediate '%s'", pg_dir);
         pg_run(NULL, 0, args);
         waitpid(pid, NULL, 0);
-        while (read(fds[0], &id, sizeof id) == (ssize_t)sizeof id) {
-            if (nacked == cap) {
-                cap = cap ? 2 * cap : 256;
-                acked = realloc(acked, cap * sizeof *acked);
-            }
-            acked[nacked++] = id;
-        }
-        close(fds[0]);
+        collect_acked(fds[0], &acked);
         snprintf(args, sizeof args, "restart '%s'", pg_dir);
         pg_run(NULL, 0, args);
     }
@@ -643,33 +636,8 @@ static void test_server_crash(void **state)
         dpa_ledger_decision_clear(&d);
         dpa_ledger_close(keep);
     }
-    l = open_ledger(path);
-    CHECK(verify_ok(l, NULL), "verify after immediate server stops");
-    {
-        dpa_error err;
-        char *json;
-        json_t *arr, *r;
-        size_t i, found = 0;
-        CHECK(dpa_ledger_history_json(l, "alice", &json, &err) == DPA_OK, "history");
-        arr = json_loads(json, 0, NULL);
-        free(json);
-        for (size_t k = 0; k < nacked; k++) {
-            json_array_foreach(arr, i, r) {
-                if (json_integer_value(json_object_get(r, "id")) == acked[k] &&
-                    !strcmp(json_string_value(json_object_get(r, "decision")), "accepted")) {
-                    found++;
-                    break;
-                }
-            }
-        }
-        print_message("  %zu acknowledged acceptances over 2 server crashes, %zu recorded\n", nacked,
-                      json_array_size(arr));
-        CHECK(found == nacked, "%zu of %zu acknowledged acceptances lost", nacked - found, nacked);
-        CHECK(nacked > 0, "the writer never got to commit");
-        json_decref(arr);
-    }
-    dpa_ledger_close(l);
-    free(acked);
+    check_acked(path, &acked, "2 server crashes");
+    free(acked.id);
     remove_tmpdir();
 }
 
