@@ -93,6 +93,28 @@ static inline dpa_accountant *test_accountant(const char *json, dpa_method metho
     return a;
 }
 
+/* eps at delta (test_query_epsilon) or delta at eps (test_query_delta) of a
+ * JSON spec with a method and default options, from a fresh accountant;
+ * fails the test on an error. */
+static inline dpa_result test_query_epsilon(const char *json, dpa_method method, double delta)
+{
+    dpa_accountant *a = test_accountant(json, method);
+    dpa_result r;
+    dpa_error err;
+    if (dpa_accountant_epsilon(a, delta, &r, &err) != DPA_OK) fail_msg("%s: %s", json, err.message);
+    dpa_accountant_free(a);
+    return r;
+}
+static inline dpa_result test_query_delta(const char *json, dpa_method method, double eps)
+{
+    dpa_accountant *a = test_accountant(json, method);
+    dpa_result r;
+    dpa_error err;
+    if (dpa_accountant_delta(a, eps, &r, &err) != DPA_OK) fail_msg("%s: %s", json, err.message);
+    dpa_accountant_free(a);
+    return r;
+}
+
 /* The same, or NULL with *err set (for specs a test expects to be refused). */
 static inline dpa_accountant *try_accountant(const char *json, dpa_method method, dpa_error *err)
 {

@@ -148,16 +148,6 @@ static long double brute_kfold(double eps, int k, double e1)
     return best;
 }
 
-static dpa_result qdelta(const char *json, dpa_method m, double eps)
-{
-    dpa_accountant *a = test_accountant(json, m);
-    dpa_result r;
-    dpa_error err;
-    if (dpa_accountant_delta(a, eps, &r, &err) != DPA_OK) fail_msg("%s: %s", json, err.message);
-    dpa_accountant_free(a);
-    return r;
-}
-
 static void test_composition(void **state)
 {
     (void)state;
@@ -168,10 +158,10 @@ static void test_composition(void **state)
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         snprintf(js, sizeof js, "{\"repeat\":{\"count\":%d,\"event\":{\"exponential_mechanism\":{\"epsilon\":%.17g}}}}",
                  c[i].k, c[i].eps);
-        dpa_result r = qdelta(js, DPA_METHOD_AUTO, c[i].e1);
+        dpa_result r = test_query_delta(js, DPA_METHOD_AUTO, c[i].e1);
         long double opt = brute_kfold(c[i].eps, c[i].k, c[i].e1);
         snprintf(js, sizeof js, "{\"repeat\":{\"count\":%d,\"event\":{\"pure\":{\"epsilon\":%.17g}}}}", c[i].k, c[i].eps);
-        dpa_result pure = qdelta(js, DPA_METHOD_EXACT, c[i].e1);
+        dpa_result pure = test_query_delta(js, DPA_METHOD_EXACT, c[i].e1);
         print_message("  eps %g k %d e' %g: pld [%.6g, %.6g], optimal BR %.6Lg, pure DP %.6g\n", c[i].eps, c[i].k,
                       c[i].e1, r.lower, r.upper, opt, pure.upper);
         CHECK(r.method == DPA_METHOD_PLD, "auto picks pld, got %d", (int)r.method);
@@ -180,12 +170,12 @@ static void test_composition(void **state)
         CHECK(r.upper <= pure.lower, "case %zu: BR %g not below pure DP %g", i, r.upper, pure.lower);
         snprintf(js, sizeof js, "{\"repeat\":{\"count\":%d,\"event\":{\"exponential_mechanism\":{\"epsilon\":%.17g}}}}",
                  c[i].k, c[i].eps);
-        dpa_result rd = qdelta(js, DPA_METHOD_RDP, c[i].e1);
+        dpa_result rd = test_query_delta(js, DPA_METHOD_RDP, c[i].e1);
         CHECK(rd.upper >= r.lower, "case %zu: rdp %g below pld lower %g", i, rd.upper, r.lower);
         /* the zCDP cap eps^2/8: rdp at most the zcdp leaf's bound */
         snprintf(js, sizeof js, "{\"repeat\":{\"count\":%d,\"event\":{\"zcdp\":{\"rho\":%.17g}}}}", c[i].k,
                  c[i].eps * c[i].eps / 8 * (1 + 1e-12));
-        dpa_result rz = qdelta(js, DPA_METHOD_RDP, c[i].e1);
+        dpa_result rz = test_query_delta(js, DPA_METHOD_RDP, c[i].e1);
         print_message("    rdp %.6g, zcdp eps^2/8 %.6g\n", rd.upper, rz.upper);
         CHECK(rd.upper <= rz.upper, "case %zu: rdp %g above the zcdp bound %g", i, rd.upper, rz.upper);
     }
@@ -205,10 +195,10 @@ static void test_generated(void **state)
             double ee = eps * (1 + 0.5 * step);
             snprintf(js, sizeof js, "{\"repeat\":{\"count\":%d,\"event\":{\"exponential_mechanism\":{\"epsilon\":%.17g}}}}",
                      k, ee);
-            dpa_result r = qdelta(js, DPA_METHOD_PLD, e1), r2 = qdelta(js, DPA_METHOD_PLD, e1 + 0.5);
+            dpa_result r = test_query_delta(js, DPA_METHOD_PLD, e1), r2 = test_query_delta(js, DPA_METHOD_PLD, e1 + 0.5);
             snprintf(js, sizeof js, "{\"repeat\":{\"count\":%d,\"event\":{\"exponential_mechanism\":{\"epsilon\":%.17g}}}}",
                      k + 5, ee);
-            dpa_result r3 = qdelta(js, DPA_METHOD_PLD, e1);
+            dpa_result r3 = test_query_delta(js, DPA_METHOD_PLD, e1);
             CHECK(r.lower <= r.upper && r2.upper <= r.upper && r3.upper >= r.lower && r.upper >= prev,
                   "eps %g k %d e' %g: [%g, %g], at e'+0.5 %g, k+5 %g, smaller eps %g", ee, k, e1, r.lower, r.upper,
                   r2.upper, r3.upper, prev);
@@ -256,7 +246,7 @@ static void test_mappings(void **state)
     a = try_accountant("{\"repeat\":{\"count\":3,\"event\":{\"exponential_mechanism\":{\"epsilon\":0.5}}}}",
                        DPA_METHOD_PHI, &err);
     if (a && dpa_accountant_delta(a, 0.5, &r, &err) == DPA_OK) {
-        dpa_result pl = qdelta("{\"repeat\":{\"count\":3,\"event\":{\"exponential_mechanism\":{\"epsilon\":0.5}}}}",
+        dpa_result pl = test_query_delta("{\"repeat\":{\"count\":3,\"event\":{\"exponential_mechanism\":{\"epsilon\":0.5}}}}",
                                DPA_METHOD_PLD, 0.5);
         CHECK(r.lower <= pl.upper && pl.lower <= r.upper, "phi [%g, %g] vs pld [%g, %g]", r.lower, r.upper, pl.lower,
               pl.upper);

@@ -56,26 +56,6 @@ static long double quad_delta(const double *c, const double *p, int n, double ep
     return s * h / 3;
 }
 
-static dpa_result qdelta(const char *json, dpa_method m, double eps)
-{
-    dpa_accountant *a = test_accountant(json, m);
-    dpa_result r;
-    dpa_error err;
-    if (dpa_accountant_delta(a, eps, &r, &err) != DPA_OK) fail_msg("%s: %s", json, err.message);
-    dpa_accountant_free(a);
-    return r;
-}
-
-static dpa_result qeps(const char *json, dpa_method m, double delta)
-{
-    dpa_accountant *a = test_accountant(json, m);
-    dpa_result r;
-    dpa_error err;
-    if (dpa_accountant_epsilon(a, delta, &r, &err) != DPA_OK) fail_msg("%s: %s", json, err.message);
-    dpa_accountant_free(a);
-    return r;
-}
-
 static void test_parse(void **state)
 {
     (void)state;
@@ -187,11 +167,11 @@ static void test_one_component(void **state)
                      "\"probabilities\":[1]}}}}";
     const char *g = "{\"repeat\":{\"count\":10,\"event\":{\"gaussian\":{\"sigma\":2,\"sensitivity\":1.5}}}}";
     for (double eps = 0.5; eps <= 4; eps += 1.5) {
-        dpa_result a = qdelta(mg, DPA_METHOD_AUTO, eps), b = qdelta(g, DPA_METHOD_EXACT, eps);
+        dpa_result a = test_query_delta(mg, DPA_METHOD_AUTO, eps), b = test_query_delta(g, DPA_METHOD_EXACT, eps);
         CHECK(a.method == DPA_METHOD_PLD && a.lower <= b.upper && a.upper >= b.lower,
               "eps %g: mixture [%.17g, %.17g], gaussian [%.17g, %.17g]", eps, a.lower, a.upper, b.lower, b.upper);
         /* rdp's Jensen bound is exact for one component */
-        dpa_result c = qdelta(mg, DPA_METHOD_RDP, eps), d = qdelta(g, DPA_METHOD_RDP, eps);
+        dpa_result c = test_query_delta(mg, DPA_METHOD_RDP, eps), d = test_query_delta(g, DPA_METHOD_RDP, eps);
         CHECK(fabs(c.upper - d.upper) <= 1e-9 * d.upper, "eps %g: rdp mixture %.17g, gaussian %.17g", eps, c.upper,
               d.upper);
     }
@@ -214,13 +194,13 @@ static void test_poisson_identity(void **state)
                  "{\"repeat\":{\"count\":%d,\"event\":{\"poisson\":{\"rate\":%.17g,\"event\":{\"gaussian\":{\"sigma\":1}}}}}}",
                  count, q);
         for (double delta = 1e-8; delta <= 1e-3; delta *= 100) {
-            dpa_result a = qeps(mg, DPA_METHOD_PLD, delta), b = qeps(po, DPA_METHOD_PLD, delta);
+            dpa_result a = test_query_epsilon(mg, DPA_METHOD_PLD, delta), b = test_query_epsilon(po, DPA_METHOD_PLD, delta);
             CHECK(a.lower <= b.upper && a.upper >= b.lower, "q %g delta %g: mixture [%.17g, %.17g], poisson [%.17g, %.17g]",
                   q, delta, a.lower, a.upper, b.lower, b.upper);
             CHECK(a.upper - a.lower <= 1e-3 * fmax(1, a.upper), "q %g delta %g: mixture bracket [%.17g, %.17g] too wide", q,
                   delta, a.lower, a.upper);
             /* rdp: Jensen over {0, 1} is the subsampled-Gaussian bound itself */
-            dpa_result c = qeps(mg, DPA_METHOD_RDP, delta), d = qeps(po, DPA_METHOD_RDP, delta);
+            dpa_result c = test_query_epsilon(mg, DPA_METHOD_RDP, delta), d = test_query_epsilon(po, DPA_METHOD_RDP, delta);
             CHECK(c.upper >= b.lower && c.upper <= d.upper * (1 + 1e-6), "q %g delta %g: rdp mixture %.17g, poisson %.17g",
                   q, delta, c.upper, d.upper);
         }
@@ -236,14 +216,14 @@ static void test_sample_with_replacement(void **state)
                      "\"gaussian\":{\"sigma\":0.8}}}}}}";
     const char *po = "{\"repeat\":{\"count\":100,\"event\":{\"poisson\":{\"rate\":0.02,\"event\":{\"gaussian\":{\"sigma\":0.8}}}}}}";
     for (double delta = 1e-7; delta <= 1e-3; delta *= 100) {
-        dpa_result a = qeps(sw, DPA_METHOD_AUTO, delta), b = qeps(po, DPA_METHOD_PLD, delta);
+        dpa_result a = test_query_epsilon(sw, DPA_METHOD_AUTO, delta), b = test_query_epsilon(po, DPA_METHOD_PLD, delta);
         CHECK(a.lower <= b.upper && a.upper >= b.lower, "delta %g: swr [%.17g, %.17g], poisson [%.17g, %.17g]", delta,
               a.lower, a.upper, b.lower, b.upper);
     }
     const char *s2 = "{\"sample_with_replacement\":{\"n\":2,\"m\":2,\"event\":{\"gaussian\":{\"sigma\":1}}}}";
     const double c[3] = {0, 1, 2}, p[3] = {0.25, 0.5, 0.25};
     for (double eps = 0; eps <= 3; eps += 1) {
-        dpa_result a = qdelta(s2, DPA_METHOD_PLD, eps);
+        dpa_result a = test_query_delta(s2, DPA_METHOD_PLD, eps);
         long double want = fmaxl(quad_delta(c, p, 3, eps, 0), quad_delta(c, p, 3, eps, 1));
         CHECK(a.lower <= want + QUAD_ABS + QUAD_REL * want && a.upper >= want - QUAD_ABS - QUAD_REL * want,
               "eps %g: swr n = m = 2 [%.17g, %.17g], quadrature %.17Lg", eps, a.lower, a.upper, want);
@@ -251,7 +231,7 @@ static void test_sample_with_replacement(void **state)
     /* a large m: K ~ Binomial(1000, 1e-3) ~ Poisson(1), truncated with its tail at +inf */
     const char *s3 = "{\"repeat\":{\"count\":10,\"event\":{\"sample_with_replacement\":{\"n\":1000,\"m\":1000,\"event\":{"
                      "\"gaussian\":{\"sigma\":4}}}}}}";
-    dpa_result a = qeps(s3, DPA_METHOD_PLD, 1e-6);
+    dpa_result a = test_query_epsilon(s3, DPA_METHOD_PLD, 1e-6);
     CHECK(a.lower <= a.upper && isfinite(a.upper) && a.upper > 0, "swr m = n = 1000: [%.17g, %.17g]", a.lower, a.upper);
     /* rdp refuses the truncated mixture, naming pld */
     {
@@ -264,13 +244,13 @@ static void test_sample_with_replacement(void **state)
         dpa_accountant_free(ac);
         /* an untruncated one (m = 3) is taken */
         const char *s5 = "{\"sample_with_replacement\":{\"n\":10,\"m\":3,\"event\":{\"gaussian\":{\"sigma\":2}}}}";
-        dpa_result x = qeps(s5, DPA_METHOD_RDP, 1e-6), y = qeps(s5, DPA_METHOD_PLD, 1e-6);
+        dpa_result x = test_query_epsilon(s5, DPA_METHOD_RDP, 1e-6), y = test_query_epsilon(s5, DPA_METHOD_PLD, 1e-6);
         CHECK(x.upper >= y.lower, "rdp %.17g below pld's lower bound %.17g", x.upper, y.lower);
     }
     /* monotone in m */
     const char *s4 = "{\"repeat\":{\"count\":10,\"event\":{\"sample_with_replacement\":{\"n\":1000,\"m\":500,\"event\":{"
                      "\"gaussian\":{\"sigma\":4}}}}}}";
-    dpa_result b = qeps(s4, DPA_METHOD_PLD, 1e-6);
+    dpa_result b = test_query_epsilon(s4, DPA_METHOD_PLD, 1e-6);
     CHECK(b.lower <= a.upper && b.upper <= a.upper, "m = 500 [%.17g, %.17g] vs m = 1000 [%.17g, %.17g]", b.lower, b.upper,
           a.lower, a.upper);
 }
@@ -283,9 +263,9 @@ static void test_swr_lower_without_tail(void **state)
 {
     (void)state;
     const char *s = "{\"sample_with_replacement\":{\"n\":1000,\"m\":1000,\"event\":{\"gaussian\":{\"sigma\":5}}}}";
-    dpa_result r = qdelta(s, DPA_METHOD_PLD, 40);
+    dpa_result r = test_query_delta(s, DPA_METHOD_PLD, 40);
     CHECK(r.lower <= 9.74e-90 && r.upper >= 9.75e-90, "swr eps 40: [%.17g, %.17g], truth 9.74e-90", r.lower, r.upper);
-    r = qdelta(s, DPA_METHOD_AUTO, 8);
+    r = test_query_delta(s, DPA_METHOD_AUTO, 8);
     CHECK(r.lower <= r.upper && r.upper < 1e-6, "swr eps 8: [%.17g, %.17g]", r.lower, r.upper);
 }
 
@@ -366,7 +346,7 @@ static void test_rdp_weight_near_one(void **state)
     CHECK(st == DPA_OK && d >= 1363.8367081526794 && d < 1363.837, "order 3: status %d, %.17g (exact 1363.83670815268)",
           (int)st, d);
     dpa_pair_free(p);
-    dpa_result r = qeps("{\"mixture_of_gaussians\":{\"sigma\":1,\"sensitivities\":[40,0],\"probabilities\":[1e-300,1]}}",
+    dpa_result r = test_query_epsilon("{\"mixture_of_gaussians\":{\"sigma\":1,\"sensitivities\":[40,0],\"probabilities\":[1e-300,1]}}",
                         DPA_METHOD_RDP, 1e-6);
     CHECK(isfinite(r.upper), "rdp of [1e-300, 1]: %.17g", r.upper);
 }
@@ -375,7 +355,7 @@ static void test_rdp_weight_near_one(void **state)
 static void test_mixture_nonprivate_component(void **state)
 {
     (void)state;
-    dpa_result r = qdelta("{\"mixture_of_gaussians\":{\"sigma\":1,\"sensitivities\":[1e151,1],\"probabilities\":[0.5,0.5]}}",
+    dpa_result r = test_query_delta("{\"mixture_of_gaussians\":{\"sigma\":1,\"sensitivities\":[1e151,1],\"probabilities\":[0.5,0.5]}}",
                           DPA_METHOD_PLD, 1);
     CHECK(r.lower >= 0.5 && r.upper >= r.lower && r.upper <= 0.6, "mu 1e151: [%.17g, %.17g]", r.lower, r.upper);
 }
@@ -393,7 +373,7 @@ static void test_mixture_huge_components(void **state)
         snprintf(json, sizeof json,
                  "{\"mixture_of_gaussians\":{\"sigma\":1,\"sensitivities\":[%s,1],\"probabilities\":[0.5,0.5]}}",
                  mus[i]);
-        dpa_result r = qdelta(json, DPA_METHOD_PLD, 1);
+        dpa_result r = test_query_delta(json, DPA_METHOD_PLD, 1);
         CHECK(r.upper >= 0.5197 && r.upper <= 0.5199 && r.lower <= 0.51975 && r.lower >= 0,
               "mu %s: [%.17g, %.17g]", mus[i], r.lower, r.upper);
     }

@@ -267,16 +267,6 @@ static void test_dominated_point(void **state)
     dpa_pair_free(p2);
 }
 
-static dpa_result query_delta(const char *json, dpa_method m, double eps)
-{
-    dpa_accountant *a = test_accountant(json, m);
-    dpa_result r;
-    dpa_error err;
-    if (dpa_accountant_delta(a, eps, &r, &err) != DPA_OK) fail_msg("%s: %s", json, err.message);
-    dpa_accountant_free(a);
-    return r;
-}
-
 static void spec_json(char *buf, size_t cap, const double *eps, const double *del, int n, int count)
 {
     size_t len = (size_t)snprintf(buf, cap, "{\"repeat\":{\"count\":%d,\"event\":{\"privacy_profile\":{\"epsilon\":[", count);
@@ -293,12 +283,12 @@ static void test_one_point_is_approx(void **state)
     const char *pp = "{\"repeat\":{\"count\":20,\"event\":{\"privacy_profile\":{\"epsilon\":[0.5],\"delta\":[1e-6]}}}}";
     const char *ap = "{\"repeat\":{\"count\":20,\"event\":{\"approx\":{\"epsilon\":0.5,\"delta\":1e-6}}}}";
     for (double t = 0; t <= 6; t += 1.5) {
-        dpa_result a = query_delta(pp, DPA_METHOD_AUTO, t), b = query_delta(ap, DPA_METHOD_AUTO, t);
+        dpa_result a = test_query_delta(pp, DPA_METHOD_AUTO, t), b = test_query_delta(ap, DPA_METHOD_AUTO, t);
         CHECK(a.method == DPA_METHOD_EXACT && a.upper == b.upper && a.lower == b.lower,
               "eps %g: profile [%.17g, %.17g] (method %d), approx [%.17g, %.17g]", t, a.lower, a.upper, (int)a.method,
               b.lower, b.upper);
         /* the PLD method on the atom pair brackets the same value */
-        dpa_result c = query_delta(pp, DPA_METHOD_PLD, t);
+        dpa_result c = test_query_delta(pp, DPA_METHOD_PLD, t);
         CHECK(c.lower <= b.upper * (1 + 1e-12) && c.upper >= b.lower * (1 - 1e-12),
               "eps %g: pld [%.17g, %.17g] vs exact [%.17g, %.17g]", t, c.lower, c.upper, b.lower, b.upper);
     }
@@ -319,7 +309,7 @@ static void test_accountant_vs_brute(void **state)
         build_ref(eps, del, n, &R);
         spec_json(json, sizeof json, eps, del, n, 1);
         for (int i = 0; i < n; i++) {
-            dpa_result r = query_delta(json, DPA_METHOD_PLD, eps[i]);
+            dpa_result r = test_query_delta(json, DPA_METHOD_PLD, eps[i]);
             long double E = ref_delta(&R, eps[i]);
             CHECK(r.lower <= del[i] * (1 + 1e-12), "case %d: pld lower %.17g above the given delta %.17g", c, r.lower,
                   del[i]);
@@ -330,7 +320,7 @@ static void test_accountant_vs_brute(void **state)
             for (int q = 0; q < 3; q++) {
                 double t = q * 0.5 * k * eps[n - 1] / 2;
                 long double B = ref_compose(&R, k, t);
-                dpa_result r = query_delta(json, DPA_METHOD_PLD, t);
+                dpa_result r = test_query_delta(json, DPA_METHOD_PLD, t);
                 CHECK(r.lower <= B * (1 + 1e-12) + 1e-18 && r.upper >= B * (1 - 1e-12),
                       "case %d, %d-fold, eps %g: pld [%.17g, %.17g], brute force %.17Lg", c, k, t, r.lower, r.upper, B);
                 /* the default accuracy (1e-4, relative to delta) where the
@@ -339,7 +329,7 @@ static void test_accountant_vs_brute(void **state)
                 CHECK(!r.accuracy_met || r.upper - r.lower <= 1e-4 * r.upper + 1e-14, "case %d, %d-fold, eps %g: pld [%.17g, %.17g] too wide", c,
                       k, t, r.lower, r.upper);
                 if (q == 1) {
-                    dpa_result s = query_delta(json, DPA_METHOD_RDP, t);
+                    dpa_result s = test_query_delta(json, DPA_METHOD_RDP, t);
                     CHECK(s.upper >= B * (1 - 1e-12), "case %d, %d-fold: rdp upper %.17g below brute force %.17Lg", c,
                           k, s.upper, B);
                 }

@@ -209,16 +209,6 @@ static void test_real_mechanism(void **state)
     }
 }
 
-static dpa_result qeps(const char *json, dpa_method meth, double delta)
-{
-    dpa_accountant *a = test_accountant(json, meth);
-    dpa_result r;
-    dpa_error err;
-    if (dpa_accountant_epsilon(a, delta, &r, &err) != DPA_OK) fail_msg("%s: %s", json, err.message);
-    dpa_accountant_free(a);
-    return r;
-}
-
 static void test_accountants(void **state)
 {
     (void)state;
@@ -227,8 +217,8 @@ static void test_accountants(void **state)
     snprintf(js, sizeof js,
              "{\"repeat\":{\"count\":50,\"event\":{\"truncated_poisson\":{\"rate\":0.05,\"max_batch\":100,\"n\":100,"
              "\"event\":{\"gaussian\":{\"sigma\":1.2}}}}}}");
-    dpa_result t = qeps(js, DPA_METHOD_PLD, 1e-6);
-    dpa_result u = qeps("{\"repeat\":{\"count\":50,\"event\":{\"poisson\":{\"rate\":0.05,\"event\":{\"gaussian\":{"
+    dpa_result t = test_query_epsilon(js, DPA_METHOD_PLD, 1e-6);
+    dpa_result u = test_query_epsilon("{\"repeat\":{\"count\":50,\"event\":{\"poisson\":{\"rate\":0.05,\"event\":{\"gaussian\":{"
                         "\"sigma\":1.2}}}}}}",
                         DPA_METHOD_PLD, 1e-6);
     CHECK(t.upper == u.upper && t.lower == u.lower, "untruncated: [%g, %g] vs [%g, %g]", t.lower, t.upper, u.lower,
@@ -244,7 +234,7 @@ static void test_accountants(void **state)
                  "{\"repeat\":{\"count\":%d,\"event\":{\"truncated_poisson\":{\"rate\":0.01,\"max_batch\":12,\"n\":1000,"
                  "\"event\":{\"gaussian\":{\"sigma\":1.0}}}}}}",
                  count);
-        dpa_result p = qeps(js, DPA_METHOD_AUTO, 1e-5), r = qeps(js, DPA_METHOD_RDP, 1e-5);
+        dpa_result p = test_query_epsilon(js, DPA_METHOD_AUTO, 1e-5), r = test_query_epsilon(js, DPA_METHOD_RDP, 1e-5);
         CHECK(p.method == DPA_METHOD_PLD, "auto picks pld, got %d", (int)p.method);
         CHECK(p.lower == 0 && p.upper > 0 && strstr(p.note, "upper envelope"), "count %d: pld [%g, %g] (%s)",
               count, p.lower, p.upper, p.note);
@@ -256,7 +246,7 @@ static void test_accountants(void **state)
             snprintf(js, sizeof js,
                      "{\"repeat\":{\"count\":10,\"event\":{\"poisson\":{\"rate\":0.5,\"event\":{\"truncated_poisson\":{"
                      "\"rate\":0.01,\"max_batch\":12,\"n\":1000,\"event\":{\"gaussian\":{\"sigma\":1.0}}}}}}}}");
-            dpa_result w = qeps(js, DPA_METHOD_AUTO, 1e-5);
+            dpa_result w = test_query_epsilon(js, DPA_METHOD_AUTO, 1e-5);
             CHECK(w.method == DPA_METHOD_PLD && w.lower <= w.upper && w.upper <= p.upper, "poisson-wrapped: [%g, %g] vs %g",
                   w.lower, w.upper, p.upper);
         }
@@ -264,7 +254,7 @@ static void test_accountants(void **state)
         snprintf(js, sizeof js,
                  "{\"repeat\":{\"count\":%d,\"event\":{\"poisson\":{\"rate\":0.01,\"event\":{\"gaussian\":{\"sigma\":1.0}}}}}}",
                  count);
-        dpa_result un = qeps(js, DPA_METHOD_PLD, 1e-5);
+        dpa_result un = test_query_epsilon(js, DPA_METHOD_PLD, 1e-5);
         CHECK(p.upper >= un.lower, "count %d: truncated %g below untruncated %g", count, p.upper, un.lower);
     }
 }
