@@ -9,46 +9,12 @@
 # exits 1 if any check failed.  Needs bash, coreutils, grep and python3.
 set -u
 
-BIN=${1:?usage: cli_dpsgd_test.sh DPACCT_BINARY SOURCE_DIR}
-SRC=${2:?usage: cli_dpsgd_test.sh DPACCT_BINARY SOURCE_DIR}
-case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
-case $SRC in /*) ;; *) SRC=$PWD/$SRC ;; esac
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/dpacct_dpsgd_test.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/test_lib.sh"
+test_setup cli_dpsgd_test "$@"
 export DPACCT_WISDOM=$TMP/wisdom
-pass=0
-fail=0
-rc=0
 
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-not_ok() {
-    fail=$((fail + 1))
-    echo "not ok - $1"
-    echo "#   exit status $rc; stdout: $(head -c 400 "$TMP/out" | tr '\n' ' ')"
-    echo "#   stderr: $(head -c 400 "$TMP/err" | tr '\n' ' ')"
-}
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
-run() { "$BIN" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-rc_is() { [ "$rc" -eq "$1" ]; }
-out_has() { grep -q -F -- "$1" "$TMP/out"; }
-err_has() { grep -q -F -- "$1" "$TMP/err"; }
 # py FILE EXPR: FILE parsed as one JSON document (no NaN/Infinity) is d, and EXPR holds.
-py() {
-    python3 - "$1" "$2" <<'EOF'
-import json, math, sys
-def no_constant(name):
-    raise ValueError("non-JSON constant " + name)
-try:
-    text = open(sys.argv[1]).read()
-    assert text.endswith("\n") and text.count("\n") == 1, "not exactly one line"
-    d = json.loads(text, parse_constant=no_constant)
-    ok = eval("(" + sys.argv[2] + ")", {"d": d, "math": math})
-except Exception as e:
-    print("#   json check failed:", repr(e))
-    ok = False
-sys.exit(0 if ok else 1)
-EOF
-}
+py() { json_line "$1" "$2"; }
 json() { py "$TMP/out" "$1"; }
 # json_error STATUS [PATH]: exit STATUS, nothing on stdout, stderr exactly one
 # JSON object {"error": {"message", "exit_status", "path"?}}.
@@ -363,5 +329,4 @@ if [ -f "$BUILD/cmake_install.cmake" ] && command -v cmake >/dev/null; then
     fi
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -7,60 +7,19 @@
 # exits 1 if any check failed.  Needs bash, coreutils, grep and python3.
 set -u
 
-BIN=${1:?usage: cli_test.sh DPACCT_BINARY SOURCE_DIR}
-SRC=${2:?usage: cli_test.sh DPACCT_BINARY SOURCE_DIR}
-case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/dpacct_cli_test.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/test_lib.sh"
+test_setup cli_test "$@"
 # the FFT plan cache goes to the test's own directory, not the user's
 export DPACCT_WISDOM=$TMP/wisdom
-pass=0
-fail=0
-rc=0
 
 # ---------------------------------------------------------------- helpers --
 
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-not_ok() {
-    fail=$((fail + 1))
-    echo "not ok - $1"
-    echo "#   exit status $rc; stdout: $(head -c 400 "$TMP/out" | tr '\n' ' ')"
-    echo "#   stderr: $(head -c 400 "$TMP/err" | tr '\n' ' ')"
-}
-# check NAME COMMAND...: ok if COMMAND succeeds.
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
-
-# run ARGS...: run dpacct with stdin from /dev/null; sets rc, $TMP/out, $TMP/err.
-run() { "$BIN" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-# run_stdin FILE ARGS...: the same with stdin from FILE.
-run_stdin() { local in=$1; shift; "$BIN" "$@" <"$in" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-
-rc_is() { [ "$rc" -eq "$1" ]; }
-out_empty() { [ ! -s "$TMP/out" ]; }
-out_has() { grep -q -F -- "$1" "$TMP/out"; }
 out_has_all() { local w; for w in "$@"; do out_has "$w" || return 1; done; }
-err_has() { grep -q -F -- "$1" "$TMP/err"; }
 err_prefixed() { [ -s "$TMP/err" ] && grep -q '^dpacct: ' "$TMP/err"; }
 
 # json EXPR: stdout is exactly one line holding one JSON object (no NaN or
 # Infinity literals) and the Python expression EXPR is true of it (as d).
-json() {
-    python3 - "$TMP/out" "$1" <<'EOF'
-import json, math, sys
-def no_constant(name):
-    raise ValueError("non-JSON constant " + name)
-try:
-    text = open(sys.argv[1]).read()
-    assert text.endswith("\n") and text.count("\n") == 1, "not exactly one line"
-    d = json.loads(text, parse_constant=no_constant)
-    assert isinstance(d, dict), "not an object"
-    ok = eval("(" + sys.argv[2] + ")", {"d": d, "math": math})
-except Exception as e:
-    print("#   json check failed:", repr(e))
-    ok = False
-sys.exit(0 if ok else 1)
-EOF
-}
+json() { json_line "$TMP/out" "$1" object; }
 # human_brackets NAME REF: the human output's "NAME <= U" and "NAME >= L"
 # lines satisfy L <= REF <= U.
 human_brackets() {
@@ -649,5 +608,4 @@ check "an empty label is refused with its path" eval 'rc_is 2 && grep -q "/name"
 run profile --from 0 --to 1 --points 3 --json '{"name": "x", "pure": {"epsilon": 1}}'
 check "profile --json echoes the label" json "d['name'] == 'x'"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -9,27 +9,8 @@
 # Needs bash, coreutils, grep and python3.
 set -u
 
-BIN=${1:?usage: ledger_test.sh DPACCT_BINARY SOURCE_DIR}
-case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/dpacct_ledger_test.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-rc=0
-
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-not_ok() {
-    fail=$((fail + 1))
-    echo "not ok - $1"
-    echo "#   exit status $rc; stdout: $(head -c 600 "$TMP/out" | tr '\n' ' ')"
-    echo "#   stderr: $(head -c 400 "$TMP/err" | tr '\n' ' ')"
-}
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
-run() { "$BIN" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-rc_is() { [ "$rc" -eq "$1" ]; }
-out_has() { grep -q -F -- "$1" "$TMP/out"; }
-err_has() { grep -q -F -- "$1" "$TMP/err"; }
-out_empty() { [ ! -s "$TMP/out" ]; }
+. "$(dirname "$0")/test_lib.sh"
+test_setup ledger_test "$@"
 # json_is EXPR: python3 expression on the parsed stdout `j` is true
 json_is() { python3 -c "import json,sys; j=json.load(open('$TMP/out')); sys.exit(0 if ($1) else 1)"; }
 # history_count DB: number of recorded requests
@@ -244,5 +225,4 @@ if [ -n "${DPA_TEST_PG_DIR:-}" ] && [ -n "${DPA_TEST_PG_SCRIPT:-}" ]; then
     check "PostgreSQL: no server, says cannot connect" err_has "cannot connect"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
