@@ -112,7 +112,9 @@ dpa_status dpa_ledger_export_json(dpa_ledger *l, char **json, dpa_error *err);
 /* Create a new ledger at location holding exactly the exported one (same
  * request ids), in one transaction.  DPA_EINVAL if location already holds a
  * ledger or the document is not an export (nothing is then left at an
- * SQLite location).  Run dpa_ledger_verify on the result. */
+ * SQLite location).  The history is replayed (dpa_ledger_verify's checks)
+ * inside the transaction: an export that does not replay to its stored
+ * states is refused (DPA_EINVAL) and nothing is created. */
 dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_error *err);
 
 /* A location as it may be printed: a PostgreSQL URI with its password (in

@@ -53,7 +53,7 @@ static const char ledger_help[] =
     "one.  Every request is one transaction: many processes may use one ledger\n"
     "at once, and a process killed at any moment loses nothing accepted.\n"
     "export writes the whole ledger as JSON; import creates a new ledger from\n"
-    "it (e.g. to move an SQLite ledger to PostgreSQL; run verify after).\n"
+    "it (e.g. to move an SQLite ledger to PostgreSQL), replaying it first.\n"
     "\n"
     "Filters (--filter) and their budgets (docs/filters.md):\n"
     "  pure            --epsilon E          sum of pure epsilons <= E\n"
