@@ -1,11 +1,10 @@
 /* dpacct command-line front end: line charts with cairo (see plot.h).
  * SPDX-License-Identifier: GPL-3.0-or-later */
-#include <cairo.h>
-#include <cairo-svg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cairo_api.h"
 #include "plot.h"
 
 /* Canvas and plot area, in points (SVG) / pixels (PNG). */
@@ -92,18 +91,18 @@ static void data_ranges(const cli_figure *fig, frame *f)
     f->py1 = H - MB - (fig->footnote ? FOOT : 0);
 }
 
-static void set_color(cairo_t *cr, int c, double alpha)
+static void set_color(const cli_cairo *cx, cairo_t *cr, int c, double alpha)
 {
     const double *p = palette[((c % 8) + 8) % 8];
-    cairo_set_source_rgba(cr, p[0], p[1], p[2], alpha);
+    cx->cairo_set_source_rgba(cr, p[0], p[1], p[2], alpha);
 }
 
-static void text_at(cairo_t *cr, const char *s, double x, double y, double ax, double ay)
+static void text_at(const cli_cairo *cx, cairo_t *cr, const char *s, double x, double y, double ax, double ay)
 {
     cairo_text_extents_t e;
-    cairo_text_extents(cr, s, &e);
-    cairo_move_to(cr, x - ax * e.width - e.x_bearing, y - ay * e.height - e.y_bearing);
-    cairo_show_text(cr, s);
+    cx->cairo_text_extents(cr, s, &e);
+    cx->cairo_move_to(cr, x - ax * e.width - e.x_bearing, y - ay * e.height - e.y_bearing);
+    cx->cairo_show_text(cr, s);
 }
 
 /* Tick label: %g, with "1e-05" shortened to "1e-5". */
@@ -122,67 +121,67 @@ static void tick_label(char *buf, size_t n, double v)
     }
 }
 
-static void draw_axes(cairo_t *cr, const cli_figure *fig, const frame *f)
+static void draw_axes(const cli_cairo *cx, cairo_t *cr, const cli_figure *fig, const frame *f)
 {
     char buf[64];
-    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr, 12);
-    cairo_set_line_width(cr, 1);
+    cx->cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cx->cairo_set_font_size(cr, 12);
+    cx->cairo_set_line_width(cr, 1);
     /* x ticks and grid */
     double sx = nice_step(f->x1 - f->x0, 6);
     for (double t = ceil(f->x0 / sx - 1e-9) * sx; t <= f->x1 + 1e-9 * sx; t += sx) {
         double X = fx(f, t);
-        cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
-        cairo_move_to(cr, X, f->py0);
-        cairo_line_to(cr, X, f->py1);
-        cairo_stroke(cr);
-        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        cx->cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
+        cx->cairo_move_to(cr, X, f->py0);
+        cx->cairo_line_to(cr, X, f->py1);
+        cx->cairo_stroke(cr);
+        cx->cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         tick_label(buf, sizeof buf, t);
-        text_at(cr, buf, X, f->py1 + 8, 0.5, 0);
+        text_at(cx, cr, buf, X, f->py1 + 8, 0.5, 0);
     }
     /* y ticks and grid: decades on a log axis (at most ~8 labels) */
     double sy = f->logy ? fmax(1.0, ceil((f->y1 - f->y0) / 8)) : nice_step(f->y1 - f->y0, 6);
     for (double t = ceil(f->y0 / sy - 1e-9) * sy; t <= f->y1 + 1e-9 * sy; t += sy) {
         double Y = f->py1 - (t - f->y0) / (f->y1 - f->y0) * (f->py1 - f->py0);
-        cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
-        cairo_move_to(cr, f->px0, Y);
-        cairo_line_to(cr, f->px1, Y);
-        cairo_stroke(cr);
-        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        cx->cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
+        cx->cairo_move_to(cr, f->px0, Y);
+        cx->cairo_line_to(cr, f->px1, Y);
+        cx->cairo_stroke(cr);
+        cx->cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         if (f->logy) snprintf(buf, sizeof buf, "1e%d", (int)lround(t));
         else tick_label(buf, sizeof buf, t);
         if (f->logy && lround(t) == 0) snprintf(buf, sizeof buf, "1");
-        text_at(cr, buf, f->px0 - 8, Y, 1, 0.5);
+        text_at(cx, cr, buf, f->px0 - 8, Y, 1, 0.5);
     }
     /* frame */
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    cairo_rectangle(cr, f->px0, f->py0, f->px1 - f->px0, f->py1 - f->py0);
-    cairo_stroke(cr);
+    cx->cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    cx->cairo_rectangle(cr, f->px0, f->py0, f->px1 - f->px0, f->py1 - f->py0);
+    cx->cairo_stroke(cr);
     /* labels and title */
-    cairo_set_font_size(cr, 13);
-    if (fig->xlabel) text_at(cr, fig->xlabel, (f->px0 + f->px1) / 2, f->py1 + 30, 0.5, 0);
+    cx->cairo_set_font_size(cr, 13);
+    if (fig->xlabel) text_at(cx, cr, fig->xlabel, (f->px0 + f->px1) / 2, f->py1 + 30, 0.5, 0);
     if (fig->ylabel) {
-        cairo_save(cr);
-        cairo_translate(cr, 18, (f->py0 + f->py1) / 2);
-        cairo_rotate(cr, -M_PI / 2);
-        text_at(cr, fig->ylabel, 0, 0, 0.5, 0.5);
-        cairo_restore(cr);
+        cx->cairo_save(cr);
+        cx->cairo_translate(cr, 18, (f->py0 + f->py1) / 2);
+        cx->cairo_rotate(cr, -M_PI / 2);
+        text_at(cx, cr, fig->ylabel, 0, 0, 0.5, 0.5);
+        cx->cairo_restore(cr);
     }
     if (fig->title) {
-        cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-        cairo_set_font_size(cr, 15);
-        text_at(cr, fig->title, W / 2, 14, 0.5, 0);
-        cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+        cx->cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+        cx->cairo_set_font_size(cr, 15);
+        text_at(cx, cr, fig->title, W / 2, 14, 0.5, 0);
+        cx->cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     }
     if (fig->footnote) {
-        cairo_set_font_size(cr, 10);
-        cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
-        text_at(cr, fig->footnote, f->px0, H - FOOT + 2, 0, 0);
+        cx->cairo_set_font_size(cr, 10);
+        cx->cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+        text_at(cx, cr, fig->footnote, f->px0, H - FOOT + 2, 0, 0);
     }
 }
 
 /* A polyline through the drawable points of (x, y), broken at the others. */
-static void polyline(cairo_t *cr, const frame *f, const double *x, const double *y, size_t n)
+static void polyline(const cli_cairo *cx, cairo_t *cr, const frame *f, const double *x, const double *y, size_t n)
 {
     int pen = 0;
     for (size_t i = 0; i < n; i++) {
@@ -191,26 +190,26 @@ static void polyline(cairo_t *cr, const frame *f, const double *x, const double 
             pen = 0;
             continue;
         }
-        if (pen) cairo_line_to(cr, X, Y);
-        else cairo_move_to(cr, X, Y);
+        if (pen) cx->cairo_line_to(cr, X, Y);
+        else cx->cairo_move_to(cr, X, Y);
         pen = 1;
     }
 }
 
-static void draw_series(cairo_t *cr, const cli_figure *fig, const frame *f)
+static void draw_series(const cli_cairo *cx, cairo_t *cr, const cli_figure *fig, const frame *f)
 {
-    cairo_save(cr);
-    cairo_rectangle(cr, f->px0, f->py0, f->px1 - f->px0, f->py1 - f->py0);
-    cairo_clip(cr);
+    cx->cairo_save(cr);
+    cx->cairo_rectangle(cr, f->px0, f->py0, f->px1 - f->px0, f->py1 - f->py0);
+    cx->cairo_clip(cr);
     if (fig->ref_label) {
         double dash[] = {6, 4};
-        cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
-        cairo_set_dash(cr, dash, 2, 0);
-        cairo_set_line_width(cr, 1.2);
+        cx->cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
+        cx->cairo_set_dash(cr, dash, 2, 0);
+        cx->cairo_set_line_width(cr, 1.2);
         double xs[2] = {fig->ref_x0, fig->ref_x1}, ys[2] = {fig->ref_y0, fig->ref_y1};
-        polyline(cr, f, xs, ys, 2);
-        cairo_stroke(cr);
-        cairo_set_dash(cr, NULL, 0, 0);
+        polyline(cx, cr, f, xs, ys, 2);
+        cx->cairo_stroke(cr);
+        cx->cairo_set_dash(cr, NULL, 0, 0);
     }
     for (size_t s = 0; s < fig->nseries; s++) {
         const cli_series *se = &fig->series[s];
@@ -221,12 +220,12 @@ static void draw_series(cairo_t *cr, const cli_figure *fig, const frame *f)
             size_t j = i;
             while (j < se->n && isfinite(fy(f, se->y[j])) && isfinite(fy(f, se->band_lo[j])) && isfinite(se->x[j])) j++;
             if (j > i + 1) {
-                cairo_move_to(cr, fx(f, se->x[i]), fy(f, se->y[i]));
-                for (size_t k = i + 1; k < j; k++) cairo_line_to(cr, fx(f, se->x[k]), fy(f, se->y[k]));
-                for (size_t k = j; k-- > i;) cairo_line_to(cr, fx(f, se->x[k]), fy(f, se->band_lo[k]));
-                cairo_close_path(cr);
-                set_color(cr, se->color, 0.18);
-                cairo_fill(cr);
+                cx->cairo_move_to(cr, fx(f, se->x[i]), fy(f, se->y[i]));
+                for (size_t k = i + 1; k < j; k++) cx->cairo_line_to(cr, fx(f, se->x[k]), fy(f, se->y[k]));
+                for (size_t k = j; k-- > i;) cx->cairo_line_to(cr, fx(f, se->x[k]), fy(f, se->band_lo[k]));
+                cx->cairo_close_path(cr);
+                set_color(cx, cr, se->color, 0.18);
+                cx->cairo_fill(cr);
             }
             i = j + 1;
         }
@@ -234,37 +233,37 @@ static void draw_series(cairo_t *cr, const cli_figure *fig, const frame *f)
     for (size_t s = 0; s < fig->nseries; s++) {
         const cli_series *se = &fig->series[s];
         double dash[] = {7, 4};
-        cairo_set_dash(cr, se->dashed ? dash : NULL, se->dashed ? 2 : 0, 0);
-        cairo_set_line_width(cr, 2);
-        set_color(cr, se->color, 1);
-        polyline(cr, f, se->x, se->y, se->n);
-        cairo_stroke(cr);
+        cx->cairo_set_dash(cr, se->dashed ? dash : NULL, se->dashed ? 2 : 0, 0);
+        cx->cairo_set_line_width(cr, 2);
+        set_color(cx, cr, se->color, 1);
+        polyline(cx, cr, f, se->x, se->y, se->n);
+        cx->cairo_stroke(cr);
     }
-    cairo_set_dash(cr, NULL, 0, 0);
-    cairo_restore(cr);
+    cx->cairo_set_dash(cr, NULL, 0, 0);
+    cx->cairo_restore(cr);
 }
 
-static void draw_legend(cairo_t *cr, const cli_figure *fig, const frame *f)
+static void draw_legend(const cli_cairo *cx, cairo_t *cr, const cli_figure *fig, const frame *f)
 {
     size_t n = fig->ref_label ? 1 : 0;
     double wmax = 0;
-    cairo_set_font_size(cr, 12);
+    cx->cairo_set_font_size(cr, 12);
     for (size_t s = 0; s <= fig->nseries; s++) {
         const char *l = s < fig->nseries ? fig->series[s].label : fig->ref_label;
         if (!l) continue;
         if (s < fig->nseries) n++;
         cairo_text_extents_t e;
-        cairo_text_extents(cr, l, &e);
+        cx->cairo_text_extents(cr, l, &e);
         wmax = fmax(wmax, e.x_advance);
     }
     if (!n) return;
     double lh = 18, bw = wmax + 48, bh = n * lh + 10, bx = f->px1 - bw - 10, by = f->py0 + 10;
-    cairo_set_source_rgba(cr, 1, 1, 1, 0.9);
-    cairo_rectangle(cr, bx, by, bw, bh);
-    cairo_fill_preserve(cr);
-    cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
-    cairo_set_line_width(cr, 1);
-    cairo_stroke(cr);
+    cx->cairo_set_source_rgba(cr, 1, 1, 1, 0.9);
+    cx->cairo_rectangle(cr, bx, by, bw, bh);
+    cx->cairo_fill_preserve(cr);
+    cx->cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
+    cx->cairo_set_line_width(cr, 1);
+    cx->cairo_stroke(cr);
     double y = by + 5 + lh / 2;
     for (size_t s = 0; s <= fig->nseries; s++) {
         int ref = s == fig->nseries;
@@ -272,29 +271,29 @@ static void draw_legend(cairo_t *cr, const cli_figure *fig, const frame *f)
         if (!l) continue;
         double dash[] = {6, 4};
         int dashed = ref || fig->series[s].dashed;
-        cairo_set_dash(cr, dashed ? dash : NULL, dashed ? 2 : 0, 0);
-        cairo_set_line_width(cr, ref ? 1.2 : 2);
-        if (ref) cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
-        else set_color(cr, fig->series[s].color, 1);
-        cairo_move_to(cr, bx + 8, y);
-        cairo_line_to(cr, bx + 36, y);
-        cairo_stroke(cr);
-        cairo_set_dash(cr, NULL, 0, 0);
-        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-        text_at(cr, l, bx + 42, y, 0, 0.5);
+        cx->cairo_set_dash(cr, dashed ? dash : NULL, dashed ? 2 : 0, 0);
+        cx->cairo_set_line_width(cr, ref ? 1.2 : 2);
+        if (ref) cx->cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
+        else set_color(cx, cr, fig->series[s].color, 1);
+        cx->cairo_move_to(cr, bx + 8, y);
+        cx->cairo_line_to(cr, bx + 36, y);
+        cx->cairo_stroke(cr);
+        cx->cairo_set_dash(cr, NULL, 0, 0);
+        cx->cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        text_at(cx, cr, l, bx + 42, y, 0, 0.5);
         y += lh;
     }
 }
 
-static void draw(cairo_t *cr, const cli_figure *fig)
+static void draw(const cli_cairo *cx, cairo_t *cr, const cli_figure *fig)
 {
     frame f;
     data_ranges(fig, &f);
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_paint(cr);
-    draw_axes(cr, fig, &f);
-    draw_series(cr, fig, &f);
-    draw_legend(cr, fig, &f);
+    cx->cairo_set_source_rgb(cr, 1, 1, 1);
+    cx->cairo_paint(cr);
+    draw_axes(cx, cr, fig, &f);
+    draw_series(cx, cr, fig, &f);
+    draw_legend(cx, cr, fig, &f);
 }
 
 /* ---- output ---- */
@@ -332,25 +331,30 @@ static cairo_status_t sink_write(void *closure, const unsigned char *data, unsig
 
 static int render(const cli_figure *fig, cli_plot_format fmt, sink *out, char *msg, size_t msg_len)
 {
-    cairo_surface_t *surf = fmt == CLI_PLOT_SVG ? cairo_svg_surface_create_for_stream(sink_write, out, W, H)
-                                                : cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)W, (int)H);
-    cairo_status_t st = cairo_surface_status(surf);
+    cli_cairo api, *cx = &api;
+    if (cli_cairo_load(&api, msg, msg_len))
+        return -1;
+    cairo_surface_t *surf = fmt == CLI_PLOT_SVG ? cx->cairo_svg_surface_create_for_stream(sink_write, out, W, H)
+                                                : cx->cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)W, (int)H);
+    cairo_status_t st = cx->cairo_surface_status(surf);
     if (st == CAIRO_STATUS_SUCCESS) {
-        cairo_t *cr = cairo_create(surf);
-        draw(cr, fig);
-        st = cairo_status(cr);
-        cairo_destroy(cr);
+        cairo_t *cr = cx->cairo_create(surf);
+        draw(cx, cr, fig);
+        st = cx->cairo_status(cr);
+        cx->cairo_destroy(cr);
         if (st == CAIRO_STATUS_SUCCESS && fmt == CLI_PLOT_PNG)
-            st = cairo_surface_write_to_png_stream(surf, sink_write, out);
-        cairo_surface_finish(surf);
-        if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(surf);
+            st = cx->cairo_surface_write_to_png_stream(surf, sink_write, out);
+        cx->cairo_surface_finish(surf);
+        if (st == CAIRO_STATUS_SUCCESS) st = cx->cairo_surface_status(surf);
     }
-    cairo_surface_destroy(surf);
+    cx->cairo_surface_destroy(surf);
     if (st != CAIRO_STATUS_SUCCESS || out->failed) {
         snprintf(msg, msg_len, "drawing the plot failed: %s",
-                 out->failed ? "write error" : cairo_status_to_string(st));
+                 out->failed ? "write error" : cx->cairo_status_to_string(st));
+        cli_cairo_unload(&api);
         return -1;
     }
+    cli_cairo_unload(&api);
     return 0;
 }
 

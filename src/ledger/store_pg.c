@@ -47,11 +47,12 @@ dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
 
 #else
 
-#include <libpq-fe.h>
+#include "ledger/pq_api.h"
 #include <stdio.h>
 
 typedef struct pg_store {
     dpa_store base;
+    dpa_pq_api pq; /* libpq, loaded by pg_connect */
     PGconn *conn;
     int in_txn;
 } pg_store;
@@ -80,11 +81,12 @@ static const char SCHEMA[] =
 /* Error of a failed result (res may be NULL: connection-level failure). */
 static dpa_status pg_fail(pg_store *s, PGresult *res, dpa_error *err, const char *what)
 {
-    const char *msg = res ? PQresultErrorMessage(res) : NULL;
+    const dpa_pq_api *pq = &s->pq;
+    const char *msg = res ? pq->PQresultErrorMessage(res) : NULL;
     char buf[400];
     size_t n;
     if (!msg || !*msg)
-        msg = PQerrorMessage(s->conn);
+        msg = pq->PQerrorMessage(s->conn);
     snprintf(buf, sizeof buf, "%s", msg && *msg ? msg : "unknown error");
     n = strlen(buf);
     while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
@@ -92,42 +94,47 @@ static dpa_status pg_fail(pg_store *s, PGresult *res, dpa_error *err, const char
     return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: %s", what, buf);
 }
 
-static const char *sqlstate(PGresult *res)
+static const char *sqlstate(const dpa_pq_api *pq, PGresult *res)
 {
-    const char *c = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    const char *c = res ? pq->PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
     return c ? c : "";
 }
 
 /* Run a command without results. */
 static dpa_status pg_cmd(pg_store *s, const char *sql, const char *what, dpa_error *err)
 {
-    PGresult *res = PQexec(s->conn, sql);
+    const dpa_pq_api *pq = &s->pq;
+    PGresult *res = pq->PQexec(s->conn, sql);
     dpa_status rc = DPA_OK;
-    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+    if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
         rc = pg_fail(s, res, err, what);
-    PQclear(res);
+    pq->PQclear(res);
     return rc;
 }
 
 static PGresult *pg_params(pg_store *s, const char *sql, int n, const char *const *vals)
 {
-    return PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0);
+    const dpa_pq_api *pq = &s->pq;
+    return pq->PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0);
 }
 
-static char *dup_val(PGresult *res, int row, int col)
+static char *dup_val(const dpa_pq_api *pq, PGresult *res, int row, int col)
 {
-    const char *v = PQgetvalue(res, row, col);
+    const char *v = pq->PQgetvalue(res, row, col);
     return strdup(v ? v : "");
 }
 
 static void pg_close(dpa_store *b)
 {
     pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq;
     if (!s)
         return;
-    if (s->in_txn && PQstatus(s->conn) == CONNECTION_OK)
-        PQclear(PQexec(s->conn, "ROLLBACK"));
-    PQfinish(s->conn);
+    pq = &s->pq;
+    if (s->in_txn && pq->PQstatus(s->conn) == CONNECTION_OK)
+        pq->PQclear(pq->PQexec(s->conn, "ROLLBACK"));
+    pq->PQfinish(s->conn);
+    dpa_pq_unload(&s->pq);
     free(s);
 }
 
@@ -136,29 +143,31 @@ static dpa_status pg_session(pg_store *s, dpa_error *err);
 /* One reconnection (PQreset) and the session settings again. */
 static dpa_status pg_reconnect(pg_store *s, dpa_error *err)
 {
-    PQreset(s->conn);
-    if (PQstatus(s->conn) != CONNECTION_OK)
+    const dpa_pq_api *pq = &s->pq;
+    pq->PQreset(s->conn);
+    if (pq->PQstatus(s->conn) != CONNECTION_OK)
         return pg_fail(s, NULL, err, "the connection to the server is lost");
     return pg_session(s, err);
 }
 
 static dpa_status pg_begin(pg_store *s, const char *sql, dpa_error *err)
 {
+    const dpa_pq_api *pq = &s->pq;
     dpa_status rc;
     /* the server went away (restart, network): the connection shows it
      * only when a command fails; BEGIN changes nothing, so a failed BEGIN
      * on a broken connection is retried once after reconnecting, and a
      * long-lived handle survives a server restart */
-    if (PQstatus(s->conn) == CONNECTION_BAD && (rc = pg_reconnect(s, err)) != DPA_OK)
+    if (pq->PQstatus(s->conn) == CONNECTION_BAD && (rc = pg_reconnect(s, err)) != DPA_OK)
         return rc;
     {
-        PGresult *res = PQexec(s->conn, sql);
+        PGresult *res = pq->PQexec(s->conn, sql);
         /* a failure without an SQLSTATE is the connection's, not the
          * server's answer */
-        int lost = PQresultStatus(res) != PGRES_COMMAND_OK &&
-                   (PQstatus(s->conn) == CONNECTION_BAD || !*sqlstate(res));
-        rc = PQresultStatus(res) == PGRES_COMMAND_OK ? DPA_OK : pg_fail(s, res, err, "cannot start a transaction");
-        PQclear(res);
+        int lost = pq->PQresultStatus(res) != PGRES_COMMAND_OK &&
+                   (pq->PQstatus(s->conn) == CONNECTION_BAD || !*sqlstate(pq, res));
+        rc = pq->PQresultStatus(res) == PGRES_COMMAND_OK ? DPA_OK : pg_fail(s, res, err, "cannot start a transaction");
+        pq->PQclear(res);
         if (rc != DPA_OK && lost) {
             if ((rc = pg_reconnect(s, err)) != DPA_OK)
                 return rc;
@@ -184,18 +193,19 @@ static dpa_status pg_begin_read(dpa_store *b, dpa_error *err)
 static dpa_status pg_commit(dpa_store *b, dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
-    PGresult *res = PQexec(s->conn, "COMMIT");
+    const dpa_pq_api *pq = &s->pq;
+    PGresult *res = pq->PQexec(s->conn, "COMMIT");
     dpa_status rc = DPA_OK;
     /* COMMIT of an aborted transaction reports ROLLBACK as its command tag;
      * a COMMIT whose answer is lost (the connection dropped) may or may not
      * have been applied */
-    if (PQresultStatus(res) != PGRES_COMMAND_OK || strcmp(PQcmdStatus(res), "COMMIT"))
-        rc = PQresultStatus(res) == PGRES_COMMAND_OK
+    if (pq->PQresultStatus(res) != PGRES_COMMAND_OK || strcmp(pq->PQcmdStatus(res), "COMMIT"))
+        rc = pq->PQresultStatus(res) == PGRES_COMMAND_OK
                  ? dpa_error_set(err, DPA_ESTORAGE, "ledger: the transaction was rolled back")
-                 : pg_fail(s, res, err, PQstatus(s->conn) == CONNECTION_BAD
+                 : pg_fail(s, res, err, pq->PQstatus(s->conn) == CONNECTION_BAD
                                             ? "commit failed; the outcome is unknown (see the history)"
                                             : "commit failed (nothing was recorded)");
-    PQclear(res);
+    pq->PQclear(res);
     s->in_txn = 0;
     return rc;
 }
@@ -203,54 +213,57 @@ static dpa_status pg_commit(dpa_store *b, dpa_error *err)
 static void pg_rollback(dpa_store *b)
 {
     pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
     if (s->in_txn)
-        PQclear(PQexec(s->conn, "ROLLBACK"));
+        pq->PQclear(pq->PQexec(s->conn, "ROLLBACK"));
     s->in_txn = 0;
 }
 
 static dpa_status pg_get_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
     const char *v[1] = {key};
     PGresult *res = pg_params(s, "SELECT value FROM dpacct_meta WHERE key = $1", 1, v);
     dpa_status rc = DPA_OK;
     *value = NULL;
-    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+    if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
         rc = pg_fail(s, res, err, "cannot read metadata");
-    } else if (PQntuples(res) == 1) {
-        *value = dup_val(res, 0, 0);
+    } else if (pq->PQntuples(res) == 1) {
+        *value = dup_val(pq, res, 0, 0);
         if (!*value)
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     }
-    PQclear(res);
+    pq->PQclear(res);
     return rc;
 }
 
 static dpa_status pg_set_meta(dpa_store *b, const char *key, const char *value, dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
     const char *v[2] = {key, value};
     PGresult *res = pg_params(s, "INSERT INTO dpacct_meta (key, value) VALUES ($1, $2) "
                                  "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", 2, v);
     dpa_status rc = DPA_OK;
-    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+    if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
         rc = pg_fail(s, res, err, "cannot write metadata");
-    PQclear(res);
+    pq->PQclear(res);
     return rc;
 }
 
 #define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created"
 
-static int read_unit(PGresult *res, int row, dpa_store_unit *u)
+static int read_unit(const dpa_pq_api *pq, PGresult *res, int row, dpa_store_unit *u)
 {
     memset(u, 0, sizeof *u);
-    u->name = dup_val(res, row, 0);
-    u->filter = dup_val(res, row, 1);
-    u->initial_state = dup_val(res, row, 2);
-    u->state = dup_val(res, row, 3);
-    u->requests = strtoll(PQgetvalue(res, row, 4), NULL, 10);
-    u->accepted = strtoll(PQgetvalue(res, row, 5), NULL, 10);
-    u->created = dup_val(res, row, 6);
+    u->name = dup_val(pq, res, row, 0);
+    u->filter = dup_val(pq, res, row, 1);
+    u->initial_state = dup_val(pq, res, row, 2);
+    u->state = dup_val(pq, res, row, 3);
+    u->requests = strtoll(pq->PQgetvalue(res, row, 4), NULL, 10);
+    u->accepted = strtoll(pq->PQgetvalue(res, row, 5), NULL, 10);
+    u->created = dup_val(pq, res, row, 6);
     if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created) {
         dpa_store_unit_clear(u);
         return -1;
@@ -262,27 +275,29 @@ static dpa_status pg_get_unit(dpa_store *b, const char *name, int lock, dpa_stor
                               int *found, dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
     const char *v[1] = {name};
     PGresult *res = pg_params(s, lock ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = $1 FOR UPDATE"
                                       : "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = $1", 1, v);
     dpa_status rc = DPA_OK;
     memset(out, 0, sizeof *out);
     *found = 0;
-    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+    if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
         rc = pg_fail(s, res, err, "cannot read a unit");
-    } else if (PQntuples(res) == 1) {
-        if (read_unit(res, 0, out))
+    } else if (pq->PQntuples(res) == 1) {
+        if (read_unit(pq, res, 0, out))
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
         else
             *found = 1;
     }
-    PQclear(res);
+    pq->PQclear(res);
     return rc;
 }
 
 static dpa_status pg_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
     char req[32], acc[32];
     const char *v[7];
     PGresult *res;
@@ -293,17 +308,18 @@ static dpa_status pg_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
     v[4] = req; v[5] = acc; v[6] = u->created;
     res = pg_params(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7) "
                        "ON CONFLICT (name) DO NOTHING", 7, v);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+    if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
         rc = pg_fail(s, res, err, "cannot add a unit");
-    else if (strcmp(PQcmdTuples(res), "1"))
+    else if (strcmp(pq->PQcmdTuples(res), "1"))
         rc = dpa_error_set(err, DPA_EINVAL, "ledger: unit \"%s\" already exists", u->name);
-    PQclear(res);
+    pq->PQclear(res);
     return rc;
 }
 
 static dpa_status pg_update_unit(dpa_store *b, const dpa_store_unit *u, dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
     char req[32], acc[32];
     const char *v[4];
     PGresult *res;
@@ -313,17 +329,18 @@ static dpa_status pg_update_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
     v[0] = u->name; v[1] = u->state; v[2] = req; v[3] = acc;
     res = pg_params(s, "UPDATE dpacct_units SET state = $2, requests = $3, accepted = $4 WHERE name = $1",
                     4, v);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+    if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
         rc = pg_fail(s, res, err, "cannot update a unit");
-    else if (strcmp(PQcmdTuples(res), "1"))
+    else if (strcmp(pq->PQcmdTuples(res), "1"))
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" vanished during a request", u->name);
-    PQclear(res);
+    pq->PQclear(res);
     return rc;
 }
 
 static dpa_status pg_append_request(dpa_store *b, dpa_store_request *r, dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
     char idbuf[32];
     const char *v[8];
     PGresult *res;
@@ -338,18 +355,18 @@ static dpa_status pg_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
                              "state_after, id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id", 8, v)
               : pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
                              "state_after) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id", 7, v);
-    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+    if (pq->PQresultStatus(res) != PGRES_TUPLES_OK || pq->PQntuples(res) != 1)
         rc = pg_fail(s, res, err, "cannot record the request");
     else
-        r->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    PQclear(res);
+        r->id = strtoll(pq->PQgetvalue(res, 0, 0), NULL, 10);
+    pq->PQclear(res);
     if (rc == DPA_OK && with_id) {
         /* an imported id: the sequence must continue after it */
-        res = PQexec(s->conn, "SELECT setval(pg_get_serial_sequence('dpacct_requests', 'id'), "
+        res = pq->PQexec(s->conn, "SELECT setval(pg_get_serial_sequence('dpacct_requests', 'id'), "
                               "(SELECT max(id) FROM dpacct_requests))");
-        if (PQresultStatus(res) != PGRES_TUPLES_OK)
+        if (pq->PQresultStatus(res) != PGRES_TUPLES_OK)
             rc = pg_fail(s, res, err, "cannot advance the request id sequence");
-        PQclear(res);
+        pq->PQclear(res);
     }
     return rc;
 }
@@ -361,25 +378,27 @@ static dpa_status each_row(pg_store *s, const char *sql, int n, const char *cons
                            int (*row)(void *ctx, PGresult *res), void *ctx, const char *what,
                            dpa_error *err)
 {
+    const dpa_pq_api *pq = &s->pq;
     PGresult *res;
     dpa_status rc = DPA_OK;
     int stop = 0;
-    if (!PQsendQueryParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0) || !PQsetSingleRowMode(s->conn))
+    if (!pq->PQsendQueryParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0) || !pq->PQsetSingleRowMode(s->conn))
         return pg_fail(s, NULL, err, what);
-    while ((res = PQgetResult(s->conn)) != NULL) {
-        ExecStatusType st = PQresultStatus(res);
+    while ((res = pq->PQgetResult(s->conn)) != NULL) {
+        ExecStatusType st = pq->PQresultStatus(res);
         if (st == PGRES_SINGLE_TUPLE) {
             if (!stop && rc == DPA_OK)
                 stop = row(ctx, res);
         } else if (st != PGRES_TUPLES_OK && rc == DPA_OK) {
             rc = pg_fail(s, res, err, what);
         }
-        PQclear(res);
+        pq->PQclear(res);
     }
     return rc;
 }
 
 typedef struct unit_iter {
+    const dpa_pq_api *pq;
     dpa_store_unit_fn fn;
     void *ctx;
     int oom;
@@ -388,9 +407,10 @@ typedef struct unit_iter {
 static int unit_row(void *vctx, PGresult *res)
 {
     unit_iter *it = vctx;
+    const dpa_pq_api *pq = it->pq;
     dpa_store_unit u;
     int stop;
-    if (read_unit(res, 0, &u)) {
+    if (read_unit(pq, res, 0, &u)) {
         it->oom = 1;
         return 1;
     }
@@ -403,7 +423,8 @@ static dpa_status pg_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn
                                dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
-    unit_iter it = {fn, ctx, 0};
+    const dpa_pq_api *pq = &s->pq;
+    unit_iter it = {pq, fn, ctx, 0};
     const char *v[1] = {name};
     dpa_status rc = each_row(s, name ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = $1"
                                      : "SELECT " UNIT_COLS " FROM dpacct_units ORDER BY name",
@@ -414,6 +435,7 @@ static dpa_status pg_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn
 }
 
 typedef struct req_iter {
+    const dpa_pq_api *pq;
     dpa_store_request_fn fn;
     void *ctx;
     int oom;
@@ -422,17 +444,18 @@ typedef struct req_iter {
 static int request_row(void *vctx, PGresult *res)
 {
     req_iter *it = vctx;
+    const dpa_pq_api *pq = it->pq;
     dpa_store_request r;
     int stop;
     memset(&r, 0, sizeof r);
-    r.id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    r.unit = dup_val(res, 0, 1);
-    r.time = dup_val(res, 0, 2);
-    r.spec = dup_val(res, 0, 3);
-    r.accepted = !strcmp(PQgetvalue(res, 0, 4), "accepted");
-    r.reason = dup_val(res, 0, 5);
-    r.state_before = dup_val(res, 0, 6);
-    r.state_after = dup_val(res, 0, 7);
+    r.id = strtoll(pq->PQgetvalue(res, 0, 0), NULL, 10);
+    r.unit = dup_val(pq, res, 0, 1);
+    r.time = dup_val(pq, res, 0, 2);
+    r.spec = dup_val(pq, res, 0, 3);
+    r.accepted = !strcmp(pq->PQgetvalue(res, 0, 4), "accepted");
+    r.reason = dup_val(pq, res, 0, 5);
+    r.state_before = dup_val(pq, res, 0, 6);
+    r.state_after = dup_val(pq, res, 0, 7);
     if (!r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after) {
         dpa_store_request_clear(&r);
         it->oom = 1;
@@ -447,7 +470,8 @@ static dpa_status pg_each_request(dpa_store *b, const char *unit, dpa_store_requ
                                   void *ctx, dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
-    req_iter it = {fn, ctx, 0};
+    const dpa_pq_api *pq = &s->pq;
+    req_iter it = {pq, fn, ctx, 0};
     const char *v[1] = {unit};
 #define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after"
     dpa_status rc = each_row(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = $1 ORDER BY id"
@@ -484,27 +508,34 @@ static void quiet_notice(void *arg, const char *message)
 static dpa_status pg_connect(const char *uri, pg_store **out, dpa_error *err)
 {
     pg_store *s = calloc(1, sizeof *s);
+    const dpa_pq_api *pq;
     dpa_status rc;
     char shown[300];
     *out = NULL;
     if (!s)
         return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    pq = &s->pq;
     s->base.ops = &PG_OPS;
-    s->conn = PQconnectdb(uri);
-    if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
+    if ((rc = dpa_pq_load(&s->pq, err)) != DPA_OK) {
+        free(s);
+        return rc;
+    }
+    s->conn = pq->PQconnectdb(uri);
+    if (!s->conn || pq->PQstatus(s->conn) != CONNECTION_OK) {
         char msg[300];
         size_t k;
-        snprintf(msg, sizeof msg, "%s", s->conn ? PQerrorMessage(s->conn) : "out of memory");
+        snprintf(msg, sizeof msg, "%s", s->conn ? pq->PQerrorMessage(s->conn) : "out of memory");
         k = strlen(msg);
         while (k && (msg[k - 1] == '\n' || msg[k - 1] == ' '))
             msg[--k] = '\0';
         dpa_ledger_location_display(uri, shown, sizeof shown);
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot connect to %s: %s", shown, msg);
-        PQfinish(s->conn);
+        pq->PQfinish(s->conn);
+        dpa_pq_unload(&s->pq);
         free(s);
         return rc;
     }
-    PQsetNoticeProcessor(s->conn, quiet_notice, NULL);
+    pq->PQsetNoticeProcessor(s->conn, quiet_notice, NULL);
     rc = pg_session(s, err);
     if (rc != DPA_OK) {
         pg_close(&s->base);
@@ -517,27 +548,29 @@ static dpa_status pg_connect(const char *uri, pg_store **out, dpa_error *err)
 dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
 {
     pg_store *s;
+    const dpa_pq_api *pq;
     dpa_status rc;
     PGresult *res;
     *out = NULL;
     rc = pg_connect(uri, &s, err);
     if (rc != DPA_OK)
         return rc;
+    pq = &s->pq;
     rc = pg_begin_write(&s->base, err);
     if (rc != DPA_OK) {
         pg_close(&s->base);
         return rc;
     }
-    res = PQexec(s->conn, SCHEMA);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+    res = pq->PQexec(s->conn, SCHEMA);
+    if (pq->PQresultStatus(res) != PGRES_COMMAND_OK) {
         /* duplicate_table, or a concurrent create's unique_violation in the catalog */
-        if (!strcmp(sqlstate(res), "42P07") || !strcmp(sqlstate(res), "23505"))
+        if (!strcmp(sqlstate(pq, res), "42P07") || !strcmp(sqlstate(pq, res), "23505"))
             rc = dpa_error_set(err, DPA_EINVAL, "ledger: the database already holds a dpacct ledger "
                                "(a ledger is never overwritten)");
         else
             rc = pg_fail(s, res, err, "cannot create the tables");
     }
-    PQclear(res);
+    pq->PQclear(res);
     if (rc == DPA_OK)
         rc = pg_set_meta(&s->base, "format", "dpacct-ledger 1", err);
     if (rc != DPA_OK) {
@@ -554,6 +587,7 @@ dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
 dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
 {
     pg_store *s;
+    const dpa_pq_api *pq;
     dpa_status rc;
     char *format = NULL;
     PGresult *res;
@@ -561,16 +595,17 @@ dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
     rc = pg_connect(uri, &s, err);
     if (rc != DPA_OK)
         return rc;
-    res = PQexec(s->conn, "SELECT value FROM dpacct_meta WHERE key = 'format'");
-    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-        rc = !strcmp(sqlstate(res), "42P01") /* undefined_table */
+    pq = &s->pq;
+    res = pq->PQexec(s->conn, "SELECT value FROM dpacct_meta WHERE key = 'format'");
+    if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
+        rc = !strcmp(sqlstate(pq, res), "42P01") /* undefined_table */
                  ? dpa_error_set(err, DPA_EINVAL, "ledger: the database holds no dpacct ledger (create "
                                  "one with `dpacct ledger init`)")
                  : pg_fail(s, res, err, "cannot read metadata");
-    } else if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), "dpacct-ledger 1")) {
+    } else if (pq->PQntuples(res) != 1 || strcmp(pq->PQgetvalue(res, 0, 0), "dpacct-ledger 1")) {
         rc = dpa_error_set(err, DPA_EINVAL, "ledger: the database holds no dpacct ledger of this version");
     }
-    PQclear(res);
+    pq->PQclear(res);
     free(format);
     if (rc != DPA_OK) {
         pg_close(&s->base);

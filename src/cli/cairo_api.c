@@ -1,0 +1,49 @@
+/* dpacct command-line front end: cairo, loaded when a plot is drawn (see
+ * cairo_api.h).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include "cairo_api.h"
+
+/* the run-time name of cairo's ABI (Debian: libcairo2), then the
+ * development link */
+/* RTLD_NODELETE: the library stays mapped after the last reference is
+ * dropped, as a linked library would; its dependencies register exit
+ * handlers and thread-local destructors that must not outlive their code */
+static const char *const SONAMES[] = {"libcairo.so.2", "libcairo.so"};
+
+int cli_cairo_load(cli_cairo *c, char *msg, size_t msg_len)
+{
+    const char *why = "not found";
+    size_t i;
+    memset(c, 0, sizeof *c);
+    for (i = 0; i < sizeof SONAMES / sizeof *SONAMES && !c->handle; i++) {
+        c->handle = dlopen(SONAMES[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+        if (!c->handle && i == 0) {
+            const char *e = dlerror();
+            why = e ? e : why;
+        }
+    }
+    if (!c->handle) {
+        snprintf(msg, msg_len, "plots need cairo at run time (%s); on Debian install libcairo2", why);
+        return -1;
+    }
+#define CLI_CAIRO_RESOLVE(f)                                                                      \
+    if (!(c->f = (__typeof__(c->f))dlsym(c->handle, #f))) {                                       \
+        dlclose(c->handle);                                                                       \
+        memset(c, 0, sizeof *c);                                                                  \
+        snprintf(msg, msg_len, "the cairo found at run time lacks %s (too old)", #f);             \
+        return -1;                                                                                \
+    }
+    CLI_CAIRO_FUNCTIONS(CLI_CAIRO_RESOLVE)
+#undef CLI_CAIRO_RESOLVE
+    return 0;
+}
+
+void cli_cairo_unload(cli_cairo *c)
+{
+    if (c->handle)
+        dlclose(c->handle);
+    memset(c, 0, sizeof *c);
+}
