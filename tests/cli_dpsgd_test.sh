@@ -41,9 +41,9 @@ WSPEC='{"repeat": {"count": 14063, "event": {"sample": {"n": 60000, "m": 256, "e
 epsilon_of() { "$BIN" epsilon --delta 1e-5 --json "$1" | python3 -c 'import json,sys; print(repr(json.load(sys.stdin)["epsilon_upper"]))'; }
 
 # ------------------------------------------------------------ dpsgd: eps --
-run dpsgd $MNIST --epochs 60 --noise 1.1 --delta 1e-5 --json
+run dpsgd $MNIST --epochs 60 --noise 1.1 --delta 1e-5 --gdp-mu --json
 save dpsgd.json
-run epsilon --delta 1e-5 --json "$SPEC"
+run epsilon --delta 1e-5 --gdp-mu --json "$SPEC"
 save spec.json
 check "dpsgd N=60000 B=256 60 epochs noise 1.1 equals dpacct epsilon on q = 256/60000, T = 14063 exactly" \
     python3 - "$TMP/dpsgd.json" "$TMP/spec.json" <<'EOF'

@@ -99,7 +99,7 @@ check "epsilon: Gaussian sigma 1 brackets $EPS_G1 with auto = exact" \
 check "epsilon --json has every documented field" \
     json "set(d) == {'query','delta','epsilon_upper','epsilon_lower','method','binding_direction',
           'epsilon_upper_remove','epsilon_upper_add','grid_step','grid_size','truncated_mass',
-          'roundoff','accuracy_met','upper_source','certified','gdp_mu'} and d['certified'] is True and
+          'roundoff','accuracy_met','upper_source','certified'} and d['certified'] is True and
           d['binding_direction'] in ('remove','add','both') and
           d['upper_source'] in ('method','largest_finite_loss','dp_domination','chernoff')"
 G_UP=$(json_get "d['epsilon_upper']")
@@ -549,8 +549,17 @@ if [ -w /dev/full ]; then
 fi
 
 # ------------------------------------------------------------- gdp_mu --
-# epsilon --json reports the smallest mu-GDP: {"lower", "upper" ("inf" for
+G3='{"compose": [{"repeat": {"count": 3, "event": {"gaussian": {"sigma": 2}}}}, {"gdp": {"mu": 0.5}}]}'
+# epsilon --gdp-mu --json reports the smallest mu-GDP: {"lower", "upper" ("inf" for
 # +inf, as for the epsilon bounds), "certified", "source", "note"}, numbers never NaN, lower <= upper.
+run epsilon --delta 1e-5 "$G3"
+check "without --gdp-mu: no mu-GDP line" eval 'rc_is 0 && out_has "epsilon <=" && ! out_has "mu-GDP"'
+run epsilon --delta 1e-5 --json "$G3"
+check "without --gdp-mu: no gdp_mu in --json" json "'gdp_mu' not in d and d['certified'] is True"
+run epsilon --delta 1e-5,1e-6 --gdp-mu --json "$G3"
+check "--gdp-mu with several deltas: a gdp_mu per result" json "len(d['results']) == 2 and all(r['gdp_mu']['certified'] for r in d['results'])"
+run delta --epsilon 1 --gdp-mu "$GAUSS"
+check "--gdp-mu does not apply to delta" eval 'rc_is 2 && err_has "--gdp-mu does not apply"'
 gdp_ok() {
     json "set(d['gdp_mu']) == {'lower','upper','certified','source','note'} and
           isinstance(d['gdp_mu']['certified'], bool) and isinstance(d['gdp_mu']['note'], str) and
@@ -558,33 +567,32 @@ gdp_ok() {
           (d['gdp_mu']['lower'] == 'inf' or d['gdp_mu']['upper'] == 'inf' or
            0 <= d['gdp_mu']['lower'] <= d['gdp_mu']['upper']) and ($1)"
 }
-run epsilon --delta 1e-5 --json "$TMP/dpsgd.json"
+run epsilon --delta 1e-5 --gdp-mu --json "$TMP/dpsgd.json"
 check "gdp_mu of DP-SGD: a finite lower bound, no certified upper bound ("inf")" \
     gdp_ok "isinstance(d['gdp_mu']['lower'], float) and 0.5 < d['gdp_mu']['lower'] < 0.7 and
             d['gdp_mu']['upper'] == 'inf' and d['gdp_mu']['certified'] is False and
             d['gdp_mu']['source'] == 'none' and '--method gdp' in d['gdp_mu']['note']"
-run epsilon --delta 1e-5 "$TMP/dpsgd.json"
+run epsilon --delta 1e-5 --gdp-mu "$TMP/dpsgd.json"
 check "gdp_mu human line for DP-SGD: lower bound only" eval 'rc_is 0 && grep -q "^mu-GDP: mu >= 0\.5[0-9]* (lower bound only: " "$TMP/out"'
-G3='{"compose": [{"repeat": {"count": 3, "event": {"gaussian": {"sigma": 2}}}}, {"gdp": {"mu": 0.5}}]}'
-run epsilon --delta 1e-5 --json "$G3"
+run epsilon --delta 1e-5 --gdp-mu --json "$G3"
 check "gdp_mu of Gaussians: [lower, upper] encloses sqrt(3/4 + 1/4) = 1, certified" \
     gdp_ok "d['gdp_mu']['lower'] <= 1 <= d['gdp_mu']['upper'] and d['gdp_mu']['upper'] - d['gdp_mu']['lower'] < 1e-10 and
             d['gdp_mu']['certified'] is True and d['gdp_mu']['source'] == 'gaussian'"
-run epsilon --delta 1e-5 "$G3"
+run epsilon --delta 1e-5 --gdp-mu "$G3"
 check "gdp_mu human line for Gaussians: certified, rounded outward" \
     eval 'rc_is 0 && grep -Eq "^mu-GDP: mu <= 1(\.0*1)? \(certified; smallest mu >= (1|0\.9+) *;" "$TMP/out"'
-run epsilon --delta 1e-5 --json '{"pure": {"epsilon": 0.5}}'
+run epsilon --delta 1e-5 --gdp-mu --json '{"pure": {"epsilon": 0.5}}'
 check "gdp_mu of one pure step brackets 2 Phi^-1(1/(1+e^-0.5)) = 0.6238925921" \
     gdp_ok "d['gdp_mu']['lower'] <= 0.6238925921 <= d['gdp_mu']['upper'] < 0.6239 and d['gdp_mu']['certified'] is True and
             d['gdp_mu']['source'] == 'bounded_loss'"
-run epsilon --delta 1e-5 --json '{"approx": {"epsilon": 1, "delta": 1e-9}}'
+run epsilon --delta 1e-5 --gdp-mu --json '{"approx": {"epsilon": 1, "delta": 1e-9}}'
 check "gdp_mu with a mass at +inf: no finite mu ("inf", "inf"), certified" \
     gdp_ok "d['gdp_mu']['lower'] == 'inf' and d['gdp_mu']['upper'] == 'inf' and d['gdp_mu']['certified'] is True and
             d['gdp_mu']['source'] == 'infinite'"
-run epsilon --delta 1e-5 --method phi --json "$GAUSS"
+run epsilon --delta 1e-5 --gdp-mu --method phi --json "$GAUSS"
 check "gdp_mu under phi: no bound (estimates only)" \
     gdp_ok "d['gdp_mu']['lower'] == 0 and d['gdp_mu']['upper'] == 'inf' and d['gdp_mu']['certified'] is False"
-run epsilon --delta 1e-5 --method all "$TMP/dpsgd.json"
+run epsilon --delta 1e-5 --gdp-mu --method all "$TMP/dpsgd.json"
 check "--method all still works and prints no gdp_mu line" eval 'rc_is 0 && out_has "every method" && ! out_has "mu-GDP"'
 run delta --epsilon 1 --json "$GAUSS"
 check "delta --json has no gdp_mu" json "'gdp_mu' not in d"

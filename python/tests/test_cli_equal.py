@@ -96,7 +96,7 @@ def method_args(method, cli_opts):
 
 @pytest.mark.parametrize("spec,method,cli_opts,opts", CASES, ids=IDS)
 def test_epsilon_and_gdp_mu(cli, spec, method, cli_opts, opts):
-    j = cli("epsilon", "--delta", "1e-5", *method_args(method, cli_opts), spec)
+    j = cli("epsilon", "--delta", "1e-5", "--gdp-mu", *method_args(method, cli_opts), spec)
     with dpacct.Accountant(spec, method, **opts) as acc:
         r = acc.epsilon(1e-5)
         check_result("epsilon", r, j)

@@ -19,7 +19,7 @@
 typedef enum opt_id {
     OPT_DELTA, OPT_EPSILON, OPT_FROM, OPT_TO, OPT_POINTS, OPT_TOLERANCE,
     OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_THREADS, OPT_RDP_CONV, OPT_ORDER, OPT_KIND,
-    OPT_FORMAT, OPT_OUTPUT, OPT_AT, OPT_JSON, OPT_LOG,
+    OPT_FORMAT, OPT_OUTPUT, OPT_AT, OPT_JSON, OPT_LOG, OPT_GDP_MU,
     OPT_DATASET_SIZE, OPT_BATCH_SIZE, OPT_EPOCHS, OPT_STEPS, OPT_NOISE, OPT_SAMPLING, OPT_COUNT
 } opt_id;
 
@@ -55,6 +55,7 @@ static const opt_def options[OPT_COUNT] = {
     [OPT_AT] = {"at", BIT(CLI_CURVE), 1},
     [OPT_JSON] = {"json", ALL_COMMANDS | BIT(CLI_RENYI), 0},
     [OPT_LOG] = {"log", BIT(CLI_PROFILE), 0},
+    [OPT_GDP_MU] = {"gdp-mu", BIT(CLI_EPSILON) | BIT(CLI_DPSGD), 0},
     [OPT_DATASET_SIZE] = {"dataset-size", BIT(CLI_DPSGD), 1},
     [OPT_BATCH_SIZE] = {"batch-size", BIT(CLI_DPSGD), 1},
     [OPT_EPOCHS] = {"epochs", BIT(CLI_DPSGD), 1},
@@ -389,6 +390,8 @@ static int take_option(cli_args *a, int argc, char **argv, int *i)
             return usage_error(a, "option --%s takes no value", options[id].name);
         if (id == OPT_LOG)
             a->log_scale = 1;
+        else if (id == OPT_GDP_MU)
+            a->gdp_mu = 1;
         else
             a->json = 1;
         return CLI_EXIT_OK;
@@ -437,6 +440,8 @@ static int check_dpsgd(const cli_args *a)
             return usage_error(a, "missing required option --noise (or give --epsilon to calibrate it)");
         return CLI_EXIT_OK;
     }
+    if (a->gdp_mu)
+        return usage_error(a, "--gdp-mu applies to an epsilon query (without --epsilon) only");
     if (missing == 0)
         return usage_error(a, "--epsilon calibrates one of --noise, --batch-size, --epochs/--steps: "
                            "leave out exactly that one (all are given)");

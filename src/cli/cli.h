@@ -77,6 +77,7 @@ typedef struct cli_args {
     double values[CLI_MAX_VALUES];
     size_t nvalues;
     int log_scale;       /* profile --log */
+    int gdp_mu;          /* epsilon/dpsgd --gdp-mu: also the mu-GDP bracket */
     /* dpsgd */
     unsigned long long dataset_size, batch_size, steps;
     double epochs, noise;

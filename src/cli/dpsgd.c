@@ -240,13 +240,13 @@ static int too_many_steps(const run_desc *r)
 static int run_epsilon(const cli_args *a, run_desc *run)
 {
     dpa_result res;
-    dpa_gdp_mu g;
-    int rc = evaluate(a, run, &res, &g);
+    dpa_gdp_mu g, *gp = a->gdp_mu ? &g : NULL;
+    int rc = evaluate(a, run, &res, gp);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (a->json) {
         int ok = 1;
-        json_t *o = cli_json_query(a, a->delta, &res, &g);
+        json_t *o = cli_json_query(a, a->delta, &res, gp);
         if (!o)
             return cli_emit_json(NULL, 0);
         json_object_set_new(o, "query", json_string("dpsgd"));
@@ -266,7 +266,7 @@ static int run_epsilon(const cli_args *a, run_desc *run)
         free(buf);
         return cli_fail(CLI_EXIT_FAIL, "out of memory");
     }
-    cli_human_epsilon(a, a->delta, &res, &g, buf);
+    cli_human_epsilon(a, a->delta, &res, gp, buf);
     free(buf);
     return CLI_EXIT_OK;
 }

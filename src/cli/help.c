@@ -101,7 +101,12 @@ static const char *const command_help[CLI_NCOMMANDS] = {
     "  --format F       text (default), csv (a header row, then one row per delta:\n"
     "                   method,delta,epsilon_upper,epsilon_lower,binding_direction,\n"
     "                   epsilon_upper_remove,epsilon_upper_add,upper_source,certified,\n"
-    "                   accuracy_met; exact doubles) or json (the same as --json)\n",
+    "                   accuracy_met; exact doubles) or json (the same as --json)\n"
+    "  --gdp-mu         also bracket the smallest mu for which the spec is mu-GDP\n"
+    "                   (GDP Def 2.4): certified for Gaussian compositions and\n"
+    "                   bounded losses (method exact), a lower bound under pld,\n"
+    "                   nothing under phi, rdp and gdp. Costs a ladder of further\n"
+    "                   queries (under pld often more than the epsilon itself)\n",
 
     "Usage: dpacct delta --epsilon E [OPTIONS] SPEC\n"
     "\n"
@@ -213,11 +218,15 @@ static const char *const command_help[CLI_NCOMMANDS] = {
     "  --epsilon X      calibrate the one quantity left out to epsilon <= X (> 0)\n"
     "  --sampling M     poisson (default), without_replacement, or shuffle\n"
     "  --tolerance T    noise calibration: relative width of the final bracket,\n"
-    "                   in [1e-12, 0.1] (default 1e-4)\n",
+    "                   in [1e-12, 0.1] (default 1e-4)\n"
+    "  --gdp-mu         (without --epsilon) also a lower bound on the smallest mu\n"
+    "                   for which the run is mu-GDP, as 'dpacct epsilon --gdp-mu'\n",
 };
 
 static const char *const command_example[CLI_NCOMMANDS] = {
     "  dpacct epsilon --delta 1e-5 '{\"gaussian\": {\"sigma\": 1}}'\n"
+    "  dpacct epsilon --delta 1e-5 --gdp-mu '{\"repeat\": {\"count\": 3, \"event\":\n"
+    "      {\"gaussian\": {\"sigma\": 2}}}}'\n"
     "  dpacct epsilon --delta=1e-6 --method pld --json dpsgd.json\n"
     "  dpacct epsilon --delta 1e-5,1e-6,1e-7 --format csv dpsgd.json\n",
     "  dpacct delta --epsilon 1 '{\"gaussian\": {\"sigma\": 1}}'\n"

@@ -447,7 +447,7 @@ static void print_gdp_mu(const dpa_result *r, const dpa_gdp_mu *g)
     cli_format(ls, sizeof ls, g->lower, 5, CLI_ROUND_DOWN);
     /* the full reason is in --json's gdp_mu.note and in the report */
     printf("mu-GDP: mu >= %s (lower bound only: no certified upper bound for this composition; "
-           "gdp_mu.note in --json says why)\n",
+           "gdp_mu.note in --json --gdp-mu says why)\n",
            ls);
 }
 
