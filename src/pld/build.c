@@ -116,8 +116,21 @@ void dpa_pld_release(dpa_pld_acct *a)
  * times is composed as (m-fold on the fine grid, coarsened by L)^r times the
  * (k - r m)-fold remainder, r = floor(k / m).  The coarse grid's error enters
  * r times instead of k times; with L = sqrt(m) / 2 it is about a quarter of
- * the fine grid's, while the FFT lengths shrink by about L. */
-#define SPLIT_MIN 16384.0
+ * the fine grid's, while the FFT lengths shrink by about L.  SPLIT_MIN:
+ * measured over Poisson-subsampled Gaussians (q 0.002-0.01, sigma 0.7-2)
+ * on the 2-core development machine, two stages are faster from k ~ 4000 on
+ * (k = 4100-14063: 5-45 % less whole-process time, the DP-SGD example
+ * 16.6 -> 7.8 ms in the benchmark), slower at k = 2500 (+5-50 %).
+ * Below SPLIT_ALWAYS, only for tail budgets tau >= SPLIT_TAU_MIN (eps
+ * queries at delta >= 1e-6 at the default accuracy): the two stages carry
+ * an additive round-off of ~1e-11 (each of the r blocks' FFT round-off),
+ * which at delta ~ 1e-9 is a relative 1e-2 and stalls the refinement
+ * (measured: gaps 2-4 times the single stage's, accuracy missed, 2-5 times
+ * slower); above SPLIT_ALWAYS the single stage's FFT lengths are too large
+ * to be the better choice at any delta. */
+#define SPLIT_MIN 4096.0
+#define SPLIT_ALWAYS 16384.0
+#define SPLIT_TAU_MIN 1e-12
 /* Block length about BLOCK_SQRT_FACTOR sqrt(k) (a power of two, or a divisor
  * of k near it): measured on the 1e6-step benchmark, 4 sqrt(k) took 0.19 s,
  * 8-16 sqrt(k) 0.10 s (the fine-stage window is set by the per-step loss's
@@ -150,7 +163,7 @@ static double atom_gap(const dpa_pair *p)
  * atoms are at most L steps apart, so the m-fold composition fills the
  * coarse cells.  Otherwise (sparse atom lattices, and composite leaves)
  * single stage, where the aligned fine grid keeps atoms exact. */
-static long long two_stage_plan(const dpa_pld_acct *a, double step, double *m_out)
+static long long two_stage_plan(const dpa_pld_acct *a, double step, double tau, double *m_out)
 {
     const dpa_leafset *L = a->leaves;
     double kmin = INFINITY, gap = 0;
@@ -159,7 +172,7 @@ static long long two_stage_plan(const dpa_pld_acct *a, double step, double *m_ou
         if (!L->v[j].pair) return 1;
         gap = fmax(gap, atom_gap(L->v[j].pair));
     }
-    if (!(kmin >= SPLIT_MIN)) return 1;
+    if (!(kmin >= SPLIT_MIN) || (kmin < SPLIT_ALWAYS && !(tau >= SPLIT_TAU_MIN))) return 1;
     double m = exp2(floor(log2(fmin(BLOCK_SQRT_FACTOR * sqrt(kmin), kmin / 16))));
     long long Lc = (long long)floor(0.5 * sqrt(m));
     if (Lc < 2 || gap > (double)Lc * step) return 1;
@@ -1029,7 +1042,7 @@ static dpa_status compose_set(dpa_pld_acct *a, const dpa_leafset *L, double step
 static dpa_status build(dpa_pld_acct *a, unsigned mask, unsigned rough, double step, double tau, dpa_error *err)
 {
     double m = 1;
-    long long Lc = two_stage_plan(a, step, &m);
+    long long Lc = two_stage_plan(a, step, tau, &m);
     dpa_composed tmp[2][2];
     memset(tmp, 0, sizeof tmp);
     dpa_status st = compose_set(a, a->leaves, step, tau, a->ndir, Lc, m, 1, mask, rough, tmp, err);
