@@ -390,6 +390,40 @@ static void test_vs_pld(void **state)
     print_message("phi vs PLD: %d of %d generated cases intersect (eps and delta queries)\n", ok, cases);
 }
 
+/* Long DP-SGD-like repetitions (4096 <= k < 16384), which the PLD method
+ * composes in two stages at the usual deltas (src/pld/build.c, SPLIT_MIN):
+ * phi's bracket (an independent method: the characteristic function and a
+ * Fourier inversion, no grid) must meet PLD's, and PLD must meet its
+ * accuracy target. */
+static void test_vs_pld_two_stage(void **state)
+{
+    (void)state;
+    char json[512];
+    int ok = 0, cases = 24;
+    for (int c = 0; c < cases; c++) {
+        double q = test_log_unif(0.001, 0.05), sigma = test_log_unif(0.7, 3.0), k = floor(test_log_unif(4096, 16383));
+        double delta = c % 3 == 0 ? 1e-6 : c % 3 == 1 ? 1e-5 : 1e-3;
+        snprintf(json, sizeof json,
+                 "{\"repeat\": {\"count\": %.0f, \"event\": {\"poisson\": {\"rate\": %.17g, \"event\": "
+                 "{\"gaussian\": {\"sigma\": %.17g}}}}}}",
+                 k, q, sigma);
+        dpa_phi *ph = phi_from_json(json, DPA_PHI_AUTO);
+        dpa_accountant *a = test_accountant(json, DPA_METHOD_PLD);
+        dpa_error err;
+        dpa_phi_result r;
+        dpa_result pr;
+        if (dpa_phi_epsilon(ph, delta, &r, &err)) fail_msg("%s: %s", json, err.message);
+        if (dpa_accountant_epsilon(a, delta, &pr, &err)) fail_msg("%s: pld %s", json, err.message);
+        int good = r.certified && intersect(r.lower, r.upper, pr.lower, pr.upper) && pr.accuracy_met;
+        CHECK(good, "%s eps(%g): phi [%.12g, %.12g] (cert %d: %s) pld [%.12g, %.12g] (accuracy met %d)", json, delta,
+              r.lower, r.upper, r.certified, r.note, pr.lower, pr.upper, pr.accuracy_met);
+        ok += good;
+        dpa_phi_free(ph);
+        dpa_accountant_free(a);
+    }
+    CHECK(ok == cases, "%d of %d two-stage cases agree with phi", ok, cases);
+}
+
 /* ------------------------------------------------------------ GP vs Bromwich */
 
 static void test_inversions_agree(void **state)
@@ -944,6 +978,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inversions_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vs_pld, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vs_pld_two_stage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_evaluations, setup, teardown),
         cmocka_unit_test_setup_teardown(bench_dpsgd, setup, teardown),
     };
