@@ -61,7 +61,7 @@ typedef struct bench_out {
     int accuracy_met;
     int method;
     double median_ms, min_ms;
-    double first_ms;      /* the first repetition, before the wisdom file had this case's plans */
+    double first_ms;      /* the first repetition, before the plan cache had this case's plans */
     char param[32];       /* Q_CALIBRATE: the parameter's name */
     char msg[DPA_ERROR_MESSAGE_MAX];
 } bench_out;
@@ -257,6 +257,10 @@ static dpa_status tradeoff_curve(const dpa_spec *spec, dpa_options opt, double x
     return DPA_OK;
 }
 
+/* The FFT plan cache directory of the runs (dpa_options.fft_cache_dir; NULL:
+ * none), set once by main before any case runs. */
+static const char *plan_cache;
+
 /* One repetition: parse, build, query, free.  0 on success. */
 static int run_once(const bench_case *c, const char *json, bench_out *o)
 {
@@ -267,7 +271,10 @@ static int run_once(const bench_case *c, const char *json, bench_out *o)
         dpa_template *t = dpa_template_from_json(json, &err);
         if (!t) goto fail;
         dpa_calibration cal;
-        dpa_status st = dpa_calibrate(t, c->target_eps, c->arg, NULL, 0, &cal, &err);
+        dpa_options copt;
+        dpa_options_init(&copt);
+        copt.fft_cache_dir = plan_cache;
+        dpa_status st = dpa_calibrate(t, c->target_eps, c->arg, &copt, 0, &cal, &err);
         if (st == DPA_OK) snprintf(o->param, sizeof o->param, "%s", dpa_template_param(t)->name);
         dpa_template_free(t);
         if (st != DPA_OK) goto fail;
@@ -285,6 +292,7 @@ static int run_once(const bench_case *c, const char *json, bench_out *o)
     dpa_options opt;
     dpa_options_init(&opt);
     opt.method = c->method;
+    opt.fft_cache_dir = plan_cache;
     if (c->query == Q_TRADEOFF) {
         dpa_status st = tradeoff_curve(spec, opt, c->arg, &res, &err);
         dpa_spec_free(spec);
@@ -319,7 +327,7 @@ fail:
  * CLI process pays — first-touch page faults of its arrays, FFTW planning,
  * malloc arenas growing — except loading the shared libraries (about 1.5 ms,
  * see bench/README.md).  *ms: the child's time for run_once. */
-static int run_cold(const bench_case *c, const char *json, const char *save_wisdom, bench_out *o, double *ms)
+static int run_cold(const bench_case *c, const char *json, bench_out *o, double *ms)
 {
     int fd[2];
     if (pipe(fd)) {
@@ -340,7 +348,6 @@ static int run_cold(const bench_case *c, const char *json, const char *save_wisd
         double t0 = now_ms();
         m.rc = run_once(c, json, &m.o);
         m.ms = now_ms() - t0;
-        if (save_wisdom) dpa_wisdom_save(save_wisdom, NULL); /* after the timing */
         ssize_t w = write(fd[1], &m, sizeof m);
         _exit(w == (ssize_t)sizeof m ? 0 : 1);
     }
@@ -362,18 +369,14 @@ static int run_cold(const bench_case *c, const char *json, const char *save_wisd
 }
 
 /* Repeat up to reps times (each cold, run_cold), stopping early once
- * budget_ms of wall time is spent (at least one repetition).  With a wisdom
- * file: a first run (timed as first_ms) adds this case's FFT plans to it,
- * and the repetitions start with them, as the dpacct command does from its
- * second run on (dpacct/wisdom.h). */
-static void run_case(const bench_case *c, const char *json, int reps, double budget_ms, const char *wisdom,
-                     bench_out *o)
+ * budget_ms of wall time is spent (at least one repetition).  With a plan
+ * cache: a first run (timed as first_ms) adds this case's FFT plans to it
+ * (if an earlier run had not), and the repetitions start with them, as the
+ * dpacct command does from its second run on (dpacct/wisdom.h). */
+static void run_case(const bench_case *c, const char *json, int reps, double budget_ms, bench_out *o)
 {
     double first = NAN;
-    if (wisdom) {
-        if (run_cold(c, json, wisdom, o, &first)) return;
-        dpa_wisdom_load(wisdom, NULL);
-    }
+    if (plan_cache && run_cold(c, json, o, &first)) return;
     double *t = malloc((size_t)reps * sizeof *t);
     if (!t) {
         snprintf(o->msg, sizeof o->msg, "out of memory");
@@ -382,7 +385,7 @@ static void run_case(const bench_case *c, const char *json, int reps, double bud
     double spent = 0;
     int r = 0;
     while (r < reps) {
-        if (run_cold(c, json, NULL, o, &t[r])) {
+        if (run_cold(c, json, o, &t[r])) {
             free(t);
             return;
         }
@@ -445,7 +448,7 @@ static void cli_argv(const bench_case *c, const char *cli, const char *spec_path
 /* Median wall time (ms) of reps runs of the whole `dpacct` command on the
  * case, as a user runs it: fork, exec, loading, reading the spec file,
  * the query, printing (to /dev/null), exit; the command's FFT plan cache
- * is the benchmark's wisdom file (DPACCT_WISDOM), warmed by the in-process
+ * is the benchmark's plan cache directory (DPACCT_WISDOM), warmed by the in-process
  * runs.  NAN if the command cannot run or fails (*why says so). */
 static double run_cli(const bench_case *c, const char *cli, const char *json, const char *wisdom, int reps,
                       double budget_ms, char *why, size_t why_len)
@@ -542,20 +545,20 @@ static void usage(FILE *f)
             "      --specs    print one line per case: id, query, arg, target_eps, JSON (tab-separated)\n"
             "      --tsv      tab-separated output (one header line, one line per case)\n"
             "      --tsv-file F  also write the tab-separated output to file F\n"
-            "      --wisdom F FFTW wisdom file (default: the dpacct command's, see docs/cli.md;\n"
-            "                 \"off\": none): a first run adds each case's plans to it, the\n"
-            "                 timed repetitions start with them (as the command's later runs)\n"
+            "      --wisdom D FFT plan cache directory (default: the dpacct command's, see\n"
+            "                 docs/cli.md; \"off\": none): a first run adds each case's plans to\n"
+            "                 it, the timed repetitions start with them (as the command's later runs)\n"
             "      --cli PATH the dpacct command whose whole-process time is also measured\n"
             "                 (default: dpacct next to this program; \"off\": not measured)\n"
             "  -h, --help     this text\n"
             "Columns: bounds of the queried quantity (for calibrate: the calibrated value and the\n"
             "nearest infeasible value), their gap, acc = requested accuracy met, median/min wall time\n"
             "of parse + build + query + free (ms), each repetition in a fresh process; first: the\n"
-            "first run, before the wisdom file had the case's FFT plans; peak RSS of the case's process (MB = 2^20 bytes),\n"
+            "first run, before the plan cache had the case's FFT plans; peak RSS of the case's process (MB = 2^20 bytes),\n"
             "the goals, and PASS / FAIL (time, mem) / ERROR / TIMEOUT; \"!ref\" marks bounds disjoint\n"
             "from the case's reference interval (a correctness bug). cli (ms): median wall time of\n"
             "the whole dpacct command on the case (fork, exec, library loading, reading the spec\n"
-            "file, the query, output, exit) with the same wisdom file; the time goal is judged on\n"
+            "file, the query, output, exit) with the same plan cache; the time goal is judged on\n"
             "it when measured (the speed issue's goals are whole-process command times), else on\n"
             "the median.\n");
 }
@@ -576,7 +579,7 @@ int main(int argc, char **argv)
     const char *tsv_file = NULL;
     double budget_s = 10, timeout_s = 0;
     char wbuf[4096];
-    const char *wisdom = dpa_wisdom_default_path(wbuf, sizeof wbuf);
+    const char *wisdom = dpa_wisdom_default_dir(wbuf, sizeof wbuf);
     const char *cli = NULL;
     int cli_given = 0;
     char clibuf[PATH_MAX + 16];
@@ -645,6 +648,7 @@ int main(int argc, char **argv)
     }
     if (!any_selected)
         for (size_t j = 0; j < NCASES; j++) selected[j] = 1;
+    plan_cache = wisdom;
     if (!cli_given) {
         /* dpacct next to this program (both are built in the build directory) */
         ssize_t n = readlink("/proc/self/exe", clibuf, PATH_MAX);
@@ -732,8 +736,7 @@ int main(int argc, char **argv)
             if (timeout_s > 0) alarm((unsigned)ceil(timeout_s));
             bench_out o;
             memset(&o, 0, sizeof o);
-            if (wisdom) dpa_wisdom_load(wisdom, NULL); /* what an earlier run left */
-            run_case(c, json[j], reps, 1e3 * budget_s, wisdom, &o);
+            run_case(c, json[j], reps, 1e3 * budget_s, &o);
             ssize_t w = write(fd[1], &o, sizeof o);
             _exit(w == (ssize_t)sizeof o ? 0 : 1);
         }

@@ -390,12 +390,15 @@ check "bad spec on stdin is an error" eval 'rc_is 2 && err_prefixed && out_empty
 
 # ------------------------------------------------------ FFT plan cache --
 SUB='{"repeat": {"count": 500, "event": {"poisson": {"rate": 0.02, "event": {"gaussian": {"sigma": 1}}}}}}'
-rm -f "$TMP/wisdom"
+rm -rf "$TMP/wisdom"
 run epsilon --delta 1e-5 --json "$SUB"; cp "$TMP/out" "$TMP/first"
-check "a PLD run writes the plan cache" eval 'rc_is 0 && [ -s "$TMP/wisdom" ]'
+check "a PLD run writes the plan cache: one file per FFT length" eval 'rc_is 0 && n=$(ls "$TMP/wisdom" | grep -c "^fftw-[0-9]*$") && [ "$n" -ge 1 ] && [ -s "$TMP/wisdom/$(ls "$TMP/wisdom" | head -1)" ]'
+ls -l --time-style=+%s.%N "$TMP/wisdom" >"$TMP/cache1"
 run epsilon --delta 1e-5 --json "$SUB"
 check "results are the same with the plan cache" cmp -s "$TMP/out" "$TMP/first"
-printf 'garbage' >"$TMP/wisdom"
+ls -l --time-style=+%s.%N "$TMP/wisdom" >"$TMP/cache2"
+check "a run with every length cached writes nothing" cmp -s "$TMP/cache1" "$TMP/cache2"
+for f in "$TMP"/wisdom/fftw-*; do printf 'garbage' >"$f"; done
 run epsilon --delta 1e-5 --json "$SUB"
 check "a corrupt plan cache is ignored" eval 'rc_is 0 && cmp -s "$TMP/out" "$TMP/first"'
 DPACCT_WISDOM=off "$BIN" epsilon --delta 1e-5 --json "$SUB" </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?

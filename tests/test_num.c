@@ -562,7 +562,7 @@ static void check_fft_round_trip(dpa_fft *f, size_t n, uint64_t seed)
 static void test_fft_round_trip(void **state)
 {
     (void)state;
-    dpa_fft *f = dpa_fft_new();
+    dpa_fft *f = dpa_fft_new(NULL);
     assert_non_null(f);
     check_fft_round_trip(f, 48, 1);
     check_fft_round_trip(f, 1000, 2);

@@ -129,6 +129,17 @@ typedef struct dpa_options {
     int threads;
     /* rdp method: RDP -> (eps, delta) conversion (default DPA_CONV_OPTIMAL). */
     dpa_rdp_conv rdp_conversion;
+    /* Directory of the PLD method's FFT plan cache (FFTW wisdom, one file
+     * per FFT length, dpacct/wisdom.h); NULL (default): none, and the
+     * library touches no file.  A length the process has no plan for is
+     * looked up there before it is planned, and a newly planned length is
+     * saved there (the directory is created; writes are atomic).  Planning
+     * a length costs a new process 3-15 ms, loading its plan ~0.5 ms.  A
+     * missing, unreadable or foreign file, or a failed write, only costs
+     * speed: results never depend on the cache.  Borrowed: the string must
+     * outlive the accountant.  (The command line uses
+     * dpa_wisdom_default_dir.) */
+    const char *fft_cache_dir;
 } dpa_options;
 
 /* Fill defaults (NULL: no-op). */

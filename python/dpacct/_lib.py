@@ -44,7 +44,8 @@ class dpa_options(ctypes.Structure):
                 ("grid_step", ctypes.c_double),
                 ("max_grid", ctypes.c_size_t),
                 ("threads", ctypes.c_int),
-                ("rdp_conversion", ctypes.c_int)]
+                ("rdp_conversion", ctypes.c_int),
+                ("fft_cache_dir", ctypes.c_char_p)]
 
 
 class dpa_result(ctypes.Structure):

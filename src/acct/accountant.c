@@ -126,6 +126,7 @@ void dpa_options_init(dpa_options *opt)
     opt->max_grid = (size_t)1 << 22;
     opt->threads = 0;
     opt->rdp_conversion = DPA_CONV_OPTIMAL;
+    opt->fft_cache_dir = NULL;
 }
 
 static dpa_status check_options(const dpa_options *o, dpa_error *err)

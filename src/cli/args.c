@@ -495,6 +495,8 @@ static void init_args(cli_args *a, cli_command cmd)
     a->points = CLI_DEFAULT_POINTS;
     a->nvalues = 1;
     dpa_options_init(&a->opt);
+    /* the FFT plan cache of the PLD method (docs/cli.md "FFT plan cache") */
+    a->opt.fft_cache_dir = dpa_wisdom_default_dir(a->fft_cache_dir, sizeof a->fft_cache_dir);
 }
 
 int cli_parse_args(cli_command cmd, int argc, char **argv, int first, cli_args *a)

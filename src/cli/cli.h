@@ -78,6 +78,7 @@ typedef struct cli_args {
     size_t nvalues;
     int log_scale;       /* profile --log */
     int gdp_mu;          /* epsilon/dpsgd --gdp-mu: also the mu-GDP bracket */
+    char fft_cache_dir[4096]; /* opt.fft_cache_dir points here (dpa_wisdom_default_dir) */
     /* dpsgd */
     unsigned long long dataset_size, batch_size, steps;
     double epochs, noise;
@@ -221,17 +222,5 @@ int cli_print_methods(const cli_args *a, const cli_method_row *rows, size_t n);
 /* "remove", "add", "both". */
 const char *cli_direction_word(dpa_direction d);
 
-/* wisdom_cache.c: the FFT plan cache of runs that use the PLD method
- * (dpacct/wisdom.h; docs/cli.md "FFT plan cache"). */
-typedef struct cli_wisdom {
-    const char *path;                  /* NULL: off or not loaded */
-    char buf[4096];
-    unsigned long long fingerprint;    /* of the wisdom after loading */
-} cli_wisdom;
-/* Load the cache file if there is one. */
-void cli_wisdom_begin(cli_wisdom *w);
-/* Save it if the run planned new FFT lengths; no-op if begin was not called
- * (w zeroed). */
-void cli_wisdom_end(cli_wisdom *w);
 
 #endif

@@ -580,12 +580,9 @@ int cli_run_dpsgd(const cli_args *a)
     }
     if (a->sampling == CLI_SAMPLING_SHUFFLE && !a->json)
         fprintf(stderr, "dpacct: warning: %s\n", SHUFFLE_WARNING);
-    cli_wisdom w = {0};
-    cli_wisdom_begin(&w);
     if (solve == SOLVE_NONE)
         rc = run_epsilon(a, &run);
     else
         rc = run_calibrate(a, &run, solve);
-    cli_wisdom_end(&w);
     return rc;
 }

@@ -152,7 +152,6 @@ static int run_query(const cli_args *a, const char *text)
         dpa_spec_free(spec);
         return cli_fail(CLI_EXIT_FAIL, "out of memory");
     }
-    cli_wisdom w = {0};
     for (size_t i = 0; i < n && s == DPA_OK; i++) {
         dpa_error_clear(&err);
         dpa_accountant *acc = dpa_accountant_new(spec, &a->opt, &err);
@@ -160,8 +159,6 @@ static int run_query(const cli_args *a, const char *text)
             s = err.status != DPA_OK ? err.status : DPA_EINVAL;
             break;
         }
-        if (i == 0 && dpa_accountant_method(acc) == DPA_METHOD_PLD)
-            cli_wisdom_begin(&w);
         poison_result(&res[i]);
         dpa_error_clear(&err);
         s = eps_query ? dpa_accountant_epsilon(acc, a->values[i], &res[i], &err)
@@ -178,7 +175,6 @@ static int run_query(const cli_args *a, const char *text)
         }
         dpa_accountant_free(acc);
     }
-    cli_wisdom_end(&w);
     dpa_spec_free(spec);
     if (s != DPA_OK)
         rc = cli_fail_status(s, &err);
@@ -217,14 +213,11 @@ static int run_all(const cli_args *a, const char *text)
     dpa_spec *spec = dpa_spec_from_json(text, &err);
     if (!spec)
         return cli_fail_status(DPA_EINVAL, &err);
-    cli_wisdom w = {0};
     for (size_t i = 0; i < NM; i++) {
         cli_method_row *row = &rows[i];
         dpa_options o = a->opt;
         memset(row, 0, sizeof *row);
         row->method = o.method = methods[i];
-        if (methods[i] == DPA_METHOD_PLD)
-            cli_wisdom_begin(&w);
         dpa_error_clear(&err);
         double t0 = now_seconds();
         dpa_accountant *acc = dpa_accountant_new(spec, &o, &err);
@@ -245,12 +238,10 @@ static int run_all(const cli_args *a, const char *text)
         int rc = check_result(&row->result, eps_query);
         if (rc != CLI_EXIT_OK) {
             dpa_spec_free(spec);
-            cli_wisdom_end(&w);
             return rc;
         }
         row->ok = any = 1;
     }
-    cli_wisdom_end(&w);
     dpa_spec_free(spec);
     if (!any) {
         for (size_t i = 0; i < NM; i++)
@@ -356,9 +347,6 @@ static int run_profile(const cli_args *a, const char *text)
 
     if (!acc)
         return rc;
-    cli_wisdom w = {0};
-    if (dpa_accountant_method(acc) == DPA_METHOD_PLD)
-        cli_wisdom_begin(&w);
     eps = malloc(a->points * sizeof *eps);
     up = malloc(a->points * sizeof *up);
     lo = malloc(a->points * sizeof *lo);
@@ -370,7 +358,6 @@ static int run_profile(const cli_args *a, const char *text)
     free(up);
     free(lo);
     dpa_accountant_free(acc);
-    cli_wisdom_end(&w);
     return rc;
 }
 
@@ -409,10 +396,7 @@ static int run_calibrate(const cli_args *a, const char *text)
     c.value = NAN;
     c.infeasible = -HUGE_VAL; /* NAN is a legitimate "none"; -inf is never */
     c.evaluations = -1;
-    cli_wisdom w = {0};
-    cli_wisdom_begin(&w); /* calibration may build many grids */
     s = dpa_calibrate(t, a->epsilon, a->delta, &a->opt, a->tolerance, &c, &err);
-    cli_wisdom_end(&w);
     dpa_template_free(t);
     if (s != DPA_OK)
         return cli_fail_status(s, &err);

@@ -108,7 +108,9 @@ void dpa_parallel_for(size_t ntasks, int nthreads, void (*fn)(void *ctx, size_t 
  * process-global: accountants used from several threads at once need
  * fftw_make_planner_thread_safe (docs/architecture.md). */
 typedef struct dpa_fft dpa_fft;
-dpa_fft *dpa_fft_new(void);
+/* cache_dir: the plan cache directory (dpa_options.fft_cache_dir; copied),
+ * or NULL. */
+dpa_fft *dpa_fft_new(const char *cache_dir);
 void dpa_fft_free(dpa_fft *f);
 /* Smallest n' >= n of the form 2^a 3^b 5^c 7^d with n' even; 0 if n too large. */
 size_t dpa_fft_good_size(size_t n);

@@ -9,7 +9,8 @@
 #include <unistd.h>
 #include "dpacct/wisdom.h"
 
-const char *dpa_wisdom_default_path(char *buf, size_t n)
+/* $DPACCT_WISDOM, else <cache home>/dpacct/<name> */
+static const char *default_location(char *buf, size_t n, const char *name)
 {
     const char *env = getenv("DPACCT_WISDOM");
     int w;
@@ -17,13 +18,23 @@ const char *dpa_wisdom_default_path(char *buf, size_t n)
         if (!*env || strcmp(env, "off") == 0) return NULL;
         w = snprintf(buf, n, "%s", env);
     } else if ((env = getenv("XDG_CACHE_HOME")) && *env == '/') {
-        w = snprintf(buf, n, "%s/dpacct/fftw-wisdom", env);
+        w = snprintf(buf, n, "%s/dpacct/%s", env, name);
     } else if ((env = getenv("HOME")) && *env == '/') {
-        w = snprintf(buf, n, "%s/.cache/dpacct/fftw-wisdom", env);
+        w = snprintf(buf, n, "%s/.cache/dpacct/%s", env, name);
     } else {
         return NULL;
     }
     return (w > 0 && (size_t)w < n) ? buf : NULL;
+}
+
+const char *dpa_wisdom_default_path(char *buf, size_t n)
+{
+    return default_location(buf, n, "fftw-wisdom");
+}
+
+const char *dpa_wisdom_default_dir(char *buf, size_t n)
+{
+    return default_location(buf, n, "fftw");
 }
 
 dpa_status dpa_wisdom_load(const char *path, dpa_error *err)

@@ -411,7 +411,7 @@ static dpa_status pld_create(const dpa_leafset *L, const dpa_options *opt, void 
     dpa_status st = pld_supports(L, opt, err);
     if (st) return st;
     dpa_pld_acct *a = calloc(1, sizeof *a);
-    if (!a || !(a->fft = dpa_fft_new())) {
+    if (!a || !(a->fft = dpa_fft_new(opt->fft_cache_dir))) {
         free(a);
         return dpa_error_set(err, DPA_ENOMEM, "out of memory");
     }
