@@ -6,7 +6,7 @@
 # pointers, which this script makes in build-prof/.
 #
 # usage: bench/profile.sh [--reps N] CASE ...   (CASE: ids as in `bench --list`)
-# The FFT plan cache is warmed by one unprofiled run first (as for the
+# The FFT plan cache (a directory) is warmed by one unprofiled run first (as for the
 # command's second and later runs); set DPACCT_WISDOM=off to profile a first run.
 # SPDX-License-Identifier: GPL-3.0-or-later
 set -eu
@@ -18,7 +18,7 @@ build=build-prof
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDPA_BUILD_TESTS=OFF -DDPA_BUILD_BENCH=ON \
   -DCMAKE_C_FLAGS="-fno-omit-frame-pointer -g" >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
-export DPACCT_WISDOM="${DPACCT_WISDOM:-$PWD/$build/fftw-wisdom}"
+export DPACCT_WISDOM="${DPACCT_WISDOM:-$PWD/$build/fftw-plans}"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for c in "$@"; do
   line=$("$build/bench" --specs | awk -F'\t' -v id="$c" '$1 == id')
