@@ -304,23 +304,44 @@ static dpa_status compose_set(dpa_pld_acct *a, const dpa_leafset *L, double step
                               double m, int prepare, unsigned mask, unsigned rough, dpa_composed (*out)[2],
                               dpa_error *err);
 
-/* Pessimistic/optimistic grid measures of a mechanism leaf, both directions
- * from one set of cells (the add direction from the mirrored cells). */
-static dpa_status plain_leaf_grid(dpa_pld_acct *a, const dpa_pair *p, double step, double tau_leaf, int nd,
-                                  leaf_grid *g, dpa_error *err)
+/* The measures of direction d (0 remove, 1 add: from the mirrored cells
+ * unless the pair is symmetric) of a leaf's cells c. */
+typedef struct disc_task {
+    const dpa_cells *c;
+    int symmetric;
+    leaf_grid *g;
+    dpa_status st[2];
+    dpa_error err[2];
+} disc_task;
+
+static void disc_task_run(void *ctx, size_t d, int worker)
 {
-    dpa_cells c, r;
+    disc_task *t = ctx;
+    dpa_cells r;
+    (void)worker;
+    if (d == 0 || t->symmetric) {
+        t->st[d] = dpa_cells_discretize(t->c, &t->g->pm[d][0], &t->g->pm[d][1], &t->err[d]);
+    } else if (!(t->st[d] = dpa_cells_reverse(t->c, &r, &t->err[d]))) {
+        t->st[d] = dpa_cells_discretize(&r, &t->g->pm[d][0], &t->g->pm[d][1], &t->err[d]);
+        dpa_cells_free(&r);
+    }
+}
+
+/* Pessimistic/optimistic grid measures of a mechanism leaf, both directions
+ * from one set of cells (the add direction from the mirrored cells).  The
+ * two directions are independent: with threads > 1 (a build of one leaf,
+ * where the leaves' own parallel loop has nothing else to run) they are
+ * discretized in parallel (10^6 steps: 8.7 -> 5 ms). */
+static dpa_status plain_leaf_grid(dpa_pld_acct *a, const dpa_pair *p, double step, double tau_leaf, int nd,
+                                  int threads, leaf_grid *g, dpa_error *err)
+{
+    dpa_cells c;
     dpa_status st = dpa_cells_build(p, step, tau_leaf, nd == 2, a->opt.max_grid, &c, err);
     if (st) return st;
-    st = dpa_cells_discretize(&c, &g->pm[0][0], &g->pm[0][1], err);
-    if (!st && nd == 2) {
-        if (p->symmetric) {
-            st = dpa_cells_discretize(&c, &g->pm[1][0], &g->pm[1][1], err);
-        } else if (!(st = dpa_cells_reverse(&c, &r, err))) {
-            st = dpa_cells_discretize(&r, &g->pm[1][0], &g->pm[1][1], err);
-            dpa_cells_free(&r);
-        }
-    }
+    disc_task t = {&c, p->symmetric, g, {DPA_OK, DPA_OK}, {{0}}};
+    dpa_parallel_for((size_t)nd, threads, disc_task_run, &t);
+    for (int d = 0; d < nd && !st; d++)
+        if ((st = t.st[d]) && err) *err = t.err[d];
     /* snapped atoms moved by at most snap_shift in loss: h moves by at most
      * that much per factor */
     for (int d = 0; d < 2; d++) g->allow[d][0] = g->allow[d][1] = c.snap_shift;
@@ -892,6 +913,7 @@ typedef struct leaf_task {
     int nd;
     unsigned mask;
     int pre_ok;          /* precomposition allowed (single-stage builds) */
+    int inner_threads;   /* threads for the two directions of one leaf */
     dpa_status *st;
     dpa_error *err;
 } leaf_task;
@@ -912,7 +934,8 @@ static void leaf_task_run(void *ctx, size_t i, int worker)
         t->st[i] = precomposed_leaf_grid(t->a, &t->a->ws[worker], &t->v[i], t->step, t->tau_leaf, t->nd, t->mask,
                                          &t->g[i], &t->err[i]);
     else
-        t->st[i] = plain_leaf_grid(t->a, t->v[i].pair, t->step, t->tau_leaf, t->nd, &t->g[i], &t->err[i]);
+        t->st[i] = plain_leaf_grid(t->a, t->v[i].pair, t->step, t->tau_leaf, t->nd, t->inner_threads, &t->g[i],
+                                   &t->err[i]);
     drop_unused(&t->g[i], t->mask);
 }
 
@@ -935,7 +958,8 @@ static dpa_status leaf_grids(dpa_pld_acct *a, const dpa_leaf *v, size_t n, doubl
         free(errs);
         return dpa_error_set(err, DPA_ENOMEM, "out of memory");
     }
-    leaf_task lt = {a, v, g, step, tau_leaf, nd, mask, pre_ok, sts, errs};
+    /* one leaf: its two directions in parallel instead */
+    leaf_task lt = {a, v, g, step, tau_leaf, nd, mask, pre_ok, n == 1 ? a->nthreads : 1, sts, errs};
     dpa_parallel_for(n, a->nthreads, leaf_task_run, &lt);
     for (size_t j = 0; j < n && !st; j++)
         if ((st = sts[j]) && err) *err = errs[j];
