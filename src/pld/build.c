@@ -611,8 +611,13 @@ static dpa_status compose_leaves(dpa_pld_acct *a, const dpa_leafset *L, leaf_gri
  * (mixtures of many distinct atom mechanisms).  Upper stays upper and lower
  * stays lower at every stage; every stage's allowance is carried. */
 
-/* The own grid is at least this many times finer than the common one. */
-#define PRE_L 16
+/* The own grid is at least this many times finer than the common one.
+ * Measured on the 21-mechanism mixture (whose Poisson-subsampled Laplace
+ * and discrete Gaussian leaves are precomposed): 16 -> 8 halves those
+ * grids, 222 -> 145 ms for the whole command, the bracket 2.78e-4 -> 2.85e-4
+ * wide (accuracy 1e-4 met either way); 4 is slower again (the first build
+ * misses the target and the refined one is finer). */
+#define PRE_L 8
 
 /* Every finite atom of p (within the grid range) on the grid of spacing step. */
 static int atoms_on_grid(const dpa_pair *p, double step)
