@@ -915,7 +915,7 @@ static void test_errors_options(void **state)
 /* Integer calibration whose coarse infeasible end is feasible at the fine
  * accuracy (DP-SGD steps for eps 8): the result must be the largest
  * feasible count, with infeasible = value + 1 (it returned 117149 twice,
- * while 117313 and the true 117380 meet the target). */
+ * while 117313 and up to 117382 meet the target). */
 static void test_calibrate_integer_fine_end(void **state)
 {
     (void)state;
@@ -944,7 +944,14 @@ static void test_calibrate_integer_fine_end(void **state)
             CHECK(r.upper > 8.0, "count %.0f (the infeasible end) meets eps <= 8: %.17g", count, r.upper);
         dpa_accountant_free(a);
     }
-    CHECK(c.value == 117380, "DP-SGD steps for eps 8: %.0f, expected 117380", c.value);
+    /* 117382 is the largest count meeting the target: certified brackets at
+     * accuracy 1e-6 give eps in [7.999962, 7.999971] for 117382 and in
+     * [8.000003, 8.000012] for 117383, so a larger value would claim an
+     * infeasible count; at the default accuracy 1e-4 in eps (eps ~ sqrt(T):
+     * 2e-4 T ~ 23 steps) the search may stop a few steps short, never more
+     * than that */
+    CHECK(c.value <= 117382 && c.value >= 117382 - 23, "DP-SGD steps for eps 8: %.0f, expected 117359 .. 117382",
+          c.value);
     dpa_template_free(t);
 }
 
