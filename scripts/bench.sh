@@ -81,15 +81,16 @@ echo; echo "== peers ($py bench/peers.py --peers-dir $peers_dir)"
 if [ ! -s "$peers_tsv" ] || [ ! -s "$bench_tsv" ]; then
   exit "$status"
 fi
-echo; echo "== combined (ratio = peer median time / dpacct median time; > 1: dpacct is faster)"
+echo; echo "== combined (ratio = peer median time / dpacct whole-command time (the cli column; the in-process"
+echo "   median where the command was not run); > 1: dpacct is faster)"
 awk -F'\t' '
   FNR == 1 { next }
-  NR == FNR { up[$2] = $6; lo[$2] = $7; ms[$2] = $11; res[$2] = $16; next }
+  NR == FNR { up[$2] = $6; lo[$2] = $7; ms[$2] = ($20 != "" && $20 != "nan" ? $20 : $11); res[$2] = $16; next }
   {
     c = $1; peer = $4; st = $5
     if (!(c in ms)) next
     if (!hdr) {
-      print "| case | dpacct [lower, upper] | dpacct ms | peer | peer value | peer ms | ratio |"
+      print "| case | dpacct [lower, upper] | dpacct cli ms | peer | peer value | peer ms | ratio |"
       print "|---|---|---|---|---|---|---|"
       hdr = 1
     }
