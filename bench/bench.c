@@ -403,6 +403,20 @@ static void run_case(const bench_case *c, const char *json, int reps, double bud
 
 /* ---- the whole command ---- */
 
+/* The speed issue's cases (1-9) have whole-command goals ("dpacct
+ * whole-process CLI time"); the others' goals (the characteristic-function
+ * and f-DP issues' benchmarks, 10-15) are for the computation in a fresh
+ * process, the median column (a command's ~1.5 ms of start-up alone would
+ * miss rdp-eps's 1 ms). */
+static int goal_on_cli(const bench_case *c)
+{
+    static const char *const ids[] = {"dpsgd", "steps1e6", "hetero1000", "rr-delta", "rr-tiny",
+                                      "laplace1e6", "mixture21", "calibrate", "hetero100"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+        if (!strcmp(c->id, ids[i])) return 1;
+    return 0;
+}
+
 /* The case as a `dpacct` command line (the spec read from spec_path):
  * argv[] filled, NULL-terminated; buf holds the numbers. */
 static void cli_argv(const bench_case *c, const char *cli, const char *spec_path, char (*buf)[40], const char **argv)
@@ -558,9 +572,9 @@ static void usage(FILE *f)
             "the goals, and PASS / FAIL (time, mem) / ERROR / TIMEOUT; \"!ref\" marks bounds disjoint\n"
             "from the case's reference interval (a correctness bug). cli (ms): median wall time of\n"
             "the whole dpacct command on the case (fork, exec, library loading, reading the spec\n"
-            "file, the query, output, exit) with the same plan cache; the time goal is judged on\n"
-            "it when measured (the speed issue's goals are whole-process command times), else on\n"
-            "the median.\n");
+            "file, the query, output, exit) with the same plan cache; the speed issue's time goals\n"
+            "(cases 1-9: whole-process command times) are judged on it when measured, the other\n"
+            "goals on the median.\n");
 }
 
 static int parse_double(const char *s, double *out)
@@ -778,7 +792,7 @@ int main(int argc, char **argv)
         }
         char cli_why[160] = "";
         double cli_ms = cli ? run_cli(c, cli, json[j], wisdom, reps, 1e3 * budget_s, cli_why, sizeof cli_why) : NAN;
-        int slow = (isnan(cli_ms) ? o.median_ms : cli_ms) > c->goal_ms;
+        int slow = (goal_on_cli(c) && !isnan(cli_ms) ? cli_ms : o.median_ms) > c->goal_ms;
         int fat = c->goal_mb > 0 && peak_mb > c->goal_mb;
         int bad = inconsistent(c, &o);
         char res[64];

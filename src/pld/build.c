@@ -17,9 +17,9 @@
  * factor (1 +- DISC_REL * K). */
 #define DISC_REL (16 * DPA_UNIT_ROUNDOFF)
 /* Initial grid step from an error model (a wrong guess only costs a
- * refinement).  A single distinct mechanism repeated (the DP-SGD shape):
- * gap ~ C k step^2, measured C = 1.9 (DP-SGD) and 2.7 (10^6 steps,
- * two-stage); 3 keeps both within the target. */
+ * refinement).  A single distinct mechanism with atoms repeated (Laplace,
+ * subsampled Laplace): gap ~ C k step^2; 3 was fitted when it also served
+ * the continuous shape (DP-SGD in one stage: C = 1.9). */
 #define STEP_MODEL_C_REPEAT 3.0
 /* The same for a single leaf with a continuous loss and no atoms, whose gap
  * goes as k step^2 / sqrt(eps) (dpa_pld_initial_step): measured C = 4.0,
