@@ -191,6 +191,20 @@ check "init with a unit twice: exit 2 and no ledger left" eval 'rc_is 2 && test 
 run ledger init "$TMP/na.db" --filter natural-approx --epsilon 1 --delta 1e-3 --allow-degraded --max-queries 10 --unit a
 check "natural-approx from the command line (--max-queries)" rc_is 0
 
+# libpq is loaded when a PostgreSQL ledger is opened: without it (hidden in a
+# private mount namespace, where that is allowed: root, as in CI) such a
+# location is refused with the library's name, and SQLite ledgers still work
+PQ_LIB=$(ldconfig -p 2>/dev/null | awk '/libpq\.so\.5 /{print $NF; exit}')
+if [ -n "$PQ_LIB" ] && unshare -m true 2>/dev/null; then
+    unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" ledger status postgresql://nobody@localhost/none' sh \
+        "$PQ_LIB" "$BIN" >"$TMP/out" 2>"$TMP/err"; rc=$?
+    check "without libpq a PostgreSQL location is refused, naming the library" \
+        eval '[ $rc -ne 0 ] && [ $rc -ne 3 ] && err_has "PostgreSQL ledgers need libpq at run time" && err_has "libpq5"'
+    unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" ledger status "$3"' sh "$PQ_LIB" "$BIN" "$DB" \
+        >"$TMP/out" 2>"$TMP/err"; rc=$?
+    check "without libpq SQLite ledgers work" rc_is 0
+fi
+
 if [ -n "${DPA_TEST_PG_DIR:-}" ] && [ -n "${DPA_TEST_PG_SCRIPT:-}" ]; then
     PGP=$(bash "$DPA_TEST_PG_SCRIPT" uri "$DPA_TEST_PG_DIR" "cli_$$_3")
     run ledger init "$PGP&password=s3cr3t" --filter pure --epsilon 1

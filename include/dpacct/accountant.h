@@ -48,10 +48,16 @@
  * A method that cannot take a spec fails with DPA_EUNSUPPORTED, saying why
  * and which method can.
  *
- * Thread safety: an accountant is not safe for concurrent queries.  The
- * library has no global mutable state of its own, but FFTW's planner is
- * process-global: accountants used from several threads need
- * fftw_make_planner_thread_safe() called once by the application.  GSL's
+ * Thread safety: an accountant is not safe for concurrent queries; distinct
+ * accountants may be used from distinct threads.  FFTW's planner is
+ * process-global and not thread safe: dpacct serializes its own use of it
+ * (planning, and the plan cache's wisdom import and export) under one
+ * process-wide lock, so its accountants need nothing more; if other code in
+ * the process plans FFTW transforms at the same time, the application must
+ * call fftw_make_planner_thread_safe() once (that does not cover wisdom
+ * import and export, which the plan cache of fft_cache_dir uses: do not
+ * import or export FFTW wisdom elsewhere while accountants with a cache
+ * run).  GSL's
  * error handler is switched off around each GSL call and then restored (the
  * caller's handler is never left changed), and that save/restore is itself
  * process-global: concurrent queries should be serialized, or the
@@ -129,15 +135,20 @@ typedef struct dpa_options {
     int threads;
     /* rdp method: RDP -> (eps, delta) conversion (default DPA_CONV_OPTIMAL). */
     dpa_rdp_conv rdp_conversion;
-    /* Directory of the PLD method's FFT plan cache (FFTW wisdom, one file
-     * per FFT length, dpacct/wisdom.h); NULL (default): none, and the
-     * library touches no file.  A length the process has no plan for is
-     * looked up there before it is planned, and a newly planned length is
-     * saved there (the directory is created; writes are atomic).  Planning
-     * a length costs a new process 3-15 ms, loading its plan ~0.5 ms.  A
-     * missing, unreadable or foreign file, or a failed write, only costs
-     * speed: results never depend on the cache.  Borrowed: the string must
-     * outlive the accountant.  (The command line uses
+    /* Directory of the PLD method's FFT plan cache (FFTW wisdom, a file
+     * "fftw-<n>" per FFT length n, dpacct/wisdom.h); NULL (default): none,
+     * and the library touches no file.  A length the process has no plan
+     * for is looked up there before it is planned, and after planning a
+     * length the process's wisdom is saved as that length's file (so a file
+     * may also hold the other lengths the process planned; the directory is
+     * created; writes are atomic).  Planning a length costs a new process
+     * 3-15 ms, loading its plan ~0.5 ms.  A missing, unreadable or foreign
+     * file, or a failed write, only costs speed.  dpacct plans with
+     * FFTW_ESTIMATE, and a plan from its own files is the same plan, so
+     * results do not depend on the cache; wisdom of another program in the
+     * same process (more patient plans) may end up in the files and change
+     * a result's last bits, never its certification.  Borrowed: the string
+     * must outlive the accountant.  (The command line uses
      * dpa_wisdom_default_dir.) */
     const char *fft_cache_dir;
 } dpa_options;

@@ -484,6 +484,11 @@ static int check_complete(cli_args *a)
                            a->cmd == CLI_EPSILON ? "--delta" : "--epsilon", a->nvalues);
     if (a->all_methods && a->cmd != CLI_CURVE && a->format == CLI_FORMAT_CSV)
         return usage_error(a, "--method all has no CSV form here (dpacct curve --method all writes CSV)");
+    /* the mu-GDP bracket is shown in text and JSON only */
+    if (a->gdp_mu && a->all_methods)
+        return usage_error(a, "--gdp-mu takes one method, not --method all");
+    if (a->gdp_mu && a->format == CLI_FORMAT_CSV)
+        return usage_error(a, "--gdp-mu has no CSV form (use --json)");
     return CLI_EXIT_OK;
 }
 

@@ -15,14 +15,17 @@ static const char *const SONAMES[] = {"libcairo.so.2", "libcairo.so"};
 
 int cli_cairo_load(cli_cairo *c, char *msg, size_t msg_len)
 {
-    const char *why = "not found";
+    /* the loader's message of the first attempt, copied: the next dlopen
+     * frees the string dlerror returned */
+    char why[256] = "not found";
     size_t i;
     memset(c, 0, sizeof *c);
     for (i = 0; i < sizeof SONAMES / sizeof *SONAMES && !c->handle; i++) {
         c->handle = dlopen(SONAMES[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (!c->handle && i == 0) {
             const char *e = dlerror();
-            why = e ? e : why;
+            if (e)
+                snprintf(why, sizeof why, "%s", e);
         }
     }
     if (!c->handle) {

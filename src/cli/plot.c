@@ -329,11 +329,9 @@ static cairo_status_t sink_write(void *closure, const unsigned char *data, unsig
     return CAIRO_STATUS_SUCCESS;
 }
 
-static int render(const cli_figure *fig, cli_plot_format fmt, sink *out, char *msg, size_t msg_len)
+static int render(const cli_cairo *cx, const cli_figure *fig, cli_plot_format fmt, sink *out, char *msg,
+                  size_t msg_len)
 {
-    cli_cairo api, *cx = &api;
-    if (cli_cairo_load(&api, msg, msg_len))
-        return -1;
     cairo_surface_t *surf = fmt == CLI_PLOT_SVG ? cx->cairo_svg_surface_create_for_stream(sink_write, out, W, H)
                                                 : cx->cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)W, (int)H);
     cairo_status_t st = cx->cairo_surface_status(surf);
@@ -351,23 +349,27 @@ static int render(const cli_figure *fig, cli_plot_format fmt, sink *out, char *m
     if (st != CAIRO_STATUS_SUCCESS || out->failed) {
         snprintf(msg, msg_len, "drawing the plot failed: %s",
                  out->failed ? "write error" : cx->cairo_status_to_string(st));
-        cli_cairo_unload(&api);
         return -1;
     }
-    cli_cairo_unload(&api);
     return 0;
 }
 
 int cli_plot_write(const cli_figure *fig, cli_plot_format fmt, const char *path, char *msg, size_t msg_len)
 {
     sink s = {0};
+    cli_cairo cx;
     int to_stdout = !strcmp(path, "-");
+    /* cairo first: a missing cairo must not leave the file truncated */
+    if (cli_cairo_load(&cx, msg, msg_len))
+        return -1;
     s.fp = to_stdout ? stdout : fopen(path, "wb");
     if (!s.fp) {
         snprintf(msg, msg_len, "cannot open %s for writing", path);
+        cli_cairo_unload(&cx);
         return -1;
     }
-    int rc = render(fig, fmt, &s, msg, msg_len);
+    int rc = render(&cx, fig, fmt, &s, msg, msg_len);
+    cli_cairo_unload(&cx);
     if (to_stdout) {
         if (fflush(stdout) != 0 && rc == 0) {
             snprintf(msg, msg_len, "error writing to standard output");
@@ -383,7 +385,13 @@ int cli_plot_write(const cli_figure *fig, cli_plot_format fmt, const char *path,
 int cli_plot_svg_string(const cli_figure *fig, char **out, char *msg, size_t msg_len)
 {
     sink s = {0};
-    int rc = render(fig, CLI_PLOT_SVG, &s, msg, msg_len);
+    cli_cairo cx;
+    if (cli_cairo_load(&cx, msg, msg_len)) {
+        *out = NULL;
+        return -1;
+    }
+    int rc = render(&cx, fig, CLI_PLOT_SVG, &s, msg, msg_len);
+    cli_cairo_unload(&cx);
     if (rc) {
         free(s.buf);
         *out = NULL;

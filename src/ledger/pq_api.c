@@ -3,6 +3,7 @@
 #ifdef DPA_HAVE_LIBPQ
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 #include "ledger/pq_api.h"
 
@@ -15,14 +16,17 @@ static const char *const SONAMES[] = {"libpq.so.5", "libpq.so"};
 
 dpa_status dpa_pq_load(dpa_pq_api *api, dpa_error *err)
 {
-    const char *why = "not found";
+    /* the loader's message of the first attempt, copied: the next dlopen
+     * frees the string dlerror returned */
+    char why[256] = "not found";
     size_t i;
     memset(api, 0, sizeof *api);
     for (i = 0; i < sizeof SONAMES / sizeof *SONAMES && !api->handle; i++) {
         api->handle = dlopen(SONAMES[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (!api->handle && i == 0) {
             const char *e = dlerror();
-            why = e ? e : why;
+            if (e)
+                snprintf(why, sizeof why, "%s", e);
         }
     }
     if (!api->handle)

@@ -21,7 +21,16 @@
  * the process's wisdom saved as that file.  A process thus reads only the
  * files of the lengths it uses (about 0.5 ms each) instead of one file with
  * every length ever planned (1.5 ms per 100 KB), and never serializes its
- * wisdom unless it planned something. */
+ * wisdom unless it planned something.  A length's file holds the process's
+ * wisdom when that length was planned, so it may hold other lengths' plans
+ * too (those of the same process).
+ *
+ * Planning, importing and exporting wisdom touch FFTW's process-global
+ * planner, which is not thread safe: dpacct does all three under one
+ * process-wide lock (planner_lock), so its own accountants may plan from
+ * several threads at once.  That lock, which guards FFTW's state rather
+ * than any of dpacct's, is the library's one piece of process-wide state
+ * besides the GSL handler guard. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +66,19 @@ struct dpa_fft {
     pthread_mutex_t lock;
 };
 
+/* Serializes dpacct's use of FFTW's planner (plan creation and
+ * destruction, wisdom import and export) across threads and accountants. */
+static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void destroy_plan(fftw_plan p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&planner_lock);
+    fftw_destroy_plan(p);
+    pthread_mutex_unlock(&planner_lock);
+}
+
 dpa_fft *dpa_fft_new(const char *cache_dir)
 {
     dpa_fft *f = calloc(1, sizeof(dpa_fft));
@@ -72,10 +94,8 @@ dpa_fft *dpa_fft_new(const char *cache_dir)
 
 static void entry_clear(dpa_fft_entry *e)
 {
-    if (e->r2c)
-        fftw_destroy_plan(e->r2c);
-    if (e->c2r)
-        fftw_destroy_plan(e->c2r);
+    destroy_plan(e->r2c);
+    destroy_plan(e->c2r);
     e->n = 0;
     e->r2c = e->c2r = NULL;
 }
@@ -87,8 +107,7 @@ void dpa_fft_free(dpa_fft *f)
     for (size_t i = 0; i < DPA_FFT_CACHE_SIZE; i++)
         entry_clear(&f->e[i]);
     for (size_t i = 0; i < f->nretired; i++)
-        if (f->retired[i])
-            fftw_destroy_plan(f->retired[i]);
+        destroy_plan(f->retired[i]);
     free(f->retired);
     free(f->cache_dir);
     pthread_mutex_destroy(&f->lock);
@@ -146,6 +165,7 @@ static dpa_fft_entry *get_entry(dpa_fft *f, size_t n)
     fftw_plan r2c = NULL, c2r = NULL;
     char path[4200];
     int have_path = f->cache_dir && snprintf(path, sizeof path, "%s/fftw-%zu", f->cache_dir, n) < (int)sizeof path;
+    pthread_mutex_lock(&planner_lock);
     if (r && c) {
         fftw_iodim64 dim = { .n = (ptrdiff_t)n, .is = 1, .os = 1 };
         /* with a cache: from wisdom only (the process's, then the length's
@@ -166,15 +186,18 @@ static dpa_fft_entry *get_entry(dpa_fft *f, size_t n)
                 dpa_wisdom_save(path, NULL);
         }
     }
-    fftw_free(r);
-    fftw_free(c);
     if (!r2c || !c2r) {
         if (r2c)
             fftw_destroy_plan(r2c);
         if (c2r)
             fftw_destroy_plan(c2r);
-        return NULL;
+        r2c = c2r = NULL;
     }
+    pthread_mutex_unlock(&planner_lock);
+    fftw_free(r);
+    fftw_free(c);
+    if (!r2c || !c2r)
+        return NULL;
     /* reuse an empty slot if any, else replace round robin */
     dpa_fft_entry *e = NULL;
     for (size_t i = 0; i < DPA_FFT_CACHE_SIZE && !e; i++)
@@ -187,8 +210,8 @@ static dpa_fft_entry *get_entry(dpa_fft *f, size_t n)
         dpa_fft_entry *old = &f->e[f->next];
         fftw_plan *rt = realloc(f->retired, (f->nretired + 2) * sizeof *rt);
         if (!rt) {
-            fftw_destroy_plan(r2c);
-            fftw_destroy_plan(c2r);
+            destroy_plan(r2c);
+            destroy_plan(c2r);
             return NULL;
         }
         f->retired = rt;
