@@ -578,28 +578,64 @@ static void compose_task_run(void *ctx, size_t i, int worker)
     free(cnt);
 }
 
+/* Several independent compose_leaves calls as one parallel loop: the tasks
+ * of every set on the accountant's workers together (a set has at most 4
+ * tasks, fewer than the workers can balance: 3 tasks on 2 threads leave one
+ * idle a third of the time). */
+typedef struct compose_batch {
+    compose_task *ct;
+    size_t nsets;
+    size_t ntasks[2];
+} compose_batch;
+
+static void compose_batch_run(void *ctx, size_t i, int worker)
+{
+    compose_batch *b = ctx;
+    size_t k = 0;
+    while (i >= b->ntasks[k]) i -= b->ntasks[k++];
+    compose_task_run(&b->ct[k], i, worker);
+}
+
+/* Compose, for each of nsets (1 or 2) sets, the leaves' grid measures g[s]
+ * (one per leaf of L[s]) into out[s][d][k] for the bits of mask (2 d + k,
+ * d < nd): the compositions are independent, one task each on the
+ * accountant's workers (each with its own FFT workspace).  On failure no
+ * out[s][d][k] of mask is left allocated. */
+static dpa_status compose_sets(dpa_pld_acct *a, size_t nsets, const dpa_leafset *const *L, leaf_grid *const *g,
+                               double tau, int nd, long long Lc, double m, int prepare, unsigned mask,
+                               unsigned rough, dpa_composed (*const *out)[2], dpa_error *err)
+{
+    compose_task ct[2];
+    compose_batch b = {ct, nsets, {0, 0}};
+    dpa_status st = DPA_OK;
+    for (size_t k = 0; k < nsets; k++) {
+        ct[k] = (compose_task){a, L[k], g[k], tau, Lc, m, prepare, out[k], {0}, rough, {DPA_OK}, {{0}}};
+        for (int t = 0; t < 2 * nd; t++)
+            if (mask >> t & 1u) ct[k].todo[b.ntasks[k]++] = t;
+    }
+    dpa_parallel_for(b.ntasks[0] + (nsets > 1 ? b.ntasks[1] : 0), a->nthreads, compose_batch_run, &b);
+    for (size_t k = 0; k < nsets; k++)
+        for (size_t i = 0; i < b.ntasks[k]; i++)
+            if (ct[k].st[i] && !st) {
+                st = ct[k].st[i];
+                if (err) *err = ct[k].err[i];
+            }
+    if (st)
+        for (size_t k = 0; k < nsets; k++)
+            for (size_t i = 0; i < b.ntasks[k]; i++) dpa_composed_free(&out[k][ct[k].todo[i] / 2][ct[k].todo[i] % 2]);
+    return st;
+}
+
 /* Compose the leaves' grid measures g (one per leaf of L) into out[d][k]
- * for the bits of mask (2 d + k, d < nd): the compositions are
- * independent, one task each on the accountant's workers (each with its
- * own FFT workspace).  On failure no out[d][k] of mask is left allocated. */
+ * for the bits of mask (2 d + k, d < nd). */
 static dpa_status compose_leaves(dpa_pld_acct *a, const dpa_leafset *L, leaf_grid *g, double tau, int nd,
                                  long long Lc, double m, int prepare, unsigned mask, unsigned rough,
                                  dpa_composed (*out)[2], dpa_error *err)
 {
-    compose_task ct = {a, L, g, tau, Lc, m, prepare, out, {0}, rough, {DPA_OK}, {{0}}};
-    size_t nt = 0;
-    dpa_status st = DPA_OK;
-    for (int t = 0; t < 2 * nd; t++)
-        if (mask >> t & 1u) ct.todo[nt++] = t;
-    dpa_parallel_for(nt, a->nthreads, compose_task_run, &ct);
-    for (size_t i = 0; i < nt; i++)
-        if (ct.st[i] && !st) {
-            st = ct.st[i];
-            if (err) *err = ct.err[i];
-        }
-    if (st)
-        for (size_t i = 0; i < nt; i++) dpa_composed_free(&out[ct.todo[i] / 2][ct.todo[i] % 2]);
-    return st;
+    const dpa_leafset *Ls[1] = {L};
+    leaf_grid *gs[1] = {g};
+    dpa_composed (*outs[1])[2] = {out};
+    return compose_sets(a, 1, Ls, gs, tau, nd, Lc, m, prepare, mask, rough, outs, err);
 }
 
 /* ---------------- precomposition of atom leaves off the grid ----------------
@@ -1001,7 +1037,10 @@ static dpa_status grouped_set(dpa_pld_acct *a, const dpa_leafset *L, double step
     memset(&gl, 0, sizeof gl);
     gl.v = calloc(ng, sizeof *gl.v);
     leaf_grid *gg = calloc(ng, sizeof *gg);
-    leaf_grid *g = calloc(GROUP_SIZE, sizeof *g);
+    /* two groups at a time: their leaves' grids in one parallel loop, their
+     * up to 2 x 3 compositions in another (one group's three compositions
+     * on two threads would leave one idle a third of the time) */
+    leaf_grid *g = calloc(2 * GROUP_SIZE, sizeof *g);
     dpa_status st = DPA_OK;
     if (!gl.v || !gg || !g) {
         st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
@@ -1010,36 +1049,49 @@ static dpa_status grouped_set(dpa_pld_acct *a, const dpa_leafset *L, double step
     gl.n = ng;
     gl.total_count = (double)ng;
     gl.asymmetric = L->asymmetric;
-    for (size_t gi = 0; gi < ng && !st; gi++) {
-        size_t j0 = gi * GROUP_SIZE, n = nl - j0 < GROUP_SIZE ? nl - j0 : GROUP_SIZE;
-        dpa_leafset sub;
-        memset(&sub, 0, sizeof sub);
-        sub.v = L->v + j0;
-        sub.n = n;
-        sub.asymmetric = L->asymmetric;
-        for (size_t j = 0; j < n; j++) sub.total_count += sub.v[j].count;
-        memset(g, 0, GROUP_SIZE * sizeof *g);
-        st = leaf_grids(a, sub.v, n, step, tau_leaf, nd, mask, 1, g, err);
-        dpa_composed tmp[2][2];
+    for (size_t gi = 0; gi < ng && !st; gi += 2) {
+        size_t npair = ng - gi < 2 ? ng - gi : 2, j0 = gi * GROUP_SIZE, nall = 0;
+        dpa_leafset sub[2];
+        const dpa_leafset *subs[2];
+        leaf_grid *gs[2];
+        dpa_composed tmp[2][2][2];
+        dpa_composed (*outs[2])[2];
+        memset(sub, 0, sizeof sub);
         memset(tmp, 0, sizeof tmp);
-        if (!st) st = compose_leaves(a, &sub, g, tau_g, nd, 1, 1, 0, mask, rough, tmp, err);
-        for (size_t j = 0; j < n; j++) leaf_grid_free(&g[j]);
-        if (st) break;
-        for (int t = 0; t < 4; t++) {
-            if (!(mask >> t & 1u) || t / 2 >= nd) continue;
-            dpa_composed *c = &tmp[t / 2][t % 2];
-            double tot = c->inf;
-            for (size_t i = 0; i < c->n; i++) tot += c->mass[i];
-            /* the group's bounds as an additive allowance: its relative part
-             * times h <= total mass */
-            gg[gi].allow[t / 2][t % 2] =
-                (t % 2 == 0 ? c->tail_above : c->tail_outside) + c->roundoff + c->rel_err * tot * (1 + 1e-3);
-            gg[gi].pm[t / 2][t % 2] = (dpa_grid_pmf){c->lo, c->n, c->step, c->mass, c->inf};
-            c->mass = NULL;
-            dpa_composed_free(c);
+        for (size_t k = 0; k < npair; k++) {
+            size_t jk = j0 + k * GROUP_SIZE, n = nl - jk < GROUP_SIZE ? nl - jk : GROUP_SIZE;
+            sub[k].v = L->v + jk;
+            sub[k].n = n;
+            sub[k].asymmetric = L->asymmetric;
+            for (size_t j = 0; j < n; j++) sub[k].total_count += sub[k].v[j].count;
+            subs[k] = &sub[k];
+            gs[k] = g + k * GROUP_SIZE;
+            outs[k] = tmp[k];
+            nall += n;
         }
-        gl.v[gi].count = 1;
-        gl.v[gi].mu = gl.v[gi].rr_eps = gl.v[gi].rr_delta = gl.v[gi].rate = NAN;
+        memset(g, 0, 2 * GROUP_SIZE * sizeof *g);
+        st = leaf_grids(a, L->v + j0, nall, step, tau_leaf, nd, mask, 1, g, err);
+        if (!st) st = compose_sets(a, npair, subs, gs, tau_g, nd, 1, 1, 0, mask, rough, outs, err);
+        for (size_t j = 0; j < nall; j++) leaf_grid_free(&g[j]);
+        if (st) break;
+        for (size_t k = 0; k < npair; k++) {
+            size_t gk = gi + k;
+            for (int t = 0; t < 4; t++) {
+                if (!(mask >> t & 1u) || t / 2 >= nd) continue;
+                dpa_composed *c = &tmp[k][t / 2][t % 2];
+                double tot = c->inf;
+                for (size_t i = 0; i < c->n; i++) tot += c->mass[i];
+                /* the group's bounds as an additive allowance: its relative part
+                 * times h <= total mass */
+                gg[gk].allow[t / 2][t % 2] =
+                    (t % 2 == 0 ? c->tail_above : c->tail_outside) + c->roundoff + c->rel_err * tot * (1 + 1e-3);
+                gg[gk].pm[t / 2][t % 2] = (dpa_grid_pmf){c->lo, c->n, c->step, c->mass, c->inf};
+                c->mass = NULL;
+                dpa_composed_free(c);
+            }
+            gl.v[gk].count = 1;
+            gl.v[gk].mu = gl.v[gk].rr_eps = gl.v[gk].rr_delta = gl.v[gk].rate = NAN;
+        }
     }
     if (!st) st = compose_leaves(a, &gl, gg, tau, nd, 1, 1, prepare, mask, rough, out, err);
 out:
