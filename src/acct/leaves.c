@@ -70,17 +70,26 @@ static int is_identity(const dpa_event *e)
  * number at least ~2 sqrt(2 * 700) sd = 75 sd (Gaussian core): refuse
  * without looping when 60 sd exceeds the component cap. */
 #define SWR_SD_FACTOR 60.0
-static dpa_pair *swr_pair(const dpa_event *e, const char *path, dpa_error *err)
+/* The mu of the gaussian/gdp child of a subsampling event e (name; why:
+ * the reason only those children are taken); -1 with DPA_EUNSUPPORTED for
+ * any other child. */
+static double gaussian_child_mu(const dpa_event *e, const char *name, const char *why, const char *path,
+                                dpa_error *err)
 {
     const dpa_event *c = e->child[0];
     if (c->kind != DPA_EV_GAUSSIAN && c->kind != DPA_EV_GDP) {
-        dpa_error_set(err, DPA_EUNSUPPORTED,
-                      "%s: sample_with_replacement is accounted over a gaussian or gdp leaf only, not %s (its "
-                      "pair is a Gaussian mixture over the number of copies of a record)",
-                      path, dpa_ev_kind_name(c->kind));
-        return NULL;
+        dpa_error_set(err, DPA_EUNSUPPORTED, "%s: %s is accounted over a gaussian or gdp leaf only, not %s (%s)",
+                      path, name, dpa_ev_kind_name(c->kind), why);
+        return -1;
     }
-    double mu = c->kind == DPA_EV_GAUSSIAN ? c->p[1] / c->p[0] : c->p[0];
+    return c->kind == DPA_EV_GAUSSIAN ? c->p[1] / c->p[0] : c->p[0];
+}
+
+static dpa_pair *swr_pair(const dpa_event *e, const char *path, dpa_error *err)
+{
+    double mu = gaussian_child_mu(e, "sample_with_replacement",
+                                  "its pair is a Gaussian mixture over the number of copies of a record", path, err);
+    if (mu < 0) return NULL;
     double n = e->p[0], m = e->p[1];
     if (n == 1) { /* every draw is the record: K = m */
         double one = 1;
@@ -165,15 +174,10 @@ nomem:
 /* Truncated Poisson subsampling of a gaussian/gdp leaf (docs/mechanisms.md §3). */
 static dpa_pair *trunc_pair(const dpa_event *e, const char *path, dpa_error *err)
 {
-    const dpa_event *c = e->child[0];
-    if (c->kind != DPA_EV_GAUSSIAN && c->kind != DPA_EV_GDP) {
-        dpa_error_set(err, DPA_EUNSUPPORTED,
-                      "%s: truncated_poisson is accounted over a gaussian or gdp leaf only, not %s (a truncated "
-                      "batch replaces a record, which moves a sum query by twice its sensitivity)",
-                      path, dpa_ev_kind_name(c->kind));
-        return NULL;
-    }
-    double mu = c->kind == DPA_EV_GAUSSIAN ? c->p[1] / c->p[0] : c->p[0];
+    double mu = gaussian_child_mu(e, "truncated_poisson",
+                                  "a truncated batch replaces a record, which moves a sum query by twice its "
+                                  "sensitivity", path, err);
+    if (mu < 0) return NULL;
     if (mu == 0) return dpa_pair_gaussian(0, err);
     return dpa_pair_truncated_poisson(e->p[0], e->p[1], e->p[2], mu, err);
 }
