@@ -642,6 +642,24 @@ static dpa_status dpsgd_number(walk *w, json_t *obj, const seg *at, const char *
     return DPA_OK;
 }
 
+/* A required size key of a dpsgd object (dataset_size, batch_size): present,
+ * never a placeholder (refused with why), in domain dom (a violation's
+ * message followed by suffix). */
+static dpa_status dpsgd_size(walk *w, json_t *obj, const seg *at, const char *key, const dpa_param_info *dom,
+                             const char *why, const char *suffix, double *out)
+{
+    seg sub = {at, key, 0, NULL};
+    char problem[256];
+    int has;
+    if (dpsgd_number(w, obj, at, key, NULL, why, out, &has) != DPA_OK)
+        return DPA_EINVAL;
+    if (!has)
+        return fail(w, at, "missing key \"%s\"", key);
+    if (dpa_ev_check_value(dom, *out, problem, sizeof problem))
+        return fail(w, &sub, "%s%s", problem, suffix);
+    return DPA_OK;
+}
+
 static void dpsgd_domain(dpa_param_info *d, const char *name, dpa_param_role role, int integer, double lo,
                          int lo_open, double hi)
 {
@@ -686,36 +704,12 @@ static dpa_event *walk_dpsgd(walk *w, json_t *val, const seg *at)
     /* the sizes first: the domains of the others depend on them */
     dpsgd_domain(&dom, "dataset_size", DPA_ROLE_NOISE, 1, 1, 0, DPA_MAX_COUNT);
     snprintf(why, sizeof why, "the dataset size %s", NOT_MONOTONE);
-    if (dpsgd_number(w, val, at, "dataset_size", NULL, why, &d.n, &has) != DPA_OK)
+    if (dpsgd_size(w, val, at, "dataset_size", &dom, why, "", &d.n) != DPA_OK)
         return NULL;
-    if (!has) {
-        fail(w, at, "missing key \"dataset_size\"");
-        return NULL;
-    }
-    {
-        char problem[256];
-        seg sub = {at, "dataset_size", 0, NULL};
-        if (dpa_ev_check_value(&dom, d.n, problem, sizeof problem)) {
-            fail(w, &sub, "%s", problem);
-            return NULL;
-        }
-    }
     dpsgd_domain(&dom, "batch_size", DPA_ROLE_BUDGET, 1, 1, 0, d.n);
     snprintf(why, sizeof why, "the batch size %s", NOT_MONOTONE);
-    if (dpsgd_number(w, val, at, "batch_size", NULL, why, &d.b, &has) != DPA_OK)
+    if (dpsgd_size(w, val, at, "batch_size", &dom, why, " (the dataset_size)", &d.b) != DPA_OK)
         return NULL;
-    if (!has) {
-        fail(w, at, "missing key \"batch_size\"");
-        return NULL;
-    }
-    {
-        char problem[256];
-        seg sub = {at, "batch_size", 0, NULL};
-        if (dpa_ev_check_value(&dom, d.b, problem, sizeof problem)) {
-            fail(w, &sub, "%s (the dataset_size)", problem);
-            return NULL;
-        }
-    }
     /* epochs: (0, hi] with hi a little below DPA_MAX_COUNT steps when "?" */
     {
         int ph = is_placeholder(json_object_get(val, "epochs"));
