@@ -311,6 +311,37 @@ static int feasible_at(const cli_args *a, run_desc *run, int solve, unsigned lon
     return CLI_EXIT_OK;
 }
 
+/* Bisection of the integer parameter `solve` between a feasible *good and
+ * an infeasible *bad (0: none, nothing to bisect) until they are adjacent;
+ * with geometric, geometric midpoints while the ends are more than a
+ * factor 4 apart.  *rgood: the result at *good. */
+static int bisect_count(const cli_args *a, run_desc *run, int solve, int geometric, unsigned long long *good,
+                        unsigned long long *bad, dpa_result *rgood, int *evals)
+{
+    dpa_result res;
+    int ok, rc;
+    while (*bad != 0 && *bad - *good > 1) {
+        unsigned long long mid = *good + (*bad - *good) / 2;
+        if (geometric && *bad / *good > 4) {
+            mid = (unsigned long long)llround(sqrt((double)*good * (double)*bad));
+            if (mid <= *good)
+                mid = *good + 1;
+            if (mid >= *bad)
+                mid = *bad - 1;
+        }
+        rc = feasible_at(a, run, solve, mid, &res, &ok, evals);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        if (ok) {
+            *good = mid;
+            *rgood = res;
+        } else {
+            *bad = mid;
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
 /* The step count from dpa_calibrate, made sure: T + 1 is evaluated at the
  * caller's accuracy and must be infeasible (the library's final bracket can
  * end on a value it evaluated only with its coarse accuracy); if it is
@@ -340,18 +371,9 @@ static int finish_steps(const cli_args *a, run_desc *run, calib_out *out)
             bad = v;
         }
     }
-    while (bad != 0 && bad - good > 1) {
-        unsigned long long mid = good + (bad - good) / 2;
-        rc = feasible_at(a, run, SOLVE_STEPS, mid, &res, &ok, &out->evaluations);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-        if (ok) {
-            good = mid;
-            rgood = res;
-        } else {
-            bad = mid;
-        }
-    }
+    rc = bisect_count(a, run, SOLVE_STEPS, 0, &good, &bad, &rgood, &out->evaluations);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     run->t = good;
     out->value = (double)good;
     out->infeasible = bad ? (double)bad : NAN;
@@ -441,27 +463,9 @@ static int calibrate_batch(const cli_args *a, run_desc *run, calib_out *out)
         }
         b = b / 4 > 0 ? b / 4 : 1;
     }
-    while (bad != 0 && bad - good > 1) {
-        unsigned long long mid;
-        if (bad / good > 4)
-            mid = (unsigned long long)llround(sqrt((double)good * (double)bad));
-        else
-            mid = good + (bad - good) / 2;
-        if (mid <= good)
-            mid = good + 1;
-        if (mid >= bad)
-            mid = bad - 1;
-        rc = feasible_at(a, run, SOLVE_BATCH, mid, &res, &ok, &evals);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-        if (ok) {
-            good = mid;
-            rgood = res;
-        } else {
-            bad = mid;
-            rbad = res;
-        }
-    }
+    rc = bisect_count(a, run, SOLVE_BATCH, 1, &good, &bad, &rgood, &evals);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     rc = set_batch(run, good);
     if (rc != CLI_EXIT_OK)
         return rc;
