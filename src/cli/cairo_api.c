@@ -5,29 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 #include "cairo_api.h"
+#include "num/dynlib.h"
 
 /* the run-time name of cairo's ABI (Debian: libcairo2), then the
  * development link */
-/* RTLD_NODELETE: the library stays mapped after the last reference is
- * dropped, as a linked library would; its dependencies register exit
- * handlers and thread-local destructors that must not outlive their code */
 static const char *const SONAMES[] = {"libcairo.so.2", "libcairo.so"};
 
 int cli_cairo_load(cli_cairo *c, char *msg, size_t msg_len)
 {
-    /* the loader's message of the first attempt, copied: the next dlopen
-     * frees the string dlerror returned */
-    char why[256] = "not found";
-    size_t i;
+    char why[256];
     memset(c, 0, sizeof *c);
-    for (i = 0; i < sizeof SONAMES / sizeof *SONAMES && !c->handle; i++) {
-        c->handle = dlopen(SONAMES[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-        if (!c->handle && i == 0) {
-            const char *e = dlerror();
-            if (e)
-                snprintf(why, sizeof why, "%s", e);
-        }
-    }
+    c->handle = dpa_dynlib_open(SONAMES, sizeof SONAMES / sizeof *SONAMES, why, sizeof why);
     if (!c->handle) {
         snprintf(msg, msg_len, "plots need cairo at run time (%s); on Debian install libcairo2", why);
         return -1;

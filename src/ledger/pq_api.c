@@ -3,32 +3,19 @@
 #ifdef DPA_HAVE_LIBPQ
 
 #include <dlfcn.h>
-#include <stdio.h>
 #include <string.h>
 #include "ledger/pq_api.h"
+#include "num/dynlib.h"
 
 /* the run-time name of libpq's ABI (Debian: libpq5), then the development
  * link, which names the same library on systems that ship only that */
-/* RTLD_NODELETE: the library stays mapped after the last reference is
- * dropped, as a linked library would; its dependencies register exit
- * handlers and thread-local destructors that must not outlive their code */
 static const char *const SONAMES[] = {"libpq.so.5", "libpq.so"};
 
 dpa_status dpa_pq_load(dpa_pq_api *api, dpa_error *err)
 {
-    /* the loader's message of the first attempt, copied: the next dlopen
-     * frees the string dlerror returned */
-    char why[256] = "not found";
-    size_t i;
+    char why[256];
     memset(api, 0, sizeof *api);
-    for (i = 0; i < sizeof SONAMES / sizeof *SONAMES && !api->handle; i++) {
-        api->handle = dlopen(SONAMES[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-        if (!api->handle && i == 0) {
-            const char *e = dlerror();
-            if (e)
-                snprintf(why, sizeof why, "%s", e);
-        }
-    }
+    api->handle = dpa_dynlib_open(SONAMES, sizeof SONAMES / sizeof *SONAMES, why, sizeof why);
     if (!api->handle)
         return dpa_error_set(err, DPA_EUNSUPPORTED,
                              "ledger: PostgreSQL ledgers need libpq at run time (%s); on Debian "
