@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
@@ -116,6 +117,27 @@ static inline dpa_result test_query_delta(const char *json, dpa_method method, d
 }
 
 /* The same, or NULL with *err set (for specs a test expects to be refused). */
+/* json parses, and the canonical writer gives it back exactly. */
+static inline void test_spec_round_trip(const char *json)
+{
+    dpa_error err;
+    dpa_spec *s = dpa_spec_from_json(json, &err);
+    if (!s) fail_msg("%s: %s", json, err.message);
+    char *j = dpa_spec_to_json(s);
+    CHECK(j && !strcmp(j, json), "round trip %s -> %s", json, j ? j : "");
+    free(j);
+    dpa_spec_free(s);
+}
+
+/* json is refused, with a message containing want. */
+static inline void test_spec_refused(const char *json, const char *want)
+{
+    dpa_error err;
+    dpa_spec *s = dpa_spec_from_json(json, &err);
+    CHECK(!s && strstr(err.message, want), "%s: got %s", json, s ? "a spec" : err.message);
+    dpa_spec_free(s);
+}
+
 static inline dpa_accountant *try_accountant(const char *json, dpa_method method, dpa_error *err)
 {
     dpa_spec *s = dpa_spec_from_json(json, err);

@@ -92,9 +92,7 @@ static void test_parse(void **state)
          "/sample_with_replacement/n"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        s = dpa_spec_from_json(bad[i].json, &err);
-        CHECK(!s && strstr(err.message, bad[i].want), "%s: got %s", bad[i].json, s ? "a spec" : err.message);
-        dpa_spec_free(s);
+        test_spec_refused(bad[i].json, bad[i].want);
     }
     /* refusals */
     dpa_accountant *a = try_accountant(

@@ -186,12 +186,7 @@ static void test_parse(void **state)
     };
     dpa_error err;
     for (size_t i = 0; i < 2; i++) {
-        dpa_spec *s = dpa_spec_from_json(ok[i], &err);
-        if (!s) fail_msg("%s", err.message);
-        char *j = dpa_spec_to_json(s);
-        CHECK(j && !strcmp(j, ok[i]), "round trip %s -> %s", ok[i], j ? j : "");
-        free(j);
-        dpa_spec_free(s);
+        test_spec_round_trip(ok[i]);
     }
     static const struct { const char *json, *want; } bad[] = {
         {"{\"repeat_and_select\":{\"mean\":0.5,\"event\":{\"gdp\":{\"mu\":1}}}}", "/repeat_and_select/mean: must be >= 1"},
@@ -200,9 +195,7 @@ static void test_parse(void **state)
         {"{\"repeat_and_select\":{\"mean\":2}}", "missing key \"event\""},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        dpa_spec *s = dpa_spec_from_json(bad[i].json, &err);
-        CHECK(!s && strstr(err.message, bad[i].want), "%s: got %s", bad[i].json, s ? "a spec" : err.message);
-        dpa_spec_free(s);
+        test_spec_refused(bad[i].json, bad[i].want);
     }
     dpa_template *t = dpa_template_from_json("{\"repeat_and_select\":{\"mean\":\"?\",\"event\":{\"gdp\":{\"mu\":1}}}}", &err);
     CHECK(t && dpa_template_param(t)->role == DPA_ROLE_BUDGET, "mean template: %s", t ? "" : err.message);

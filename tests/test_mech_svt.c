@@ -150,12 +150,7 @@ static void test_parse(void **state)
     };
     dpa_error err;
     for (size_t i = 0; i < 2; i++) {
-        dpa_spec *s = dpa_spec_from_json(ok[i], &err);
-        if (!s) fail_msg("%s", err.message);
-        char *j = dpa_spec_to_json(s);
-        CHECK(j && !strcmp(j, ok[i]), "round trip %s -> %s", ok[i], j ? j : "");
-        free(j);
-        dpa_spec_free(s);
+        test_spec_round_trip(ok[i]);
     }
     static const struct { const char *json, *want; } bad[] = {
         {"{\"laplace_svt\":{\"scale\":1,\"k\":3,\"c\":4}}", "/laplace_svt/c: must be an integer <= k (3), got 4"},
@@ -163,9 +158,7 @@ static void test_parse(void **state)
         {"{\"laplace_svt\":{\"scale\":1,\"k\":2.5}}", "/laplace_svt/k: must be an integer"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        dpa_spec *s = dpa_spec_from_json(bad[i].json, &err);
-        CHECK(!s && strstr(err.message, bad[i].want), "%s: got %s", bad[i].json, s ? "a spec" : err.message);
-        dpa_spec_free(s);
+        test_spec_refused(bad[i].json, bad[i].want);
     }
     dpa_event *e = dpa_event_laplace_svt(1, 2, 3, &err);
     CHECK(!e && strstr(err.message, "laplace_svt: c must be an integer <= k"), "%s", e ? "accepted" : err.message);
