@@ -15,45 +15,7 @@
 #include "dpacct/accountant.h"
 #include "dpacct/calibrate.h"
 #include "dpacct/event.h"
-
-static dpa_spec *parse_ok(const char *text)
-{
-    dpa_error err = {DPA_OK, ""};
-    dpa_spec *s = dpa_spec_from_json(text, &err);
-    if (!s)
-        fail_msg("unexpected error for %s: %s", text, err.message);
-    return s;
-}
-
-static void expect_err(const char *text, const char *path, const char *phrase)
-{
-    dpa_error err = {DPA_OK, ""};
-    char prefix[300];
-    dpa_spec *s = dpa_spec_from_json(text, &err);
-    if (s) {
-        dpa_spec_free(s);
-        fail_msg("accepted invalid spec %s", text);
-    }
-    assert_int_equal(err.status, DPA_EINVAL);
-    snprintf(prefix, sizeof prefix, "%s: ", path);
-    if (strncmp(err.message, prefix, strlen(prefix)) != 0 || !strstr(err.message, phrase))
-        fail_msg("for %s: message \"%s\" lacks path \"%s\" or phrase \"%s\"", text, err.message, path, phrase);
-}
-
-static void expect_template_err(const char *text, const char *path, const char *phrase)
-{
-    dpa_error err = {DPA_OK, ""};
-    char prefix[300];
-    dpa_template *t = dpa_template_from_json(text, &err);
-    if (t) {
-        dpa_template_free(t);
-        fail_msg("accepted invalid template %s", text);
-    }
-    assert_int_equal(err.status, DPA_EINVAL);
-    snprintf(prefix, sizeof prefix, "%s: ", path);
-    if (strncmp(err.message, prefix, strlen(prefix)) != 0 || !strstr(err.message, phrase))
-        fail_msg("for %s: message \"%s\" lacks path \"%s\" or phrase \"%s\"", text, err.message, path, phrase);
-}
+#include "parse_check.h"
 
 /* eps at delta of a spec text with a method */
 static dpa_result eps_of(const char *text, dpa_method m, double delta)

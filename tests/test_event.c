@@ -12,36 +12,9 @@
 #include <cmocka.h>
 #include "dpacct/event.h"
 #include "event/event_internal.h"
+#include "parse_check.h"
 
 /* ---- helpers ---- */
-
-/* Parse text that must be valid; fails the test with the message otherwise. */
-static dpa_spec *parse_ok(const char *text)
-{
-    dpa_error err = {DPA_OK, ""};
-    dpa_spec *s = dpa_spec_from_json(text, &err);
-    if (!s)
-        fail_msg("unexpected error for %s: %s", text, err.message);
-    return s;
-}
-
-/* Parse text that must fail with DPA_EINVAL; the message must start with
- * "path:" and contain phrase. */
-static void expect_err(const char *text, const char *path, const char *phrase)
-{
-    dpa_error err = {DPA_OK, ""};
-    char prefix[300];
-    dpa_spec *s = dpa_spec_from_json(text, &err);
-    if (s) {
-        dpa_spec_free(s);
-        fail_msg("accepted invalid spec %s", text);
-    }
-    assert_int_equal(err.status, DPA_EINVAL);
-    snprintf(prefix, sizeof prefix, "%s: ", path);
-    if (strncmp(err.message, prefix, strlen(prefix)) != 0 || !strstr(err.message, phrase))
-        fail_msg("for %s: message \"%s\" lacks path \"%s\" or phrase \"%s\"", text,
-                 err.message, path, phrase);
-}
 
 /* Like expect_err for inputs without a path (syntax errors): phrase only. */
 static void expect_err_phrase(const char *text, const char *phrase)
