@@ -365,6 +365,33 @@ static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, dou
 static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const char *path, dpa_error *err);
 static void leafset_free(dpa_leafset *s);
 
+/* Walk event c into a leaf set of its own (*out, owned by the caller):
+ * the inner composition of a composite or RDP-only leaf; sampled: c is
+ * under subsampling.  The walk's leaf ids continue w's, and the first
+ * non_private path found reaches w's set. */
+static dpa_status walk_inner(walk *w, const dpa_event *c, int sampled, const char *path, dpa_leafset **out,
+                             dpa_error *err)
+{
+    dpa_leafset *in = calloc(1, sizeof *in);
+    *out = NULL;
+    if (!in) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    in->all_gaussian = 1;
+    in->all_rr = 1;
+    walk sw = {w->spec, in, 0, NULL, w->next_id, sampled};
+    dpa_status st = walk_event(&sw, c, 1.0, path, err);
+    free(sw.keys);
+    w->next_id = sw.next_id;
+    if (st) {
+        leafset_free(in);
+        return st;
+    }
+    for (size_t i = 0; i < in->n; i++) in->total_count += in->v[i].count;
+    if (in->nonprivate_path[0] && !w->set->nonprivate_path[0])
+        memcpy(w->set->nonprivate_path, in->nonprivate_path, sizeof w->set->nonprivate_path);
+    *out = in;
+    return DPA_OK;
+}
+
 /* A Renyi-only leaf (repeat_and_select, laplace_svt, gaussian_svt;
  * docs/mechanisms.md §6, §7): kept with its parameters (and, for
  * repeat_and_select, the repeated event flattened into its own set) for
@@ -380,23 +407,10 @@ static dpa_status add_rdp_only(walk *w, const dpa_event *e, double mult, const c
                              leafpath, dpa_ev_kind_name(e->kind));
     dpa_leafset *in = NULL;
     if (e->kind == DPA_EV_REPEAT_AND_SELECT) {
-        in = calloc(1, sizeof *in);
-        if (!in) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
-        in->all_gaussian = 1;
-        in->all_rr = 1;
-        walk sw = {w->spec, in, 0, NULL, w->next_id, 0};
         char sub[PATH_MAX_LEN + 48]; /* leafpath plus "/event" */
         snprintf(sub, sizeof sub, "%s/event", leafpath);
-        dpa_status st = walk_event(&sw, e->child[0], 1.0, sub, err);
-        free(sw.keys);
-        w->next_id = sw.next_id;
-        if (st) {
-            leafset_free(in);
-            return st;
-        }
-        for (size_t i = 0; i < in->n; i++) in->total_count += in->v[i].count;
-        if (in->nonprivate_path[0] && !w->set->nonprivate_path[0])
-            memcpy(w->set->nonprivate_path, in->nonprivate_path, sizeof w->set->nonprivate_path);
+        dpa_status st = walk_inner(w, e->child[0], 0, sub, &in, err);
+        if (st) return st;
     }
     w->set->all_gaussian = 0;
     w->set->all_rr = 0;
@@ -424,26 +438,13 @@ static dpa_status add_rdp_only(walk *w, const dpa_event *e, double mult, const c
 static dpa_status add_composite(walk *w, const dpa_event *e, const dpa_event *c, double rate, double mult,
                                 const char *path, dpa_error *err)
 {
-    /* Poisson subsampling at rate 1 keeps every record: the composition itself */
     /* subsampling at rate 1 keeps every record: the composition itself (for
      * sample, the symmetrization of a symmetric pair is the pair itself,
      * and every pair under replace-one is symmetric) */
     if (rate == 1) return walk_event(w, c, mult, path, err);
-    dpa_leafset *in = calloc(1, sizeof *in);
-    if (!in) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
-    in->all_gaussian = 1;
-    in->all_rr = 1;
-    walk sw = {w->spec, in, 0, NULL, w->next_id, 1};
-    dpa_status st = walk_event(&sw, c, 1.0, path, err);
-    free(sw.keys);
-    w->next_id = sw.next_id;
-    if (st) {
-        leafset_free(in);
-        return st;
-    }
-    for (size_t i = 0; i < in->n; i++) in->total_count += in->v[i].count;
-    if (in->nonprivate_path[0] && !w->set->nonprivate_path[0])
-        memcpy(w->set->nonprivate_path, in->nonprivate_path, sizeof w->set->nonprivate_path);
+    dpa_leafset *in;
+    dpa_status st = walk_inner(w, c, 1, path, &in, err);
+    if (st) return st;
     int sample = e->kind == DPA_EV_SAMPLE;
     w->set->all_gaussian = 0;
     w->set->all_rr = 0;
