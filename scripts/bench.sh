@@ -46,7 +46,7 @@ done
 
 bash scripts/deps.sh
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDPA_BUILD_TESTS=OFF -DDPA_BUILD_BENCH=ON >/dev/null
-cmake --build "$build" -j"$(nproc)" --target bench >/dev/null
+cmake --build "$build" -j"$(nproc)" --target bench dpacct_cli >/dev/null
 mkdir -p "$out"
 bench_tsv="$out/bench.tsv"
 peers_tsv="$out/peers.tsv"

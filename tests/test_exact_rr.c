@@ -35,7 +35,7 @@
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
 #include "exact/exact_rr.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "check.h"
 
 

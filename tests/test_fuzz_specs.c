@@ -231,7 +231,7 @@ static void check_accountant(const dpa_spec *s, const char *input)
     evaluations++;
     if (!a) {
         if (getenv("DPA_FUZZ_VERBOSE")) fprintf(stderr, "new: %s\n", err.message);
-        /* undocumented in accountant.h (src/acct/leaves.h only): DPA_EINVAL
+        /* undocumented in accountant.h (src/model/leaves.h only): DPA_EINVAL
          * when the flattened total count of a leaf exceeds DPA_MAX_COUNT,
          * although every single repeat count is in range */
         if (err.status == DPA_EINVAL && strstr(err.message, "total count")) {

@@ -39,7 +39,7 @@
 #include "exact/exact.h"
 #include "exact/exact_rr.h"
 #include "dpacct/profile.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "check.h"
 
 

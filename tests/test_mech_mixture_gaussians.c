@@ -27,7 +27,7 @@
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
 #include "mech/pair.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "rdp/rdp.h"
 #include "check.h"
 #include "dpacct/renyi.h"

@@ -29,7 +29,7 @@
 #include <string.h>
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "rdp/rdp.h"
 #include "check.h"
 

@@ -22,7 +22,7 @@
 #include "dpacct/accountant.h"
 #include "dpacct/renyi.h"
 #include "dpacct/event.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "rdp/rdp.h"
 #include "check.h"
 

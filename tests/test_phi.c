@@ -41,7 +41,7 @@
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
 #include "exact/exact.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "mech/pair.h"
 #include "phi/phi.h"
 

@@ -35,7 +35,7 @@
 #include <mpfr.h>
 #include "check.h"
 #include "rdp/rdp.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "num/num.h"
 
 #define U DPA_UNIT_ROUNDOFF

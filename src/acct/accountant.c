@@ -1,20 +1,26 @@
-/* Accountants: validate, pick a method, dispatch (src/acct/method.h).
+/* Accountants: validate, pick a method, dispatch (src/model/method.h).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * The accountant flattens the spec into distinct leaves once, picks the
  * method (the one asked for, or for auto the tightest that applies: exact,
  * else pld, else rdp), builds its state and forwards the queries after
  * checking their arguments.  Everything a method computes lives in its own
- * folder (src/exact, src/pld, src/phi, src/rdp).
+ * folder (src/exact, src/pld, src/phi, src/rdp, src/clt); the leaves and
+ * the method interface are the leaf model below them (src/model).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dpacct/accountant.h"
-#include "acct/leaves.h"
-#include "acct/method.h"
+#include "acct/accountant_internal.h"
+#include "model/leaves.h"
+#include "model/method.h"
+#include "exact/exact.h"
 #include "pld/pld_acct.h"
+#include "phi/phi.h"
+#include "rdp/rdp.h"
+#include "clt/clt.h"
 
 struct dpa_accountant {
     dpa_options opt;
@@ -145,32 +151,6 @@ static dpa_status check_options(const dpa_options *o, dpa_error *err)
     if (!dpa_rdp_conv_name(o->rdp_conversion))
         return dpa_error_set(err, DPA_EINVAL, "options: unknown RDP conversion %d", (int)o->rdp_conversion);
     return DPA_OK;
-}
-
-void dpa_method_result_init(dpa_result *r, dpa_method m)
-{
-    memset(r, 0, sizeof *r);
-    r->method = m;
-    r->binding = DPA_DIR_BOTH;
-    r->accuracy_met = 1;
-    r->certified = 1;
-    r->order = NAN;
-}
-
-dpa_status dpa_method_refuse_zcdp(const dpa_leafset *L, const char *method, dpa_error *err)
-{
-    /* zcdp_path also names the other Renyi-only leaves (repeat_and_select,
-     * laplace_svt, gaussian_svt: src/acct/leaves.c) */
-    const char *slash = strrchr(L->zcdp_path, '/');
-    if (slash && strcmp(slash, "/zcdp") != 0)
-        return dpa_error_set(err, DPA_EUNSUPPORTED,
-                             "%s: method %s cannot take a %s step: its guarantee is a Renyi bound, not a dominating "
-                             "pair; use method rdp (or auto)",
-                             L->zcdp_path, method, slash + 1);
-    return dpa_error_set(err, DPA_EUNSUPPORTED,
-                         "%s: method %s cannot take zcdp leaves: a zCDP bound is a Renyi bound, not a dominating "
-                         "pair; use method rdp (or auto), or a gaussian/gdp leaf if the mechanism is Gaussian",
-                         L->zcdp_path, method);
 }
 
 void dpa_accountant_free(dpa_accountant *a)

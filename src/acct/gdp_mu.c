@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dpacct/accountant.h"
-#include "acct/method.h"
+#include "acct/accountant_internal.h"
 #include "exact/exact.h"
 #include "num/num.h"
 

@@ -7,7 +7,7 @@
  * pair (X, Y) with privacy loss W = log dX/dY; its profile is
  * delta_{X|Y}(eps) = H_{e^eps}(X || Y) = sup_t X(W > t) - e^eps Y(W > t).
  * dpacct's remove direction of a leaf is its pair (A, B), the add direction
- * (B, A) (src/acct/leaves.h).  The GDP paper's functionals of a symmetric
+ * (B, A) (src/model/leaves.h).  The GDP paper's functionals of a symmetric
  * tradeoff function f = T(P, Q) (GDP §3.2) are moments of W under one of
  * the two measures: kl = E_X[W], kappa2 = E_X[W^2], kappa3 = E_X|W|^3,
  * kbar3 = E_X|W - kl|^3, and for symmetric pairs the moments under Y are
@@ -30,7 +30,8 @@
 
 #include <stddef.h>
 #include "dpacct/status.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
+#include "model/method.h"
 
 /* The Berry-Esseen constant for sums of independent, not necessarily
  * identically distributed summands: sup_x |F_n(x) - Phi(x)| <= C sum rho_i /
@@ -147,5 +148,10 @@ void dpa_clt_envelope_tradeoff(const dpa_clt_dir *d, double alpha, double *lo, d
 /* delta0 combined with a continuous-part value: delta0 + (1 - delta0) x,
  * increasing in both; dir > 0 rounds up, dir < 0 down. */
 double dpa_clt_with_delta0(double delta0, double x, int dir);
+
+/* The method tables of the gdp (CLT approximation) and clt (Berry-Esseen)
+ * methods (src/clt/clt_method.c), which the accountant dispatches to. */
+extern const dpa_method_ops dpa_method_gdp_ops;
+extern const dpa_method_ops dpa_method_clt_ops;
 
 #endif

@@ -1,6 +1,6 @@
 /* Methods gdp (the central-limit approximation, GDP §3.2) and clt (the
  * Berry-Esseen envelope, GDP eq 10) behind the accountant interface
- * (src/acct/method.h).  See docs/clt.md.
+ * (src/model/method.h).  See docs/clt.md.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * gdp: the composition is approximated by mu-GDP, mu from the moment
@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct/method.h"
+#include "model/method.h"
 #include "clt/clt.h"
 #include "exact/exact.h"
 #include "num/num.h"

@@ -4,6 +4,7 @@
 #define DPA_EXACT_H
 
 #include <stddef.h>
+#include "model/method.h"
 
 /* delta(eps) of mu-GDP (GDP Cor 2.13; a composition of Gaussians with
  * mu_i = s_i/sigma_i is mu-GDP with mu = sqrt(sum mu_i^2), GDP Cor 3.3):
@@ -35,5 +36,8 @@ void dpa_exact_epsilon(double mu, double delta, double *up, double *lo);
  * mu_rel + (n + 20) u relative of it when no mu[i] is subnormal. */
 void dpa_exact_total_mu(const double *k, const double *mu, size_t n, double mu_rel, double *lo,
                         double *hi);
+
+/* The method table of the exact method (src/exact/method.c), which the accountant dispatches to. */
+extern const dpa_method_ops dpa_method_exact_ops;
 
 #endif

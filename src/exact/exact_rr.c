@@ -181,7 +181,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exact/exact_rr.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "num/num.h"
 
 #if LDBL_MANT_DIG < 64 || LDBL_MIN_EXP > -16300

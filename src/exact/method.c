@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct/method.h"
+#include "model/method.h"
 #include "exact/exact.h"
 #include "exact/exact_rr.h"
 #include "num/num.h"

@@ -17,7 +17,7 @@
 #include "filter/filter_internal.h"
 #include "event/event_internal.h"
 #include "dpacct/accountant.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "rdp/rdp.h"
 #include "num/num.h"
 
@@ -75,7 +75,7 @@ static dpa_status sampling_ok(const dpa_event *e, dpa_neighboring nb, const char
  *      hence eps-DP and eps^2/8-zCDP (Cesar & Rogers 2021);
  *  tree_aggregation: the Gaussian mechanism with
  *      mu = sqrt(ceil(log2(steps + 1))) sensitivity / sigma (Kairouz et al.
- *      2021, App. D; as src/acct/leaves.c). */
+ *      2021, App. D; as src/model/leaves.c). */
 enum { ALIAS_NONE, ALIAS_PURE, ALIAS_BR, ALIAS_GAUSS };
 
 static double get_par(const dpa_event *e, const char *name)

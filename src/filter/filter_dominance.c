@@ -57,7 +57,7 @@
 #include <string.h>
 #include "filter/filter_internal.h"
 #include "event/event_internal.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "mech/pair.h"
 #include "exact/exact.h"
 #include "num/num.h"

@@ -34,7 +34,7 @@
 #include <jansson.h>
 #include "filter/filter_internal.h"
 #include "event/event_internal.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "dpacct/accountant.h"
 
 void dpa_f_thm9(double eps, double delta, double k, double *eps_out, double *delta_out, double *n_out)

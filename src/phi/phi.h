@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include "dpacct/status.h"
 #include "mech/pair.h"
+#include "model/method.h"
 
 struct dpa_leafset;
 
@@ -66,7 +67,7 @@ typedef struct dpa_phi_leaf {
                             * -1: add direction (W = -log(q e^w + 1 - q), measure B_base) */
 } dpa_phi_leaf;
 
-/* Build the leaf of `pair` (a remove-direction pair as in src/acct/leaves.h)
+/* Build the leaf of `pair` (a remove-direction pair as in src/model/leaves.h)
  * in direction dir (0 remove, 1 add = the reversed pair).  Supported pair
  * kinds: ATOMS, GAUSSIAN, LAPLACE, POISSON over GAUSSIAN or LAPLACE, and
  * REVERSE of any of these.  DPA_EUNSUPPORTED (with a reason naming the
@@ -305,7 +306,7 @@ void dpa_phi_free(dpa_phi *ph);
  * its reversal): O(1) in count (CF Algorithm 1).  The pair is read, not
  * kept.  Errors as dpa_phi_leaf_init; on error the composition is unchanged. */
 dpa_status dpa_phi_add_pair(dpa_phi *ph, const dpa_pair *pair, double count, dpa_error *err);
-/* Add every leaf of a flattened spec (src/acct/leaves.h).  Composite leaves
+/* Add every leaf of a flattened spec (src/model/leaves.h).  Composite leaves
  * (a subsampled composition) and sampling without replacement are refused
  * with DPA_EUNSUPPORTED naming "pld". */
 dpa_status dpa_phi_add_leafset(dpa_phi *ph, const struct dpa_leafset *L, dpa_error *err);
@@ -347,5 +348,8 @@ static inline void dpa_phi_ks_add(dpa_phi_ks *k, double x)
     k->c = (t - k->s) - y;
     k->s = t;
 }
+
+/* The method table of the phi method (src/phi/phi_method.c), which the accountant dispatches to. */
+extern const dpa_method_ops dpa_method_phi_ops;
 
 #endif

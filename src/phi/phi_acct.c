@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "phi/phi.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "num/num.h"
 
 #define U DPA_UNIT_ROUNDOFF

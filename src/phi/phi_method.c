@@ -1,5 +1,5 @@
 /* The phi (characteristic-function) method behind the accountant interface
- * (src/acct/method.h): CF Algorithm 1 via src/phi/phi_acct.c.
+ * (src/model/method.h): CF Algorithm 1 via src/phi/phi_acct.c.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Its brackets rest on quadrature error estimates (node doubling, docs/phi.md
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct/method.h"
+#include "model/method.h"
 #include "phi/phi.h"
 
 static dpa_status phi_supports(const dpa_leafset *L, const dpa_options *opt, dpa_error *err)

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct/method.h"
+#include "model/method.h"
 #include "pld/pld_acct.h"
 
 /* Window tail mass (each side) of composed PLDs for delta queries: far

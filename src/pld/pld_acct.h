@@ -6,10 +6,11 @@
 #define DPA_PLD_ACCT_H
 
 #include "dpacct/accountant.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "exact/exact_rr.h"
 #include "num/num.h"
 #include "pld/pld.h"
+#include "model/method.h"
 
 /* The smallest grid step (loss units) the PLD method uses or accepts as a
  * fixed step (dpa_options.grid_step). */
@@ -80,5 +81,8 @@ dpa_status dpa_pld_ensure(dpa_pld_acct *a, unsigned mask, unsigned rough, double
  * error: the caller keeps its last build); otherwise dpa_pld_ensure. */
 dpa_status dpa_pld_obtain(dpa_pld_acct *a, unsigned mask, unsigned rough, double *step, double tau, int refining,
                           dpa_error *err);
+
+/* The method table of the PLD method (src/pld/method.c), which the accountant dispatches to. */
+extern const dpa_method_ops dpa_method_pld_ops;
 
 #endif

@@ -30,7 +30,8 @@
 #include <stddef.h>
 #include "dpacct/status.h"
 #include "mech/pair.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
+#include "model/method.h"
 
 /* ------------------------------------------------------------------ */
 /* Per-pair divergences (rdp_pair.c)                                   */
@@ -166,7 +167,7 @@ dpa_status dpa_rdp_add_pair(dpa_rdp *a, const dpa_pair *p, double count, dpa_err
  * D_alpha <= alpha s^2/(2 sigma^2) (Canonne-Kamath-Steinke 2020, Prop 5),
  * i.e. rho = s^2/(2 sigma^2), xi = 0. */
 dpa_status dpa_rdp_add_zcdp(dpa_rdp *a, double rho, double xi, double count, dpa_error *err);
-/* Compose every leaf of a flattened spec (src/acct/leaves.h).  Composite
+/* Compose every leaf of a flattened spec (src/model/leaves.h).  Composite
  * leaves (a subsampled composition) are bounded through the inner
  * composition's integer-order divergences (docs/rdp.md §2.7): Poisson remove
  * direction exactly at integer orders (binomial expansion), log-convex
@@ -264,5 +265,8 @@ void dpa_rdp_acc_add(dpa_rdp_acc *a, double l, int sign, double r);
  * (log_extra: -INFINITY for none), term and summation errors included;
  * -INFINITY if that bound is <= 0; NaN if an allocation failed. */
 double dpa_rdp_acc_log_upper(const dpa_rdp_acc *a, double log_extra);
+
+/* The method table of the rdp method (src/rdp/rdp_method.c), which the accountant dispatches to. */
+extern const dpa_method_ops dpa_method_rdp_ops;
 
 #endif

@@ -339,7 +339,7 @@ static double repsel_log_inv_gamma(double mean, double shape)
     return dpa_rdp_up((double)-logl(lo * (1 - REPSEL_GAMMA_REL)), 4);
 }
 
-/* A Renyi-only leaf (src/acct/leaves.h) as a term. */
+/* A Renyi-only leaf (src/model/leaves.h) as a term. */
 static dpa_status add_rdp_only(composite *c, const dpa_leaf *l, int depth, dpa_error *err)
 {
     if (depth > 0 || !count_ok(l->count))
@@ -493,7 +493,7 @@ static dpa_status add_leafset_to(composite *c, const dpa_leafset *s, int *asym, 
             st = add_rdp_only(c, l, depth, err);
         } else if (l->zcdp) {
             /* a zcdp leaf (rho = par[0]); never inside a subsampled
-             * composition (src/acct/leaves.c refuses that) */
+             * composition (src/model/leaves.c refuses that) */
             if (!count_ok(l->count) || !(l->par[0] >= 0 && isfinite(l->par[0])))
                 return dpa_error_set(err, DPA_EINVAL, "RDP accountant: zcdp leaf rho %g, count %g", l->par[0], l->count);
             st = comp_push(c, (rdp_term){T_ZCDP, l->count, NULL, l->par[0], 0, NULL, {NAN, NAN}, 0, {0, 0, 0, 0}, NULL}, err);

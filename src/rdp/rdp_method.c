@@ -1,4 +1,4 @@
-/* The rdp method behind the accountant interface (src/acct/method.h):
+/* The rdp method behind the accountant interface (src/model/method.h):
  * Renyi DP of the composition over the default orders (src/rdp/rdp_acct.c),
  * converted to (eps, delta) by dpa_options.rdp_conversion.
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "acct/method.h"
+#include "model/method.h"
 #include "rdp/rdp.h"
 #include "num/num.h"
 

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dpacct/renyi.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "event/event_internal.h"
 #include "mech/pair.h"
 #include "num/num.h"

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct/leaves.h"
+#include "model/leaves.h"
 #include "event/event_internal.h"
 #include "num/num.h"
 

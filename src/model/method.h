@@ -1,12 +1,16 @@
 /* The interface every accounting method implements.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The accountant (src/acct/accountant.c) only validates, picks and
- * dispatches: it flattens the spec into distinct leaves (src/acct/leaves.h),
- * asks each candidate method whether it can take them, builds the chosen
- * method's state and forwards the queries.  A method lives in its own folder
- * (src/exact, src/pld, src/phi, src/rdp) and exports one const table of
- * these operations (no mutable global state: the tables are read-only).
+ * This is the leaf model's half of the contract between the methods and the
+ * accountant above them.  The accountant (src/acct/accountant.c) only
+ * validates, picks and dispatches: it flattens the spec into distinct leaves
+ * (src/model/leaves.h), asks each candidate method whether it can take them,
+ * builds the chosen method's state and forwards the queries.  A method lives
+ * in its own folder (src/exact, src/pld, src/phi, src/rdp, src/clt) and
+ * exports one const table of these operations, declared in that folder's
+ * internal header (no mutable global state: the tables are read-only).  The
+ * helpers below (src/model/method.c) are what every method shares; nothing in
+ * this folder knows a method.
  *
  * Contracts common to every method:
  *  - supports(): cheap (no large allocation), decides whether the method
@@ -30,7 +34,7 @@
 
 #include <stddef.h>
 #include "dpacct/accountant.h"
-#include "acct/leaves.h"
+#include "model/leaves.h"
 
 typedef struct dpa_method_ops {
     dpa_method id;
@@ -43,24 +47,11 @@ typedef struct dpa_method_ops {
                           dpa_error *err);
 } dpa_method_ops;
 
-extern const dpa_method_ops dpa_method_exact_ops; /* src/exact/method.c */
-extern const dpa_method_ops dpa_method_pld_ops;   /* src/pld/method.c */
-extern const dpa_method_ops dpa_method_phi_ops;   /* src/phi/phi_method.c */
-extern const dpa_method_ops dpa_method_rdp_ops;   /* src/rdp/rdp_method.c */
-extern const dpa_method_ops dpa_method_gdp_ops;   /* src/clt/clt_method.c */
-extern const dpa_method_ops dpa_method_clt_ops;   /* src/clt/clt_method.c */
-
 /* Initialise a result for method m (see above). */
 void dpa_method_result_init(dpa_result *r, dpa_method m);
 
 /* The refusal every method but rdp gives for zcdp leaves (L->zcdp_path set):
  * DPA_EUNSUPPORTED naming the leaf's JSON path and method rdp. */
 dpa_status dpa_method_refuse_zcdp(const dpa_leafset *L, const char *method, dpa_error *err);
-
-/* The flattened leaves of an accountant (owned by it; valid until it is
- * freed), for library code that needs the structure of the spec, not only
- * the answers (src/acct/gdp_mu.c).  a must not be NULL. */
-struct dpa_accountant;
-const dpa_leafset *dpa_accountant_leafset(const struct dpa_accountant *a);
 
 #endif

@@ -1,0 +1,14 @@
+/* The accountant's internals that the other files of src/acct/ use.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#ifndef DPA_ACCOUNTANT_INTERNAL_H
+#define DPA_ACCOUNTANT_INTERNAL_H
+
+#include "dpacct/accountant.h"
+#include "model/leaves.h"
+
+/* The flattened leaves of an accountant (owned by it; valid until it is
+ * freed), for library code that needs the structure of the spec, not only
+ * the answers (src/acct/gdp_mu.c).  a must not be NULL. */
+const dpa_leafset *dpa_accountant_leafset(const dpa_accountant *a);
+
+#endif
