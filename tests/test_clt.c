@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * References:
- *  - REFERENCE-VALUES.md, "f-DP and Gaussian DP": GDP Cor D.7 (n = 10,
+ *  - GDP Cor D.7 (n = 10,
  *    eps = 1/sqrt 10: mu = 1.004172, gamma = 0.183715); GDP Fig 5
  *    (sup |f_{eps,0}^{(x)10} - G_1| = 0.01229, eps(1e-3) = 2.8897); GDP
  *    Cor 5.5 for C_0.01(G_1)^{(x)10000} (kl = 1.400097e-4,
@@ -147,7 +147,7 @@ static void test_leaf_functionals(void **state)
           "poisson 20/1e-6 B: enclosures miss the mpmath values");
 }
 
-/* GDP Cor 5.5 (REFERENCE-VALUES.md): C_0.01(G_1), T = 10000.  kappa2 =
+/* GDP Cor 5.5: C_0.01(G_1), T = 10000.  kappa2 =
  * Var + kl^2.  The kbar3 here includes the slope -1 segment's term
  * kl^3 (1-p)(1 - 2 Phi(-mu/2)) that GDP Lemma 5.5 omits: it must exceed the
  * Lemma's value (mpmath, without the term) by exactly that term. */
@@ -224,7 +224,7 @@ static void test_cor_d6_d7(void **state)
                   allow);
             CHECK(allow < (k <= 1e6 ? 1e-6 : 1e-2) * g_ref, "Cor D.7 eps %g k %g: centring allowance %.3g", e, k, allow);
         }
-    /* REFERENCE-VALUES.md: n = 10, eps = 1/sqrt(10) */
+    /* GDP Cor D.7 (Fig. 5 setting): n = 10, eps = 1/sqrt(10) */
     {
         double k = 10;
         dpa_clt_leaf_rr(1 / sqrt(10.0), 0, &l[0]);
@@ -290,7 +290,7 @@ static void test_envelope_tradeoff(void **state)
 {
     (void)state;
     /* GDP Fig 5: n = 10, eps = 1/sqrt(10).  The test's exact curve first:
-     * sup |f - G_1| = 0.01229 (REFERENCE-VALUES.md; on a 2e5-point grid,
+     * sup |f - G_1| = 0.01229 (high-precision reference; on a 2e5-point grid,
      * tolerance 1e-5) */
     const int n = 10;
     const double eps = 1 / sqrt(10.0);
@@ -387,7 +387,7 @@ static void test_envelope_profile(void **state)
         dpa_accountant_free(cl);
     }
     /* the Gaussian composition is exact under both new methods:
-     * REFERENCE-VALUES.md eps(1e-6) = 1.984273919801572 */
+     * high-precision reference eps(1e-6) = 1.984273919801572 */
     for (int m = 0; m < 2; m++) {
         dpa_result r = query(specs[3], m ? DPA_METHOD_CLT : DPA_METHOD_GDP, 1, 1e-6);
         CHECK(r.lower <= 1.984273919801572 && 1.984273919801572 <= r.upper && r.upper - r.lower < 1e-10,

@@ -1,7 +1,7 @@
 /* Privacy filters (include/dpacct/filter.h, src/filter/, docs/filters.md).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- *  - reference values of ../shared/REFERENCE-VALUES.md "Privacy filters
+ *  - high-precision reference values of the filters of RF ("Privacy filters
  *    (RF)": naive vs residue GDP for one pure query; counts of repeated
  *    pure queries;
  *  - the residue condition U(B, L) (+) L <= B on generated queries (pure,

@@ -1,6 +1,6 @@
 /* Exact privacy profiles of single dominating pairs (src/mech/pair.h):
  * dpa_pair_log_delta against the high-precision values of
- * /work/shared/REFERENCE-VALUES.md, against closed forms of MATH.md §4-§5
+ * high-precision reference values, against the closed forms of LT Thm 2.4, 3.4 and 5.1
  * evaluated independently here, against direct summation over the pmf for the
  * discrete mechanisms, the reversal identity (LT eq 7), and the tradeoff curve
  * of the replace-one symmetrization against GDP's C_p(f).
@@ -94,7 +94,7 @@ static dpa_pair *dgauss(double sigma, double s)
 }
 
 /* ------------------------------------------------------------------ */
-/* Gaussian mu = 1 (REFERENCE-VALUES "Gaussian mechanism") */
+/* Gaussian mu = 1 (LT Thm 2.4, high-precision values) */
 
 static void test_gaussian_reference(void **state)
 {
@@ -115,7 +115,7 @@ static void test_gaussian_reference(void **state)
     dpa_pair_free(p);
 }
 
-/* Gaussian against the closed form of MATH.md §5 evaluated with erfc, over a
+/* Gaussian against the closed form of LT Thm 2.4 evaluated with erfc, over a
  * range of mu and eps where the plain formula has no cancellation trouble. */
 static double phi_c(double x) { return 0.5 * erfc(x / sqrt(2.0)); } /* Phibar */
 
@@ -141,7 +141,7 @@ static void test_gaussian_closed_form(void **state)
 }
 
 /* ------------------------------------------------------------------ */
-/* Poisson-subsampled Gaussian (REFERENCE-VALUES "Subsampling") */
+/* Poisson-subsampled Gaussian (LT Thm 5.1, high-precision values) */
 
 static void test_poisson_gaussian_q01(void **state)
 {
@@ -183,7 +183,7 @@ static void test_poisson_gaussian_q05_cf_fig4(void **state)
     dpa_pair_free(add);
 }
 
-/* The Poisson remove profile against MATH.md §4 on top of the erfc Gaussian,
+/* The Poisson remove profile against LT Thm 5.1 on top of the erfc Gaussian,
  * q delta_G(log(1 + (e^eps - 1)/q)), and the add profile
  * 1 - e^eps + e^eps q delta_G(log(1 + (e^-eps - 1)/q)). */
 static double gauss_cf(double mu, double t)
@@ -216,7 +216,7 @@ static void test_poisson_closed_form(void **state)
 }
 
 /* ------------------------------------------------------------------ */
-/* Randomized response: LT Thm 3.4 (MATH.md §5) */
+/* Randomized response: LT Thm 3.4 */
 
 /* written without cancellation: 1 - (e^t + 1)(1 - d)/(e^eps + 1) =
  * (e^t expm1(eps - t) + d (e^t + 1)) / (e^eps + 1), 1 - e^t (1 - d) = -expm1(t) + d e^t */
@@ -469,7 +469,7 @@ static void test_symmetrized_gdp_c_p(void **state)
     for (size_t i = 0; i < 6; i++) ASSERT_ABS(tradeoff(s, a[i]), ref[i], 1e-5);
     /* x* = Phi(-mu/2) = 0.184060 is the fixed point of G_1.8; C_p(G)(x) is
      * f_p(x) = p G(x) + (1 - p)(1 - x) up to x*, then the segment of slope -1
-     * x* + f_p(x*) - x (GDP Thm 4.2, MATH.md §4) */
+     * x* + f_p(x*) - x (GDP Thm 4.2) */
     double xs = 0.5 * erfc(0.9 / sqrt(2.0)), fpx = 0.35 * xs + 0.65 * (1.0 - xs);
     ASSERT_ABS(xs, 0.184060, 5e-7);
     ASSERT_ABS(tradeoff(s, xs), fpx, 1e-9);

@@ -19,7 +19,7 @@
  *     remove direction's mirror) against the plain computations, and the
  *     eps search's ends against delta queries;
  *   - CF Experiments 1-3 and the other phi-relevant values of
- *     REFERENCE-VALUES.md bracketed;
+ *     high-precision reference values bracketed;
  *   - atom-only specs exact against the exact accountant and the reference
  *     values (LT Thm 4.6);
  *   - refusals name a method that can evaluate the spec;

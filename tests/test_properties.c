@@ -3,7 +3,7 @@
  * monotonicity of the bounds.
  *
  *  - Gaussian compositions: the exact accountant and a closed form written
- *    here (MATH.md §5 with GSL's log erfc, bisection for eps);
+ *    here (LT Thm 2.4 with GSL's log erfc, bisection for eps);
  *  - one-step Poisson-subsampled Gaussians: the exact profiles of the remove
  *    pair and its reversal (dpa_pair_log_delta), max over the directions;
  *  - homogeneous (eps, delta) compositions: LT Cor 4.7 / Kairouz in log space
@@ -148,7 +148,7 @@ static int brackets(double lo, double up, double v, double rel)
 }
 
 /* ------------------------------------------------------------------ */
-/* Gaussian closed form (MATH.md §5), written independently of src/num:
+/* Gaussian closed form (LT Thm 2.4), written independently of src/num:
  * log Phi from erfc / GSL's log erfc, delta in log space. */
 
 static double log_phi(double x)

@@ -16,7 +16,7 @@
  *  - the PLD and exact accountants (include/dpacct/accountant.h): RDP-derived
  *    eps and delta must be >= their certified lower bounds on 50 generated
  *    subsampled-Gaussian compositions and 20 Gaussian mixtures;
- *  - REFERENCE-VALUES.md: CF Experiment 1 and 3 values (eps must be >= them),
+ *  - CF Experiment 1 and 3 values (eps must be >= them),
  *    and CF Fig 1 (randomized response eps = 1 has a Rényi curve <= that of
  *    the Gaussian with mu = 1, and its eps(0.3) = 0.4717504 bounds every
  *    conversion of that curve from below).

@@ -5,7 +5,7 @@
  * computed curve must not exceed the truth (beyond the reference's own
  * rounding), a computed delta must not fall below it; tightness as a
  * separate, looser bound.  References:
- *  - REFERENCE-VALUES.md (f-DP and GDP section; Gaussian profile; exact
+ *  - high-precision reference values (f-DP and GDP; Gaussian profile; exact
  *    compositions of (eps, delta)-DP steps and of randomized responses,
  *    which tensor products of f_{eps,delta} must reproduce);
  *  - closed forms evaluated independently here (long double Phi via erfc,
@@ -138,7 +138,7 @@ static dpa_tf_opts small_opts(size_t nv)
     return o;
 }
 
-/* ---------- REFERENCE-VALUES.md: f-DP and Gaussian DP ---------- */
+/* ---------- reference values: f-DP and Gaussian DP (GDP paper) ---------- */
 
 /* The reference values carry 6 significant digits: a sound lower bound may
  * exceed the printed value by its rounding (half a unit in the last digit). */
@@ -178,7 +178,7 @@ static void test_reference_tradeoffs(void **state)
     CHECK(dpa_tf_check(c, 0, &err) == DPA_OK, "C_p result valid: %s", err.message);
     /* C_0.2(f_{3,0.1}) (GDP Fig 6 right, Cor 4.3): eq 14 gives the
      * intercept 1 - p(e^eps - 1 + 2 delta)/(e^eps + 1) = 0.817073; eq 15
-     * prints 0.798970 (a misprint, MATH.md §4) */
+     * prints 0.798970 (a misprint in eq 15; the two agree only for delta = 0 or eps = 0) */
     dpa_tf *a = need(dpa_tf_approx(3, 0.1, &err), "f_{3,0.1}", &err);
     dpa_tf *ca2 = need(dpa_tf_subsample(a, 0.2, NULL, &err), "C_0.2(f_{3,0.1})", &err);
     double e3 = exp(3.0), icpt = 1 - 0.2 * (e3 - 1 + 0.2) / (e3 + 1);
@@ -228,7 +228,7 @@ static void test_reference_tradeoffs(void **state)
     dpa_tf_free(ca2); dpa_tf_free(ull); dpa_tf_free(p); dpa_tf_free(p10); dpa_tf_free(p05);
 }
 
-/* The Gaussian mechanism's profile and eps (REFERENCE-VALUES.md, LT Thm
+/* The Gaussian mechanism's profile and eps (high-precision values, LT Thm
  * 2.4, GDP Cor 2.13) through the tradeoff API: the closed form, a
  * discretized G_mu (a lower curve: its delta must not be below the truth),
  * and the GDP conversions. */
@@ -307,7 +307,7 @@ static void test_reference_gaussian(void **state)
 }
 
 /* Compositions of (eps, delta)-DP steps are tensor products of f_{eps,delta}
- * (GDP Thm 3.2 with eq 5); their profiles are REFERENCE-VALUES.md's exact
+ * (GDP Thm 3.2 with eq 5); their profiles are the exact
  * compositions (LT Thm 4.6).  Randomized response with p = e/(1+e) is
  * f_{1,0}: its eps at delta 0.3 is 0.4717504 (CF Fig 1). */
 static void test_reference_compositions(void **state)
@@ -610,7 +610,7 @@ static void test_profile_roundtrip(void **state)
     }
     /* asymmetric: f_p = p f + (1-p) Id of G_1 (a lower bound built by
      * subsampling's first step): delta in both directions from the vertices,
-     * recomputed here by the conjugate formulas (MATH.md §2), then back */
+     * recomputed here by the conjugate formulas (GDP Prop 2.12), then back */
     double xs[] = { 0, 0.02, 0.1, 0.25, 0.5, 0.8, 1 }, ys[] = { 0.95, 0.7, 0.45, 0.25, 0.1, 0.02, 0 };
     dpa_tf *f = need(dpa_tf_from_points(xs, ys, 7, 0, &err), "asym", &err);
     double E[60], DQ[60], DP[60];
@@ -703,7 +703,7 @@ static void test_profile_callbacks(void **state)
     /* an asymmetric spec through the PLD method: one step of a Poisson-
      * subsampled Gaussian (sigma 1, q 0.1); the curve must be below both
      * directions' exact tradeoff curves, which we bound from the closed-form
-     * profiles of REFERENCE-VALUES.md: delta_remove(0.2) = 0.00988931448519 */
+     * profiles (high-precision values): delta_remove(0.2) = 0.00988931448519 */
     a = test_accountant("{\"poisson\": {\"rate\": 0.1, \"event\": {\"gaussian\": {\"sigma\": 1}}}}", DPA_METHOD_PLD);
     f = need(dpa_tf_from_accountant(a, 4, 81, NULL, &err), "from_accountant (poisson)", &err);
     double d = delta_of(f, 0.2, DPA_TF_BOTH);

@@ -200,7 +200,7 @@ dpa_status dpa_f_pure_eps(const dpa_spec *q, double *eps, dpa_error *err)
 /* ---------------- (eps, delta) by basic composition ---------------- */
 /* delta is carried as lk = log(1 - delta) <= 0 (rounded down): composition
  * adds them (1 - delta = prod (1 - delta_i), the product rule of
- * MATH.md §7), repeat multiplies. */
+ * RF §3), repeat multiplies. */
 static dpa_status approx_rec(const dpa_event *e, dpa_neighboring nb, const char *path, double *eo, double *lo,
                              dpa_error *err)
 {

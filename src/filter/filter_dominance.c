@@ -4,7 +4,7 @@
  * RF Thm 5 needs, for a query L and a budget G_M, (i) whether L <= G_M and
  * (ii) the largest m' with G_m' (+) L <= G_M.  Both are instances of one
  * certified test, "G_m (+) L <= G_M" (m = 0 for (i)), where <= is the
- * Blackwell order of RF (h_C(x) <= h_B(x) for every x > 0, MATH.md §7).  For
+ * Blackwell order of RF (h_C(x) <= h_B(x) for every x > 0, RF §2).  For
  * the symmetric budget G_M this is: in both directions of C (remove and
  * add), delta_C(t) <= delta_M(t) for every t >= 0 (the x < 1 half of one
  * direction is the x > 1 half of the other, LT eq 7; as in
@@ -27,7 +27,7 @@
  * the atoms exceed LAW_CAP).
  *
  * The test.  With the law (w_j, p_j) and m > 0,
- *   delta_C(t) = sum_j p_j delta_m(t - w_j)                       (MATH.md §3, LT Thm 4.2)
+ *   delta_C(t) = sum_j p_j delta_m(t - w_j)                       (LT Thm 4.2, with delta2(+inf))
  * evaluated with certified upper bounds from log Phi (gdelta_up); with m = 0,
  * delta_C(t) = sum_{w_j > t} p_j (1 - e^{t - w_j}).  On a grid
  * 0 = t_0 < ... < t_n = E, in x = e^t both hockey-stick curves are convex
@@ -429,7 +429,7 @@ int dpa_f_query_is_gaussian(const dpa_f_query *fq, double *mu0_up)
 
 /* Cheap certified bounds on the Gaussian profile
  *   delta_m(s) = Phi(x1) - e^s Phi(x2),  x1 = m/2 - s/m,  x2 = -m/2 - s/m
- * (MATH.md §5), from two dpa_log_ndtr calls: -e^{l1} expm1(l2 - l1) with
+ * (LT Thm 2.4), from two dpa_log_ndtr calls: -e^{l1} expm1(l2 - l1) with
  * l1 = log Phi(x1), l2 = s + log Phi(x2).  dpa_exact_delta certifies the
  * same quantity by quadrature (~30 times slower); here the difference is
  * taken in log space, which loses only the digits of log(Phi(x1)/delta)

@@ -62,7 +62,7 @@ dpa_status dpa_f_rdp(const dpa_spec *q, const double *orders, size_t n, double *
  * GDP filter); *how gets a short remark. */
 dpa_status dpa_f_gdp_nu(const dpa_spec *q, double *nu, char *how, size_t howlen, dpa_error *err);
 /* nu(eps) = 2 Phi^{-1}(1/(1+e^-eps)), rounded up (the exact smallest mu of
- * randomized response RR_eps, GDP paper Prop 2.? / MATH.md §7). */
+ * randomized response RR_eps, GDP eq 4 / RF §5). */
 double dpa_f_nu_pure(double eps);
 /* The query is a composition of Gaussian/GDP leaves only (no sampling):
  * 1 and an upper bound on its mu; 0 otherwise. */

@@ -1,4 +1,4 @@
-/* Scalar filters: pure, basic (eps, delta), RDP, zCDP (MATH.md §7).
+/* Scalar filters: pure, basic (eps, delta), RDP, zCDP (RF §3; docs/filters.md).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Each is a residue filter (RF Thm 1, Remarks 3, 4) whose budget is a

@@ -45,7 +45,7 @@ struct dpa_leafset;
 /* The continuous part of a leaf in one direction. */
 typedef enum dpa_phi_cont {
     DPA_PHI_CONT_NONE = 0,      /* atoms only */
-    DPA_PHI_CONT_GAUSS,         /* W ~ N(mu^2/2, mu^2) under A (closed form, MATH.md §5) */
+    DPA_PHI_CONT_GAUSS,         /* W ~ N(mu^2/2, mu^2) under A (closed form, LT Thm 2.4) */
     DPA_PHI_CONT_LAPLACE,       /* Laplace's continuous part, eps0 = s/b (closed form) */
     DPA_PHI_CONT_QUAD_GAUSS,    /* Poisson-subsampled Gaussian: numerical integration */
     DPA_PHI_CONT_QUAD_LAPLACE   /* Poisson-subsampled Laplace continuous part: numerical */
@@ -147,7 +147,8 @@ void dpa_phi_log_env_pair(const dpa_phi_leaf *l, const dpa_phi_tilt *t0, const d
  * tilt internally).  DPA_ENUMERIC if the inner rule cannot be certified. */
 dpa_status dpa_phi_leaf_log_mgf(const dpa_phi_leaf *l, double r, double t, double complex *out, dpa_error *err);
 /* The closed-form log M_c(z) of Laplace's continuous part (eps0 = e0),
- * M_c(z) = e^{-e0/2} sinh((z + 1/2) e0) / (2z + 1)   (MATH.md §5, the third
+ * M_c(z) = e^{-e0/2} sinh((z + 1/2) e0) / (2z + 1)   (the continuous part of
+ * Laplace's loss, GDP Lemma A.6; the third
  * term of Laplace's phi with z = it; any complex z). */
 double complex dpa_phi_laplace_cont_logmgf(double e0, double complex z);
 
@@ -222,7 +223,7 @@ typedef struct dpa_phi_inv {
 
 typedef struct dpa_phi_gp dpa_phi_gp;
 
-/* Gil-Pelaez (CF Lemma 17 with MATH.md §2's sub-probability form):
+/* Gil-Pelaez (CF Lemma 17 in its sub-probability form, docs/phi.md):
  *   H(x) = (M(0) - e^x M(-1))/2
  *        + (1/pi) int_0^inf Im[e^{-itx} (M(it) - e^x M(it - 1))] / t dt,
  * Gauss-Legendre on panels over [0, T], T from the envelope of |M|.  The
@@ -244,7 +245,7 @@ void dpa_phi_gp_moments(const dpa_phi_gp *g, int mirror, double logm[2], double 
 double dpa_phi_gp_sd(const dpa_phi_gp *g);
 double dpa_phi_gp_range(const dpa_phi_gp *g, double tail[2]);
 
-/* Bromwich (LT eq 37; MATH.md §2), at c = 1 + lambda > 1:
+/* Bromwich (LT eq 37, c > 1; docs/phi.md), at c = 1 + lambda > 1:
  *   H(x) = (1/pi) int_0^inf Re[ e^{-(lambda + iw) x} M(lambda + iw)
  *                               / ((1 + lambda + iw)(lambda + iw)) ] dw,
  * lambda at the saddle point of e^{-lambda x} M(lambda) / (lambda (1 + lambda)). */
@@ -319,7 +320,7 @@ dpa_status dpa_phi_prepare(dpa_phi *ph, dpa_error *err);
 /* delta(eps) for finite eps, both directions, max reported. */
 dpa_status dpa_phi_delta(dpa_phi *ph, double eps, dpa_phi_result *out, dpa_error *err);
 /* Smallest eps >= 0 with delta(eps) <= delta, delta in (0, 1): upward scan
- * from 0 then bisection on the upper and the lower delta curves (MATH.md §8;
+ * from 0 then bisection on the upper and the lower delta curves (docs/phi.md;
  * no cap on eps).  upper = +inf when the upper curve never reaches delta
  * where the method can certify (or delta <= the +inf mass: then lower =
  * +inf as well). */

@@ -18,7 +18,7 @@
  *     atoms inside the quadrature (phi_invert.c), and the inversions apply.
  *     Otherwise (e.g. Laplace without a Gaussian: the term with one Laplace
  *     continuous factor has a phi decaying like 1/t) the spec is refused.
- * delta(eps) = H(eps) + (1 - prod_i (1 - inf_i)^{k_i})   (MATH.md §3). */
+ * delta(eps) = H(eps) + (1 - prod_i (1 - inf_i)^{k_i})   (LT Thm 4.2, with the +inf mass). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@
 #define U DPA_UNIT_ROUNDOFF
 /* AUTO: Bromwich is tried when Gil-Pelaez's bracket is wider than this
  * fraction of its value (tiny deltas, where e^eps amplifies GP's absolute
- * error, MATH.md §8).  2e-5: the compensated sums (phi.h, dpa_phi_ks) made
+ * error, docs/phi.md).  2e-5: the compensated sums (phi.h, dpa_phi_ks) made
  * GP's brackets about 5 times narrower than with the former 1e-4, so this
  * keeps Bromwich for about the same queries (measured on the 320 Gaussian
  * cases of tests/test_phi.c: the widest bracket went from 9.2e-5 to 1.7e-5
@@ -512,7 +512,7 @@ static dpa_status es_scan(esearch *S, int which, double *xl, double *xr, dres *a
 }
 
 /* delta(eps) of a Gaussian pair of parameter mu (W ~ N(mu^2/2, mu^2)), in logs:
- * log(Phi(-x/mu + mu/2) - e^x Phi(-x/mu - mu/2)) (MATH.md §5) */
+ * log(Phi(-x/mu + mu/2) - e^x Phi(-x/mu - mu/2)) (LT Thm 2.4) */
 static double gauss_log_delta(double mu, double x)
 {
     double a = dpa_log_ndtr(-x / mu + 0.5 * mu), b = x + dpa_log_ndtr(-x / mu - 0.5 * mu);
@@ -521,7 +521,7 @@ static double gauss_log_delta(double mu, double x)
 
 /* A start for the eps search of direction d (mode 2): the eps of the
  * Gaussian pair with the composed variance under A (the CLT limit of a long
- * composition, MATH.md §6), and the slope of log delta there,
+ * composition, GDP §3), and the slope of log delta there,
  * d/dx log delta_G = -e^x Phi(-x/mu - mu/2) / delta_G.  0 if unusable. */
 static int gauss_start(const esearch *S, double target, double *x0, double *slope)
 {

@@ -2,10 +2,10 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * The finite A-law of a composition of atom-only leaves is the convolution
- * of the leaves' finite A-laws (MATH.md §3), a finite atom list.  Its
+ * of the leaves' finite A-laws (LT Thm 4.2), a finite atom list.  Its
  * hockey-stick value is the exact sum
  *   H(x) = sum_i m_i (1 - e^{x - w_i})_+                     (LT eq 20)
- * so no characteristic-function inversion is involved (MATH.md §8: raw atoms
+ * so no characteristic-function inversion is involved (docs/phi.md: raw atoms
  * make the quadrature return nonsense).
  *
  * Two ways to build the list:

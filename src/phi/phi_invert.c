@@ -9,8 +9,8 @@
  *   log M(r + it) = sum_i k_i (log M_i(r) + i t m_i(r) + psi_i(r; t)).
  *
  * Gil-Pelaez.  With F_A, F_B the (sub-probability) distribution functions of
- * W under A and B (B = e^{-W} A on the finite part), CF Lemma 17 in MATH.md
- * §2's sub-probability form gives A(W > x) = M(0)/2 + (1/pi) int_0^inf
+ * W under A and B (B = e^{-W} A on the finite part), CF Lemma 17 in its
+ * sub-probability form (docs/phi.md) gives A(W > x) = M(0)/2 + (1/pi) int_0^inf
  * Im[e^{-itx} M(it)]/t dt, and the same for B with M(it - 1); LT eq 20
  * (CF Lemma 18) combines them:
  *   H(x) = (M(0) - e^x M(-1))/2 + (1/pi) int_0^inf Im[e^{-itx}(M(it) - e^x M(it-1))]/t dt.
@@ -27,13 +27,13 @@
  * function is M(-1 - z), so its sides are the complex conjugates of sides
  * B and A (dpa_phi_gp_H with mirror = 1).
  *
- * Bromwich.  LT Thm 3.3 / eq 37 for the finite part (MATH.md §2, c > 1 only):
+ * Bromwich.  LT Thm 3.3 / eq 37 for the finite part (docs/phi.md, c > 1 only):
  *   H(x) = (1/pi) int_0^inf Re[e^{-(lambda+iw)x} M(lambda+iw) / ((1+lambda+iw)(lambda+iw))] dw,
  * lambda = c - 1 > 0 chosen at the saddle point of
  * e^{-lambda x} M(lambda)/(lambda (1 + lambda)) (where the tilted mean is
  * x + 1/lambda + 1/(1 + lambda)): the integrand then hardly oscillates and
  * the result has a *relative* accuracy, where Gil-Pelaez's absolute error is
- * amplified by e^x (MATH.md §8).
+ * amplified by e^x (docs/phi.md).
  *
  * Error control (both): node doubling (every panel halved; the difference
  * estimates the coarse rule's error and is charged, times DPA_PHI_SAFETY,

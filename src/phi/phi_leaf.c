@@ -9,7 +9,7 @@
  *   - its atoms (exact points),
  *   - for the QUAD kinds, Gauss-Legendre nodes of the integral over the base
  *     loss w (points with weights), W = +-log(q e^w + 1 - q) (LT Thm 5.1),
- *   - for GAUSS and LAPLACE, the closed form of M_c (MATH.md §5).
+ *   - for GAUSS and LAPLACE, the closed form of M_c (LT Thm 2.4; GDP Lemma A.6).
  * psi(t) = log M(r + it) - log M(r) - i t mean is evaluated as
  *   log1p( sum_k p_k (e^{i t d_k} - 1) + rho_c (M_c(r+it) e^{-it mean} / M_c(r) - 1) ),
  * with e^{iu} - 1 = -2 sin^2(u/2) + i sin u, which has no cancellation. */
@@ -507,7 +507,7 @@ static double complex closed_term(const dpa_phi_leaf *l, const dpa_phi_tilt *tl,
 double complex dpa_phi_psi(const dpa_phi_leaf *l, const dpa_phi_tilt *tl, double t, double *err)
 {
     if (l->cont == DPA_PHI_CONT_GAUSS && tl->n == 0) {
-        /* pure Gaussian: psi = -mu^2 t^2 / 2 exactly (MATH.md §5) */
+        /* pure Gaussian: psi = -mu^2 t^2 / 2 exactly (LT Thm 2.4) */
         double v = -0.5 * l->par * l->par * t * t;
         if (err) *err = 2 * U * fabs(v);
         return v;

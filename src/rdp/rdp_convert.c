@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * All three bound delta(eps) = H_{e^eps}(A||B) = E_A[(1 - e^{eps - W})_+]
- * (MATH.md §1) for every pair with E_A[e^{(alpha-1)W}] <= K = e^{(alpha-1) r}.
+ * (LT Def 2.2) for every pair with E_A[e^{(alpha-1)W}] <= K = e^{(alpha-1) r}.
  *
  * The optimal conversion (docs/rdp.md §4.3).  The largest delta(eps) over all
  * such pairs is the value of the moment problem

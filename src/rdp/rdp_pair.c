@@ -7,7 +7,7 @@
  *    (W = +inf) makes E infinite for theta > 0, one with a = 0 < b (W = -inf)
  *    for theta < -1 (LT Def 2.2);
  *  - Gaussian, W ~ N(mu^2/2, mu^2) under A: E = exp(theta (1 + theta) mu^2/2)
- *    (the moment generating function; D_alpha = alpha mu^2/2, MATH.md §5);
+ *    (the moment generating function; D_alpha = alpha mu^2/2, LT Thm 2.4);
  *  - Laplace's continuous part (eps0 = s/b, output o in (0, s), loss
  *    (s - 2o)/b): int_0^s a^{1+theta} b^{-theta} do
  *       = e^{theta eps0} (1 - e^{-(1 + 2 theta) eps0}) / (2 (1 + 2 theta)),

@@ -21,7 +21,7 @@
  *   I = sum_k C(gamma,k) [ (1-q)^{gamma-k} q^k   int_{J1} beta e^{kx}
  *                        + (1-q)^k q^{gamma-k}   int_{J2} beta e^{(gamma-k)x} ],
  * J1 = J n (-inf, x*], J2 = J n (x*, inf), each integral by (T).  The signs of
- * C(gamma,k) are kept (MATH.md §8: dropping them gives a looser value).
+ * C(gamma,k) are kept (docs/rdp.md: dropping them gives a looser value).
  * Certified tail: for k > gamma, C(gamma,k) alternates in sign and
  * |C(gamma,k+1)/C(gamma,k)| = |gamma-k|/(k+1) <= 1 once k >= (gamma-1)/2; both
  * integrals are non-increasing in k (their integrands carry the k-th power
