@@ -802,7 +802,6 @@ static void test_large_counts(void **state)
         double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
         print_message("    1e12 x pure(1): eps(1e-6) in [%.17g, %.17g] (%.3f s)\n", lo, up, secs);
         CHECK(!c.loose && isfinite(up) && up - lo <= 1e-13 * up, "1e12 x pure(1): eps(1e-6) in [%.17g, %.17g]", lo, up);
-        CHECK(SANITIZED || secs < 2, "1e12 x pure(1): %.2f s", secs);
         snprintf(what, sizeof what, "1e12 x pure(1)");
         double mean = 1e12 * tanh(0.5), sd = 2 * sqrt(1e12 * 0.25 / cosh(0.5) / cosh(0.5));
         check_monotone(what, &c, mean - 3 * sd, mean + 6 * sd);
@@ -2016,7 +2015,6 @@ static void test_two_point_large(void **state)
         CHECK(c.d[0].bk > 1, "1e8 x Poisson(0.5) pure(1): not blocked");
         CHECK(isfinite(up) && up - lo <= 1e-12 * up, "1e8 x Poisson(0.5) pure(1) dir %d: eps(1e-6) in [%.17g, %.17g]",
               dir, lo, up);
-        CHECK(SANITIZED || secs < 2, "1e8 x Poisson(0.5) pure(1): %.2f s", secs);
         const rgrp *g;
         rmodel M;
         model_init(&M);
@@ -2073,7 +2071,6 @@ static void test_two_point_timing(void **state)
         print_message("    %s: %s(%g) in [%.17g, %.17g] (remove [%.17g, %.17g], add [%.17g, %.17g]; %.4f s)\n",
                       cases[i].json, cases[i].is_eps ? "eps" : "delta", cases[i].x, fmax(lo[0], lo[1]), fmax(up[0], up[1]),
                       lo[0], up[0], lo[1], up[1], secs);
-        CHECK(SANITIZED || secs < 0.5, "%s: %.2f s", cases[i].json, secs);
         for (int dir = 0; dir < 2; dir++) {
             rmodel M;
             model_init(&M);

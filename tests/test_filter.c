@@ -290,11 +290,8 @@ static void test_residue_mu_range(void **state)
     }
     print_message("  %d points checked; slowest decision: atoms/Gaussian %.2f ms, Laplace %.2f ms\n", checked,
                   1e3 * worst_atom, 1e3 * worst_lap);
-    if (!SANITIZED) {
-        /* targets 10 ms and 100 ms; the checks allow 3x for a loaded machine */
-        CHECK(worst_atom <= 0.03, "slowest atom decision %.3f s", worst_atom);
-        CHECK(worst_lap <= 0.3, "slowest Laplace decision %.3f s", worst_lap);
-    }
+    /* the speed targets (10 ms and 100 ms) are benchmarks (bench/bench_ledger),
+     * not assertions: a loaded machine would fail them */
 }
 
 /* Queries that barely fit: pure eps with nu(eps) = M (1 -+ 1e-6): randomized
@@ -557,7 +554,6 @@ static void test_scalar_timing(void **state)
         }
         double per = (now() - t0) / reps;
         print_message("  %-60s %-40s %8.2f us/decision\n", cases[i].cfg, cases[i].q, 1e6 * per);
-        if (!SANITIZED) CHECK(per < 2e-4, "%s: %.3g s per decision", cases[i].cfg, per);
         dpa_spec_free(s);
         dpa_filter_free(f);
     }
