@@ -201,11 +201,18 @@ LINK_RE = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 def check_links(src, path, failures):
     text = open(path, encoding="utf-8").read()
+    fence = None
     for n, line in enumerate(text.split("\n"), 1):
         where = "%s:%d" % (os.path.relpath(path, src), n)
         for bad in ("MATH.md", "REFERENCE-VALUES"):
             if bad in line:
                 failures.append("%s: names %s, which is not in the repository" % (where, bad))
+        m = FENCE_RE.match(line)
+        if m and (fence is None or line.startswith(fence)):
+            fence = m.group(1) if fence is None else None
+            continue
+        if fence is not None:
+            continue  # links are markdown's, not a code block's
         for m in LINK_RE.finditer(line):
             target = m.group(1)
             if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
@@ -229,7 +236,11 @@ def main():
                 skipped.append("%s:%d (%s)" % (rel, line, reason))
                 continue
             checked += 1
-            outs = run_block(cmds, binary, src)
+            try:
+                outs = run_block(cmds, binary, src)
+            except subprocess.TimeoutExpired:
+                failures.append("%s:%d: the block did not finish in %d s" % (rel, line, TIMEOUT))
+                continue
             for (cline, cmd, exp), got in zip(cmds, outs):
                 if not matches(tokens(exp, True), tokens(got, False)):
                     failures.append("%s:%d: $ %s\n--- expected\n%s\n--- got\n%s" % (
