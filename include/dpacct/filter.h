@@ -3,7 +3,7 @@
  *
  * A filter holds a budget and decides, for each query before it runs,
  * whether running it keeps the whole interaction within the budget against
- * every adaptive analyst (RF = "Privacy filters and residues", MATH.md §7).
+ * every adaptive analyst (RF = "Privacy filters and residues", Regehr et al.; docs/filters.md).
  * An accepted query is charged (the state changes); a rejected one is not
  * (RF: a rejection is the analyst passing, U(B, Id) = B).
  *

@@ -361,7 +361,7 @@ dpa_status dpa_tf_delta(const dpa_tf *f, double eps, dpa_tf_dir dir, double *del
 dpa_status dpa_tf_epsilon(const dpa_tf *f, double delta, dpa_tf_dir dir, double *eps_upper,
                           dpa_error *err);
 
-/* Profile -> tradeoff (GDP Prop 2.8, 2.12; MATH.md §2): from n >= 1 points
+/* Profile -> tradeoff (GDP Prop 2.8, 2.12): from n >= 1 points
  * (eps[i], delta_upper[i]) with delta_upper[i] >= delta(eps[i]) in direction
  * dir of some pair (P, Q), the curve
  *   QP:   sup_i max(0, 1 - delta_i - e^{eps_i} x)
