@@ -9,9 +9,12 @@ and compares every size and offset with these declarations.
 
 Library lookup (first hit wins):
   1. $DPACCT_LIBRARY: the path of libdpacct.so (an error if it does not load);
-  2. a build tree of a source checkout: <checkout>/build/libdpacct.so, where
+  2. the copy bundled by the wheel: _libs/libdpacct.so.0 in this package's
+     directory, with its FFTW, GSL, jansson and sqlite3 beside it (found
+     through its RUNPATH $ORIGIN; docs/python.md, "Install");
+  3. a build tree of a source checkout: <checkout>/build/libdpacct.so, where
      <checkout> is the parent of the python/ directory holding this package;
-  3. the system: ctypes.util.find_library("dpacct") (the ldconfig cache,
+  4. the system: ctypes.util.find_library("dpacct") (the ldconfig cache,
      after `cmake --install build` and `ldconfig`), then libdpacct.so.0 and
      libdpacct.so through the dynamic loader's own search (LD_LIBRARY_PATH),
      then /usr/local/lib and /usr/lib (and their multiarch directories).
@@ -175,7 +178,8 @@ def _candidates():
     """(description, path-or-name) pairs in lookup order (after $DPACCT_LIBRARY)."""
     here = os.path.dirname(os.path.abspath(__file__))
     checkout = os.path.dirname(os.path.dirname(here))  # .../python/dpacct -> checkout
-    out = [("build tree of the source checkout", os.path.join(checkout, "build", "libdpacct.so"))]
+    out = [("bundled with the package", os.path.join(here, "_libs", "libdpacct.so.0")),
+           ("build tree of the source checkout", os.path.join(checkout, "build", "libdpacct.so"))]
     found = ctypes.util.find_library("dpacct")
     if found:
         out.append(("ctypes.util.find_library", found))
@@ -235,7 +239,8 @@ def load(path=None):
             if lib is None:
                 raise LibraryNotFoundError(
                     "libdpacct.so not found. Build it (cmake -S . -B build && cmake --build build) "
-                    "in the source checkout, install it (cmake --install build; ldconfig), or set "
+                    "in the source checkout, install it (cmake --install build; ldconfig) or the wheel that "
+                    "carries it (bash scripts/wheel.sh; pip install dist/*.whl), or set "
                     "DPACCT_LIBRARY to its path. Tried:\n  " + "\n  ".join(tried))
         _lib, _lib_path = lib, getattr(lib, "_name", env)
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
