@@ -543,3 +543,17 @@ int cli_wants_help(int argc, char **argv, int first)
     }
     return 0;
 }
+
+/* 1 if the command line asks for JSON output: --json, --format json or
+ * --format=json before any "--". */
+int cli_wants_json(int argc, char **argv, int first)
+{
+    for (int i = first; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            return 0;
+        if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--format=json") ||
+            (!strcmp(argv[i], "--format") && i + 1 < argc && !strcmp(argv[i + 1], "json")))
+            return 1;
+    }
+    return 0;
+}

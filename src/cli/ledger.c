@@ -335,7 +335,7 @@ static void print_fields(const char *indent, json_t *o)
             if (!strcmp(key, "delta") || !strcmp(key, "report_delta"))
                 cli_format_shortest(buf, sizeof buf, json_real_value(v));
             else
-                cli_format(buf, sizeof buf, json_real_value(v), 10, CLI_ROUND_DOWN);
+                cli_format(buf, sizeof buf, json_real_value(v), 10, DPA_ROUND_DOWN);
             printf("%s%s: %s\n", indent, key, buf);
         } else {
             char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
