@@ -5,46 +5,9 @@
  *   cc dpsgd_epsilon.c $(pkg-config --cflags --libs dpacct) \
  *      -Wl,-rpath,"$(pkg-config --variable=libdir dpacct)" -o dpsgd_epsilon
  * SPDX-License-Identifier: GPL-3.0-or-later */
-#include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <dpacct/dpacct.h>
-
-/* x with `sig` (1..17) significant digits, rounded up (dir > 0) or down
- * (dir < 0), written like %g.  The digits come from x's exact decimal
- * expansion (glibc and musl print it exactly; 800 digits are more than any
- * double has): truncated, then, if a non-zero digit was dropped and
- * truncation moved the value the wrong way, one unit in the last place
- * away from zero. */
-static void format_directed(char *buf, size_t n, double x, int sig, int dir)
-{
-    char s[1100], d[24];
-    if (x == 0 || !isfinite(x)) {
-        snprintf(buf, n, "%g", x);
-        return;
-    }
-    snprintf(s, sizeof s, "%.800e", x); /* [-]d.ddd...e+XX */
-    int neg = x < 0, e10 = atoi(strchr(s, 'e') + 1), len = sig;
-    uint64_t m = 0, top = 1;
-    const char *p = s + neg;
-    for (int i = 0; i < sig; p++)
-        if (*p != '.') m = 10 * m + (uint64_t)(*p - '0'), i++;
-    while (*p == '0' || *p == '.') p++;
-    for (int i = 1; i < sig; i++) top *= 10; /* 10^(sig-1) <= m < 10^sig */
-    if (*p != 'e' && (dir > 0) != neg && ++m == 10 * top) m = top, e10++;
-    snprintf(d, sizeof d, "%llu", (unsigned long long)m);
-    int fixed = e10 >= -4 && e10 < sig;
-    while (len > 1 && d[len - 1] == '0' && (!fixed || len > e10 + 1)) len--; /* trailing zeros */
-    const char *sg = neg ? "-" : "";
-    if (!fixed)
-        snprintf(buf, n, "%s%c%s%.*se%+03d", sg, d[0], len > 1 ? "." : "", len - 1, d + 1, e10);
-    else if (e10 >= 0)
-        snprintf(buf, n, "%s%.*s%s%.*s", sg, e10 + 1, d, len > e10 + 1 ? "." : "", len - e10 - 1, d + e10 + 1);
-    else
-        snprintf(buf, n, "%s0.%.*s%.*s", sg, -e10 - 1, "0000", len, d);
-}
 
 int main(int argc, char **argv)
 {
@@ -67,9 +30,10 @@ int main(int argc, char **argv)
         dpa_spec_free(spec);
         return 1;
     }
-    char up[64], lo[64];
-    format_directed(up, sizeof up, r.upper, 6, +1);
-    format_directed(lo, sizeof lo, r.lower, 6, -1);
+    /* the bounds printed in their safe directions: up >= r.upper, lo <= r.lower */
+    char up[DPA_DECIMAL_BUF], lo[DPA_DECIMAL_BUF];
+    dpa_decimal_format(up, sizeof up, r.upper, 6, DPA_ROUND_UP, NULL);
+    dpa_decimal_format(lo, sizeof lo, r.lower, 6, DPA_ROUND_DOWN, NULL);
     printf("epsilon <= %s (certified upper bound, rounded up)\n", up);
     printf("epsilon >= %s (lower bound, rounded down)\n", lo);
     printf("at delta = %g, method %s, accuracy %s\n", delta, dpa_method_name(r.method),

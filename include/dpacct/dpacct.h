@@ -6,6 +6,7 @@
 #define DPACCT_VERSION "0.1.0"
 
 #include "status.h"
+#include "decimal.h"
 #include "event.h"
 #include "accountant.h"
 #include "calibrate.h"

@@ -135,6 +135,9 @@ _E = ctypes.POINTER(dpa_error)
 # name: (restype, argtypes)
 _SIGNATURES = {
     "dpa_status_string": (ctypes.c_char_p, [ctypes.c_int]),
+    # (buf, size, x, digits, dir: -1 down / 0 nearest / 1 up, err): include/dpacct/decimal.h
+    "dpa_decimal_format": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_double, ctypes.c_int,
+                                          ctypes.c_int, _E]),
     "dpa_method_name": (ctypes.c_char_p, [ctypes.c_int]),
     "dpa_method_parse": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), _E]),
     "dpa_rdp_conv_name": (ctypes.c_char_p, [ctypes.c_int]),

@@ -1,14 +1,20 @@
 /* dpacct command-line front end: option parsing.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Long options only (-h aside), as "--opt value" or "--opt=value", before or
- * after the one SPEC argument; "--" ends the options.  Values are parsed
+ * Long options only (-h and curve/report's -o aside), as "--opt value" or
+ * "--opt=value", before or after the one SPEC argument; "--" ends the
+ * options.  glibc's getopt_long splits the command line (in order, SPECs
+ * returned in place, so errors come in command-line order); dpacct keeps
+ * its own messages and its strictness: an option's exact name only (no
+ * prefixes: "--del" is unknown), "-o FILE" only as two arguments, and the
+ * next argument is a value even when it starts with '-' ("--from -3").  Values are parsed
  * strictly: the whole string must be a number (no blanks, no trailing text),
  * within the range of double (subnormals such as 1e-320 are accepted, as
  * rounded by strtod), and inside the option's domain; an option may be
  * given once. */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -362,7 +368,7 @@ static int usage_error(const cli_args *a, const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
-/* Option by name (name_len bytes of name); -1 if unknown. */
+/* Option by exact name (name_len bytes of name); -1 if unknown. */
 static int lookup_option(const char *name, size_t name_len)
 {
     for (int i = 0; i < OPT_COUNT; i++)
@@ -371,15 +377,31 @@ static int lookup_option(const char *name, size_t name_len)
     return -1;
 }
 
-/* Handle argv[*i], which starts with "--"; advances *i past a separate value. */
-static int take_option(cli_args *a, int argc, char **argv, int *i)
+/* The option an argv element names exactly: "--name" or "--name=value", or
+ * "-o" (curve, report).  getopt_long also accepts unambiguous prefixes
+ * ("--del") and glued short values ("-ofile"); dpacct does not, so the
+ * element getopt_long took is looked up again here.  -1 if it names none. */
+static int exact_option(const cli_args *a, const char *elem)
 {
-    const char *arg = argv[*i] + 2, *eq = strchr(arg, '=');
-    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-    int id = lookup_option(arg, len);
+    if (elem[0] == '-' && elem[1] == '-' && elem[2]) {
+        const char *eq = strchr(elem + 2, '=');
+        return lookup_option(elem + 2, eq ? (size_t)(eq - elem - 2) : strlen(elem + 2));
+    }
+    if (!strcmp(elem, "-o") && (a->cmd == CLI_CURVE || a->cmd == CLI_REPORT))
+        return OPT_OUTPUT;
+    return -1;
+}
+
+/* The option argv element elem (which getopt_long took as an option),
+ * value val (NULL: none given; missing: the value is missing), in the
+ * order of the checks: known, applies, once, value. */
+static int take_option(cli_args *a, const char *elem, const char *val, int missing)
+{
+    int id = exact_option(a, elem);
+    const char *eq = elem[1] == '-' ? strchr(elem, '=') : NULL;
 
     if (id < 0)
-        return usage_error(a, "unknown option %s", argv[*i]);
+        return usage_error(a, "unknown option %s", elem);
     if (!(options[id].commands & BIT(a->cmd)))
         return usage_error(a, "option --%s does not apply to this command", options[id].name);
     if (a->given & BIT(id))
@@ -396,12 +418,10 @@ static int take_option(cli_args *a, int argc, char **argv, int *i)
             a->json = 1;
         return CLI_EXIT_OK;
     }
-    if (eq)
-        return set_value(a, (opt_id)id, eq + 1);
-    if (*i + 1 >= argc)
-        return usage_error(a, "option --%s needs a value", options[id].name);
-    *i += 1;
-    return set_value(a, (opt_id)id, argv[*i]);
+    if (missing || !val)
+        return elem[1] == '-' ? usage_error(a, "option --%s needs a value", options[id].name)
+                              : usage_error(a, "option %s needs a value", elem);
+    return set_value(a, (opt_id)id, val);
 }
 
 static int take_spec(cli_args *a, const char *arg)
@@ -506,30 +526,38 @@ static void init_args(cli_args *a, cli_command cmd)
 
 int cli_parse_args(cli_command cmd, int argc, char **argv, int first, cli_args *a)
 {
-    int rc = CLI_EXIT_OK, options_done = 0;
+    struct option longopts[OPT_COUNT + 1];
+    /* "-": SPECs come back in place (code 1), so errors keep the order of
+     * the command line; ":": a missing value is ':', not '?'; getopt_long
+     * itself prints nothing (opterr = 0), dpacct says what was wrong */
+    const char *shortopts = cmd == CLI_CURVE || cmd == CLI_REPORT ? "-:o:" : "-:";
+    int rc = CLI_EXIT_OK;
 
     init_args(a, cmd);
-    for (int i = first; i < argc && rc == CLI_EXIT_OK; i++) {
-        const char *arg = argv[i];
-        if (!options_done && !strcmp(arg, "--"))
-            options_done = 1;
-        else if (!options_done && arg[0] == '-' && arg[1] == '-')
-            rc = take_option(a, argc, argv, &i);
-        else if (!options_done && !strcmp(arg, "-o") && (cmd == CLI_CURVE || cmd == CLI_REPORT)) {
-            /* -o FILE: the one short option, --output's alias */
-            if (a->given & BIT(OPT_OUTPUT))
-                rc = usage_error(a, "option --output given more than once");
-            else if (i + 1 >= argc)
-                rc = usage_error(a, "option -o needs a value");
-            else {
-                a->given |= BIT(OPT_OUTPUT);
-                rc = set_value(a, OPT_OUTPUT, argv[++i]);
-            }
-        } else if (!options_done && arg[0] == '-' && arg[1] != '\0')
-            rc = usage_error(a, "unknown option %s", arg);
+    for (int i = 0; i < OPT_COUNT; i++)
+        longopts[i] = (struct option){options[i].name, options[i].has_value ? required_argument : no_argument,
+                                      NULL, 256 + i};
+    longopts[OPT_COUNT] = (struct option){NULL, 0, NULL, 0};
+    /* getopt_long scans argv[optind..]: the command's arguments, with
+     * argv[first - 1] (the command name) standing in for argv[0] */
+    opterr = 0;
+    optind = 0; /* glibc: a full reset of getopt's state */
+    while (rc == CLI_EXIT_OK) {
+        int cur = optind ? optind : 1; /* the element getopt_long looks at */
+        int c = getopt_long(argc - first + 1, argv + first - 1, shortopts, longopts, NULL);
+        const char *elem = argv[first - 1 + cur];
+        if (c == -1)
+            break;
+        if (c == 1)
+            rc = take_spec(a, optarg);
+        else if (c == '?' || c == ':')
+            rc = take_option(a, elem, NULL, c == ':');
         else
-            rc = take_spec(a, arg);
+            rc = take_option(a, elem, optarg, 0);
     }
+    /* after "--": every argument is a SPEC */
+    for (int i = first - 1 + optind; rc == CLI_EXIT_OK && i < argc; i++)
+        rc = take_spec(a, argv[i]);
     return rc == CLI_EXIT_OK ? check_complete(a) : rc;
 }
 
@@ -539,6 +567,20 @@ int cli_wants_help(int argc, char **argv, int first)
         if (!strcmp(argv[i], "--"))
             return 0;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 if the command line asks for JSON output: --json, --format json or
+ * --format=json before any "--". */
+int cli_wants_json(int argc, char **argv, int first)
+{
+    for (int i = first; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            return 0;
+        if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--format=json") ||
+            (!strcmp(argv[i], "--format") && i + 1 < argc && !strcmp(argv[i + 1], "json")))
             return 1;
     }
     return 0;

@@ -1,13 +1,15 @@
 /* dpacct command-line front end: declarations shared by its sources.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Flow: main.c picks the command, args.c parses its options into a
+ * Flow: main.c picks the command (and only that: no file calls back into
+ * it), args.c parses its options into a
  * cli_args, input.c reads the SPEC text, run.c calls the library and checks
  * what it returned, output.c prints (human text or one JSON object), with the
  * directed-rounding number formatting of format.c.  Nothing is printed on
  * stdout before every number to be printed is known and checked, so a
- * failure never leaves partial output there.  Errors go to stderr prefixed
- * "dpacct: ". */
+ * failure never leaves partial output there.  Every error is reported
+ * through report_error.c: stderr prefixed "dpacct: ", or one JSON object
+ * under --json; check.c checks what the library returned. */
 #ifndef DPA_CLI_H
 #define DPA_CLI_H
 
@@ -85,7 +87,7 @@ typedef struct cli_args {
     int sampling;        /* CLI_SAMPLING_* as given (shuffle kept, for the note) */
 } cli_args;
 
-/* ---- main.c ---- */
+/* ---- report_error.c ---- */
 /* Print "dpacct: MESSAGE\n" on stderr; returns code.  When JSON errors are
  * on (cli_set_json_errors), the message is kept instead, and main prints one
  * JSON object {"error": {"message", "path", "exit_status"}} on stderr when
@@ -103,6 +105,15 @@ int cli_json_errors(void);
 int cli_exit_for(dpa_status s);
 /* Report a library error (message verbatim); returns the exit status. */
 int cli_fail_lib(const dpa_error *err);
+/* Report a library failure (fills an empty error from s) and return the
+ * exit status. */
+int cli_fail_status(dpa_status s, dpa_error *err);
+/* A library bug (exit 1): "internal error: the library returned WHAT ...". */
+int cli_library_bug(const char *what);
+/* End of a run: a failed flush of stdout turns success into exit 1; under
+ * JSON errors the kept messages are printed (one JSON object on failure).
+ * Returns the exit status. */
+int cli_finish(int rc);
 
 /* ---- help.c ---- */
 const char *cli_command_name(cli_command c);
@@ -119,6 +130,10 @@ void cli_print_try_help(int cmd);
 int cli_parse_args(cli_command cmd, int argc, char **argv, int first, cli_args *a);
 /* 1 if argv[first..] asks for help (--help or -h before any "--"). */
 int cli_wants_help(int argc, char **argv, int first);
+/* 1 if argv[first..] asks for JSON output (--json, --format json,
+ * --format=json before any "--"): decides how errors are reported before
+ * the options are parsed. */
+int cli_wants_json(int argc, char **argv, int first);
 
 /* ---- input.c ---- */
 /* Read the SPEC argument: "-" is stdin, text whose first non-space character
@@ -135,11 +150,11 @@ int cli_read_document(const char *arg, const char *kind, size_t max, const char 
 void cli_spec_name(const char *text, char *buf, size_t n);
 
 /* ---- format.c ---- */
-enum { CLI_ROUND_DOWN = -1, CLI_ROUND_NEAREST = 0, CLI_ROUND_UP = 1 };
 #define CLI_NUM_BUF 64
-/* x with `digits` significant digits (1..17), %g-like layout, rounded in
- * direction dir exactly (the printed decimal is >= x for UP, <= x for DOWN).
- * "inf" / "-inf" for infinities, "nan" for NaN. */
+/* x with `digits` significant digits (clamped to 1..17), %g-like layout,
+ * rounded in direction dir (DPA_ROUND_*) exactly: dpa_decimal_format (the
+ * printed decimal is >= x for UP, <= x for DOWN).  "inf" / "-inf" for
+ * infinities, "0" for +-0, "nan" for NaN. */
 void cli_format(char *buf, size_t n, double x, int digits, int dir);
 /* Shortest decimal that reads back as exactly x. */
 void cli_format_shortest(char *buf, size_t n, double x);
@@ -147,15 +162,15 @@ void cli_format_shortest(char *buf, size_t n, double x);
  * when the bracket is relatively narrower. */
 int cli_digits_for(double upper, double lower);
 
-/* ---- run.c ---- */
+/* ---- run.c: epsilon, delta, profile, calibrate ---- */
 int cli_run(const cli_args *a, const char *spec_text);
-/* Shared by run.c and curve.c: report a library failure (fills an empty
- * error from s) and return the exit status; a library bug (exit 1). */
-int cli_fail_status(dpa_status s, dpa_error *err);
-int cli_library_bug(const char *what);
-/* Shared with dpsgd.c: a result every check rejects until the library
- * fills it, and the checks of what the library returned. */
+
+/* ---- check.c ---- */
+/* A result every check rejects until the library fills it, and the checks
+ * of what the library returned (exit 1 after reporting a library bug). */
 void cli_poison_result(dpa_result *r);
+/* A method the library reports for a result (never AUTO). */
+int cli_method_ok(dpa_method m);
 int cli_check_result(const dpa_result *r, int eps_query);
 int cli_check_gdp_mu(const dpa_gdp_mu *g);
 

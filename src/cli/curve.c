@@ -271,12 +271,12 @@ static int emit_at(const cli_args *a, const curves *cs)
         return CLI_EXIT_OK;
     }
     const curve *c = &cs->c[0];
-    cli_format(v, sizeof v, c->up[0], 6, CLI_ROUND_DOWN);
+    cli_format(v, sizeof v, c->up[0], 6, DPA_ROUND_DOWN);
     printf("beta >= %s   at alpha = %s   (%s)\n", v, x,
            c->certified ? "certified lower bound on the type II error" : "estimate, not certified");
     printf("method: %s\n", dpa_method_name(c->method));
     char perfect[CLI_NUM_BUF];
-    cli_format(perfect, sizeof perfect, 1 - a->at, 6, CLI_ROUND_NEAREST);
+    cli_format(perfect, sizeof perfect, 1 - a->at, 6, DPA_ROUND_NEAREST);
     printf("Every test of the neighbouring datasets (e.g. a membership-inference attack) with false-positive "
            "rate %s has a false-negative rate of at least %s; perfect privacy would be %s.\n", x, v, perfect);
     return CLI_EXIT_OK;
@@ -550,20 +550,20 @@ static void renyi_human_value(const char *name, const dpa_renyi_value *v, int re
     }
     if (real) {
         int digits = cli_digits_for(v->upper, v->lower);
-        cli_format(u, sizeof u, v->upper, digits, CLI_ROUND_UP);
-        cli_format(l, sizeof l, v->lower, digits, CLI_ROUND_DOWN);
+        cli_format(u, sizeof u, v->upper, digits, DPA_ROUND_UP);
+        cli_format(l, sizeof l, v->lower, digits, DPA_ROUND_DOWN);
         printf("%s <= %s   (certified upper bound)\n", name, u);
         printf("%*s >= %s   (certified lower bound)\n", (int)strlen(name), "", l);
         if (!v->certified) {
-            cli_format(re, sizeof re, v->re, 10, CLI_ROUND_NEAREST);
+            cli_format(re, sizeof re, v->re, 10, DPA_ROUND_NEAREST);
             printf("%*s ~= %s   (estimate: %s)\n", (int)strlen(name), "", re, v->note);
         } else if (v->note[0]) {
             printf("%*s    (%s)\n", (int)strlen(name), "", v->note);
         }
         return;
     }
-    cli_format(re, sizeof re, v->re, 12, CLI_ROUND_NEAREST);
-    cli_format(im, sizeof im, fabs(v->im), 12, CLI_ROUND_NEAREST);
+    cli_format(re, sizeof re, v->re, 12, DPA_ROUND_NEAREST);
+    cli_format(im, sizeof im, fabs(v->im), 12, DPA_ROUND_NEAREST);
     printf("%s = %s %c %si   (%s%s%s)\n", name, re, v->im < 0 ? '-' : '+', im, v->certified ? "exact up to round-off" : "estimate",
            v->note[0] ? ": " : "", v->note);
 }

@@ -143,7 +143,7 @@ static void print_steps(FILE *f, const run_desc *r, const char *how)
                r->t, e, r->n, r->b, e);
         return;
     }
-    cli_format(ep, sizeof ep, (double)r->t * (double)r->b / (double)r->n, 6, CLI_ROUND_DOWN);
+    cli_format(ep, sizeof ep, (double)r->t * (double)r->b / (double)r->n, 6, DPA_ROUND_DOWN);
     fprintf(f, "steps: T = %llu   (%s; %s epochs = T * B / N, %llu whole)\n", r->t, how, ep,
            whole_epochs(r->t, r->b, r->n));
 }
@@ -457,7 +457,7 @@ static int calibrate_batch(const cli_args *a, run_desc *run, calib_out *out)
         rbad = res;
         if (b == 1) {
             char up[CLI_NUM_BUF];
-            cli_format(up, sizeof up, rbad.upper, 5, CLI_ROUND_DOWN);
+            cli_format(up, sizeof up, rbad.upper, 5, DPA_ROUND_DOWN);
             return cli_fail(CLI_EXIT_FAIL, "dpsgd: no batch size in [1, %llu] meets epsilon <= %g at delta = %g: "
                             "batch size 1 gives epsilon <= %s", run->n, a->epsilon, a->delta, up);
         }
@@ -518,7 +518,7 @@ static int print_calibration(const cli_args *a, const run_desc *run, int solve, 
             put_run(o, a, run, step_count_text(run, solve), &ok);
         return cli_emit_json(o, ok);
     }
-    format_value(v, sizeof v, a, solve, c->value, noise ? CLI_ROUND_UP : CLI_ROUND_DOWN);
+    format_value(v, sizeof v, a, solve, c->value, noise ? DPA_ROUND_UP : DPA_ROUND_DOWN);
     cli_format_shortest(e, sizeof e, a->epsilon);
     cli_format_shortest(d, sizeof d, a->delta);
     printf("%s = %s   (%s value meeting epsilon <= %s at delta = %s)\n",
@@ -527,7 +527,7 @@ static int print_calibration(const cli_args *a, const run_desc *run, int solve, 
     if (solve == SOLVE_STEPS) {
         unsigned long long w = whole_epochs(run->t, run->b, run->n);
         char ep[CLI_NUM_BUF];
-        cli_format(ep, sizeof ep, (double)run->t * (double)run->b / (double)run->n, 6, CLI_ROUND_DOWN);
+        cli_format(ep, sizeof ep, (double)run->t * (double)run->b / (double)run->n, 6, DPA_ROUND_DOWN);
         printf("epochs: %s   (= T * B / N); whole epochs: %llu (%llu steps = ceil(%llu * N / B))\n", ep, w,
                w ? cli_dpsgd_steps((double)w, run->n, run->b) : 0ull, w);
     }
@@ -539,7 +539,7 @@ static int print_calibration(const cli_args *a, const run_desc *run, int solve, 
     if (isnan(c->infeasible)) {
         puts("nearest infeasible value: none (the whole domain meets the target)");
     } else {
-        format_value(x, sizeof x, a, solve, c->infeasible, noise ? CLI_ROUND_DOWN : CLI_ROUND_UP);
+        format_value(x, sizeof x, a, solve, c->infeasible, noise ? DPA_ROUND_DOWN : DPA_ROUND_UP);
         printf("nearest infeasible value: %s\n", x);
     }
     printf("evaluations: %d\n", c->evaluations);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <getopt.h>
 #include "cli.h"
 
 #define LEDGER_EXIT_REJECTED 3
@@ -109,94 +110,115 @@ static int usage(const char *fmt, const char *arg)
     return CLI_EXIT_USAGE;
 }
 
-/* Option value: "--opt value" or "--opt=value". */
-static int take_value(int argc, char **argv, int *i, const char *name, const char **out)
+/* The options: the valued ones first, in the order of ledger_args' slots. */
+enum { L_FILTER, L_CONFIG, L_SPEC, L_MU, L_EPSILON, L_DELTA, L_RHO, L_ORDER, L_FROM, L_MAX_QUERIES,
+       L_UNIT, L_JSON, L_AUTO_UNITS, L_ALLOW_DEGRADED, L_COUNT };
+
+static const struct option ledger_options[L_COUNT + 1] = {
+    {"filter", required_argument, NULL, 256 + L_FILTER},
+    {"config", required_argument, NULL, 256 + L_CONFIG},
+    {"spec", required_argument, NULL, 256 + L_SPEC},
+    {"mu", required_argument, NULL, 256 + L_MU},
+    {"epsilon", required_argument, NULL, 256 + L_EPSILON},
+    {"delta", required_argument, NULL, 256 + L_DELTA},
+    {"rho", required_argument, NULL, 256 + L_RHO},
+    {"order", required_argument, NULL, 256 + L_ORDER},
+    {"from", required_argument, NULL, 256 + L_FROM},
+    {"max-queries", required_argument, NULL, 256 + L_MAX_QUERIES},
+    {"unit", required_argument, NULL, 256 + L_UNIT},
+    {"json", no_argument, NULL, 256 + L_JSON},
+    {"auto-units", no_argument, NULL, 256 + L_AUTO_UNITS},
+    {"allow-degraded", no_argument, NULL, 256 + L_ALLOW_DEGRADED},
+    {NULL, 0, NULL, 0},
+};
+
+/* The option argv element elem names exactly ("--name", "--name=value" for
+ * the valued ones); -1 if none.  getopt_long also takes unambiguous
+ * prefixes ("--fil"); the ledger does not. */
+static int exact_ledger_option(const char *elem)
 {
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (!strncmp(a, name, n) && a[n] == '=') {
-        *out = a + n + 1;
-        return 1;
-    }
-    if (!strcmp(a, name)) {
-        if (*i + 1 >= argc) {
-            usage("option %s needs a value", name);
-            return -1;
-        }
-        *out = argv[++*i];
-        return 1;
-    }
-    return 0;
+    const char *eq;
+    size_t len;
+    if (elem[0] != '-' || elem[1] != '-' || !elem[2])
+        return -1;
+    eq = strchr(elem + 2, '=');
+    len = eq ? (size_t)(eq - elem - 2) : strlen(elem + 2);
+    for (int k = 0; k < L_COUNT; k++)
+        if (strlen(ledger_options[k].name) == len && !strncmp(ledger_options[k].name, elem + 2, len))
+            return eq && ledger_options[k].has_arg == no_argument ? -1 : k;
+    return -1;
 }
 
+static int take_positional(ledger_args *a, const char *arg, int *positional)
+{
+    if (*positional == 0)
+        a->sub = arg;
+    else if (*positional == 1)
+        a->path = arg;
+    else
+        return usage("unexpected argument \"%s\"", arg);
+    ++*positional;
+    return CLI_EXIT_OK;
+}
+
+/* argv[2..]: SUBCOMMAND PATH and the options, split by getopt_long (in
+ * order; opterr = 0, the messages are the ledger's own). */
 static int parse(int argc, char **argv, ledger_args *a)
 {
-    static const char *const valued[] = {
-        "--filter", "--config", "--spec", "--mu", "--epsilon", "--delta", "--rho", "--order", "--from",
-        "--max-queries", "--unit"
-    };
-    int positional = 0, dashdash = 0;
+    int positional = 0;
     memset(a, 0, sizeof *a);
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v = NULL;
-        int got = 0;
-        if (!dashdash && arg[0] == '-' && arg[1] == '-' && arg[2]) {
-            for (size_t k = 0; k < sizeof valued / sizeof *valued && !got; k++) {
-                got = take_value(argc, argv, &i, valued[k], &v);
-                if (got < 0)
-                    return CLI_EXIT_USAGE;
-                if (got) {
-                    const char **slot = NULL;
-                    switch (k) {
-                    case 0: slot = &a->filter; break;
-                    case 1: slot = &a->config; break;
-                    case 2: slot = &a->spec; break;
-                    case 3: slot = &a->mu; break;
-                    case 4: slot = &a->epsilon; break;
-                    case 5: slot = &a->delta; break;
-                    case 6: slot = &a->rho; break;
-                    case 7: slot = &a->order; break;
-                    case 8: slot = &a->from; break;
-                    case 9: slot = &a->max_queries; break;
-                    default:
-                        if (a->nunits == LEDGER_MAX_UNITS_ARGS)
-                            return usage("at most %s --unit options", "256");
-                        a->units[a->nunits++] = v;
-                        break;
-                    }
-                    if (slot) {
-                        if (*slot)
-                            return usage("option %s given twice", valued[k]);
-                        *slot = v;
-                    }
-                }
-            }
-            if (got)
-                continue;
-            if (!strcmp(arg, "--json"))
-                a->json = 1;
-            else if (!strcmp(arg, "--auto-units"))
-                a->auto_units = 1;
-            else if (!strcmp(arg, "--allow-degraded"))
-                a->allow_degraded = 1;
-            else
-                return usage("unknown option %s", arg);
+    opterr = 0;
+    optind = 0; /* glibc: a full reset of getopt's state */
+    for (;;) {
+        int cur = optind ? optind : 1, k, rc;
+        /* argv[1] ("ledger") stands in for argv[0] */
+        int c = getopt_long(argc - 1, argv + 1, "-:", ledger_options, NULL);
+        const char *elem = argv[1 + cur], **slot = NULL;
+        char name[64];
+        if (c == -1)
+            break;
+        if (c == 1) {
+            if ((rc = take_positional(a, optarg, &positional)) != CLI_EXIT_OK)
+                return rc;
             continue;
         }
-        if (!dashdash && !strcmp(arg, "--")) {
-            dashdash = 1;
-            continue;
+        k = exact_ledger_option(elem);
+        if (k < 0)
+            return usage("unknown option %s", elem);
+        snprintf(name, sizeof name, "--%s", ledger_options[k].name);
+        if (c == ':')
+            return usage("option %s needs a value", name);
+        switch (k) {
+        case L_FILTER: slot = &a->filter; break;
+        case L_CONFIG: slot = &a->config; break;
+        case L_SPEC: slot = &a->spec; break;
+        case L_MU: slot = &a->mu; break;
+        case L_EPSILON: slot = &a->epsilon; break;
+        case L_DELTA: slot = &a->delta; break;
+        case L_RHO: slot = &a->rho; break;
+        case L_ORDER: slot = &a->order; break;
+        case L_FROM: slot = &a->from; break;
+        case L_MAX_QUERIES: slot = &a->max_queries; break;
+        case L_UNIT:
+            if (a->nunits == LEDGER_MAX_UNITS_ARGS)
+                return usage("at most %s --unit options", "256");
+            a->units[a->nunits++] = optarg;
+            break;
+        case L_JSON: a->json = 1; break;
+        case L_AUTO_UNITS: a->auto_units = 1; break;
+        default: a->allow_degraded = 1; break;
         }
-        if (!dashdash && arg[0] == '-' && arg[1])
-            return usage("unknown option %s", arg);
-        if (positional == 0)
-            a->sub = arg;
-        else if (positional == 1)
-            a->path = arg;
-        else
-            return usage("unexpected argument \"%s\"", arg);
-        positional++;
+        if (slot) {
+            if (*slot)
+                return usage("option %s given twice", name);
+            *slot = optarg;
+        }
+    }
+    /* after "--": positional arguments only */
+    for (int i = 1 + optind; i < argc; i++) {
+        int rc = take_positional(a, argv[i], &positional);
+        if (rc != CLI_EXIT_OK)
+            return rc;
     }
     if (!a->sub)
         return usage("%s", "missing subcommand (init, add-unit, request, status, history, verify, export or import)");
@@ -335,7 +357,7 @@ static void print_fields(const char *indent, json_t *o)
             if (!strcmp(key, "delta") || !strcmp(key, "report_delta"))
                 cli_format_shortest(buf, sizeof buf, json_real_value(v));
             else
-                cli_format(buf, sizeof buf, json_real_value(v), 10, CLI_ROUND_DOWN);
+                cli_format(buf, sizeof buf, json_real_value(v), 10, DPA_ROUND_DOWN);
             printf("%s%s: %s\n", indent, key, buf);
         } else {
             char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);

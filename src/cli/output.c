@@ -318,7 +318,7 @@ static void print_method(const dpa_result *r)
     }
     if (r->method == DPA_METHOD_RDP) {
         char ord[CLI_NUM_BUF];
-        cli_format(ord, sizeof ord, r->order, 6, CLI_ROUND_NEAREST);
+        cli_format(ord, sizeof ord, r->order, 6, DPA_ROUND_NEAREST);
         printf("method: rdp (Renyi DP at order %s; %s)\n", ord, r->note);
         return;
     }
@@ -340,7 +340,7 @@ static void print_binding(const dpa_result *r, int digits)
     }
     cli_format(other, sizeof other,
                r->binding == DPA_DIR_REMOVE ? r->upper_add : r->upper_remove,
-               digits, CLI_ROUND_UP);
+               digits, DPA_ROUND_UP);
     printf("binding direction: %s (%s: %s)\n", cli_direction_word(r->binding),
            r->binding == DPA_DIR_REMOVE ? "add" : "remove", other);
 }
@@ -411,8 +411,8 @@ static void print_bounds(const char *name, double up, double lo, const char *not
     char us[CLI_NUM_BUF], ls[CLI_NUM_BUF], gap[CLI_NUM_BUF];
     int digits = cli_digits_for(up, lo), w;
 
-    cli_format(us, sizeof us, up, digits, CLI_ROUND_UP);
-    cli_format(ls, sizeof ls, lo, digits, CLI_ROUND_DOWN);
+    cli_format(us, sizeof us, up, digits, DPA_ROUND_UP);
+    cli_format(ls, sizeof ls, lo, digits, DPA_ROUND_DOWN);
     w = (int)(strlen(us) > strlen(ls) ? strlen(us) : strlen(ls));
     printf("%s <= %-*s   (%s)\n", name, w, us, note);
     if (isinf(lo)) {
@@ -420,7 +420,7 @@ static void print_bounds(const char *name, double up, double lo, const char *not
                ">= delta)\n", name, w, ls);
         return;
     }
-    cli_format(gap, sizeof gap, up - lo, 2, CLI_ROUND_UP);
+    cli_format(gap, sizeof gap, up - lo, 2, DPA_ROUND_UP);
     printf("%s >= %-*s   (lower bound; gap %s)\n", name, w, ls, gap);
 }
 
@@ -437,14 +437,14 @@ static void print_gdp_mu(const dpa_result *r, const dpa_gdp_mu *g)
     }
     if (g->certified_upper) {
         int digits = cli_digits_for(g->upper, g->lower);
-        cli_format(us, sizeof us, g->upper, digits, CLI_ROUND_UP);
-        cli_format(ls, sizeof ls, g->lower, digits, CLI_ROUND_DOWN);
+        cli_format(us, sizeof us, g->upper, digits, DPA_ROUND_UP);
+        cli_format(ls, sizeof ls, g->lower, digits, DPA_ROUND_DOWN);
         printf("mu-GDP: mu <= %s (certified; smallest mu >= %s; %s)\n", us, ls,
                g->source == DPA_GDP_MU_GAUSSIAN ? "exact for a composition of Gaussians"
                                                 : "bounded privacy loss, checked on a grid");
         return;
     }
-    cli_format(ls, sizeof ls, g->lower, 5, CLI_ROUND_DOWN);
+    cli_format(ls, sizeof ls, g->lower, 5, DPA_ROUND_DOWN);
     /* the full reason is in --json's gdp_mu.note and in the report */
     printf("mu-GDP: mu >= %s (lower bound only: no certified upper bound for this composition; "
            "gdp_mu.note in --json --gdp-mu says why)\n",
@@ -516,8 +516,8 @@ static int human_profile(const cli_args *a, const cli_profile_out *p)
     printf("%-*s   %-14s   %s\n", w, "epsilon", "delta_upper", "delta_lower");
     for (size_t i = 0; i < p->n; i++) {
         cli_format_shortest(e, sizeof e, p->eps[i]);
-        cli_format(u, sizeof u, p->upper[i], PROFILE_DIGITS, CLI_ROUND_UP);
-        cli_format(l, sizeof l, p->lower[i], PROFILE_DIGITS, CLI_ROUND_DOWN);
+        cli_format(u, sizeof u, p->upper[i], PROFILE_DIGITS, DPA_ROUND_UP);
+        cli_format(l, sizeof l, p->lower[i], PROFILE_DIGITS, DPA_ROUND_DOWN);
         printf("%-*s   %-14s   %s\n", w, e, u, l);
     }
     return CLI_EXIT_OK;
@@ -539,7 +539,7 @@ static int human_calibration(const cli_args *a, const dpa_param_info *info,
                              const dpa_calibration *c)
 {
     int noise = info->role == DPA_ROLE_NOISE;
-    int safe = noise ? CLI_ROUND_UP : CLI_ROUND_DOWN;
+    int safe = noise ? DPA_ROUND_UP : DPA_ROUND_DOWN;
     char v[CLI_NUM_BUF], e[CLI_NUM_BUF], d[CLI_NUM_BUF], x[CLI_NUM_BUF];
 
     format_param(v, sizeof v, info, c->value, a->tolerance, safe);
@@ -618,8 +618,8 @@ static int human_methods(const cli_args *a, const cli_method_row *rows, size_t n
             continue;
         }
         int digits = cli_digits_for(r->upper, r->lower);
-        cli_format(us, sizeof us, r->upper, digits, CLI_ROUND_UP);
-        cli_format(ls, sizeof ls, r->lower, digits, CLI_ROUND_DOWN);
+        cli_format(us, sizeof us, r->upper, digits, DPA_ROUND_UP);
+        cli_format(ls, sizeof ls, r->lower, digits, DPA_ROUND_DOWN);
         char tm[32];
         snprintf(tm, sizeof tm, "%.1f ms", 1e3 * rows[i].seconds);
         const char *what = r->method == DPA_METHOD_PHI   ? "estimate, not certified"
@@ -630,7 +630,7 @@ static int human_methods(const cli_args *a, const cli_method_row *rows, size_t n
         printf("%-6s  %-14s  %-14s  %9s  %s", name, us, ls, tm, what);
         if (r->method == DPA_METHOD_RDP) {
             char ord[CLI_NUM_BUF];
-            cli_format(ord, sizeof ord, r->order, 6, CLI_ROUND_NEAREST);
+            cli_format(ord, sizeof ord, r->order, 6, DPA_ROUND_NEAREST);
             printf(" (order %s, %s conversion)", ord, dpa_rdp_conv_name(a->opt.rdp_conversion));
         }
         if (!r->accuracy_met && r->method != DPA_METHOD_RDP && r->method != DPA_METHOD_GDP)

@@ -106,12 +106,12 @@ static void section_gdp_mu(page *p, dpa_accountant *acc)
     } else if (g.certified_upper) {
         char us[CLI_NUM_BUF], ls[CLI_NUM_BUF];
         int digits = cli_digits_for(g.upper, g.lower);
-        cli_format(us, sizeof us, g.upper, digits, CLI_ROUND_UP);
-        cli_format(ls, sizeof ls, g.lower, digits, CLI_ROUND_DOWN);
+        cli_format(us, sizeof us, g.upper, digits, DPA_ROUND_UP);
+        cli_format(ls, sizeof ls, g.lower, digits, DPA_ROUND_DOWN);
         put(p, "<b>mu &le; %s</b> (certified; claim this), mu &ge; %s.", us, ls);
     } else {
         put(p, "mu &ge; ");
-        put_bound(p, g.lower, CLI_ROUND_DOWN);
+        put_bound(p, g.lower, DPA_ROUND_DOWN);
         put(p, " (lower bound only: <b>no certified upper bound</b>).");
     }
     put(p, "</p>\n<p class=\"na\">");
@@ -143,9 +143,9 @@ static void section_ladder(page *p, const cli_args *a, const dpa_spec *spec)
             continue;
         }
         put(p, "<td><b>");
-        put_bound(p, r.upper, CLI_ROUND_UP);
+        put_bound(p, r.upper, DPA_ROUND_UP);
         put(p, "</b></td><td>");
-        put_bound(p, r.lower, CLI_ROUND_DOWN);
+        put_bound(p, r.lower, DPA_ROUND_DOWN);
         put(p, "</td><td>%s</td></tr>\n", r.certified ? "yes" : "no (estimate)");
     }
     put(p, "</table>\n");
@@ -177,9 +177,9 @@ static void section_methods(page *p, const cli_args *a, const dpa_spec *spec)
             continue;
         }
         put(p, "<td>");
-        put_bound(p, r.upper, CLI_ROUND_UP);
+        put_bound(p, r.upper, DPA_ROUND_UP);
         put(p, "</td><td>");
-        put_bound(p, r.lower, CLI_ROUND_DOWN);
+        put_bound(p, r.lower, DPA_ROUND_DOWN);
         const char *kind = ms[i] == DPA_METHOD_PHI   ? "estimate, not certified"
                            : ms[i] == DPA_METHOD_GDP ? "CLT approximation, not a bound"
                            : ms[i] == DPA_METHOD_RDP ? "certified upper bound only"
@@ -216,12 +216,12 @@ static void section_mia(page *p, const curves *tc)
         for (size_t i = tc->n; i-- > 0;)
             if (c->x[i] >= FPR[k]) best = i;
         put(p, "<tr><td>%g</td><td>", FPR[k]);
-        put_bound(p, fmin(1.0, 1 - c->up[best]), CLI_ROUND_UP);
+        put_bound(p, fmin(1.0, 1 - c->up[best]), DPA_ROUND_UP);
         put(p, "</td></tr>\n");
     }
     put(p, "</table>\n<p>Largest advantage of any such test (true-positive minus false-positive rate): at "
            "most ");
-    put_bound(p, adv, CLI_ROUND_UP);
+    put_bound(p, adv, DPA_ROUND_UP);
     put(p, " (perfect privacy: 0).</p>\n");
 }
 

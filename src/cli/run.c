@@ -11,85 +11,6 @@
 #include <time.h>
 #include "cli.h"
 
-int cli_library_bug(const char *what)
-{
-    return cli_fail(CLI_EXIT_FAIL, "internal error: the library returned %s; "
-                    "this is a bug, please report it", what);
-}
-
-int cli_fail_status(dpa_status s, dpa_error *err)
-{
-    if (err->status == DPA_OK) /* a failing call that filled no error */
-        dpa_error_set(err, s, "%s", dpa_status_string(s));
-    return cli_fail_lib(err);
-}
-
-/* Fill a result with values that every check below rejects, so a field the
- * library forgot to set cannot pass for a bound. */
-static void poison_result(dpa_result *r)
-{
-    memset(r, 0, sizeof *r);
-    r->upper = r->lower = r->upper_remove = r->upper_add = NAN;
-    r->grid_step = r->truncated_mass = r->roundoff = NAN;
-    r->method = DPA_METHOD_AUTO;
-    r->binding = (dpa_direction)3; /* no such direction */
-    r->certified = -1;
-}
-
-/* A method the library reports for a result (never AUTO). */
-static int method_ok(dpa_method m)
-{
-    return m == DPA_METHOD_PLD || m == DPA_METHOD_EXACT || m == DPA_METHOD_PHI || m == DPA_METHOD_RDP ||
-           m == DPA_METHOD_GDP || m == DPA_METHOD_CLT;
-}
-
-/* Finite, or +inf where allowed (epsilon bounds). */
-static int bound_ok(double x, int inf_ok)
-{
-    return isfinite(x) || (inf_ok && x == HUGE_VAL);
-}
-
-static int check_result(const dpa_result *r, int eps_query)
-{
-    if (!bound_ok(r->upper, eps_query) || !bound_ok(r->lower, eps_query))
-        return cli_library_bug(isnan(r->upper) || isnan(r->lower) ? "a NaN bound"
-                                                              : "an infinite bound");
-    if (!bound_ok(r->upper_remove, eps_query) || !bound_ok(r->upper_add, eps_query))
-        return cli_library_bug("an invalid per-direction bound");
-    if (!(r->lower <= r->upper))
-        return cli_library_bug("a lower bound above the upper bound");
-    if (!isfinite(r->grid_step) || !isfinite(r->truncated_mass) || !isfinite(r->roundoff))
-        return cli_library_bug("an invalid grid or error-budget value");
-    if (!method_ok(r->method))
-        return cli_library_bug("no method");
-    if (r->certified != 0 && r->certified != 1)
-        return cli_library_bug("no certification flag");
-    if (r->method == DPA_METHOD_RDP && isfinite(r->upper) && !(r->order >= 1))
-        return cli_library_bug("an RDP bound without its order");
-    if (memchr(r->note, '\0', sizeof r->note) == NULL)
-        return cli_library_bug("an unterminated note");
-    if (r->binding != DPA_DIR_BOTH && r->binding != DPA_DIR_REMOVE && r->binding != DPA_DIR_ADD)
-        return cli_library_bug("no binding direction");
-    return CLI_EXIT_OK;
-}
-
-/* The gdp_mu bracket: never NaN, lower <= upper, an infinite lower bound
- * only with a certified infinite upper one, a terminated note. */
-static int check_gdp_mu(const dpa_gdp_mu *g)
-{
-    if (isnan(g->lower) || isnan(g->upper) || !(g->lower >= 0) || !(g->lower <= g->upper))
-        return cli_library_bug("an invalid mu-GDP bracket");
-    if (g->certified_upper != 0 && g->certified_upper != 1)
-        return cli_library_bug("no mu-GDP certification flag");
-    if (isinf(g->lower) && !(g->certified_upper && g->source == DPA_GDP_MU_INFINITE))
-        return cli_library_bug("an infinite mu-GDP lower bound without its certificate");
-    if (!g->certified_upper && !isinf(g->upper))
-        return cli_library_bug("a finite mu-GDP upper bound that is not certified");
-    if (memchr(g->note, '\0', sizeof g->note) == NULL)
-        return cli_library_bug("an unterminated mu-GDP note");
-    return CLI_EXIT_OK;
-}
-
 static dpa_accountant *make_accountant(const cli_args *a, const char *text, int *rc)
 {
     dpa_error err;
@@ -107,21 +28,6 @@ static dpa_accountant *make_accountant(const cli_args *a, const char *text, int 
     if (!acc)
         *rc = cli_fail_status(DPA_EINVAL, &err);
     return acc;
-}
-
-void cli_poison_result(dpa_result *r)
-{
-    poison_result(r);
-}
-
-int cli_check_result(const dpa_result *r, int eps_query)
-{
-    return check_result(r, eps_query);
-}
-
-int cli_check_gdp_mu(const dpa_gdp_mu *g)
-{
-    return check_gdp_mu(g);
 }
 
 /* epsilon --delta D1,D2,... / delta --epsilon E1,E2,...: the spec parsed
@@ -159,7 +65,7 @@ static int run_query(const cli_args *a, const char *text)
             s = err.status != DPA_OK ? err.status : DPA_EINVAL;
             break;
         }
-        poison_result(&res[i]);
+        cli_poison_result(&res[i]);
         dpa_error_clear(&err);
         s = eps_query ? dpa_accountant_epsilon(acc, a->values[i], &res[i], &err)
                       : dpa_accountant_delta(acc, a->values[i], &res[i], &err);
@@ -179,9 +85,9 @@ static int run_query(const cli_args *a, const char *text)
     if (s != DPA_OK)
         rc = cli_fail_status(s, &err);
     for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
-        rc = check_result(&res[i], eps_query);
+        rc = cli_check_result(&res[i], eps_query);
         if (rc == CLI_EXIT_OK && gdp)
-            rc = check_gdp_mu(&g[i]);
+            rc = cli_check_gdp_mu(&g[i]);
     }
     if (rc == CLI_EXIT_OK)
         rc = cli_print_queries(a, res, n, gdp ? g : NULL);
@@ -222,7 +128,7 @@ static int run_all(const cli_args *a, const char *text)
         double t0 = now_seconds();
         dpa_accountant *acc = dpa_accountant_new(spec, &o, &err);
         dpa_status s = acc ? DPA_OK : (err.status ? err.status : DPA_EINVAL);
-        poison_result(&row->result);
+        cli_poison_result(&row->result);
         if (acc) {
             s = eps_query ? dpa_accountant_epsilon(acc, a->delta, &row->result, &err)
                           : dpa_accountant_delta(acc, a->epsilon, &row->result, &err);
@@ -235,7 +141,7 @@ static int run_all(const cli_args *a, const char *text)
                 worst = CLI_EXIT_FAIL;
             continue;
         }
-        int rc = check_result(&row->result, eps_query);
+        int rc = cli_check_result(&row->result, eps_query);
         if (rc != CLI_EXIT_OK) {
             dpa_spec_free(spec);
             return rc;
@@ -293,12 +199,12 @@ static int profile_method(const cli_args *a, dpa_accountant *acc, double eps0, d
         *m = a->opt.method;
         return CLI_EXIT_OK;
     }
-    poison_result(&r);
+    cli_poison_result(&r);
     dpa_error_clear(&err);
     s = dpa_accountant_delta(acc, eps0, &r, &err);
     if (s != DPA_OK)
         return cli_fail_status(s, &err);
-    if (!method_ok(r.method))
+    if (!cli_method_ok(r.method))
         return cli_library_bug("no method");
     *m = r.method;
     return CLI_EXIT_OK;
@@ -363,7 +269,7 @@ static int run_profile(const cli_args *a, const char *text)
 
 static int check_calibration(const cli_args *a, const dpa_calibration *c)
 {
-    int rc = check_result(&c->at_value, 1);
+    int rc = cli_check_result(&c->at_value, 1);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (!isfinite(c->value))
@@ -392,7 +298,7 @@ static int run_calibrate(const cli_args *a, const char *text)
         return cli_fail_status(DPA_EINVAL, &err);
     info = *dpa_template_param(t);
     memset(&c, 0, sizeof c);
-    poison_result(&c.at_value);
+    cli_poison_result(&c.at_value);
     c.value = NAN;
     c.infeasible = -HUGE_VAL; /* NAN is a legitimate "none"; -inf is never */
     c.evaluations = -1;
@@ -414,12 +320,6 @@ int cli_run(const cli_args *a, const char *spec_text)
         return run_profile(a, spec_text);
     case CLI_CALIBRATE:
         return run_calibrate(a, spec_text);
-    case CLI_CURVE:
-        return cli_run_curve(a, spec_text);
-    case CLI_RENYI:
-        return cli_run_renyi(a, spec_text);
-    case CLI_REPORT:
-        return cli_run_report(a, spec_text);
     default:
         return cli_fail(CLI_EXIT_FAIL, "internal error: no such command");
     }
