@@ -28,7 +28,8 @@ A block that cannot run in a test carries, on the line before its fence,
 `<!-- docs-test: skip (reason) -->`; one that cannot run in a sanitizer build (DPA_SANITIZE
 in the binary directory's CMakeCache.txt) `<!-- docs-test: skip-if-sanitized (reason) -->`.
 
-Also checked: every relative markdown link in README.md and docs/*.md points to an
+Also checked: a code block that shows a file of examples/ (its first line is the file's
+first line) is a copy of that file; every relative markdown link in README.md and docs/*.md points to an
 existing file, and no document names MATH.md or REFERENCE-VALUES.md (files outside the
 repository).
 
@@ -222,6 +223,37 @@ def check_links(src, path, failures):
                 failures.append("%s: link to %s, which does not exist" % (where, target))
 
 
+def check_source_copies(src, path, failures):
+    """A fenced code block that reproduces a file of examples/ (its first line is that
+    file's first line) must be that file, byte for byte up to trailing whitespace."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    firsts = {}
+    for f in sorted(glob.glob(os.path.join(src, "examples", "*"))):
+        try:
+            text = open(f, encoding="utf-8").read()
+        except (UnicodeDecodeError, IsADirectoryError):
+            continue
+        if text.strip():
+            firsts.setdefault(text.split("\n", 1)[0], []).append((f, text))
+    i = 0
+    while i < len(lines):
+        m = FENCE_RE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith(m.group(1)):
+            j += 1
+        body = lines[i + 1:j]
+        if body and body[0] in firsts:
+            shown = "\n".join(body).rstrip()
+            if not any(text.rstrip() == shown for _, text in firsts[body[0]]):
+                names = ", ".join(os.path.relpath(f, src) for f, _ in firsts[body[0]])
+                failures.append("%s:%d: the code block is not a copy of %s" % (
+                    os.path.relpath(path, src), i + 1, names))
+        i = j + 1
+
+
 def main():
     binary, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     failures, checked, skipped = [], 0, []
@@ -231,6 +263,7 @@ def main():
     for path in [os.path.abspath(f) for f in sys.argv[3:]] or doc_files(src):
         rel = os.path.relpath(path, src)
         check_links(src, path, failures)
+        check_source_copies(src, path, failures)
         for line, (kind, reason), cmds in blocks(path):
             if kind == "skip" or (kind == "skip-if-sanitized" and sanitized):
                 skipped.append("%s:%d (%s)" % (rel, line, reason))
