@@ -26,6 +26,7 @@ mark passes up through combinators (conflicting marks are an error), and
 import json
 import math
 import numbers
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 from ._errors import InvalidSpecError
 
@@ -35,10 +36,13 @@ __all__ = [
     "privacy_loss", "privacy_profile", "mixture_of_gaussians", "exponential_mechanism",
     "permute_and_flip", "report_noisy_max", "tree_aggregation", "laplace_svt", "gaussian_svt",
     "dpsgd", "compose", "repeat", "poisson", "sample", "sample_with_replacement", "truncated_poisson",
-    "repeat_and_select", "from_dict", "from_json", "as_event",
+    "repeat_and_select", "from_dict", "from_json", "as_event", "check_nesting", "MAX_DEPTH",
 ]
 
 PLACEHOLDER = "?"
+# The library refuses events nested deeper than this (src/event/event_json.c,
+# MAX_EVENT_DEPTH); the binding refuses them first, without recursion.
+MAX_DEPTH = 256
 NEIGHBORINGS = ("add_remove", "replace")
 
 # kinds whose value is {"PARAMS..., "event": E}
@@ -115,16 +119,47 @@ class Event:
     JSON event (kinds this module has no constructor for included: the
     library decides whether it knows them)."""
 
-    __slots__ = ("kind", "params", "children", "neighboring")
+    __slots__ = ("kind", "params", "children", "neighboring", "depth")
 
-    def __init__(self, kind, params=None, children=(), neighboring=None):
+    kind: str
+    params: Dict[str, Any]
+    children: Tuple["Event", ...]
+    neighboring: Optional[str]
+    depth: int
+
+    def __init__(self, kind: str, params: Optional[Dict[str, Any]] = None,
+                 children: Iterable["Event"] = (), neighboring: Optional[str] = None) -> None:
+        children = tuple(children)
+        for c in children:
+            if not isinstance(c, Event):
+                raise InvalidSpecError("%s: a child must be an Event, got %s" % (kind, _show(c)))
+        depth = 1 + max((c.depth for c in children), default=0)
+        if depth > MAX_DEPTH:
+            raise InvalidSpecError("%s: events nested deeper than %d levels (the library's limit)"
+                                   % (kind, MAX_DEPTH))
         object.__setattr__(self, "kind", str(kind))
         object.__setattr__(self, "params", dict(params or {}))
-        object.__setattr__(self, "children", tuple(children))
+        object.__setattr__(self, "children", children)
         object.__setattr__(self, "neighboring", _check_neighboring(neighboring))
+        object.__setattr__(self, "depth", depth)
 
     def __setattr__(self, name, value):
         raise AttributeError("Event is immutable")
+
+    def __delattr__(self, name):
+        raise AttributeError("Event is immutable")
+
+    # ---- pickle and copy: rebuilt through the constructor ----
+    def __reduce__(self):
+        return (Event, (self.kind, self.params, self.children, self.neighboring))
+
+    def __copy__(self) -> "Event":
+        return self
+
+    def __deepcopy__(self, memo) -> "Event":
+        import copy
+        return Event(self.kind, copy.deepcopy(self.params, memo),
+                     tuple(copy.deepcopy(c, memo) for c in self.children), self.neighboring)
 
     # ---- JSON ----
     def to_dict(self, neighboring=None):
@@ -462,10 +497,45 @@ def repeat_and_select(event, mean, shape=None):
 
 # ---------------------------------------------------------------- reading ---
 
-def from_dict(d, _path="", _top=True):
+def check_nesting(obj: Any, limit: int = MAX_DEPTH) -> None:
+    """Refuse (InvalidSpecError) a dict/list structure nested deeper than a
+    spec of `limit` events can be, before anything recursive or quadratic
+    touches it.  An event level is two containers ({"kind": {"event": ...}}
+    or {"compose": [...]}), plus one for a parameter array.  Iterative:
+    a dict nested 20,000 levels is refused in microseconds per level."""
+    max_containers = 2 * limit + 1
+    stack = [(obj, 1)]
+    seen = 0
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, Event):
+            d += 2 * x.depth - 1
+            if d > max_containers:
+                raise InvalidSpecError("/: events nested deeper than %d levels (the library's limit)"
+                                       % limit)
+            continue
+        if isinstance(x, dict):
+            vals = x.values()
+        elif isinstance(x, (list, tuple)):
+            vals = x
+        else:
+            continue
+        if d > max_containers:
+            raise InvalidSpecError("/: the spec nests objects and arrays %d+ levels deep: events "
+                                   "nested deeper than %d levels (the library's limit)" % (d, limit))
+        seen += 1
+        if seen > 10_000_000:
+            raise InvalidSpecError("/: the spec has more than 10^7 objects and arrays")
+        for v in vals:
+            if isinstance(v, (dict, list, tuple, Event)):
+                stack.append((v, d + 1))
+
+def from_dict(d: Any, _path: str = "", _top: bool = True) -> Event:
     """An Event from the JSON form of an event or spec (a dict)."""
     if isinstance(d, Event):
         return d
+    if _top:
+        check_nesting(d)
     if not isinstance(d, dict):
         raise InvalidSpecError("%s: expected an event object, got %s" % (_path or "/", _show(d)))
     nb = None
