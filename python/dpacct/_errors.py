@@ -53,7 +53,8 @@ class DpacctError(Exception):
         self.reason = m.group(2) if (m and m.group(1) == path) else message
 
     @property
-    def status_name(self):
+    def status_name(self) -> str:
+        """The status as its C name ("DPA_EINVAL", ...)."""
         return STATUS_NAMES.get(self.status, str(self.status))
 
     def __str__(self):

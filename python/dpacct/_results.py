@@ -118,7 +118,7 @@ class Result(_Frozen):
         self._set(**kw)
 
     @property
-    def gap(self):
+    def gap(self) -> float:
         """upper - lower: how much the bracket leaves on the table."""
         return self.upper - self.lower
 

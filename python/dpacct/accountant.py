@@ -10,7 +10,7 @@ from . import _lib
 from ._errors import InvalidInputError, InvalidSpecError, LibraryBugError
 from ._results import (EpsilonResult, DeltaResult, Profile, EpsilonCurve, RenyiCurve, GdpMu, RenyiValue,
                        RenyiResult, Calibration)
-from typing import Any, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 from . import events as _events
 
 try:  # optional
@@ -72,7 +72,7 @@ def _no_duplicates(pairs):
     return d
 
 
-def spec_json(spec, neighboring=None):
+def spec_json(spec: Any, neighboring: Any = None) -> str:
     """The JSON text the library is given for `spec`: a dict (the JSON form,
     numpy values allowed), JSON text (passed on unchanged unless
     `neighboring` is given), an events.Event, or a dp_accounting DpEvent."""
@@ -132,7 +132,7 @@ def _spec_to_json(p):
         return _lib.take_string(lib.dpa_spec_to_json(p))
 
 
-def canonical_spec(spec, neighboring=None):
+def canonical_spec(spec: Any, neighboring: Any = None) -> str:
     """The library's canonical JSON of a spec (every default written, numbers
     as %.17g); raises InvalidSpecError with the JSON path if it is invalid."""
     p = _parse_spec(spec_json(spec, neighboring))
@@ -324,7 +324,7 @@ class Accountant:
             _lib.raise_error(1, err)
 
     # ---- lifetime ----
-    def close(self):
+    def close(self) -> None:
         """Free the C accountant and spec (queries afterwards raise)."""
         lib = getattr(self, "_lib", None)
         if lib is None:
@@ -363,27 +363,28 @@ class Accountant:
 
     # ---- description ----
     @property
-    def method(self):
+    def method(self) -> str:
         """The method in use ("auto" resolved to the one chosen)."""
         return _METHOD_NAMES[self._lib.dpa_accountant_method(self._live())]
 
     @property
-    def spec(self):
+    def spec(self) -> Dict[str, Any]:
         """The spec as the library read it (canonical, a dict)."""
         return json.loads(self.spec_json)
 
     @property
-    def spec_json(self):
+    def spec_json(self) -> str:
         """The library's canonical JSON of the spec."""
         self._live()
         return _spec_to_json(self._spec)
 
     @property
-    def neighboring(self):
+    def neighboring(self) -> str:
+        """The spec's neighbouring relation: "add_remove" or "replace"."""
         return ("add_remove", "replace")[self._lib.dpa_spec_neighboring(self._spec)]
 
     @property
-    def options(self):
+    def options(self) -> Dict[str, Any]:
         """The dpa_options in use (a dict; method as asked, e.g. "auto")."""
         return _options_dict(self._opt)
 
@@ -396,7 +397,7 @@ class Accountant:
         return "<dpacct.Accountant method=%r spec=%s>" % (self.method, s)
 
     # ---- queries ----
-    def epsilon(self, delta):
+    def epsilon(self, delta: float) -> Union[EpsilonResult, List[EpsilonResult]]:
         """The smallest epsilon with delta(epsilon) <= delta, bracketed
         (EpsilonResult).  delta in (0, 1).  A sequence or array of deltas
         gives a list of results."""
@@ -410,7 +411,7 @@ class Accountant:
         _lib.check(st, err)
         return _result(EpsilonResult, "epsilon", d, r)
 
-    def delta(self, epsilon):
+    def delta(self, epsilon: float) -> Union[DeltaResult, List[DeltaResult]]:
         """delta(epsilon) = H_{e^epsilon}, bracketed (DeltaResult); any finite
         epsilon.  A sequence or array gives a list of results (profile() is
         the faster way to many points)."""
@@ -424,7 +425,7 @@ class Accountant:
         _lib.check(st, err)
         return _result(DeltaResult, "delta", e, r)
 
-    def profile(self, epsilons):
+    def profile(self, epsilons: Any) -> Profile:
         """The privacy profile at the given epsilons (finite): a Profile with
         arrays epsilon, upper, lower (numpy arrays shaped like the input when
         numpy is installed)."""
@@ -468,7 +469,7 @@ class Accountant:
         self._live()
         return _renyi_curve(self._spec, orders)
 
-    def gdp_mu(self):
+    def gdp_mu(self) -> GdpMu:
         """The smallest mu for which the composition is mu-GDP, bracketed (GdpMu)."""
         g = _lib.dpa_gdp_mu()
         err = _lib.new_error()
@@ -478,7 +479,7 @@ class Accountant:
         return GdpMu(lower=g.lower, upper=g.upper, certified_upper=bool(g.certified_upper),
                      source=_GDP_MU_SOURCES.get(g.source, str(g.source)), note=_lib.text(g.note))
 
-    def renyi(self, order):
+    def renyi(self, order: Any) -> RenyiResult:
         """The Renyi divergence of order `order` (real > 0, complex with real
         part > 0, or text like "1.5+2i") in both directions (RenyiResult)."""
         self._live()
@@ -574,7 +575,7 @@ def _renyi(spec_ptr, order):
                        binding=_DIRECTIONS.get(out.binding) if real else None)
 
 
-def renyi(spec, order, *, neighboring=None):
+def renyi(spec: Any, order: Any, *, neighboring: Any = None) -> RenyiResult:
     """The Renyi divergence of a spec at one order (see Accountant.renyi)."""
     p = _parse_spec(spec_json(spec, neighboring))
     try:
@@ -586,9 +587,11 @@ def renyi(spec, order, *, neighboring=None):
 
 # ------------------------------------------------------------ calibrate ---
 
-def calibrate(template, epsilon, delta, method="auto", *, neighboring=None, rel_tol=None,
-              accuracy=None, delta_abs=None, grid_step=None, max_grid=None, threads=None,
-              rdp_conversion=None):
+def calibrate(template: Any, epsilon: float, delta: float, method: str = 'auto', *, neighboring: Any = None,
+              rel_tol: Optional[float] = None, accuracy: Optional[float] = None,
+              delta_abs: Optional[float] = None, grid_step: Optional[float] = None,
+              max_grid: Optional[int] = None, threads: Optional[int] = None,
+              rdp_conversion: Optional[str] = None) -> Calibration:
     """The value of the template's one "?" parameter that meets the target
     epsilon at delta (docs/calibration.md): the smallest noise (sigma, scale,
     sample's n) or the largest budget (count, rate, epsilon, ...) whose
