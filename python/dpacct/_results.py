@@ -176,12 +176,16 @@ class Profile(_Frozen):
             (self.method, self.certified) == (other.method, other.certified)
 
     def __repr__(self):
-        pts = list(self)
-        show = pts if len(pts) <= 4 else pts[:2] + [None] + pts[-1:]
-        body = ", ".join("..." if p is None else "eps %s: delta <= %s" % (fmt_near(p[0], 6), fmt_up(p[1], 4))
-                         for p in show)
-        return "Profile(%d points, method=%r, certified=%r: %s)" % (
-            len(pts), self.method, self.certified, body)
+        return _points_repr("Profile", "points, method=%r, certified=%r" % (self.method, self.certified),
+                            list(self), "eps %s: delta <= %s", 4)
+
+
+def _points_repr(name, what, pts, fmt, digits):
+    """'NAME(n WHAT: x0: y0, x1: y1, ..., xn: yn)' with at most four points
+    shown, x to the nearest and y rounded up."""
+    show = pts if len(pts) <= 4 else pts[:2] + [None] + pts[-1:]
+    body = ", ".join("..." if p is None else fmt % (fmt_near(p[0], 6), fmt_up(p[1], digits)) for p in show)
+    return "%s(%d %s: %s)" % (name, len(pts), what, body)
 
 
 def _flat(a):
@@ -208,12 +212,8 @@ class EpsilonCurve(_Frozen):
         return iter(zip(_flat(self.delta), _flat(self.upper), _flat(self.lower)))
 
     def __repr__(self):
-        pts = list(self)
-        show = pts if len(pts) <= 4 else pts[:2] + [None] + pts[-1:]
-        body = ", ".join("..." if p is None else "delta %s: eps <= %s" % (fmt_near(p[0], 6), fmt_up(p[1], 6))
-                         for p in show)
-        return "EpsilonCurve(%d points, method=%r, certified=%r: %s)" % (
-            len(pts), self.method, self.certified, body)
+        return _points_repr("EpsilonCurve", "points, method=%r, certified=%r" % (self.method, self.certified),
+                            list(self), "delta %s: eps <= %s", 6)
 
 
 class RenyiCurve(_Frozen):
@@ -238,11 +238,7 @@ class RenyiCurve(_Frozen):
         return iter(zip(_flat(self.order), _flat(self.upper)))
 
     def __repr__(self):
-        pts = list(self)
-        show = pts if len(pts) <= 4 else pts[:2] + [None] + pts[-1:]
-        body = ", ".join("..." if p is None else "order %s: D <= %s" % (fmt_near(p[0], 6), fmt_up(p[1], 6))
-                         for p in show)
-        return "RenyiCurve(%d orders: %s)" % (len(pts), body)
+        return _points_repr("RenyiCurve", "orders", list(self), "order %s: D <= %s", 6)
 
 
 class GdpMu(_Frozen):

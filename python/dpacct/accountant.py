@@ -92,6 +92,9 @@ def spec_json(spec: Any, neighboring: Any = None) -> str:
             if isinstance(e, InvalidSpecError):
                 raise
             raise InvalidSpecError("JSON syntax error: %s" % e) from None
+        except RecursionError:
+            raise InvalidSpecError("/: events nested deeper than %d levels (the library's limit)"
+                                   % _events.MAX_DEPTH) from None
     if is_dp_event(spec):
         try:
             spec = from_dp_event(spec)
@@ -518,9 +521,14 @@ def _renyi_curve(spec_ptr, orders):
 def renyi_curve(spec: Any, orders: Any, *, neighboring: Any = None) -> RenyiCurve:
     """Renyi divergences of a spec at several real orders (see
     Accountant.renyi_curve); no accountant is built."""
+    return _on_spec(spec, neighboring, lambda p: _renyi_curve(p, orders))
+
+
+def _on_spec(spec, neighboring, fn):
+    """fn(the library's spec pointer) on a spec parsed for this call, freed after."""
     p = _parse_spec(spec_json(spec, neighboring))
     try:
-        return _renyi_curve(p, orders)
+        return fn(p)
     finally:
         with _lib.LOCK:
             _lib.load().dpa_spec_free(p)
@@ -577,12 +585,7 @@ def _renyi(spec_ptr, order):
 
 def renyi(spec: Any, order: Any, *, neighboring: Any = None) -> RenyiResult:
     """The Renyi divergence of a spec at one order (see Accountant.renyi)."""
-    p = _parse_spec(spec_json(spec, neighboring))
-    try:
-        return _renyi(p, order)
-    finally:
-        with _lib.LOCK:
-            _lib.load().dpa_spec_free(p)
+    return _on_spec(spec, neighboring, lambda p: _renyi(p, order))
 
 
 # ------------------------------------------------------------ calibrate ---

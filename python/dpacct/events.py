@@ -582,4 +582,6 @@ def from_json(text: Union[str, bytes]) -> Event:
         d = json.loads(text)
     except ValueError as e:
         raise InvalidSpecError("JSON syntax error: %s" % e) from None
+    except RecursionError:  # Python's parser recurses per level
+        raise InvalidSpecError("/: events nested deeper than %d levels (the library's limit)" % MAX_DEPTH) from None
     return from_dict(d)

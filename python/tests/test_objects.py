@@ -225,7 +225,7 @@ def test_nul_refused():
 
 
 @needs_lib
-@pytest.mark.parametrize("form", ["dict", "event", "compose", "text"])
+@pytest.mark.parametrize("form", ["dict", "event", "compose", "text", "text+neighboring", "from_json"])
 def test_deep_nesting_refused_fast(form):
     t0 = time.perf_counter()
     with pytest.raises(dpacct.InvalidSpecError, match="nested deeper|depth"):
@@ -245,7 +245,13 @@ def test_deep_nesting_refused_fast(form):
                 e = ev.poisson(e, 0.5)
         else:
             n = 20000
-            dpacct.Accountant('{"repeat":{"count":2,"event":' * n + '{"gaussian":{"sigma":1}}' + "}}" * n)
+            text = '{"repeat":{"count":2,"event":' * n + '{"gaussian":{"sigma":1}}' + "}}" * n
+            if form == "text":
+                dpacct.Accountant(text)
+            elif form == "from_json":
+                ev.from_json(text)
+            else:  # neighboring= makes the binding parse the text itself
+                dpacct.Accountant(text, neighboring="replace")
     assert time.perf_counter() - t0 < 2.0
 
 
