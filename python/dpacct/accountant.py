@@ -193,7 +193,10 @@ def _real(x, name):
         x = x.item()
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError("%s: expected a real number, got %s" % (name, type(x).__name__))
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:  # an int beyond the doubles
+        raise InvalidInputError("%s=%d: too large for a double" % (name, x), status=1) from None
 
 
 # Domains of dpa_options' integer fields (accountant.h), checked here before

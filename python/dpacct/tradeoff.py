@@ -53,7 +53,10 @@ def _real(x: Any, name: str, finite: bool = True) -> float:
         x = x.item()
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError("%s=: expected a real number, got %s" % (name, type(x).__name__))
-    x = float(x)
+    try:
+        x = float(x)
+    except OverflowError:  # an int beyond the doubles
+        raise InvalidInputError("%s=%d: too large for a double" % (name, x), status=1) from None
     if finite and not math.isfinite(x):
         raise InvalidInputError("%s=%r: must be finite" % (name, x), status=1)
     return x

@@ -208,6 +208,10 @@ def test_integers_out_of_range_elsewhere():
         dpacct.Accountant({"repeat": {"count": 2 ** 64 + 3, "event": {"gaussian": {"sigma": 1}}}})
     with pytest.raises(TypeError):
         dpacct.Accountant(ev.gaussian(1), threads=1.5)
+    with pytest.raises(dpacct.InvalidInputError, match="too large"):
+        dpacct.Accountant(ev.gaussian(1)).epsilon(10 ** 400)
+    with pytest.raises(dpacct.InvalidInputError, match="too large"):
+        tf.gaussian(10 ** 400)
 
 
 @needs_lib
