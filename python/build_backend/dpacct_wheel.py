@@ -122,7 +122,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         entries = []
         pkgdir = os.path.join(src, "python", PACKAGE)
         for name in sorted(os.listdir(pkgdir)):
-            if name.endswith(".py"):
+            if name.endswith(".py") or name == "py.typed":  # py.typed: PEP 561 marker
                 entries.append(("%s/%s" % (PACKAGE, name), _read(os.path.join(pkgdir, name)), 0o644))
         for name in sorted(os.listdir(libdir)):
             entries.append(("%s/_libs/%s" % (PACKAGE, name), _read(os.path.join(libdir, name)), 0o755))

@@ -20,9 +20,13 @@ from ._errors import (DpacctError, InvalidInputError, InvalidSpecError, Unsuppor
 from . import events
 from .events import Event
 from ._dp_events import from_dp_event
-from ._results import (Result, EpsilonResult, DeltaResult, Profile, GdpMu, RenyiValue, RenyiResult,
-                       Calibration)
-from .accountant import Accountant, calibrate, renyi, canonical_spec, spec_json, METHODS
+from ._results import (Result, EpsilonResult, DeltaResult, Profile, EpsilonCurve, RenyiCurve, GdpMu,
+                       RenyiValue, RenyiResult, Calibration)
+from .accountant import Accountant, calibrate, renyi, renyi_curve, canonical_spec, spec_json, METHODS
+from . import tradeoff
+from .tradeoff import Tradeoff
+from .filter import Filter, FilterDecision
+from .ledger import Ledger, LedgerDecision
 from .dpsgd import (dpsgd_steps, dpsgd_event, dpsgd_epsilon, get_noise_multiplier, dpsgd_calibrate,
                     compute_dp_sgd_privacy, compute_noise, DpsgdPlan)
 from .compat import PrivacyAccountant
@@ -30,25 +34,26 @@ from .compat import PrivacyAccountant
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accountant", "calibrate", "renyi", "canonical_spec", "spec_json", "METHODS",
+    "Accountant", "calibrate", "renyi", "renyi_curve", "canonical_spec", "spec_json", "METHODS",
+    "tradeoff", "Tradeoff", "Filter", "FilterDecision", "Ledger", "LedgerDecision",
     "events", "Event", "from_dp_event", "PrivacyAccountant",
     "dpsgd_steps", "dpsgd_event", "dpsgd_epsilon", "get_noise_multiplier", "dpsgd_calibrate",
     "compute_dp_sgd_privacy", "compute_noise", "DpsgdPlan",
-    "Result", "EpsilonResult", "DeltaResult", "Profile", "GdpMu", "RenyiValue", "RenyiResult",
-    "Calibration",
+    "Result", "EpsilonResult", "DeltaResult", "Profile", "EpsilonCurve", "RenyiCurve", "GdpMu",
+    "RenyiValue", "RenyiResult", "Calibration",
     "DpacctError", "InvalidInputError", "InvalidSpecError", "UnsupportedError", "NumericError",
     "OutOfMemoryError", "DpacctIOError", "StorageError", "LibraryNotFoundError", "LibraryBugError",
     "library_path", "load_library",
 ]
 
 
-def library_path():
+def library_path() -> str:
     """Where libdpacct was loaded from (loading it if needed)."""
     from . import _lib
     return _lib.library_path()
 
 
-def load_library(path=None):
+def load_library(path: "str | None" = None) -> str:
     """Load libdpacct now (from `path` if given); LibraryNotFoundError if it
     cannot be found.  Returns its path."""
     from . import _lib

@@ -71,6 +71,7 @@ other class.  The library then checks each kind's neighbouring relation
 (truncated_poisson and sample_with_replacement: add_remove only).
 """
 import math
+from typing import Any
 
 from ._errors import UnsupportedError, InvalidSpecError
 from . import events as ev
@@ -109,7 +110,7 @@ def neighboring_from(rel):
                            "NeighboringRelation, got %r" % (rel,))
 
 
-def from_dp_event(event, neighboring=None):
+def from_dp_event(event: Any, neighboring: Any = None) -> Any:
     """A dpacct Event equivalent to the dp_accounting DpEvent `event`.
 
     neighboring: "add_remove", "replace" or a dp_accounting

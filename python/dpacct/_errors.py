@@ -53,7 +53,8 @@ class DpacctError(Exception):
         self.reason = m.group(2) if (m and m.group(1) == path) else message
 
     @property
-    def status_name(self):
+    def status_name(self) -> str:
+        """The status as its C name ("DPA_EINVAL", ...)."""
         return STATUS_NAMES.get(self.status, str(self.status))
 
     def __str__(self):
@@ -123,6 +124,30 @@ class LibraryBugError(DpacctError):
 
 _BY_STATUS = {1: InvalidInputError, 2: UnsupportedError, 3: OutOfMemoryError,
               4: NumericError, 5: DpacctIOError, 6: StorageError}
+
+
+# The library's messages speak to the command line where a remedy is a flag
+# or a command; the binding says the same in Python terms.
+_CLI_TO_PYTHON = [
+    (re.compile(r"a larger --max-grid"), "a larger max_grid="),
+    (re.compile(r"--max-grid"), "max_grid="),
+    (re.compile(r"--method (\w+)"), r'method="\1"'),
+    (re.compile(r"`dpacct dpsgd --batch-size`"), 'dpacct.dpsgd_calibrate(solve="sample_rate", steps=...)'),
+    (re.compile(r"`dpacct ledger add-unit`"), "Ledger.add_unit()"),
+    (re.compile(r"`dpacct ledger init`"), "dpacct.Ledger.create()"),
+    (re.compile(r"--auto-units"), "auto_units=True"),
+    (re.compile(r"^options: max grid must be"), "max_grid= must be"),
+    (re.compile(r"^options: grid step must be"), "grid_step= must be"),
+    (re.compile(r"^options: (accuracy|delta_abs|threads) must be"), r"\1= must be"),
+]
+
+
+def python_message(message):
+    """A library message with its command-line remedies (--max-grid,
+    --method NAME, `dpacct ledger init`, ...) said in Python terms."""
+    for pat, rep in _CLI_TO_PYTHON:
+        message = pat.sub(rep, message)
+    return message
 
 
 def error_from_status(status, message, default_kind=None):

@@ -28,7 +28,7 @@ import ctypes.util
 import os
 import threading
 
-from ._errors import LibraryNotFoundError, error_from_status
+from ._errors import LibraryNotFoundError, error_from_status, python_message
 
 c_double_p = ctypes.POINTER(ctypes.c_double)
 
@@ -117,6 +117,32 @@ class dpa_renyi_result(ctypes.Structure):
                 ("binding", ctypes.c_int)]
 
 
+class dpa_tf_opts(ctypes.Structure):
+    _fields_ = [("rel_tol", ctypes.c_double),
+                ("abs_tol", ctypes.c_double),
+                ("max_vertices", ctypes.c_size_t),
+                ("tail", ctypes.c_double)]
+
+
+class dpa_filter_decision(ctypes.Structure):
+    _fields_ = [("accepted", ctypes.c_int),
+                ("reason", ctypes.c_char * 256)]
+
+
+class dpa_ledger_init_opts(ctypes.Structure):
+    _fields_ = [("filter_config", ctypes.c_char_p),
+                ("auto_units", ctypes.c_int),
+                ("units", ctypes.POINTER(ctypes.c_char_p)),
+                ("nunits", ctypes.c_size_t)]
+
+
+class dpa_ledger_decision(ctypes.Structure):
+    _fields_ = [("accepted", ctypes.c_int),
+                ("request_id", ctypes.c_longlong),
+                ("reason", ctypes.c_char * 256),
+                ("remaining", ctypes.c_void_p)]
+
+
 # Every structure the binding passes to the library, by its C name (for the
 # layout test).
 STRUCTS = {
@@ -128,6 +154,10 @@ STRUCTS = {
     "dpa_param_info": dpa_param_info,
     "dpa_renyi_value": dpa_renyi_value,
     "dpa_renyi_result": dpa_renyi_result,
+    "dpa_tf_opts": dpa_tf_opts,
+    "dpa_filter_decision": dpa_filter_decision,
+    "dpa_ledger_init_opts": dpa_ledger_init_opts,
+    "dpa_ledger_decision": dpa_ledger_decision,
 }
 
 _P = ctypes.c_void_p
@@ -164,6 +194,74 @@ _SIGNATURES = {
                                      ctypes.c_double, ctypes.POINTER(dpa_calibration), _E]),
     "dpa_renyi": (ctypes.c_int, [_P, ctypes.c_double, ctypes.c_double, ctypes.POINTER(dpa_renyi_result), _E]),
     "dpa_renyi_parse_order": (ctypes.c_int, [ctypes.c_char_p, c_double_p, c_double_p, _E]),
+    # tradeoff.h
+    "dpa_tf_opts_init": (None, [ctypes.POINTER(dpa_tf_opts)]),
+    "dpa_tf_identity": (_P, [_E]),
+    "dpa_tf_gaussian": (_P, [ctypes.c_double, _E]),
+    "dpa_tf_approx": (_P, [ctypes.c_double, ctypes.c_double, _E]),
+    "dpa_tf_laplace": (_P, [ctypes.c_double, _E]),
+    "dpa_tf_randomized_response": (_P, [ctypes.c_double, ctypes.c_double, _E]),
+    "dpa_tf_from_points": (_P, [c_double_p, c_double_p, ctypes.c_size_t, ctypes.c_double, _E]),
+    "dpa_tf_lower_envelope": (_P, [c_double_p, c_double_p, ctypes.c_size_t, _E]),
+    "dpa_tf_from_eps_delta": (_P, [c_double_p, c_double_p, ctypes.c_size_t, _E]),
+    "dpa_tf_copy": (_P, [_P, _E]),
+    "dpa_tf_free": (None, [_P]),
+    "dpa_tf_kind_name": (ctypes.c_char_p, [ctypes.c_int]),
+    "dpa_tf_get_kind": (ctypes.c_int, [_P]),
+    "dpa_tf_params": (ctypes.c_int, [_P, c_double_p, c_double_p, c_double_p, _E]),
+    "dpa_tf_vertices": (ctypes.c_size_t, [_P, c_double_p, c_double_p, c_double_p, c_double_p,
+                                          ctypes.c_size_t]),
+    "dpa_tf_eval": (ctypes.c_int, [_P, ctypes.c_double, c_double_p, _E]),
+    "dpa_tf_eval_bounds": (ctypes.c_int, [_P, ctypes.c_double, c_double_p, c_double_p, c_double_p,
+                                          c_double_p, _E]),
+    "dpa_tf_check": (ctypes.c_int, [_P, ctypes.c_double, _E]),
+    "dpa_tf_symmetry_defect": (ctypes.c_int, [_P, c_double_p, _E]),
+    "dpa_tf_is_symmetric": (ctypes.c_int, [_P, ctypes.c_double]),
+    "dpa_tf_fixed_point": (ctypes.c_int, [_P, c_double_p, c_double_p, _E]),
+    "dpa_tf_inverse": (_P, [_P, _E]),
+    "dpa_tf_max": (_P, [_P, _P, ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_min": (_P, [_P, _P, ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_symmetrize_max": (_P, [_P, ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_symm": (_P, [_P, ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_subsample": (_P, [_P, ctypes.c_double, ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_group": (_P, [_P, ctypes.c_ulong, ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_tensor": (_P, [_P, _P, ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_tensor_power": (_P, [_P, ctypes.c_ulong, ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_discretize": (_P, [_P, ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_delta": (ctypes.c_int, [_P, ctypes.c_double, ctypes.c_int, c_double_p, _E]),
+    "dpa_tf_epsilon": (ctypes.c_int, [_P, ctypes.c_double, ctypes.c_int, c_double_p, _E]),
+    "dpa_tf_from_profile": (_P, [c_double_p, c_double_p, ctypes.c_size_t, ctypes.c_int,
+                                 ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_from_accountant": (_P, [_P, ctypes.c_double, ctypes.c_size_t, ctypes.POINTER(dpa_tf_opts), _E]),
+    "dpa_tf_gdp_mu": (ctypes.c_int, [_P, ctypes.POINTER(dpa_tf_opts), c_double_p, _E]),
+    "dpa_tf_gdp_mu_from_profile": (ctypes.c_int, [c_double_p, c_double_p, ctypes.c_size_t, c_double_p, _E]),
+    "dpa_tf_gdp_delta": (ctypes.c_int, [ctypes.c_double, ctypes.c_double, c_double_p, c_double_p, _E]),
+    "dpa_tf_gdp_epsilon": (ctypes.c_int, [ctypes.c_double, ctypes.c_double, c_double_p, c_double_p, _E]),
+    # filter.h
+    "dpa_filter_new_json": (_P, [ctypes.c_char_p, _E]),
+    "dpa_filter_free": (None, [_P]),
+    "dpa_filter_copy": (_P, [_P, _E]),
+    "dpa_filter_config_json": (_P, [_P]),
+    "dpa_filter_name": (ctypes.c_char_p, [_P]),
+    "dpa_filter_state_json": (_P, [_P]),
+    "dpa_filter_set_state_json": (ctypes.c_int, [_P, ctypes.c_char_p, _E]),
+    "dpa_filter_request": (ctypes.c_int, [_P, _P, ctypes.POINTER(dpa_filter_decision), _E]),
+    "dpa_filter_remaining_json": (_P, [_P]),
+    "dpa_filter_exhausted": (ctypes.c_int, [_P]),
+    # ledger.h
+    "dpa_ledger_create": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(dpa_ledger_init_opts), _E]),
+    "dpa_ledger_open": (_P, [ctypes.c_char_p, _E]),
+    "dpa_ledger_close": (None, [_P]),
+    "dpa_ledger_add_unit": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_char_p, _E]),
+    "dpa_ledger_request": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_char_p,
+                                          ctypes.POINTER(dpa_ledger_decision), _E]),
+    "dpa_ledger_status_json": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(_P), _E]),
+    "dpa_ledger_history_json": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(_P), _E]),
+    "dpa_ledger_verify": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(_P), _E]),
+    "dpa_ledger_export_json": (ctypes.c_int, [_P, ctypes.POINTER(_P), _E]),
+    "dpa_ledger_import_json": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, _E]),
+    "dpa_ledger_location_display": (None, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]),
+    "dpa_ledger_decision_clear": (None, [ctypes.POINTER(dpa_ledger_decision)]),
     "dpa_wisdom_default_path": (ctypes.c_char_p, [ctypes.c_char_p, ctypes.c_size_t]),
     "dpa_wisdom_load": (ctypes.c_int, [ctypes.c_char_p, _E]),
     "dpa_wisdom_save": (ctypes.c_int, [ctypes.c_char_p, _E]),
@@ -276,6 +374,22 @@ def text(b):
     return "" if b is None else str(b)
 
 
+def c_string(s, name):
+    """s (str or bytes) as NUL-terminated UTF-8 for the library; a NUL inside
+    would silently cut the text, so it is refused (InvalidInputError)."""
+    from ._errors import InvalidInputError
+    if isinstance(s, str):
+        b = s.encode("utf-8")
+    elif isinstance(s, bytes):
+        b = s
+    else:
+        raise TypeError("%s: expected text, got %s" % (name, type(s).__name__))
+    if b"\0" in b:
+        raise InvalidInputError("%s: contains a NUL character at offset %d (the library reads text "
+                                "up to the first NUL)" % (name, b.index(b"\0")), status=1)
+    return b
+
+
 def new_error():
     return dpa_error()
 
@@ -284,7 +398,7 @@ def raise_error(status, err, default_kind=None):
     """Raise the Python exception for a failed call (err: dpa_error)."""
     st = err.status if err.status else status
     msg = text(err.message) or text(load().dpa_status_string(st))
-    raise error_from_status(st, msg, default_kind)
+    raise error_from_status(st, python_message(msg), default_kind)
 
 
 def check(status, err, default_kind=None):

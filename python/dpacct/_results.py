@@ -9,8 +9,8 @@ than the bound; the attributes hold the exact doubles.
 import decimal
 import math
 
-__all__ = ["Result", "EpsilonResult", "DeltaResult", "Profile", "GdpMu", "RenyiValue",
-           "RenyiResult", "Calibration", "fmt_up", "fmt_down"]
+__all__ = ["Result", "EpsilonResult", "DeltaResult", "Profile", "EpsilonCurve", "RenyiCurve", "GdpMu",
+           "RenyiValue", "RenyiResult", "Calibration", "fmt_up", "fmt_down"]
 
 
 def _fmt(x, digits, rounding):
@@ -72,9 +72,29 @@ class _Frozen:
         return {k: getattr(self, k) for k in self._fields()}
 
     def __eq__(self, other):
-        return type(self) is type(other) and self.as_dict() == other.as_dict()
+        if type(self) is not type(other):
+            return False
+        a, b = self.as_dict(), other.as_dict()
+        return all(_same(a[k], b[k]) for k in a)
+
+    # pickle, copy and deepcopy rebuild from the fields
+    def __reduce__(self):
+        return (_restore, (type(self), self.as_dict()))
 
     __hash__ = None
+
+
+def _restore(cls, fields):
+    obj = cls.__new__(cls)
+    obj._set(**fields)
+    return obj
+
+
+def _same(a, b):
+    """Equality that also compares numpy arrays (element-wise, all equal)."""
+    if hasattr(a, "shape") or hasattr(b, "shape"):
+        return _flat(a) == _flat(b) and getattr(a, "shape", None) == getattr(b, "shape", None)
+    return a == b
 
 
 class Result(_Frozen):
@@ -98,7 +118,7 @@ class Result(_Frozen):
         self._set(**kw)
 
     @property
-    def gap(self):
+    def gap(self) -> float:
         """upper - lower: how much the bracket leaves on the table."""
         return self.upper - self.lower
 
@@ -156,18 +176,69 @@ class Profile(_Frozen):
             (self.method, self.certified) == (other.method, other.certified)
 
     def __repr__(self):
-        pts = list(self)
-        show = pts if len(pts) <= 4 else pts[:2] + [None] + pts[-1:]
-        body = ", ".join("..." if p is None else "eps %s: delta <= %s" % (fmt_near(p[0], 6), fmt_up(p[1], 4))
-                         for p in show)
-        return "Profile(%d points, method=%r, certified=%r: %s)" % (
-            len(pts), self.method, self.certified, body)
+        return _points_repr("Profile", "points, method=%r, certified=%r" % (self.method, self.certified),
+                            list(self), "eps %s: delta <= %s", 4)
+
+
+def _points_repr(name, what, pts, fmt, digits):
+    """'NAME(n WHAT: x0: y0, x1: y1, ..., xn: yn)' with at most four points
+    shown, x to the nearest and y rounded up."""
+    show = pts if len(pts) <= 4 else pts[:2] + [None] + pts[-1:]
+    body = ", ".join("..." if p is None else fmt % (fmt_near(p[0], 6), fmt_up(p[1], digits)) for p in show)
+    return "%s(%d %s: %s)" % (name, len(pts), what, body)
 
 
 def _flat(a):
     if hasattr(a, "ravel"):
         return a.ravel().tolist()
     return list(a)
+
+
+class EpsilonCurve(_Frozen):
+    """epsilon(delta) at several deltas, bracketed: lower[i] <= eps(delta[i])
+    <= upper[i] (upper may be inf).  Arrays are numpy arrays shaped like the
+    input when numpy is installed, else lists.  method, certified as in
+    Result.  Iterating yields (delta, upper, lower)."""
+
+    __slots__ = ("delta", "upper", "lower", "method", "certified")
+
+    def __init__(self, **kw):
+        self._set(**kw)
+
+    def __len__(self):
+        return len(_flat(self.delta))
+
+    def __iter__(self):
+        return iter(zip(_flat(self.delta), _flat(self.upper), _flat(self.lower)))
+
+    def __repr__(self):
+        return _points_repr("EpsilonCurve", "points, method=%r, certified=%r" % (self.method, self.certified),
+                            list(self), "delta %s: eps <= %s", 6)
+
+
+class RenyiCurve(_Frozen):
+    """Renyi divergences at several real orders: for each order A[i],
+    remove_lower[i] <= D_A(P||Q) <= remove_upper[i] and add_lower[i] <=
+    D_A(Q||P) <= add_upper[i] (inf where the divergence is infinite);
+    upper[i] = max(remove_upper[i], add_upper[i]), the bound an RDP claim
+    uses.  certified[i] is True when both directions' bounds are proven.
+    Arrays are numpy arrays shaped like the input when numpy is installed,
+    else lists."""
+
+    __slots__ = ("order", "upper", "remove_upper", "remove_lower", "add_upper", "add_lower",
+                 "certified")
+
+    def __init__(self, **kw):
+        self._set(**kw)
+
+    def __len__(self):
+        return len(_flat(self.order))
+
+    def __iter__(self):
+        return iter(zip(_flat(self.order), _flat(self.upper)))
+
+    def __repr__(self):
+        return _points_repr("RenyiCurve", "orders", list(self), "order %s: D <= %s", 6)
 
 
 class GdpMu(_Frozen):

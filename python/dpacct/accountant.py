@@ -8,8 +8,9 @@ import numbers
 
 from . import _lib
 from ._errors import InvalidInputError, InvalidSpecError, LibraryBugError
-from ._results import (EpsilonResult, DeltaResult, Profile, GdpMu, RenyiValue, RenyiResult,
-                       Calibration)
+from ._results import (EpsilonResult, DeltaResult, Profile, EpsilonCurve, RenyiCurve, GdpMu, RenyiValue,
+                       RenyiResult, Calibration)
+from typing import Any, Dict, List, Optional, Union
 from . import events as _events
 
 try:  # optional
@@ -17,7 +18,7 @@ try:  # optional
 except ImportError:  # pragma: no cover - exercised where numpy is absent
     _np = None
 
-__all__ = ["Accountant", "calibrate", "renyi", "spec_json", "canonical_spec", "METHODS"]
+__all__ = ["Accountant", "calibrate", "renyi", "renyi_curve", "spec_json", "canonical_spec", "METHODS"]
 
 METHODS = ("auto", "pld", "exact", "phi", "rdp", "gdp", "clt")
 _METHOD_NAMES = {i: n for i, n in enumerate(METHODS)}
@@ -71,7 +72,7 @@ def _no_duplicates(pairs):
     return d
 
 
-def spec_json(spec, neighboring=None):
+def spec_json(spec: Any, neighboring: Any = None) -> str:
     """The JSON text the library is given for `spec`: a dict (the JSON form,
     numpy values allowed), JSON text (passed on unchanged unless
     `neighboring` is given), an events.Event, or a dp_accounting DpEvent."""
@@ -80,6 +81,9 @@ def spec_json(spec, neighboring=None):
     if isinstance(spec, bytes):
         spec = spec.decode("utf-8")
     if isinstance(spec, str):
+        if "\0" in spec:
+            raise InvalidSpecError("spec text contains a NUL character at offset %d (the library would "
+                                   "read only the text before it)" % spec.index("\0"))
         if nb is None:
             return spec
         try:
@@ -88,8 +92,17 @@ def spec_json(spec, neighboring=None):
             if isinstance(e, InvalidSpecError):
                 raise
             raise InvalidSpecError("JSON syntax error: %s" % e) from None
+        except RecursionError:
+            raise InvalidSpecError("/: events nested deeper than %d levels (the library's limit)"
+                                   % _events.MAX_DEPTH) from None
     if is_dp_event(spec):
-        spec = from_dp_event(spec)
+        try:
+            spec = from_dp_event(spec)
+        except RecursionError:
+            raise InvalidSpecError("the DpEvent is nested deeper than the library's limit of %d events"
+                                   % _events.MAX_DEPTH) from None
+    if isinstance(spec, dict):
+        _events.check_nesting(spec)
     if isinstance(spec, _events.Event):
         d = spec.to_dict()
     elif isinstance(spec, dict):
@@ -110,7 +123,7 @@ def _parse_spec(text):
     lib = _lib.load()
     err = _lib.new_error()
     with _lib.LOCK:
-        p = lib.dpa_spec_from_json(text.encode("utf-8"), ctypes.byref(err))
+        p = lib.dpa_spec_from_json(_lib.c_string(text, "spec"), ctypes.byref(err))
     if not p:
         _lib.raise_error(1, err, InvalidSpecError)
     return p
@@ -122,7 +135,7 @@ def _spec_to_json(p):
         return _lib.take_string(lib.dpa_spec_to_json(p))
 
 
-def canonical_spec(spec, neighboring=None):
+def canonical_spec(spec: Any, neighboring: Any = None) -> str:
     """The library's canonical JSON of a spec (every default written, numbers
     as %.17g); raises InvalidSpecError with the JSON path if it is invalid."""
     p = _parse_spec(spec_json(spec, neighboring))
@@ -155,9 +168,9 @@ def _options(method, accuracy=None, delta_abs=None, grid_step=None, max_grid=Non
     if grid_step is not None:
         opt.grid_step = _real(grid_step, "grid_step")
     if max_grid is not None:
-        opt.max_grid = _index(max_grid, "max_grid")
+        opt.max_grid = int_in(max_grid, "max_grid", MAX_GRID_MIN, MAX_GRID_MAX)
     if threads is not None:
-        opt.threads = _index(threads, "threads")
+        opt.threads = int_in(threads, "threads", 0, THREADS_MAX)
     if rdp_conversion is not None:
         c = ctypes.c_int()
         err = _lib.new_error()
@@ -180,17 +193,29 @@ def _real(x, name):
         x = x.item()
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError("%s: expected a real number, got %s" % (name, type(x).__name__))
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:  # an int beyond the doubles
+        raise InvalidInputError("%s=%d: too large for a double" % (name, x), status=1) from None
 
 
-def _index(x, name):
+# Domains of dpa_options' integer fields (accountant.h), checked here before
+# ctypes would silently cut a Python int to the C type's width.
+MAX_GRID_MIN, MAX_GRID_MAX = 1 << 10, 1 << 26
+THREADS_MAX = 64
+
+
+def int_in(x, name, lo, hi):
+    """x as an int in [lo, hi]: TypeError for a non-integer, InvalidInputError
+    (naming ``name=``) outside the range."""
     if hasattr(x, "item") and hasattr(x, "dtype") and getattr(x, "ndim", 0) == 0:
         x = x.item()
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError("%s: expected an integer, got %s" % (name, type(x).__name__))
-    if x < 0:
-        raise InvalidInputError("%s: must be >= 0, got %d" % (name, x), status=1)
-    return int(x)
+        raise TypeError("%s=: expected an integer, got %s" % (name, type(x).__name__))
+    x = int(x)
+    if not lo <= x <= hi:
+        raise InvalidInputError("%s=%d: must be an integer in [%d, %d]" % (name, x, lo, hi), status=1)
+    return x
 
 
 def _is_scalar(x):
@@ -281,8 +306,10 @@ class Accountant:
     Use as a context manager or call close() to free the C objects early.
     """
 
-    def __init__(self, spec, method="auto", *, neighboring=None, accuracy=None, delta_abs=None,
-                 grid_step=None, max_grid=None, threads=None, rdp_conversion=None):
+    def __init__(self, spec: Any, method: str = "auto", *, neighboring: Any = None,
+                 accuracy: Optional[float] = None, delta_abs: Optional[float] = None,
+                 grid_step: Optional[float] = None, max_grid: Optional[int] = None,
+                 threads: Optional[int] = None, rdp_conversion: Optional[str] = None) -> None:
         self._acc = None
         self._spec = None
         lib = _lib.load()
@@ -290,6 +317,10 @@ class Accountant:
         text = spec_json(spec, neighboring)
         self._opt = _options(method, accuracy, delta_abs, grid_step, max_grid, threads,
                              rdp_conversion)
+        self._args = (method, {k: v for k, v in (
+            ("accuracy", accuracy), ("delta_abs", delta_abs), ("grid_step", grid_step),
+            ("max_grid", max_grid), ("threads", threads), ("rdp_conversion", rdp_conversion))
+            if v is not None})
         self._spec = _parse_spec(text)
         err = _lib.new_error()
         with _lib.LOCK:
@@ -299,7 +330,7 @@ class Accountant:
             _lib.raise_error(1, err)
 
     # ---- lifetime ----
-    def close(self):
+    def close(self) -> None:
         """Free the C accountant and spec (queries afterwards raise)."""
         lib = getattr(self, "_lib", None)
         if lib is None:
@@ -318,11 +349,18 @@ class Accountant:
         except Exception:  # interpreter shutdown
             pass
 
-    def __enter__(self):
+    def __enter__(self) -> "Accountant":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.close()
+
+    # ---- pickle, copy, deepcopy: a new accountant of the same spec and options ----
+    def __reduce__(self):
+        """An accountant pickles as its canonical spec and the options it was
+        built with; the copy is a fresh accountant (it answers a query as this
+        one would have before its first query: the same bracket)."""
+        return (_restore_accountant, (self.spec_json, self._args[0], dict(self._args[1])))
 
     def _live(self):
         if not self._acc:
@@ -331,27 +369,28 @@ class Accountant:
 
     # ---- description ----
     @property
-    def method(self):
+    def method(self) -> str:
         """The method in use ("auto" resolved to the one chosen)."""
         return _METHOD_NAMES[self._lib.dpa_accountant_method(self._live())]
 
     @property
-    def spec(self):
+    def spec(self) -> Dict[str, Any]:
         """The spec as the library read it (canonical, a dict)."""
         return json.loads(self.spec_json)
 
     @property
-    def spec_json(self):
+    def spec_json(self) -> str:
         """The library's canonical JSON of the spec."""
         self._live()
         return _spec_to_json(self._spec)
 
     @property
-    def neighboring(self):
+    def neighboring(self) -> str:
+        """The spec's neighbouring relation: "add_remove" or "replace"."""
         return ("add_remove", "replace")[self._lib.dpa_spec_neighboring(self._spec)]
 
     @property
-    def options(self):
+    def options(self) -> Dict[str, Any]:
         """The dpa_options in use (a dict; method as asked, e.g. "auto")."""
         return _options_dict(self._opt)
 
@@ -364,7 +403,7 @@ class Accountant:
         return "<dpacct.Accountant method=%r spec=%s>" % (self.method, s)
 
     # ---- queries ----
-    def epsilon(self, delta):
+    def epsilon(self, delta: float) -> Union[EpsilonResult, List[EpsilonResult]]:
         """The smallest epsilon with delta(epsilon) <= delta, bracketed
         (EpsilonResult).  delta in (0, 1).  A sequence or array of deltas
         gives a list of results."""
@@ -378,7 +417,7 @@ class Accountant:
         _lib.check(st, err)
         return _result(EpsilonResult, "epsilon", d, r)
 
-    def delta(self, epsilon):
+    def delta(self, epsilon: float) -> Union[DeltaResult, List[DeltaResult]]:
         """delta(epsilon) = H_{e^epsilon}, bracketed (DeltaResult); any finite
         epsilon.  A sequence or array gives a list of results (profile() is
         the faster way to many points)."""
@@ -392,7 +431,7 @@ class Accountant:
         _lib.check(st, err)
         return _result(DeltaResult, "delta", e, r)
 
-    def profile(self, epsilons):
+    def profile(self, epsilons: Any) -> Profile:
         """The privacy profile at the given epsilons (finite): a Profile with
         arrays epsilon, upper, lower (numpy arrays shaped like the input when
         numpy is installed)."""
@@ -415,7 +454,28 @@ class Accountant:
         return Profile(epsilon=eps_out, upper=_shaped(up, shape, n), lower=_shaped(lo, shape, n),
                        method=method, certified=method not in _UNCERTIFIED_METHODS)
 
-    def gdp_mu(self):
+    def epsilon_curve(self, deltas: Any) -> EpsilonCurve:
+        """epsilon at several deltas (a sequence or numpy array, each in
+        (0, 1)): an EpsilonCurve with arrays delta, upper, lower shaped like
+        the input (numpy arrays when numpy is installed, else lists)."""
+        if _is_scalar(deltas):
+            deltas = [deltas]
+        keep, _ptr, shape, n = _doubles_in(deltas, "deltas")
+        vals = [float(keep[i]) for i in range(n)]
+        res = [self.epsilon(d) for d in vals]
+        up, lo = [r.upper for r in res], [r.lower for r in res]
+        method = res[0].method if res else self.method
+        certified = all(r.certified for r in res) if res else method not in _UNCERTIFIED_METHODS
+        return EpsilonCurve(delta=_array_like(vals, shape), upper=_array_like(up, shape),
+                            lower=_array_like(lo, shape), method=method, certified=certified)
+
+    def renyi_curve(self, orders: Any) -> RenyiCurve:
+        """Renyi divergences at several real orders (> 0; a sequence or numpy
+        array): a RenyiCurve of arrays shaped like the input."""
+        self._live()
+        return _renyi_curve(self._spec, orders)
+
+    def gdp_mu(self) -> GdpMu:
         """The smallest mu for which the composition is mu-GDP, bracketed (GdpMu)."""
         g = _lib.dpa_gdp_mu()
         err = _lib.new_error()
@@ -425,11 +485,56 @@ class Accountant:
         return GdpMu(lower=g.lower, upper=g.upper, certified_upper=bool(g.certified_upper),
                      source=_GDP_MU_SOURCES.get(g.source, str(g.source)), note=_lib.text(g.note))
 
-    def renyi(self, order):
+    def renyi(self, order: Any) -> RenyiResult:
         """The Renyi divergence of order `order` (real > 0, complex with real
         part > 0, or text like "1.5+2i") in both directions (RenyiResult)."""
         self._live()
         return _renyi(self._spec, order)
+
+
+def _restore_accountant(spec_text, method, options):
+    return Accountant(spec_text, method, **options)
+
+
+def _array_like(values, shape):
+    if _np is not None:
+        return _np.asarray(values, dtype=_np.float64).reshape(shape)
+    return list(values)
+
+
+def _renyi_curve(spec_ptr, orders):
+    if _is_scalar(orders):
+        orders = [orders]
+    keep, _ptr, shape, n = _doubles_in(orders, "orders")
+    vals = [float(keep[i]) for i in range(n)]
+    for i, a in enumerate(vals):
+        if not (math.isfinite(a) and a > 0):
+            raise InvalidInputError("orders[%d]: must be a finite real > 0, got %r" % (i, a), status=1)
+    rs = [_renyi(spec_ptr, a) for a in vals]
+    ru = [r.remove.upper for r in rs]
+    au = [r.add.upper for r in rs]
+    return RenyiCurve(order=_array_like(vals, shape), upper=_array_like([max(a, b) for a, b in zip(ru, au)], shape),
+                      remove_upper=_array_like(ru, shape),
+                      remove_lower=_array_like([r.remove.lower for r in rs], shape),
+                      add_upper=_array_like(au, shape),
+                      add_lower=_array_like([r.add.lower for r in rs], shape),
+                      certified=[bool(r.remove.certified and r.add.certified) for r in rs])
+
+
+def renyi_curve(spec: Any, orders: Any, *, neighboring: Any = None) -> RenyiCurve:
+    """Renyi divergences of a spec at several real orders (see
+    Accountant.renyi_curve); no accountant is built."""
+    return _on_spec(spec, neighboring, lambda p: _renyi_curve(p, orders))
+
+
+def _on_spec(spec, neighboring, fn):
+    """fn(the library's spec pointer) on a spec parsed for this call, freed after."""
+    p = _parse_spec(spec_json(spec, neighboring))
+    try:
+        return fn(p)
+    finally:
+        with _lib.LOCK:
+            _lib.load().dpa_spec_free(p)
 
 
 def _iter_values(x):
@@ -481,21 +586,18 @@ def _renyi(spec_ptr, order):
                        binding=_DIRECTIONS.get(out.binding) if real else None)
 
 
-def renyi(spec, order, *, neighboring=None):
+def renyi(spec: Any, order: Any, *, neighboring: Any = None) -> RenyiResult:
     """The Renyi divergence of a spec at one order (see Accountant.renyi)."""
-    p = _parse_spec(spec_json(spec, neighboring))
-    try:
-        return _renyi(p, order)
-    finally:
-        with _lib.LOCK:
-            _lib.load().dpa_spec_free(p)
+    return _on_spec(spec, neighboring, lambda p: _renyi(p, order))
 
 
 # ------------------------------------------------------------ calibrate ---
 
-def calibrate(template, epsilon, delta, method="auto", *, neighboring=None, rel_tol=None,
-              accuracy=None, delta_abs=None, grid_step=None, max_grid=None, threads=None,
-              rdp_conversion=None):
+def calibrate(template: Any, epsilon: float, delta: float, method: str = 'auto', *, neighboring: Any = None,
+              rel_tol: Optional[float] = None, accuracy: Optional[float] = None,
+              delta_abs: Optional[float] = None, grid_step: Optional[float] = None,
+              max_grid: Optional[int] = None, threads: Optional[int] = None,
+              rdp_conversion: Optional[str] = None) -> Calibration:
     """The value of the template's one "?" parameter that meets the target
     epsilon at delta (docs/calibration.md): the smallest noise (sigma, scale,
     sample's n) or the largest budget (count, rate, epsilon, ...) whose
@@ -508,7 +610,7 @@ def calibrate(template, epsilon, delta, method="auto", *, neighboring=None, rel_
     opt = _options(method, accuracy, delta_abs, grid_step, max_grid, threads, rdp_conversion)
     err = _lib.new_error()
     with _lib.LOCK:
-        t = lib.dpa_template_from_json(text.encode("utf-8"), ctypes.byref(err))
+        t = lib.dpa_template_from_json(_lib.c_string(text, "template"), ctypes.byref(err))
     if not t:
         _lib.raise_error(1, err, InvalidSpecError)
     try:

@@ -9,7 +9,10 @@ Code written for dp_accounting switches in one line:
     accountant.compose(event)                          # DpEvents, unchanged
     eps = accountant.get_epsilon(target_delta=1e-5)    # a float: the certified upper bound
 """
+from typing import Any, List, Optional, Tuple
+
 from .accountant import Accountant
+from ._results import EpsilonResult, DeltaResult
 from ._dp_events import from_dp_event, neighboring_from
 from . import events as ev
 from ._errors import DpacctError
@@ -36,15 +39,16 @@ class PrivacyAccountant:
         self._acc = None
 
     @property
-    def neighboring_relation(self):
+    def neighboring_relation(self) -> str:
+        """The neighbouring relation: "add_remove" or "replace"."""
         return self._nb
 
     @property
-    def ledger(self):
+    def ledger(self) -> List[Any]:
         """The events composed so far, as given (DpEvents stay DpEvents)."""
         return list(self._ledger)
 
-    def supports(self, event):
+    def supports(self, event: Any) -> bool:
         """True if the event converts to a dpacct event (the method may still
         refuse it: that is reported by get_epsilon)."""
         try:
@@ -53,7 +57,7 @@ class PrivacyAccountant:
         except DpacctError:
             return False
 
-    def compose(self, event, count=1):
+    def compose(self, event: Any, count: Any = 1) -> "PrivacyAccountant":
         """Add `count` runs of `event` (a DpEvent, an Event or a spec dict);
         returns self.  UnsupportedError for events dpacct cannot account."""
         e = ev.as_event(event) if isinstance(event, (dict, str, ev.Event)) else from_dp_event(event)
@@ -67,7 +71,7 @@ class PrivacyAccountant:
         return self
 
     @property
-    def event(self):
+    def event(self) -> ev.Event:
         """Everything composed so far as one Event (no_op if nothing)."""
         if not self._events:
             return ev.no_op()
@@ -76,23 +80,27 @@ class PrivacyAccountant:
         return ev.compose(self._events)
 
     @property
-    def accountant(self):
+    def accountant(self) -> Accountant:
+        """The dpacct Accountant of everything composed so far (built on first
+        use, rebuilt after compose)."""
         if self._acc is None:
             self._acc = Accountant(self.event.with_neighboring(None), self._method,
                                    neighboring=self._nb, **self._options)
         return self._acc
 
-    def epsilon_result(self, target_delta):
+    def epsilon_result(self, target_delta: float) -> EpsilonResult:
+        """The whole epsilon bracket at target_delta (an EpsilonResult)."""
         return self.accountant.epsilon(target_delta)
 
-    def delta_result(self, target_epsilon):
+    def delta_result(self, target_epsilon: float) -> DeltaResult:
+        """The whole delta bracket at target_epsilon (a DeltaResult)."""
         return self.accountant.delta(target_epsilon)
 
-    def get_epsilon(self, target_delta):
+    def get_epsilon(self, target_delta: float) -> float:
         """The certified upper bound on epsilon at target_delta (a float; inf
         for a non-private composition)."""
         return self.epsilon_result(target_delta).upper
 
-    def get_delta(self, target_epsilon):
+    def get_delta(self, target_epsilon: float) -> float:
         """The certified upper bound on delta at target_epsilon (a float)."""
         return self.delta_result(target_epsilon).upper

@@ -29,11 +29,12 @@ q = 256/60000.
 """
 import math
 from fractions import Fraction
+from typing import Any, Optional
 
 from . import events as ev
 from .accountant import Accountant, calibrate
 from ._errors import InvalidInputError
-from ._results import _Frozen, fmt_up, fmt_down, digits_for, fmt_near
+from ._results import _Frozen, fmt_up, fmt_down, digits_for, fmt_near, EpsilonResult
 
 __all__ = ["dpsgd_steps", "dpsgd_event", "dpsgd_epsilon", "get_noise_multiplier",
            "dpsgd_calibrate", "compute_dp_sgd_privacy", "compute_noise", "DpsgdPlan"]
@@ -60,7 +61,7 @@ def _positive_int(x, name):
     return int(x)
 
 
-def dpsgd_steps(*, epochs, dataset_size=None, batch_size=None, sample_rate=None):
+def dpsgd_steps(*, epochs: Any, dataset_size: Any = None, batch_size: Any = None, sample_rate: Any = None) -> int:
     """The number of steps of `epochs` epochs (see the module docstring)."""
     if not (isinstance(epochs, (int, float)) or hasattr(epochs, "dtype")) or not epochs > 0:
         raise _bad("epochs: must be > 0, got %r" % (epochs,))
@@ -112,8 +113,8 @@ def _setup(noise_multiplier, sample_rate, steps, epochs, dataset_size, batch_siz
     return ev.repeat(step, t).with_neighboring(nb), q, t, n, b
 
 
-def dpsgd_event(noise_multiplier, *, sample_rate=None, steps=None, epochs=None, dataset_size=None,
-                batch_size=None, sampling="poisson"):
+def dpsgd_event(noise_multiplier: Any, *, sample_rate: Any = None, steps: Any = None, epochs: Any = None,
+                dataset_size: Any = None, batch_size: Any = None, sampling: str = 'poisson') -> ev.Event:
     """The spec of a DP-SGD run as an events.Event (composable with other
     events; "?" for noise_multiplier or steps makes a template)."""
     return _setup(noise_multiplier, sample_rate, steps, epochs, dataset_size, batch_size, sampling)[0]
@@ -137,9 +138,10 @@ def _one(a, b, names):
     return a if a is not None else b
 
 
-def dpsgd_epsilon(*, noise_multiplier, delta=None, target_delta=None, sample_rate=None, steps=None,
-                  epochs=None, dataset_size=None, n=None, batch_size=None, sampling="poisson",
-                  accountant=None, method=None, **options):
+def dpsgd_epsilon(*, noise_multiplier: Any, delta: Optional[float] = None, target_delta: Optional[float] = None,
+                  sample_rate: Any = None, steps: Any = None, epochs: Any = None, dataset_size: Any = None,
+                  n: Any = None, batch_size: Any = None, sampling: str = 'poisson', accountant: Any = None,
+                  method: Optional[str] = None, **options: Any) -> EpsilonResult:
     """Epsilon of a DP-SGD run at `delta` (alias target_delta): an
     EpsilonResult (claim .upper).  Give sample_rate, or dataset_size (alias
     n) and batch_size; and steps or epochs.  accountant: Opacus' names
@@ -154,9 +156,11 @@ def dpsgd_epsilon(*, noise_multiplier, delta=None, target_delta=None, sample_rat
         return acc.epsilon(d)
 
 
-def get_noise_multiplier(*, target_epsilon, target_delta, sample_rate=None, epochs=None, steps=None,
-                         accountant=None, epsilon_tolerance=None, dataset_size=None, batch_size=None,
-                         sampling="poisson", method=None, rel_tol=None, **options):
+def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_rate: Any = None,
+                         epochs: Any = None, steps: Any = None, accountant: Any = None,
+                         epsilon_tolerance: Any = None, dataset_size: Any = None, batch_size: Any = None,
+                         sampling: str = 'poisson', method: Optional[str] = None, rel_tol: Optional[float] = None,
+                         **options: Any) -> float:
     """Opacus' get_noise_multiplier: the smallest noise multiplier whose
     certified epsilon at target_delta is <= target_epsilon (a float).
     epsilon_tolerance is accepted for compatibility and ignored: the search
@@ -195,9 +199,11 @@ class DpsgdPlan(_Frozen):
                     fmt_near(self.result.at, 6)))
 
 
-def dpsgd_calibrate(*, target_epsilon, target_delta, solve="noise_multiplier", noise_multiplier=None,
-                    sample_rate=None, epochs=None, steps=None, dataset_size=None, batch_size=None,
-                    sampling="poisson", accountant=None, method=None, rel_tol=None, **options):
+def dpsgd_calibrate(*, target_epsilon: float, target_delta: float, solve: str = 'noise_multiplier',
+                    noise_multiplier: Any = None, sample_rate: Any = None, epochs: Any = None,
+                    steps: Any = None, dataset_size: Any = None, batch_size: Any = None,
+                    sampling: str = 'poisson', accountant: Any = None, method: Optional[str] = None,
+                    rel_tol: Optional[float] = None, **options: Any) -> "DpsgdPlan":
     """Calibrate one quantity of a DP-SGD run to meet target_epsilon at
     target_delta (certified), returning a DpsgdPlan:
       solve="noise_multiplier": the smallest noise multiplier (give steps or epochs);
@@ -245,7 +251,8 @@ def dpsgd_calibrate(*, target_epsilon, target_delta, solve="noise_multiplier", n
 
 # ---------------------------------------------------------- TF Privacy ---
 
-def compute_dp_sgd_privacy(n, batch_size, noise_multiplier, epochs, delta, method="auto", **options):
+def compute_dp_sgd_privacy(n: Any, batch_size: Any, noise_multiplier: Any, epochs: Any, delta: float,
+                           method: str = 'auto', **options: Any) -> float:
     """TF Privacy's compute_dp_sgd_privacy(n, batch_size, noise_multiplier,
     epochs, delta) -> (eps, opt_order): here eps is dpacct's certified upper
     bound (Poisson sampling at q = batch_size / n, ceil(epochs * n /
@@ -256,7 +263,8 @@ def compute_dp_sgd_privacy(n, batch_size, noise_multiplier, epochs, delta, metho
     return r.upper, (r.order if r.order is not None else float("nan"))
 
 
-def compute_noise(n, batch_size, target_epsilon, epochs, delta, noise_lbd=None, method="auto", **options):
+def compute_noise(n: Any, batch_size: Any, target_epsilon: float, epochs: Any, delta: float,
+                  noise_lbd: Any = None, method: str = 'auto', **options: Any) -> float:
     """TF Privacy's compute_noise(n, batch_size, target_epsilon, epochs,
     delta, noise_lbd) -> noise multiplier (noise_lbd is ignored: the search
     needs no lower end)."""

@@ -26,6 +26,7 @@ mark passes up through combinators (conflicting marks are an error), and
 import json
 import math
 import numbers
+from typing import Any, Dict, Iterable, Optional, Tuple, Union
 
 from ._errors import InvalidSpecError
 
@@ -35,10 +36,13 @@ __all__ = [
     "privacy_loss", "privacy_profile", "mixture_of_gaussians", "exponential_mechanism",
     "permute_and_flip", "report_noisy_max", "tree_aggregation", "laplace_svt", "gaussian_svt",
     "dpsgd", "compose", "repeat", "poisson", "sample", "sample_with_replacement", "truncated_poisson",
-    "repeat_and_select", "from_dict", "from_json", "as_event",
+    "repeat_and_select", "from_dict", "from_json", "as_event", "check_nesting", "MAX_DEPTH",
 ]
 
 PLACEHOLDER = "?"
+# The library refuses events nested deeper than this (src/event/event_json.c,
+# MAX_EVENT_DEPTH); the binding refuses them first, without recursion.
+MAX_DEPTH = 256
 NEIGHBORINGS = ("add_remove", "replace")
 
 # kinds whose value is {"PARAMS..., "event": E}
@@ -115,19 +119,50 @@ class Event:
     JSON event (kinds this module has no constructor for included: the
     library decides whether it knows them)."""
 
-    __slots__ = ("kind", "params", "children", "neighboring")
+    __slots__ = ("kind", "params", "children", "neighboring", "depth")
 
-    def __init__(self, kind, params=None, children=(), neighboring=None):
+    kind: str
+    params: Dict[str, Any]
+    children: Tuple["Event", ...]
+    neighboring: Optional[str]
+    depth: int
+
+    def __init__(self, kind: str, params: Optional[Dict[str, Any]] = None,
+                 children: Iterable["Event"] = (), neighboring: Optional[str] = None) -> None:
+        children = tuple(children)
+        for c in children:
+            if not isinstance(c, Event):
+                raise InvalidSpecError("%s: a child must be an Event, got %s" % (kind, _show(c)))
+        depth = 1 + max((c.depth for c in children), default=0)
+        if depth > MAX_DEPTH:
+            raise InvalidSpecError("%s: events nested deeper than %d levels (the library's limit)"
+                                   % (kind, MAX_DEPTH))
         object.__setattr__(self, "kind", str(kind))
         object.__setattr__(self, "params", dict(params or {}))
-        object.__setattr__(self, "children", tuple(children))
+        object.__setattr__(self, "children", children)
         object.__setattr__(self, "neighboring", _check_neighboring(neighboring))
+        object.__setattr__(self, "depth", depth)
 
     def __setattr__(self, name, value):
         raise AttributeError("Event is immutable")
 
+    def __delattr__(self, name):
+        raise AttributeError("Event is immutable")
+
+    # ---- pickle and copy: rebuilt through the constructor ----
+    def __reduce__(self):
+        return (Event, (self.kind, self.params, self.children, self.neighboring))
+
+    def __copy__(self) -> "Event":
+        return self
+
+    def __deepcopy__(self, memo) -> "Event":
+        import copy
+        return Event(self.kind, copy.deepcopy(self.params, memo),
+                     tuple(copy.deepcopy(c, memo) for c in self.children), self.neighboring)
+
     # ---- JSON ----
-    def to_dict(self, neighboring=None):
+    def to_dict(self, neighboring: Any = None) -> Dict[str, Any]:
         """The spec as a dict (the JSON form of docs/spec.md); "neighboring"
         is written when given here or marked on the event."""
         d = self._event_dict()
@@ -144,7 +179,7 @@ class Event:
             body["event"] = self.children[0]._event_dict()
         return {self.kind: body}
 
-    def to_json(self, neighboring=None, **kw):
+    def to_json(self, neighboring: Any = None, **kw: Any) -> str:
         """The spec as JSON text (json.dumps keyword arguments accepted)."""
         kw.setdefault("allow_nan", False)
         return json.dumps(self.to_dict(neighboring), **kw)
@@ -168,16 +203,19 @@ class Event:
 
     __rmul__ = __mul__
 
-    def repeat(self, count):
+    def repeat(self, count: Any) -> "Event":
+        """`count` runs of this event, composed (also ``event * count``)."""
         return repeat(self, count)
 
-    def poisson(self, rate):
+    def poisson(self, rate: Any) -> "Event":
+        """This event on a Poisson subsample of rate `rate`."""
         return poisson(self, rate)
 
-    def sample(self, n, m):
+    def sample(self, n: Any, m: Any) -> "Event":
+        """This event on m of n records drawn without replacement."""
         return sample(self, n, m)
 
-    def with_neighboring(self, neighboring):
+    def with_neighboring(self, neighboring: Any) -> "Event":
         """A copy marked with the spec's neighbouring relation."""
         return Event(self.kind, self.params, self.children, neighboring)
 
@@ -202,7 +240,8 @@ class Event:
 
     # ---- reading ----
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d: Any) -> "Event":
+        """An Event from the JSON form of an event or spec (a dict)."""
         return from_dict(d)
 
 
@@ -220,29 +259,29 @@ def _leaf(kind, **params):
     return Event(kind, {k: _num(kind, k, v) for k, v in params.items() if v is not None})
 
 
-def gaussian(sigma, sensitivity=None):
+def gaussian(sigma: Any, sensitivity: Any = None) -> Event:
     """The Gaussian mechanism: N(0, sigma^2) noise on a query of L2
     sensitivity `sensitivity` (default 1).  DP-SGD's noise multiplier is
     sigma with sensitivity 1 (the clipping norm)."""
     return _leaf("gaussian", sigma=sigma, sensitivity=sensitivity)
 
 
-def laplace(scale, sensitivity=None):
+def laplace(scale: Any, sensitivity: Any = None) -> Event:
     """The Laplace mechanism: Laplace(scale) noise, L1 sensitivity (default 1)."""
     return _leaf("laplace", scale=scale, sensitivity=sensitivity)
 
 
-def discrete_laplace(scale, sensitivity=None):
+def discrete_laplace(scale: Any, sensitivity: Any = None) -> Event:
     """Two-sided geometric noise, P(k) ~ exp(-|k|/scale); integer sensitivity."""
     return _leaf("discrete_laplace", scale=scale, sensitivity=sensitivity)
 
 
-def discrete_gaussian(sigma, sensitivity=None):
+def discrete_gaussian(sigma: Any, sensitivity: Any = None) -> Event:
     """Discrete Gaussian noise, P(k) ~ exp(-k^2/(2 sigma^2)); integer sensitivity."""
     return _leaf("discrete_gaussian", sigma=sigma, sensitivity=sensitivity)
 
 
-def randomized_response(epsilon=None, k=2, p=None):
+def randomized_response(epsilon: Optional[float] = None, k: Any = 2, p: Any = None) -> Event:
     """Randomized response over k buckets (default 2): the true bucket with
     probability p = e^eps / (e^eps + k - 1).  Give epsilon or p."""
     if (epsilon is None) == (p is None):
@@ -255,37 +294,37 @@ def randomized_response(epsilon=None, k=2, p=None):
     return Event(kind, params)
 
 
-def pure(epsilon):
+def pure(epsilon: float) -> Event:
     """A mechanism known only to be epsilon-DP."""
     return _leaf("pure", epsilon=epsilon)
 
 
-def approx(epsilon, delta):
+def approx(epsilon: float, delta: float) -> Event:
     """A mechanism known only to be (epsilon, delta)-DP."""
     return _leaf("approx", epsilon=epsilon, delta=delta)
 
 
-def zcdp(rho):
+def zcdp(rho: Any) -> Event:
     """A mechanism known only to be rho-zCDP (a Renyi bound: method rdp only)."""
     return _leaf("zcdp", rho=rho)
 
 
-def gdp(mu):
+def gdp(mu: Any) -> Event:
     """A mechanism known only to be mu-GDP."""
     return _leaf("gdp", mu=mu)
 
 
-def no_op():
+def no_op() -> Event:
     """A step that reveals nothing (dp_accounting's NoOpDpEvent)."""
     return Event("no_op")
 
 
-def non_private():
+def non_private() -> Event:
     """A step with no privacy at all: eps = inf (NonPrivateDpEvent)."""
     return Event("non_private")
 
 
-def privacy_loss(losses, masses):
+def privacy_loss(losses: Any, masses: Any) -> Event:
     """A mechanism given by its privacy loss distribution (remove direction):
     losses log(dP/dQ) with their masses under P; 1 - sum(masses) is at +inf."""
     loss = _array("privacy_loss", "loss", losses)
@@ -293,13 +332,13 @@ def privacy_loss(losses, masses):
     return Event("privacy_loss", {"loss": loss, "mass": mass})
 
 
-def privacy_profile(epsilons, deltas):
+def privacy_profile(epsilons: Any, deltas: Any) -> Event:
     """A mechanism known to be (epsilons[i], deltas[i])-DP for every i."""
     return Event("privacy_profile", {"epsilon": _array("privacy_profile", "epsilon", epsilons),
                                      "delta": _array("privacy_profile", "delta", deltas)})
 
 
-def mixture_of_gaussians(sigma, sensitivities, probabilities):
+def mixture_of_gaussians(sigma: Any, sensitivities: Any, probabilities: Any) -> Event:
     """A Gaussian mechanism whose sensitivity is c_i with probability p_i
     (dp_accounting's MixtureOfGaussiansDpEvent)."""
     return Event("mixture_of_gaussians", {
@@ -308,20 +347,20 @@ def mixture_of_gaussians(sigma, sensitivities, probabilities):
         "probabilities": _array("mixture_of_gaussians", "probabilities", probabilities)})
 
 
-def exponential_mechanism(epsilon):
+def exponential_mechanism(epsilon: float) -> Event:
     """The exponential mechanism with privacy parameter epsilon (candidates
     weighted by exp(epsilon u / (2 Delta))), accounted as an epsilon-bounded
     range mechanism (dp_accounting's ExponentialMechanismDpEvent)."""
     return _leaf("exponential_mechanism", epsilon=epsilon)
 
 
-def permute_and_flip(epsilon):
+def permute_and_flip(epsilon: float) -> Event:
     """Permute-and-flip (McKenna & Sheldon 2020): epsilon-DP, accounted as
     pure epsilon (dp_accounting's PermuteAndFlipDpEvent)."""
     return _leaf("permute_and_flip", epsilon=epsilon)
 
 
-def report_noisy_max(epsilon, noise):
+def report_noisy_max(epsilon: float, noise: Any) -> Event:
     """Report-noisy-max with privacy parameter epsilon (not the noise scale)
     and noise "gumbel" (the exponential mechanism), "laplace" (epsilon-DP) or
     "exponential" (permute-and-flip)."""
@@ -331,7 +370,7 @@ def report_noisy_max(epsilon, noise):
     return Event("report_noisy_max", {"epsilon": _num("report_noisy_max", "epsilon", epsilon), "noise": noise})
 
 
-def tree_aggregation(sigma, steps, sensitivity=None):
+def tree_aggregation(sigma: Any, steps: Any, sensitivity: Any = None) -> Event:
     """DP-FTRL's tree aggregation over `steps` steps with N(0, sigma^2) noise
     on every node, each record in at most one step: the Gaussian mechanism
     with mu = sqrt(ceil(log2(steps + 1))) sensitivity / sigma
@@ -339,20 +378,21 @@ def tree_aggregation(sigma, steps, sensitivity=None):
     return _leaf("tree_aggregation", sigma=sigma, steps=steps, sensitivity=sensitivity)
 
 
-def laplace_svt(scale, k, c=None):
+def laplace_svt(scale: Any, k: Any, c: Any = None) -> Event:
     """The sparse vector technique with Laplace noise of scale `scale`: at most
     c (default 1) "above threshold" answers among at most k queries (a Renyi
     bound: method rdp only)."""
     return _leaf("laplace_svt", scale=scale, k=k, c=c)
 
 
-def gaussian_svt(sigma, k, c=None):
+def gaussian_svt(sigma: Any, k: Any, c: Any = None) -> Event:
     """The sparse vector technique with Gaussian noise of standard deviation
     sigma (a Renyi bound: method rdp only)."""
     return _leaf("gaussian_svt", sigma=sigma, k=k, c=c)
 
 
-def dpsgd(dataset_size, batch_size, noise, *, epochs=None, steps=None, sampling="poisson"):
+def dpsgd(dataset_size: Any, batch_size: Any, noise: Any, *, epochs: Any = None, steps: Any = None,
+          sampling: str = 'poisson') -> Event:
     """A DP-SGD run as one event (docs/spec.md, the dpsgd leaf): exactly one
     of epochs (T = ceil(epochs N / B)) and steps; noise the noise multiplier;
     sampling "poisson" (add_remove) or "without_replacement" (replace; the
@@ -376,7 +416,7 @@ def dpsgd(dataset_size, batch_size, noise, *, epochs=None, steps=None, sampling=
 
 # ----------------------------------------------------------- combinators ---
 
-def as_event(x):
+def as_event(x: Any) -> Event:
     """An Event from an Event, a dict / JSON text of an event, or a
     dp_accounting DpEvent (duck-typed by class name)."""
     if isinstance(x, Event):
@@ -392,7 +432,7 @@ def as_event(x):
                            "dp_accounting DpEvent), got %s" % _show(x))
 
 
-def compose(*events):
+def compose(*events: Any) -> Event:
     """Events run one after another on the same data: compose(a, b, c) or
     compose([a, b, c])."""
     if len(events) == 1 and not isinstance(events[0], (Event, dict, str, bytes)) \
@@ -404,20 +444,20 @@ def compose(*events):
     return Event("compose", {}, children, _merge_neighboring(children, "compose"))
 
 
-def repeat(event, count):
+def repeat(event: Any, count: Any) -> Event:
     """`count` runs of the same event, composed (also ``event * count``)."""
     ev = as_event(event)
     return Event("repeat", {"count": _num("repeat", "count", count)}, [ev], ev.neighboring)
 
 
-def poisson(event, rate):
+def poisson(event: Any, rate: Any) -> Event:
     """The event on a Poisson subsample (each record kept with probability
     `rate`); add_remove neighbouring."""
     ev = as_event(event)
     return Event("poisson", {"rate": _num("poisson", "rate", rate)}, [ev], ev.neighboring)
 
 
-def sample(event, n, m):
+def sample(event: Any, n: Any, m: Any) -> Event:
     """The event on a uniformly random subset of m of the n records
     (sampling without replacement; the spec must use "replace" neighbouring,
     and the event's parameters describe it under replace-one)."""
@@ -426,7 +466,7 @@ def sample(event, n, m):
                  ev.neighboring)
 
 
-def sample_with_replacement(event, n, m):
+def sample_with_replacement(event: Any, n: Any, m: Any) -> Event:
     """A batch of m records drawn with replacement from n (a gaussian or gdp
     event; add_remove neighbouring)."""
     ev = as_event(event)
@@ -435,7 +475,7 @@ def sample_with_replacement(event, n, m):
                  [ev], ev.neighboring)
 
 
-def truncated_poisson(event, rate, max_batch, n):
+def truncated_poisson(event: Any, rate: Any, max_batch: Any, n: Any) -> Event:
     """Poisson subsampling with rate `rate` of n records (n counts the record
     accounted), a batch of more than max_batch records cut to a random subset
     of max_batch; the event (gaussian or gdp) is the sum over the batch
@@ -446,7 +486,7 @@ def truncated_poisson(event, rate, max_batch, n):
                      "n": _num(k, "n", n)}, [ev], ev.neighboring)
 
 
-def repeat_and_select(event, mean, shape=None):
+def repeat_and_select(event: Any, mean: Any, shape: Any = None) -> Event:
     """The event run K times (K random with mean `mean` >= 1) and only the best
     run released (Papernot & Steinke 2022): K truncated negative binomial with
     `shape` (1: geometric, 0: logarithmic), or Poisson when shape is None or
@@ -462,10 +502,45 @@ def repeat_and_select(event, mean, shape=None):
 
 # ---------------------------------------------------------------- reading ---
 
-def from_dict(d, _path="", _top=True):
+def check_nesting(obj: Any, limit: int = MAX_DEPTH) -> None:
+    """Refuse (InvalidSpecError) a dict/list structure nested deeper than a
+    spec of `limit` events can be, before anything recursive or quadratic
+    touches it.  An event level is two containers ({"kind": {"event": ...}}
+    or {"compose": [...]}), plus one for a parameter array.  Iterative:
+    a dict nested 20,000 levels is refused in microseconds per level."""
+    max_containers = 2 * limit + 1
+    stack = [(obj, 1)]
+    seen = 0
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, Event):
+            d += 2 * x.depth - 1
+            if d > max_containers:
+                raise InvalidSpecError("/: events nested deeper than %d levels (the library's limit)"
+                                       % limit)
+            continue
+        if isinstance(x, dict):
+            vals = x.values()
+        elif isinstance(x, (list, tuple)):
+            vals = x
+        else:
+            continue
+        if d > max_containers:
+            raise InvalidSpecError("/: the spec nests objects and arrays %d+ levels deep: events "
+                                   "nested deeper than %d levels (the library's limit)" % (d, limit))
+        seen += 1
+        if seen > 10_000_000:
+            raise InvalidSpecError("/: the spec has more than 10^7 objects and arrays")
+        for v in vals:
+            if isinstance(v, (dict, list, tuple, Event)):
+                stack.append((v, d + 1))
+
+def from_dict(d: Any, _path: str = "", _top: bool = True) -> Event:
     """An Event from the JSON form of an event or spec (a dict)."""
     if isinstance(d, Event):
         return d
+    if _top:
+        check_nesting(d)
     if not isinstance(d, dict):
         raise InvalidSpecError("%s: expected an event object, got %s" % (_path or "/", _show(d)))
     nb = None
@@ -499,7 +574,7 @@ def from_dict(d, _path="", _top=True):
     return Event(kind, params, children, nb)
 
 
-def from_json(text):
+def from_json(text: Union[str, bytes]) -> Event:
     """An Event from JSON text (of an event or a spec)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
@@ -507,4 +582,6 @@ def from_json(text):
         d = json.loads(text)
     except ValueError as e:
         raise InvalidSpecError("JSON syntax error: %s" % e) from None
+    except RecursionError:  # Python's parser recurses per level
+        raise InvalidSpecError("/: events nested deeper than %d levels (the library's limit)" % MAX_DEPTH) from None
     return from_dict(d)
