@@ -334,7 +334,7 @@ static void test_errors_keys(void **state)
 }
 
 /* The list of kinds in the "unknown event kind" message names every kind
- * of the table (event.c) exactly once, and nothing else. */
+ * of the table (event_kinds.c) exactly once, and nothing else. */
 static void test_unknown_kind_lists_kinds(void **state)
 {
     (void)state;

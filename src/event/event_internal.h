@@ -61,7 +61,7 @@ typedef struct dpa_ev_dpsgd {
 } dpa_ev_dpsgd;
 
 /* The expanded tree of d (a new repeat event carrying a copy of d); d must
- * be valid except possibly for its step count (checked here). */
+ * be valid except possibly for its step count (checked here; event_dpsgd.c). */
 dpa_event *dpa_ev_dpsgd_expand(const dpa_ev_dpsgd *d, dpa_error *err);
 
 struct dpa_spec {
@@ -69,8 +69,9 @@ struct dpa_spec {
     dpa_neighboring nb;
 };
 
-/* ---- the kind table and shared validation (event.c), used by the JSON
- * reader and writer (event_json.c) and the accountants ---- */
+/* ---- the kind table and shared validation (event_kinds.c), used by the
+ * constructors, the JSON reader and writer (event_json_*.c) and the
+ * accountants ---- */
 /* JSON name of a kind ("gaussian", ..., "sample"). */
 const char *dpa_ev_kind_name(dpa_event_kind k);
 /* 1 (and a message "must ...") if name is not a valid label (event.h). */
@@ -87,11 +88,12 @@ int dpa_ev_param_default(dpa_event_kind k, int slot, double *def);
 /* Domain of a slot (sibling: the other slots, for m <= n). */
 void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
                          dpa_param_info *dom);
-/* 1 if v is in dom; else 0 with the problem text ("must be ..., got ..."). */
+/* 0 if v is in dom; else 1 with the problem text ("must be ..., got ..."). */
 int dpa_ev_check_value(const dpa_param_info *dom, double v, char *problem, size_t n);
 /* Check all slots of a kind; on failure the bad slot and the problem. */
 int dpa_ev_check_params(dpa_event_kind k, const double *p, int *bad_slot,
                         char *problem, size_t n);
+/* ---- construction (event_make.c) ---- */
 /* Build a validated event (takes ownership of the children in every case). */
 dpa_event *dpa_ev_make(dpa_event_kind k, const double *p,
                        dpa_event *const *children, size_t nchild, dpa_error *err);

@@ -208,10 +208,17 @@ int dpa_fdp_steeper_than_one(const tf_pt *a, const tf_pt *b);
 /* Sign of (X_a + Y_a) - (X_b + Y_b).  Exact. */
 int dpa_fdp_cmp_sum(const tf_pt *a, const tf_pt *b);
 
-/* ---------- piecewise-linear machinery (fdp_pl.c) ---------- */
+/* ---------- the object and its options (fdp_object.c) ---------- */
+/* a curve of the given kind with room for n vertices (mu, eps NaN, d 0) */
 dpa_tf *dpa_fdp_alloc(tf_kind kind, size_t n, dpa_error *err);
-/* a PL curve taking ownership of v[0..n-1] (malloc'd) */
+/* a PL curve taking ownership of v[0..n-1] (malloc'd; freed on failure) */
 dpa_tf *dpa_fdp_pl_take(tf_pt *v, size_t n, dpa_error *err);
+/* *out = *in, or the defaults when in is NULL */
+void dpa_fdp_opts_resolve(const dpa_tf_opts *in, dpa_tf_opts *out);
+/* the domain of every option (NULL: the defaults, valid) */
+dpa_status dpa_fdp_opts_check(const dpa_tf_opts *o, dpa_error *err);
+
+/* ---------- piecewise-linear machinery (fdp_pl.c) ---------- */
 /* lower (upper) bound on the line at X_q as a point's Y (x fields ignored) */
 void dpa_fdp_line_eval(const tf_line *l, const tf_pt *q, int upper, tf_pt *out);
 /* Store a value as a point's Y: v is Y itself (is_c = 0) or 1 - Y (is_c = 1);
@@ -285,11 +292,9 @@ void dpa_fdp_pq_line(double eps, double delta, tf_line *l);
  * binomials): 2^21 atoms of 40 bytes are 80 MB; DPA_TF_TENSOR_SIDE^2 fits. */
 #define TF_MAX_ATOMS ((size_t)1 << 21)
 
-/* ---------- shared ---------- */
+/* ---------- any curve (fdp_tf.c) ---------- */
 /* the PL form of any curve: a copy for PL, a discretization for closed forms */
 dpa_tf *dpa_fdp_as_pl(const dpa_tf *f, const dpa_tf_opts *opt, dpa_error *err);
-void dpa_fdp_opts_resolve(const dpa_tf_opts *in, dpa_tf_opts *out);
-dpa_status dpa_fdp_opts_check(const dpa_tf_opts *o, dpa_error *err);
 /* lower and upper bounds at X_q for any curve */
 void dpa_fdp_eval_pt(const dpa_tf *f, const tf_pt *q, tf_pt *lo, tf_pt *hi);
 

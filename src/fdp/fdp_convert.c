@@ -1,5 +1,6 @@
 /* Conversions between tradeoff functions and privacy profiles (GDP Prop 2.8,
- * Prop 2.12, Cor 2.13; RF Prop 8-9; MATH.md §2), and Gaussian DP.
+ * Prop 2.12, Cor 2.13; RF Prop 8-9; MATH.md §2), among them the curve of
+ * (eps, delta) pairs, and Gaussian DP.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,23 @@ dpa_tf *dpa_tf_from_profile(const double *eps, const double *delta_upper, size_t
         r = c;
     }
     return r;
+}
+
+dpa_tf *dpa_tf_from_eps_delta(const double *eps, const double *delta, size_t n, dpa_error *err)
+{
+    if (!eps || !delta || n == 0) {
+        dpa_error_set(err, DPA_EINVAL, "from_eps_delta: need n >= 1 pairs");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!(eps[i] >= 0)) {
+            dpa_error_set(err, DPA_EINVAL, "from_eps_delta: eps[%zu] must be >= 0, got %g", i,
+                          eps[i]);
+            return NULL;
+        }
+    /* f_{eps,delta} = max{0, 1 - delta - e^eps x, e^-eps (1 - delta - x)}:
+     * the QP and PQ lines of the same (eps, delta) (GDP Prop 2.8) */
+    return dpa_tf_from_profile(eps, delta, n, DPA_TF_BOTH, NULL, err);
 }
 
 dpa_tf *dpa_tf_from_profile_fn(dpa_tf_profile_fn fn, void *ctx, double eps_min, double eps_max,

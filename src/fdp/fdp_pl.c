@@ -8,40 +8,6 @@
 #include <string.h>
 #include "fdp/fdp.h"
 
-dpa_tf *dpa_fdp_alloc(tf_kind kind, size_t n, dpa_error *err)
-{
-    dpa_tf *f = calloc(1, sizeof *f);
-    if (!f) {
-        dpa_error_set(err, DPA_ENOMEM, "tradeoff: out of memory");
-        return NULL;
-    }
-    f->kind = kind;
-    f->mu = f->eps = NAN;
-    f->d = 0.0;
-    if (n) {
-        f->v = malloc(n * sizeof *f->v);
-        if (!f->v) {
-            free(f);
-            dpa_error_set(err, DPA_ENOMEM, "tradeoff: out of memory (%zu vertices)", n);
-            return NULL;
-        }
-        f->n = n;
-    }
-    return f;
-}
-
-dpa_tf *dpa_fdp_pl_take(tf_pt *v, size_t n, dpa_error *err)
-{
-    dpa_tf *f = dpa_fdp_alloc(TF_PL, 0, err);
-    if (!f) {
-        free(v);
-        return NULL;
-    }
-    f->v = v;
-    f->n = n;
-    return f;
-}
-
 /* Store a Y value (lower results: the stored Y is <= the value given, upper
  * results: >=).  v is y itself (is_c = 0) or c with Y = 1 - c (is_c = 1).
  * Upper results carry their non-primary double rounded to nearest: no

@@ -10,40 +10,6 @@
 #define MU_MAX 1e8      /* as the exact Gaussian method (src/exact/exact.h) */
 #define EPS_MAX 700.0   /* e^eps stays a finite double */
 
-void dpa_tf_opts_init(dpa_tf_opts *o)
-{
-    if (!o) return;
-    o->rel_tol = DPA_TF_DEFAULT_REL_TOL;
-    o->abs_tol = DPA_TF_DEFAULT_ABS_TOL;
-    o->max_vertices = DPA_TF_DEFAULT_MAX_VERTICES;
-    o->tail = DPA_TF_DEFAULT_TAIL;
-}
-
-void dpa_fdp_opts_resolve(const dpa_tf_opts *in, dpa_tf_opts *out)
-{
-    if (in) *out = *in;
-    else dpa_tf_opts_init(out);
-}
-
-dpa_status dpa_fdp_opts_check(const dpa_tf_opts *o, dpa_error *err)
-{
-    if (!o) return DPA_OK;
-    if (!(o->rel_tol > 0) || !(o->rel_tol <= 1))
-        return dpa_error_set(err, DPA_EINVAL, "tradeoff options: rel_tol must be in (0, 1], got %g",
-                             o->rel_tol);
-    if (!(o->abs_tol >= 0) || !(o->abs_tol <= 1))
-        return dpa_error_set(err, DPA_EINVAL, "tradeoff options: abs_tol must be in [0, 1], got %g",
-                             o->abs_tol);
-    if (o->max_vertices < 8 || o->max_vertices > ((size_t)1 << 24))
-        return dpa_error_set(err, DPA_EINVAL,
-                             "tradeoff options: max_vertices must be in [8, 2^24], got %zu",
-                             o->max_vertices);
-    if (!(o->tail > 0) || !(o->tail <= 1e-3))
-        return dpa_error_set(err, DPA_EINVAL, "tradeoff options: tail must be in (0, 1e-3], got %g",
-                             o->tail);
-    return DPA_OK;
-}
-
 /* ---------- constructors ---------- */
 
 static dpa_tf *closed(tf_kind kind, double mu, double eps, double d, dpa_error *err)
@@ -235,45 +201,6 @@ dpa_tf *dpa_tf_from_points(const double *x, const double *y, size_t n, double to
     if (y[n - 1] > 0) tf_sety(&v[n - 1], 0.0); /* within tol of 0: lowered */
     n = dpa_fdp_normalize(v, n);
     return dpa_fdp_pl_take(v, n, err);
-}
-
-dpa_tf *dpa_tf_from_eps_delta(const double *eps, const double *delta, size_t n, dpa_error *err)
-{
-    if (!eps || !delta || n == 0) {
-        dpa_error_set(err, DPA_EINVAL, "from_eps_delta: need n >= 1 pairs");
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!(eps[i] >= 0)) {
-            dpa_error_set(err, DPA_EINVAL, "from_eps_delta: eps[%zu] must be >= 0, got %g", i,
-                          eps[i]);
-            return NULL;
-        }
-    /* f_{eps,delta} = max{0, 1 - delta - e^eps x, e^-eps (1 - delta - x)}:
-     * the QP and PQ lines of the same (eps, delta) (GDP Prop 2.8) */
-    return dpa_tf_from_profile(eps, delta, n, DPA_TF_BOTH, NULL, err);
-}
-
-dpa_tf *dpa_tf_copy(const dpa_tf *f, dpa_error *err)
-{
-    if (!f) {
-        dpa_error_set(err, DPA_EINVAL, "tradeoff copy: NULL curve");
-        return NULL;
-    }
-    dpa_tf *g = dpa_fdp_alloc(f->kind, f->kind == TF_PL ? f->n : 0, err);
-    if (!g) return NULL;
-    g->mu = f->mu;
-    g->eps = f->eps;
-    g->d = f->d;
-    if (f->kind == TF_PL) memcpy(g->v, f->v, f->n * sizeof *f->v);
-    return g;
-}
-
-void dpa_tf_free(dpa_tf *f)
-{
-    if (!f) return;
-    free(f->v);
-    free(f);
 }
 
 dpa_tf *dpa_fdp_as_pl(const dpa_tf *f, const dpa_tf_opts *opt, dpa_error *err)

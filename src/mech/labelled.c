@@ -20,7 +20,7 @@
 
 #define U DPA_UNIT_ROUNDOFF
 
-void dpa_labelled_ctail(const dpa_pair *p, double t, double out[4])
+static void labelled_ctail(const dpa_pair *p, double t, double out[4])
 {
     out[0] = out[1] = out[2] = out[3] = -INFINITY;
     for (size_t i = 0; i < p->nparts; i++) {
@@ -31,6 +31,27 @@ void dpa_labelled_ctail(const dpa_pair *p, double t, double out[4])
         for (int j = 0; j < 4; j++) out[j] = dpa_log_add_exp(out[j], p->lwpart[i] + r[j]);
     }
 }
+
+static double labelled_var_estimate(const dpa_pair *p)
+{
+    double v = 0; /* the largest part's: a scale, not a bound */
+    for (size_t i = 0; i < p->nparts; i++) v = fmax(v, dpa_pair_var_estimate(p->parts[i]));
+    return v;
+}
+
+static void labelled_cont_range(const dpa_pair *p, double *clo, double *chi)
+{
+    for (size_t i = 0; i < p->nparts; i++) {
+        const dpa_pair *b = p->parts[i];
+        double blo, bhi;
+        if (b->lca == -INFINITY && b->lcb == -INFINITY) continue; /* atoms: in the merged list */
+        dpa_pair_loss_range(b, &blo, &bhi);
+        *clo = fmin(*clo, blo);
+        *chi = fmax(*chi, bhi);
+    }
+}
+
+static const dpa_pair_ops labelled_ops = {labelled_ctail, labelled_var_estimate, labelled_cont_range};
 
 static int cmp_atom(const void *x, const void *y)
 {
@@ -66,6 +87,7 @@ dpa_pair *dpa_pair_labelled(dpa_pair **parts, const double *w, size_t n, dpa_err
     for (size_t i = 0; i < n; i++) na += parts[i]->natoms;
     p = dpa_pair_alloc(DPA_PAIR_LABELLED, na, err);
     if (!p) goto fail;
+    p->ops = &labelled_ops;
     p->parts = malloc(n * sizeof *p->parts);
     p->lwpart = malloc(n * sizeof *p->lwpart);
     if (!p->parts || !p->lwpart) {

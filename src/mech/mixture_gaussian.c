@@ -81,7 +81,7 @@ static void ndtr_both(double x, double *lbar, double *l)
     }
 }
 
-void dpa_mixgauss_ctail(const dpa_pair *p, double t, double out[4])
+static void mixgauss_ctail(const dpa_pair *p, double t, double out[4])
 {
     if (!(t > p->par[0])) { /* below the infimum of the loss: all mass above t */
         out[0] = p->lca;
@@ -103,6 +103,21 @@ void dpa_mixgauss_ctail(const dpa_pair *p, double t, double out[4])
     out[1] = la;
     ndtr_both(y, &out[2], &out[3]);
 }
+
+static double mixgauss_var_estimate(const dpa_pair *p)
+{
+    /* the largest component's loss variance: a scale, not a bound */
+    double m = p->mix[p->nmix - 1];
+    return m * m;
+}
+
+static void mixgauss_cont_range(const dpa_pair *p, double *clo, double *chi)
+{
+    *clo = p->par[0]; /* par[0]: log weight of mu = 0 */
+    *chi = INFINITY;
+}
+
+static const dpa_pair_ops mixgauss_ops = {mixgauss_ctail, mixgauss_var_estimate, mixgauss_cont_range};
 
 typedef struct comp { double mu, w; } comp;
 static int cmp_comp(const void *a, const void *b)
@@ -180,6 +195,7 @@ dpa_pair *dpa_pair_mixgauss(const double *mu, const double *w, size_t n, double 
     }
     p->mix = mx;
     p->nmix = m;
+    p->ops = &mixgauss_ops;
     p->lca = (double)logl(tot);
     p->lcb = 0.0;
     p->par[0] = c[0].mu == 0 ? mx[m] : -INFINITY;

@@ -89,10 +89,8 @@ void dpa_pair_ctail(const dpa_pair *p, double t, double out[4])
         return;
     }
     case DPA_PAIR_MIXGAUSS:
-        dpa_mixgauss_ctail(p, t, out);
-        return;
     case DPA_PAIR_LABELLED:
-        dpa_labelled_ctail(p, t, out);
+        p->ops->ctail(p, t, out);
         return;
     case DPA_PAIR_REVERSE: {
         double r[4];
@@ -474,16 +472,9 @@ double dpa_pair_var_estimate(const dpa_pair *p)
     case DPA_PAIR_REVERSE:
     case DPA_PAIR_SYMMETRIZE:
         return dpa_pair_var_estimate(p->base);
-    case DPA_PAIR_MIXGAUSS: {
-        /* the largest component's loss variance: a scale, not a bound */
-        double m = p->mix[p->nmix - 1];
-        return m * m;
-    }
-    case DPA_PAIR_LABELLED: {
-        double v = 0; /* the largest part's: a scale, not a bound */
-        for (size_t i = 0; i < p->nparts; i++) v = fmax(v, dpa_pair_var_estimate(p->parts[i]));
-        return v;
-    }
+    case DPA_PAIR_MIXGAUSS:
+    case DPA_PAIR_LABELLED:
+        return p->ops->var_estimate(p);
     case DPA_PAIR_ATOMS: {
         double m0 = 0, m1 = 0, m2 = 0;
         for (size_t i = 0; i < p->natoms; i++) {
@@ -522,17 +513,8 @@ void dpa_pair_loss_range(const dpa_pair *p, double *wmin, double *wmax)
     case DPA_PAIR_ATOMS: break;
     case DPA_PAIR_GAUSSIAN: clo = -INFINITY; chi = INFINITY; break;
     case DPA_PAIR_LAPLACE: clo = -p->par[0]; chi = p->par[0]; break;
-    case DPA_PAIR_MIXGAUSS: clo = p->par[0]; chi = INFINITY; break; /* par[0]: log weight of mu = 0 */
-    case DPA_PAIR_LABELLED:
-        for (size_t i = 0; i < p->nparts; i++) {
-            const dpa_pair *b = p->parts[i];
-            double blo, bhi;
-            if (b->lca == -INFINITY && b->lcb == -INFINITY) continue; /* atoms: in the merged list */
-            dpa_pair_loss_range(b, &blo, &bhi);
-            clo = fmin(clo, blo);
-            chi = fmax(chi, bhi);
-        }
-        break;
+    case DPA_PAIR_MIXGAUSS:
+    case DPA_PAIR_LABELLED: p->ops->cont_range(p, &clo, &chi); break;
     case DPA_PAIR_POISSON: {
         double q = p->par[0], l1q = log1p(-q), blo, bhi;
         dpa_pair_loss_range(p->base, &blo, &bhi);

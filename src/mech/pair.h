@@ -39,6 +39,21 @@ typedef enum dpa_pair_kind {
 } dpa_pair_kind;
 
 typedef struct dpa_pair dpa_pair;
+
+/* The operations of a kind whose tails are computed in the kind's own file
+ * (MIXGAUSS in mixture_gaussian.c, LABELLED in labelled.c), set by that
+ * kind's constructor.  The generic functions of pair.c reach them only
+ * through this table, so those files call pair.c and never the reverse. */
+typedef struct dpa_pair_ops {
+    /* dpa_pair_ctail's contract */
+    void (*ctail)(const dpa_pair *p, double t, double out[4]);
+    /* dpa_pair_var_estimate's contract */
+    double (*var_estimate)(const dpa_pair *p);
+    /* an interval containing the continuous part's finite loss values
+     * (unrounded: dpa_pair_loss_range widens it) */
+    void (*cont_range)(const dpa_pair *p, double *clo, double *chi);
+} dpa_pair_ops;
+
 struct dpa_pair {
     dpa_pair_kind kind;
     double par[2];
@@ -61,6 +76,8 @@ struct dpa_pair {
     dpa_pair **parts;
     double *lwpart;
     size_t nparts;
+    /* MIXGAUSS, LABELLED: the kind's operations (a static table); NULL otherwise */
+    const dpa_pair_ops *ops;
 };
 
 /* Continuous-part tails at finite t (strict and non-strict coincide):
@@ -130,8 +147,6 @@ dpa_pair *dpa_pair_profile(const double *eps, const double *delta, size_t n, dpa
  * y > y(t), found by safeguarded Newton steps; tails are sums of normal
  * tails at y(t). */
 dpa_pair *dpa_pair_mixgauss(const double *mu, const double *w, size_t n, double inf_mass, dpa_error *err);
-/* The continuous tails of a MIXGAUSS pair (dpa_pair_ctail's contract). */
-void dpa_mixgauss_ctail(const dpa_pair *p, double t, double out[4]);
 /* The labelled mixture of n >= 1 pairs (docs/mechanisms.md §3): with
  * probability w[i] the mechanism's pair is parts[i], and which one is
  * known to the adversary (a label independent of the data), so
@@ -140,11 +155,9 @@ void dpa_mixgauss_ctail(const dpa_pair *p, double t, double out[4]);
  * directions (joint convexity of H_s).  w[i] > 0 summing to 1 up to
  * n 2^-52.  Takes ownership of every part in every case.  The parts'
  * atoms are listed (merged) in the pair's own atom list; the continuous
- * tails are the weighted sums of the parts' (dpa_labelled_ctail).
+ * tails are the weighted sums of the parts'.
  * Symmetric if every part is.  n = 1 returns parts[0]. */
 dpa_pair *dpa_pair_labelled(dpa_pair **parts, const double *w, size_t n, dpa_error *err);
-/* The continuous tails of a LABELLED pair (dpa_pair_ctail's contract). */
-void dpa_labelled_ctail(const dpa_pair *p, double t, double out[4]);
 /* The truncated Poisson subsampled Gaussian (truncated_poisson events,
  * docs/mechanisms.md §3): n records (the accounted one included), each
  * kept with probability q in (0, 1], batches cut to max_batch >= 1 at
