@@ -391,7 +391,7 @@ static void test_vs_pld(void **state)
 }
 
 /* Long DP-SGD-like repetitions (4096 <= k < 16384), which the PLD method
- * composes in two stages at the usual deltas (src/pld/build.c, SPLIT_MIN):
+ * composes in two stages at the usual deltas (src/pld/build_compose.c, SPLIT_MIN):
  * phi's bracket (an independent method: the characteristic function and a
  * Fourier inversion, no grid) must meet PLD's, and PLD must meet its
  * accuracy target. */

@@ -1,5 +1,6 @@
-/* The PLD method's accountant state, shared by its build (src/pld/build.c:
- * grids of the leaves, compositions) and its queries (src/pld/method.c:
+/* The PLD method's accountant state, shared by its builds (src/pld/build.c
+ * and the files of pld_build.h: grids of the leaves, compositions, grid
+ * steps; range.c: loss ranges) and its queries (src/pld/method.c:
  * bounds, adaptive refinement, the (eps, delta) domination fallback).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #ifndef DPA_PLD_ACCT_H
@@ -45,7 +46,7 @@ typedef struct dpa_pld_acct {
     dpa_composed comp[2][2]; /* [direction][0 pessimistic, 1 optimistic] */
 } dpa_pld_acct;
 
-/* ---- build.c ---- */
+/* ---- range.c ---- */
 
 /* Largest finite loss *wmax of leaf l in direction d (0 remove, 1 add: the
  * reversed pair) and an upper bound *inf on its mass above that loss (its
@@ -55,8 +56,7 @@ typedef struct dpa_pld_acct {
 void dpa_pld_leaf_range(const dpa_leaf *l, int d, double *wmax, double *inf);
 void dpa_pld_set_range(const dpa_leafset *L, int d, double *wmax, double *inf);
 
-/* Free every composition (the state stays usable). */
-void dpa_pld_release(dpa_pld_acct *a);
+/* ---- step.c ---- */
 
 /* The largest step <= step that divides the composition's atom lattice (if
  * any; the step itself under a fixed grid step). */
@@ -65,6 +65,11 @@ double dpa_pld_align_step(const dpa_pld_acct *a, double step);
 double dpa_pld_initial_step(const dpa_pld_acct *a, double acc, double eps);
 /* A rough Gaussian-DP estimate of eps(delta) (sizes the first grid only). */
 double dpa_pld_eps_estimate(const dpa_pld_acct *a, double delta);
+
+/* ---- build.c ---- */
+
+/* Free every composition (the state stays usable). */
+void dpa_pld_release(dpa_pld_acct *a);
 
 /* comp[d][k] exists at (step, tau) or finer; _exact: and was composed with
  * the accurate path (what the binding direction needs). */

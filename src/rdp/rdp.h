@@ -141,7 +141,7 @@ double dpa_rdp_opt_delta_lower(double alpha, double r, double eps);
 double dpa_rdp_log_delta_key(dpa_rdp_conversion c, double alpha, double r, double eps);
 
 /* ------------------------------------------------------------------ */
-/* Accountant over orders (rdp_acct.c)                                 */
+/* Accountant over orders (rdp_acct.c, rdp_eval.c, rdp_query.c)       */
 /* ------------------------------------------------------------------ */
 
 typedef struct dpa_rdp dpa_rdp;

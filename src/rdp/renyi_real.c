@@ -1,0 +1,298 @@
+/* The Rényi divergence of a composition at a real order: per leaf a
+ * certified interval of its count-weighted share of D_A and a value (exact
+ * closed forms, the RDP module's certified upper bounds, or the phi
+ * module's quadrature); shares add (docs/rdp.md, "The Rényi divergence of a
+ * composition"; src/rdp/renyi.c has the notation).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "dpacct/renyi.h"
+#include "model/leaves.h"
+#include "mech/pair.h"
+#include "num/num.h"
+#include "rdp/rdp.h"
+#include "rdp/renyi_internal.h"
+
+#define U DPA_UNIT_ROUNDOFF
+
+/* b - 1 for the certified upper bounds at orders A <= 1 of leaves without a
+ * closed form: D_A <= D_1 <= D_b (monotonicity) and
+ * D_A(P||Q) <= A/(1-A) D_b(Q||P) (convexity of log E between theta = -1 and
+ * theta = -b; docs/rdp.md, "The Rényi divergence of a composition").  D_b
+ * exceeds KL by about (b - 1) Var(W)/2, so 1e-3 keeps the bound within 0.1%
+ * of a variance of the KL divergence,
+ * while the RDP module's absolute round-off near order 1 (a few u (b+1)/(b-1)
+ * ~ 1e-12, docs/rdp.md §6) stays negligible. */
+#define RENYI_BETA_STEP 1e-3
+/* KL lower bound for leaves without a closed form: KL >= D_{1-h}, whose
+ * lower bound comes from the series' certified upper bound on log E(-h).
+ * log E(-h) = -h KL + h^2 Var/2 + ..., so the bound is within h Var/2 of KL;
+ * the series' absolute error (~1e-16 on log E) is amplified by only 1/h. */
+#define RENYI_KL_H 1e-3
+
+/* ------------------------------------------------------------------ small helpers */
+
+static double up(double x, double k) { return dpa_rdp_up(x, k); }
+static double dn(double x, double k)
+{
+    if (!isfinite(x) || x == 0) return x;
+    return x - k * U * fabs(x);
+}
+
+/* x/theta with the rounding pushed up (dir > 0) or down */
+static double div_dir(double x, double theta, int dir)
+{
+    if (isnan(x)) return x;
+    double q = x / theta;
+    return dir > 0 ? up(q, 2) : dn(q, 2);
+}
+
+/* ------------------------------------------------------------------ real orders */
+
+enum { CLS_EXACT = 0, CLS_UPPER = 1, CLS_EST = 2 };
+
+typedef struct lres {
+    double lo, hi, val; /* count-weighted share of D_A */
+    int cls;
+    int how;
+} lres;
+
+static void set_inf(lres *o, int how)
+{
+    o->lo = o->hi = o->val = INFINITY;
+    o->cls = CLS_EXACT;
+    o->how = how;
+}
+
+static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_error *err)
+{
+    double k = lf->count, theta = A - 1;
+    dpa_status st;
+    memset(o, 0, sizeof *o);
+    if (!lf->pair && !lf->inner) return dpa_renyi_unsupported_leaf(lf, err);
+    if (A >= 1 && dpa_renyi_leaf_inf(lf, dir)) {
+        set_inf(o, H_INF);
+        return DPA_OK;
+    }
+    if (!lf->pair) {
+        /* composite leaf (a subsampled composition): certified upper bounds of
+         * the RDP accountant, lower bound 0 */
+        double b[1] = {A > 1 ? A : 1 + RENYI_BETA_STEP}, ud, uo = INFINITY;
+        st = dpa_renyi_composite_upper(lf, b, 1, dir, &ud, err);
+        if (!st && A < 1) st = dpa_renyi_composite_upper(lf, b, 1, !dir, &uo, err);
+        if (st) return st;
+        o->lo = 0;
+        o->hi = A >= 1 ? ud : fmin(ud, up(A / (1 - A) * uo, 4));
+        o->val = o->hi;
+        o->cls = CLS_UPPER;
+        o->how = H_LOW0 | H_COMP | (A > 1 ? H_RDP : H_BETA);
+        return DPA_OK;
+    }
+    const dpa_pair *p = lf->pair;
+    if (dpa_renyi_truncated(p)) return dpa_renyi_unsupported_leaf(lf, err);
+    if (!dpa_renyi_bounded_kind(p)) {
+        if (!dpa_renyi_upper_only_kind(p)) return dpa_renyi_unsupported_leaf(lf, err);
+        if (!(A > 1))
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "renyi: a leaf of kind %s is supported at orders A > 1 only (the RDP module's "
+                                 "certified upper bound); order %g has no certified value for it",
+                                 dpa_renyi_pair_kind_name(p), A);
+    }
+    double lo, hi, val;
+    int cls, how;
+    if (A == 1) {
+        if (dpa_renyi_closed_kind(p)) {
+            double e, v = dpa_renyi_closed_kl(p, dir, &e);
+            lo = fmax(0.0, v - e);
+            hi = v + e;
+            val = v;
+            cls = CLS_EXACT;
+            how = H_CLOSED;
+        } else {
+            /* KL <= D_b; KL >= D_{1-h} >= log E'(-h)/(-h) with the series'
+             * upper bound on log E' at theta' = -h (remove) or -1 + h (add) */
+            st = dpa_rdp_divergence(p, 1 + RENYI_BETA_STEP, dir, &hi, err);
+            if (st) return st;
+            double lh;
+            st = dpa_renyi_upper_log_e_mid(p, dir ? -1 + RENYI_KL_H : -RENYI_KL_H, &lh, err);
+            if (st) return st;
+            lo = fmax(0.0, div_dir(lh, -RENYI_KL_H, -1));
+            how = H_BETA | H_SERIES;
+            double lm, mean;
+            dpa_error e2;
+            if (dpa_renyi_phi_kind(p) && (st = dpa_renyi_phi_moments(p, dir, 0.0, &lm, &mean, &e2)) != DPA_ENUMERIC) {
+                if (st) {
+                    if (err) *err = e2;
+                    return st;
+                }
+                val = fmin(fmax(mean, lo), hi);
+                cls = CLS_EST;
+                how |= H_PHI;
+            } else { /* no quadrature, or it could not converge: the bound */
+                val = hi;
+                cls = CLS_UPPER;
+            }
+        }
+    } else {
+        double tp = dir ? -1 - theta : theta; /* theta' of the remove pair */
+        if (p->kind == DPA_PAIR_GAUSSIAN) {
+            /* D_A = A mu^2/2 in both directions, for every A > 0 (MATH.md §5),
+             * without forming theta (1 + theta) (no overflow at huge A) */
+            double v = A * (0.5 * p->par[0] * p->par[0]);
+            lo = dn(v, 4);
+            hi = up(v, 4);
+            val = v;
+            cls = CLS_EXACT;
+            how = H_CLOSED;
+        } else if (dpa_renyi_closed_kind(p)) {
+            double e, v = dpa_renyi_closed_log_e(p, tp, &e);
+            if (v == -INFINITY) { /* E = 0 (A < 1): mutually singular */
+                set_inf(o, H_SING);
+                return DPA_OK;
+            }
+            if (theta > 0) {
+                lo = div_dir(v - e, theta, -1);
+                hi = div_dir(v + e, theta, 1);
+            } else {
+                lo = div_dir(v + e, theta, -1);
+                hi = div_dir(v - e, theta, 1);
+            }
+            lo = fmax(lo, 0.0);
+            val = v / theta;
+            cls = CLS_EXACT;
+            how = H_CLOSED;
+        } else if (A > 1) {
+            double lh, ll;
+            int bin;
+            st = dpa_rdp_log_e(p, tp, &lh, err);
+            if (!st) st = dpa_renyi_lower_log_e_out(p, tp, &ll, &bin, err);
+            if (st) return st;
+            hi = div_dir(lh, theta, 1);
+            lo = fmax(0.0, div_dir(ll, theta, -1));
+            val = hi;
+            cls = CLS_UPPER;
+            how = H_RDP | (bin ? H_BINOM : H_LOW0);
+        } else {
+            /* 0 < A < 1 */
+            double lh;
+            st = dpa_renyi_upper_log_e_mid(p, tp, &lh, err);
+            if (st) return st;
+            if (lh == -INFINITY) {
+                set_inf(o, H_SING);
+                return DPA_OK;
+            }
+            lo = fmax(0.0, div_dir(lh, theta, -1));
+            double ud, uo;
+            st = dpa_rdp_divergence(p, 1 + RENYI_BETA_STEP, dir, &ud, err);
+            if (!st) st = dpa_rdp_divergence(p, 1 + RENYI_BETA_STEP, !dir, &uo, err);
+            if (st) return st;
+            hi = fmin(ud, up(A / (1 - A) * uo, 4));
+            how = H_SERIES | H_BETA;
+            double lm, mean;
+            dpa_error e2;
+            if (dpa_renyi_phi_kind(p) && (st = dpa_renyi_phi_moments(p, dir, theta, &lm, &mean, &e2)) != DPA_ENUMERIC) {
+                if (st) {
+                    if (err) *err = e2;
+                    return st;
+                }
+                val = fmin(fmax(lm / theta, lo), hi);
+                how |= H_PHI;
+            } else {
+                /* no quadrature (or it could not converge): the series-based
+                 * bound, accurate but a bound from below */
+                val = lo;
+                how |= H_SERVAL;
+            }
+            cls = CLS_EST;
+        }
+    }
+    /* counts: one rounding each way */
+    o->lo = dn(k * lo, 2);
+    o->hi = up(k * hi, 2);
+    o->val = k * val;
+    o->cls = cls;
+    o->how = how;
+    return DPA_OK;
+}
+
+static void note_real(dpa_renyi_value *v, int how, int cls_max, double A)
+{
+    char *n = v->note;
+    size_t sz = sizeof v->note;
+    if (how & H_INF) {
+        snprintf(n, sz, "infinite: the composition has mass at loss +inf (e.g. approx with delta > 0), so D_A = +inf "
+                        "for A >= 1");
+        return;
+    }
+    if (how & H_SING) {
+        snprintf(n, sz, "infinite: the composed pair is mutually singular (E = 0)");
+        return;
+    }
+    if (cls_max == CLS_EXACT) {
+        snprintf(n, sz, "exact: closed forms (interval = round-off)");
+        return;
+    }
+    const char *lowmsg = (how & H_LOW0) ? "lower bound 0 for some leaves (none cheap)"
+                         : (how & H_BINOM) ? "lower: binomial expansion"
+                         : (how & H_SERIES) ? "lower: certified series"
+                                            : "lower: closed forms";
+    if (cls_max == CLS_UPPER) {
+        if (A > 1)
+            snprintf(n, sz, "certified upper bound (RDP module); %s", lowmsg);
+        else
+            snprintf(n, sz, "certified upper bound via D_A <= D_%.4g%s; %s", 1 + RENYI_BETA_STEP,
+                     (how & H_COMP) ? " (subsampled composition: no estimate)" : "", lowmsg);
+        return;
+    }
+    if (how & H_PHI)
+        snprintf(n, sz, "estimate: numerical quadrature (phi module); bounds certified (%s; upper loose: via D_%.4g)",
+                 lowmsg, 1 + RENYI_BETA_STEP);
+    else
+        snprintf(n, sz, "estimate: the certified series lower bound (no quadrature for this leaf); upper loose: "
+                        "via D_%.4g",
+                 1 + RENYI_BETA_STEP);
+}
+
+dpa_status dpa_renyi_eval_real(const dpa_leafset *L, double A, int dir, dpa_renyi_value *v,
+                               dpa_error *err)
+{
+    double slo = 0, shi = 0, sval = 0;
+    int how = 0, cls_max = CLS_EXACT;
+    for (size_t i = 0; i < L->n; i++) {
+        lres r;
+        dpa_status st = leaf_real(&L->v[i], A, dir, &r, err);
+        if (st) return st;
+        how |= r.how;
+        if (r.cls > cls_max) cls_max = r.cls;
+        slo += r.lo;
+        shi += r.hi;
+        sval += r.val;
+    }
+    if (how & (H_INF | H_SING)) {
+        v->re = v->lower = v->upper = INFINITY;
+        v->log_e_re = A > 1 ? INFINITY : (A < 1 ? -INFINITY : NAN);
+        v->log_e_im = 0;
+        v->exists = 0;
+        v->certified = 1;
+        v->tight = 1;
+        note_real(v, how, cls_max, A);
+        return DPA_OK;
+    }
+    double nterm = (double)L->n + 2; /* summation of non-negative terms */
+    v->lower = fmax(0.0, dn(slo, nterm));
+    v->upper = up(shi, nterm);
+    /* certified non-exact results report the upper bound itself */
+    v->re = cls_max == CLS_UPPER ? v->upper : fmin(fmax(sval, v->lower), v->upper);
+    v->im = 0;
+    v->log_e_re = A == 1 ? 0.0 : v->re * (A - 1);
+    v->log_e_im = 0;
+    v->exists = isfinite(v->re);
+    v->certified = cls_max != CLS_EST;
+    v->tight = v->upper - v->lower <= DPA_RENYI_TIGHT * v->upper;
+    note_real(v, how, cls_max, A);
+    if (!v->exists)
+        snprintf(v->note, sizeof v->note, "no finite bound at this order (a leaf's certified upper bound is +inf)");
+    return DPA_OK;
+}
