@@ -28,7 +28,8 @@ A block that cannot run in a test carries, on the line before its fence,
 `<!-- docs-test: skip (reason) -->`; one that cannot run in a sanitizer build (DPA_SANITIZE
 in the binary directory's CMakeCache.txt) `<!-- docs-test: skip-if-sanitized (reason) -->`.
 
-Also checked: a code block that shows a file of examples/ (its first line is the file's
+Also checked: every path of the repository that a document, source, test or script
+names (src/..., docs/..., tests/...) exists; a code block that shows a file of examples/ (its first line is the file's
 first line) is a copy of that file; every relative markdown link in README.md and docs/*.md points to an
 existing file, and no document names MATH.md or REFERENCE-VALUES.md (files outside the
 repository).
@@ -223,6 +224,34 @@ def check_links(src, path, failures):
                 failures.append("%s: link to %s, which does not exist" % (where, target))
 
 
+PATH_RE = re.compile(r"(?<![\w./$-])((?:src|include|tests|scripts|bench|examples|python|docs|cmake)/"
+                     r"[\w./-]*[\w-]\.(?:c|h|py|sh|md|json|txt|in|scd|h2m|1))\b")
+
+
+def check_paths(src, failures):
+    """Every repository path that the docs, the sources, the tests and the scripts
+    name (src/pld/build.c, docs/spec.md, ...) exists: no citation of a moved or
+    removed file."""
+    files = doc_files(src)
+    for top in ("src", "include", "tests", "scripts", "bench", "examples", "python"):
+        for root, _, names in os.walk(os.path.join(src, top)):
+            files += [os.path.join(root, n) for n in names
+                      if n.endswith((".c", ".h", ".py", ".sh", ".md", ".txt"))]
+    for path in files:
+        try:
+            lines = open(path, encoding="utf-8").read().split("\n")
+        except UnicodeDecodeError:
+            continue
+        for n, line in enumerate(lines, 1):
+            for m in PATH_RE.finditer(line):
+                name = m.group(1)
+                if "*" in name or "<" in name or "XXX" in name:
+                    continue
+                if not os.path.exists(os.path.join(src, name)):
+                    failures.append("%s:%d: names %s, which is not in the repository" % (
+                        os.path.relpath(path, src), n, name))
+
+
 def check_source_copies(src, path, failures):
     """A fenced code block that reproduces a file of examples/ (its first line is that
     file's first line) must be that file, byte for byte up to trailing whitespace."""
@@ -233,8 +262,10 @@ def check_source_copies(src, path, failures):
             text = open(f, encoding="utf-8").read()
         except (UnicodeDecodeError, IsADirectoryError):
             continue
-        if text.strip():
-            firsts.setdefault(text.split("\n", 1)[0], []).append((f, text))
+        first = text.split("\n", 1)[0]
+        # a distinctive first line (a comment, a title), not "{" of every JSON file
+        if len(first) >= 20 and re.search(r"[A-Za-z]{3}", first):
+            firsts.setdefault(first, []).append((f, text))
     i = 0
     while i < len(lines):
         m = FENCE_RE.match(lines[i])
@@ -260,6 +291,8 @@ def main():
     cache = os.path.join(os.path.dirname(binary), "CMakeCache.txt")
     sanitized = os.path.exists(cache) and re.search(
         r"^DPA_SANITIZE:BOOL=(ON|1|TRUE|YES)$", open(cache).read(), re.M | re.I) is not None
+    if not sys.argv[3:]:
+        check_paths(src, failures)
     for path in [os.path.abspath(f) for f in sys.argv[3:]] or doc_files(src):
         rel = os.path.relpath(path, src)
         check_links(src, path, failures)

@@ -111,7 +111,7 @@ def main():
                                                                           m.group(1) + ".dir"))
                 # objects of sources that no longer exist (a stale build) are left out
                 if os.path.exists(os.path.join(src_dir, rel[:-2])):
-                    objs.append((os.path.join(root, f), rel[:-2]))  # src/x/y.c
+                    objs.append((os.path.join(root, f), rel[:-2]))  # the source, e.g. src/num/fft.c
     if not objs:
         sys.exit(f"check_layers: no object files under {build_dir}/CMakeFiles")
     defined, undefined = {}, {}

@@ -1,4 +1,4 @@
-/* The exact Gaussian method (src/acct/exact.c) against an independent
+/* The exact Gaussian method (src/exact/gaussian.c) against an independent
  * high-precision evaluation.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *

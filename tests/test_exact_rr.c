@@ -1,4 +1,4 @@
-/* The exact method for compositions of (eps, delta)-DP steps (src/acct/exact_rr.c)
+/* The exact method for compositions of (eps, delta)-DP steps (src/exact/exact_rr.h)
  * against references computed here in MPFR (192-bit binomial sums).
  *
  * Reference (ref_F): F(t) = E[(1 - e^{t - S})_+], S = eps (2Y - k),

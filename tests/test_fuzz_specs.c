@@ -43,7 +43,7 @@
  * dpa_accountant_delta on the EXACT (Gaussian/GDP) accountant returned
  * lower = NaN with DPA_OK for eps <= about -2e9 * mu (e.g. gaussian sigma
  * 1, eps = -1e10), from 0 * inf in the round-off allowance of
- * src/acct/exact.c.
+ * src/exact/gaussian.c.
  *
  * test_tiny_noise covers noise so small that it vanishes in double precision
  * (discrete_gaussian sigma below ~1e-145, gaussian sensitivity/sigma above

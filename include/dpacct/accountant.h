@@ -8,7 +8,7 @@
  * side (see docs/guarantees.md).  Users may claim `upper`; `upper - lower`
  * says how much is left on the table.
  *
- * Methods (one interface, src/acct/method.h; docs/architecture.md):
+ * Methods (one interface, src/model/method.h; docs/architecture.md):
  *   DPA_METHOD_EXACT  closed forms: compositions of Gaussian and GDP leaves
  *                     (mu = sqrt(sum mu_i^2)), or of pure, randomized_response
  *                     and approx leaves (LT Thm 4.6 lattice sum), also with

@@ -4,7 +4,7 @@
 
 The structures below mirror the public headers in include/dpacct/ field for
 field (accountant.h, calibrate.h, event.h, renyi.h, status.h); every enum is
-a C int.  tests/test_layout.py compiles a small C program against the headers
+a C int.  python/tests/test_layout.py compiles a small C program against the headers
 and compares every size and offset with these declarations.
 
 Library lookup (first hit wins):

@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 PLACEHOLDER = "?"
-# The library refuses events nested deeper than this (src/event/event_json.c,
+# The library refuses events nested deeper than this (src/event/event_json_read.c,
 # MAX_EVENT_DEPTH); the binding refuses them first, without recursion.
 MAX_DEPTH = 256
 NEIGHBORINGS = ("add_remove", "replace")
