@@ -1,5 +1,5 @@
 /* The rdp method behind the accountant interface (src/model/method.h):
- * Renyi DP of the composition over the default orders (src/rdp/rdp_acct.c),
+ * Renyi DP of the composition over the default orders (src/rdp/rdp_acct.c, rdp_query.c),
  * converted to (eps, delta) by dpa_options.rdp_conversion.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
