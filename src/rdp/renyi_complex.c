@@ -120,7 +120,7 @@ static dpa_status track_branch(const dpa_phi_leaf *l, const dpa_phi_tilt *tl, do
 
 /* log E of one copy of the leaf at z (direction dir), on the branch of
  * renyi.h; *nonexist: 1 = E diverges/undefined (mass at +inf and
- * Re z >= 0), 2 = E = 0.  *how gets H_CLOSED / H_PHI / H_HEUR bits. */
+ * Re z >= 0), 2 = E = 0.  *how gets DPA_RENYI_H_CLOSED / DPA_RENYI_H_PHI / DPA_RENYI_H_HEUR bits. */
 static dpa_status leaf_complex(const dpa_leaf *lf, double complex z, int dir, double complex *out, int *nonexist,
                                int *how, dpa_error *err)
 {
@@ -146,7 +146,7 @@ static dpa_status leaf_complex(const dpa_leaf *lf, double complex z, int dir, do
         /* E = e^{z (1 + z) mu^2/2}: the entire function's logarithm, the same
          * in both directions ((-1-z)(-z) = z (1 + z)) */
         *out = z * (1 + z) * (0.5 * p->par[0] * p->par[0]);
-        *how |= H_CLOSED;
+        *how |= DPA_RENYI_H_CLOSED;
         return DPA_OK;
     }
     dpa_phi_leaf l;
@@ -166,8 +166,8 @@ static dpa_status leaf_complex(const dpa_leaf *lf, double complex z, int dir, do
                 double complex v = tl.logM + CMPLX(0, fabs(t) * tl.mean) + psi;
                 *out = t < 0 ? conj(v) : v; /* M(conj z) = conj M(z) for real measures */
                 int quad = l.cont == DPA_PHI_CONT_QUAD_GAUSS || l.cont == DPA_PHI_CONT_QUAD_LAPLACE;
-                *how |= quad ? H_PHI : H_CLOSED;
-                if (!rig) *how |= H_HEUR;
+                *how |= quad ? DPA_RENYI_H_PHI : DPA_RENYI_H_CLOSED;
+                if (!rig) *how |= DPA_RENYI_H_HEUR;
             }
         }
     }
@@ -222,13 +222,13 @@ dpa_status dpa_renyi_eval_complex(const dpa_leafset *L, double complex A, int di
     v->re = creal(d);
     v->im = cimag(d);
     v->exists = isfinite(v->re) && isfinite(v->im);
-    v->certified = v->tight = !(how & (H_PHI | H_HEUR));
-    if (how & H_PHI)
+    v->certified = v->tight = !(how & (DPA_RENYI_H_PHI | DPA_RENYI_H_HEUR));
+    if (how & DPA_RENYI_H_PHI)
         snprintf(v->note, sizeof v->note,
                  "estimate: numerical quadrature (phi module); branch: continuation from the real axis along Re A "
                  "= %g%s",
-                 creal(A), (how & H_HEUR) ? " (followed numerically)" : "");
-    else if (how & H_HEUR)
+                 creal(A), (how & DPA_RENYI_H_HEUR) ? " (followed numerically)" : "");
+    else if (how & DPA_RENYI_H_HEUR)
         snprintf(v->note, sizeof v->note,
                  "closed forms/exact sums; branch: continuation from the real axis along Re A = %g, partly followed "
                  "by uncertified steps",

@@ -16,18 +16,18 @@
 
 /* how a direction's value came about (bits, for the note) */
 enum {
-    H_CLOSED = 1,    /* closed forms */
-    H_RDP = 2,       /* the RDP module's certified upper bound (A > 1) */
-    H_BINOM = 4,     /* lower bound from the binomial expansion */
-    H_LOW0 = 8,      /* some leaf's lower bound is the trivial 0 */
-    H_PHI = 16,      /* the phi module's quadrature estimate */
-    H_BETA = 32,     /* upper bound through D_b, b = 1 + RENYI_BETA_STEP */
-    H_SERIES = 64,   /* lower bound from the series/quadrature upper bound on log E */
-    H_COMP = 128,    /* a composite leaf: value = upper bound */
-    H_INF = 256,     /* mass at +inf (A >= 1): D_A = +inf */
-    H_SING = 512,    /* E = 0: mutually singular (A < 1) */
-    H_SERVAL = 1024, /* value = the series-based bound (no quadrature estimate) */
-    H_HEUR = 2048    /* complex: some branch step was heuristic */
+    DPA_RENYI_H_CLOSED = 1,    /* closed forms */
+    DPA_RENYI_H_RDP = 2,       /* the RDP module's certified upper bound (A > 1) */
+    DPA_RENYI_H_BINOM = 4,     /* lower bound from the binomial expansion */
+    DPA_RENYI_H_LOW0 = 8,      /* some leaf's lower bound is the trivial 0 */
+    DPA_RENYI_H_PHI = 16,      /* the phi module's quadrature estimate */
+    DPA_RENYI_H_BETA = 32,     /* upper bound through D_b, b = 1 + RENYI_BETA_STEP */
+    DPA_RENYI_H_SERIES = 64,   /* lower bound from the series/quadrature upper bound on log E */
+    DPA_RENYI_H_COMP = 128,    /* a composite leaf: value = upper bound */
+    DPA_RENYI_H_INF = 256,     /* mass at +inf (A >= 1): D_A = +inf */
+    DPA_RENYI_H_SING = 512,    /* E = 0: mutually singular (A < 1) */
+    DPA_RENYI_H_SERVAL = 1024, /* value = the series-based bound (no quadrature estimate) */
+    DPA_RENYI_H_HEUR = 2048    /* complex: some branch step was heuristic */
 };
 
 /* ---- renyi_pair.c ---- */

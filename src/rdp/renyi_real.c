@@ -73,7 +73,7 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
     memset(o, 0, sizeof *o);
     if (!lf->pair && !lf->inner) return dpa_renyi_unsupported_leaf(lf, err);
     if (A >= 1 && dpa_renyi_leaf_inf(lf, dir)) {
-        set_inf(o, H_INF);
+        set_inf(o, DPA_RENYI_H_INF);
         return DPA_OK;
     }
     if (!lf->pair) {
@@ -87,7 +87,7 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
         o->hi = A >= 1 ? ud : fmin(ud, up(A / (1 - A) * uo, 4));
         o->val = o->hi;
         o->cls = CLS_UPPER;
-        o->how = H_LOW0 | H_COMP | (A > 1 ? H_RDP : H_BETA);
+        o->how = DPA_RENYI_H_LOW0 | DPA_RENYI_H_COMP | (A > 1 ? DPA_RENYI_H_RDP : DPA_RENYI_H_BETA);
         return DPA_OK;
     }
     const dpa_pair *p = lf->pair;
@@ -109,7 +109,7 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             hi = v + e;
             val = v;
             cls = CLS_EXACT;
-            how = H_CLOSED;
+            how = DPA_RENYI_H_CLOSED;
         } else {
             /* KL <= D_b; KL >= D_{1-h} >= log E'(-h)/(-h) with the series'
              * upper bound on log E' at theta' = -h (remove) or -1 + h (add) */
@@ -119,7 +119,7 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             st = dpa_renyi_upper_log_e_mid(p, dir ? -1 + RENYI_KL_H : -RENYI_KL_H, &lh, err);
             if (st) return st;
             lo = fmax(0.0, div_dir(lh, -RENYI_KL_H, -1));
-            how = H_BETA | H_SERIES;
+            how = DPA_RENYI_H_BETA | DPA_RENYI_H_SERIES;
             double lm, mean;
             dpa_error e2;
             if (dpa_renyi_phi_kind(p) && (st = dpa_renyi_phi_moments(p, dir, 0.0, &lm, &mean, &e2)) != DPA_ENUMERIC) {
@@ -129,7 +129,7 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
                 }
                 val = fmin(fmax(mean, lo), hi);
                 cls = CLS_EST;
-                how |= H_PHI;
+                how |= DPA_RENYI_H_PHI;
             } else { /* no quadrature, or it could not converge: the bound */
                 val = hi;
                 cls = CLS_UPPER;
@@ -145,11 +145,11 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             hi = up(v, 4);
             val = v;
             cls = CLS_EXACT;
-            how = H_CLOSED;
+            how = DPA_RENYI_H_CLOSED;
         } else if (dpa_renyi_closed_kind(p)) {
             double e, v = dpa_renyi_closed_log_e(p, tp, &e);
             if (v == -INFINITY) { /* E = 0 (A < 1): mutually singular */
-                set_inf(o, H_SING);
+                set_inf(o, DPA_RENYI_H_SING);
                 return DPA_OK;
             }
             if (theta > 0) {
@@ -162,7 +162,7 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             lo = fmax(lo, 0.0);
             val = v / theta;
             cls = CLS_EXACT;
-            how = H_CLOSED;
+            how = DPA_RENYI_H_CLOSED;
         } else if (A > 1) {
             double lh, ll;
             int bin;
@@ -173,14 +173,14 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             lo = fmax(0.0, div_dir(ll, theta, -1));
             val = hi;
             cls = CLS_UPPER;
-            how = H_RDP | (bin ? H_BINOM : H_LOW0);
+            how = DPA_RENYI_H_RDP | (bin ? DPA_RENYI_H_BINOM : DPA_RENYI_H_LOW0);
         } else {
             /* 0 < A < 1 */
             double lh;
             st = dpa_renyi_upper_log_e_mid(p, tp, &lh, err);
             if (st) return st;
             if (lh == -INFINITY) {
-                set_inf(o, H_SING);
+                set_inf(o, DPA_RENYI_H_SING);
                 return DPA_OK;
             }
             lo = fmax(0.0, div_dir(lh, theta, -1));
@@ -189,7 +189,7 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             if (!st) st = dpa_rdp_divergence(p, 1 + RENYI_BETA_STEP, !dir, &uo, err);
             if (st) return st;
             hi = fmin(ud, up(A / (1 - A) * uo, 4));
-            how = H_SERIES | H_BETA;
+            how = DPA_RENYI_H_SERIES | DPA_RENYI_H_BETA;
             double lm, mean;
             dpa_error e2;
             if (dpa_renyi_phi_kind(p) && (st = dpa_renyi_phi_moments(p, dir, theta, &lm, &mean, &e2)) != DPA_ENUMERIC) {
@@ -198,12 +198,12 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
                     return st;
                 }
                 val = fmin(fmax(lm / theta, lo), hi);
-                how |= H_PHI;
+                how |= DPA_RENYI_H_PHI;
             } else {
                 /* no quadrature (or it could not converge): the series-based
                  * bound, accurate but a bound from below */
                 val = lo;
-                how |= H_SERVAL;
+                how |= DPA_RENYI_H_SERVAL;
             }
             cls = CLS_EST;
         }
@@ -221,12 +221,12 @@ static void note_real(dpa_renyi_value *v, int how, int cls_max, double A)
 {
     char *n = v->note;
     size_t sz = sizeof v->note;
-    if (how & H_INF) {
+    if (how & DPA_RENYI_H_INF) {
         snprintf(n, sz, "infinite: the composition has mass at loss +inf (e.g. approx with delta > 0), so D_A = +inf "
                         "for A >= 1");
         return;
     }
-    if (how & H_SING) {
+    if (how & DPA_RENYI_H_SING) {
         snprintf(n, sz, "infinite: the composed pair is mutually singular (E = 0)");
         return;
     }
@@ -234,19 +234,19 @@ static void note_real(dpa_renyi_value *v, int how, int cls_max, double A)
         snprintf(n, sz, "exact: closed forms (interval = round-off)");
         return;
     }
-    const char *lowmsg = (how & H_LOW0) ? "lower bound 0 for some leaves (none cheap)"
-                         : (how & H_BINOM) ? "lower: binomial expansion"
-                         : (how & H_SERIES) ? "lower: certified series"
+    const char *lowmsg = (how & DPA_RENYI_H_LOW0) ? "lower bound 0 for some leaves (none cheap)"
+                         : (how & DPA_RENYI_H_BINOM) ? "lower: binomial expansion"
+                         : (how & DPA_RENYI_H_SERIES) ? "lower: certified series"
                                             : "lower: closed forms";
     if (cls_max == CLS_UPPER) {
         if (A > 1)
             snprintf(n, sz, "certified upper bound (RDP module); %s", lowmsg);
         else
             snprintf(n, sz, "certified upper bound via D_A <= D_%.4g%s; %s", 1 + RENYI_BETA_STEP,
-                     (how & H_COMP) ? " (subsampled composition: no estimate)" : "", lowmsg);
+                     (how & DPA_RENYI_H_COMP) ? " (subsampled composition: no estimate)" : "", lowmsg);
         return;
     }
-    if (how & H_PHI)
+    if (how & DPA_RENYI_H_PHI)
         snprintf(n, sz, "estimate: numerical quadrature (phi module); bounds certified (%s; upper loose: via D_%.4g)",
                  lowmsg, 1 + RENYI_BETA_STEP);
     else
@@ -270,7 +270,7 @@ dpa_status dpa_renyi_eval_real(const dpa_leafset *L, double A, int dir, dpa_reny
         shi += r.hi;
         sval += r.val;
     }
-    if (how & (H_INF | H_SING)) {
+    if (how & (DPA_RENYI_H_INF | DPA_RENYI_H_SING)) {
         v->re = v->lower = v->upper = INFINITY;
         v->log_e_re = A > 1 ? INFINITY : (A < 1 ? -INFINITY : NAN);
         v->log_e_im = 0;
