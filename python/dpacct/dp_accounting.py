@@ -24,7 +24,11 @@ Events are converted by dpacct.from_dp_event (every DpEvent class of
 dp_accounting converts or is refused with a reason: docs/frameworks.md);
 the accountant's neighbouring relation is ADD_OR_REMOVE_ONE (default) or
 REPLACE_ONE; REPLACE_SPECIAL is refused (UnsupportedError): dpacct's
-analyses are of add/remove and replace-one neighbours.  An event whose
+analyses are of add/remove and replace-one neighbours.  Under REPLACE_ONE,
+GaussianDpEvent, LaplaceDpEvent and SingleEpochTreeAggregationDpEvent
+(noise relative to a bound C on each summed value's norm) are accounted
+with sensitivity 2 (C to C' moves the sum by up to 2C), as dp_accounting's
+PLD accountant does for the Gaussian.  An event whose
 kind the library analyses only under the other relation (for example
 SampledWithoutReplacementDpEvent under add/remove) is unsupported.
 
@@ -34,7 +38,8 @@ SampledWithoutReplacementDpEvent under add/remove) is unsupported.
       method "pld"; value_discretization_interval, if given, is the fixed
       grid step (dpacct's grid_step; by default dpacct sizes its grid for
       its accuracy target)
-  RDPAccountant(orders=None, neighboring_relation, **options)
+  RDPAccountant (alias RdpAccountant, dp_accounting's spelling)
+      (orders=None, neighboring_relation, **options)
       method "rdp" (dpacct's own orders; `orders` is accepted and ignored)
 
 get_epsilon / get_delta return the certified upper bound (a float);
@@ -56,7 +61,7 @@ except ImportError:
     _dpa = None
     HAVE_DP_ACCOUNTING = False
 
-__all__ = ["DpacctAccountant", "PLDAccountant", "RDPAccountant", "NeighboringRelation",
+__all__ = ["DpacctAccountant", "PLDAccountant", "RDPAccountant", "RdpAccountant", "NeighboringRelation",
            "UnsupportedEventError", "HAVE_DP_ACCOUNTING"]
 
 
@@ -145,10 +150,36 @@ else:
 _ADD_REMOVE = NeighboringRelation.ADD_OR_REMOVE_ONE
 
 
-def _as_dpacct(event):
+def _as_dpacct(event, nb="add_remove"):
+    """event as a dpacct Event for an accountant of relation nb.  DpEvents
+    go through from_dp_event; under replace-one, the leaves whose DpEvent
+    is defined on sums of values of norm <= C with noise relative to C
+    (GaussianDpEvent, LaplaceDpEvent, SingleEpochTreeAggregationDpEvent)
+    get sensitivity 2: replacing one value moves the sum by up to 2C (as
+    dp_accounting's PLD accountant treats GaussianDpEvent under
+    REPLACE_ONE).  dpacct Events are taken as they are."""
     if isinstance(event, (ev.Event, dict, str)):
         return ev.as_event(event)
-    return from_dp_event(event)
+    out = from_dp_event(event)
+    if nb != "replace":
+        return out
+    return ev.from_dict(_sensitivity_2(out.to_dict()))
+
+
+_SUM_LEAVES = ("gaussian", "laplace", "tree_aggregation")
+
+
+def _sensitivity_2(d):
+    if isinstance(d, list):
+        return [_sensitivity_2(x) for x in d]
+    if not isinstance(d, dict):
+        return d
+    out = {}
+    for k, v in d.items():
+        if k in _SUM_LEAVES and isinstance(v, dict) and "sensitivity" not in v:
+            v = dict(v, sensitivity=2)
+        out[k] = _sensitivity_2(v)
+    return out
 
 
 
@@ -179,7 +210,7 @@ class DpacctAccountant(_Base):
         under this accountant's relation (composed `count` times when
         do_compose), else CompositionErrorDetails saying why."""
         try:
-            e = _as_dpacct(event)
+            e = _as_dpacct(event, self._nb)
             _check_spec(e, self._nb, self._method, self._options)
         except DpacctError as exc:
             return _ErrorDetails(invalid_event=event, error_message=str(exc))
@@ -292,6 +323,9 @@ class RDPAccountant(DpacctAccountant):
     def __init__(self, orders=None, neighboring_relation=_ADD_REMOVE, **options):
         del orders
         super().__init__(neighboring_relation, **options)
+
+
+RdpAccountant = RDPAccountant  # dp_accounting's spelling (dp_accounting.rdp.RdpAccountant)
 
 
 def _check_spec(event, nb, method, options):

@@ -128,6 +128,16 @@ def test_neighbouring_relations_and_unsupported():
     assert 0 < replace.compose(wor, 5).get_epsilon(1e-6) < math.inf
     with pytest.raises(Exception, match="REPLACE_SPECIAL"):
         MINE.PLDAccountant(dpa.NeighboringRelation.REPLACE_SPECIAL)
+    # replace-one: a Gaussian sum of values of norm <= C moves by 2C (dp_accounting's PLD agrees)
+    import dpacct
+    from dpacct import events as ev
+    g50 = dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(10.0), 50)
+    mine = MINE.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE).compose(g50).get_epsilon_bracket(1e-6)
+    two = dpacct.Accountant(ev.repeat(ev.gaussian(10.0, sensitivity=2), 50), "pld",
+                            neighboring="replace").epsilon(1e-6)
+    assert mine == (two.lower, two.upper)
+    theirs = dpa.pld.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE).compose(g50).get_epsilon(1e-6)
+    assert two.lower * (1 - 1e-3) <= theirs <= two.upper * 1.02
     with pytest.raises(TypeError):
         add_remove.compose("not a DpEvent")  # dp_accounting's check
     old = MINE.PLDAccountant()
@@ -281,3 +291,41 @@ def test_jax_privacy_accounting_with_dpacct():
     trunc = acc_mod.truncated_dpsgd_event(noise_multiplier=2.0, iterations=100, num_examples=10000,
                                           sampling_prob=0.01, truncated_batch_size=150)
     assert 0 < MINE.PLDAccountant().compose(trunc).get_epsilon(1e-6) < math.inf
+
+
+# ------------------------------------------------------------ the docs ---
+
+def _pycon_blocks(path):
+    """(line, needs dp_accounting?, text) of each ```pycon block."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        if lines[i].strip() == "```pycon":
+            needs = i > 0 and "doctest: needs dp_accounting" in lines[i - 1]
+            j = lines.index("```", i + 1)
+            out.append((i + 1, needs, "\n".join(lines[i + 1:j]) + "\n"))
+            i = j
+        i += 1
+    return out
+
+
+@needs_lib
+def test_frameworks_md_sessions():
+    """docs/frameworks.md's Python sessions, replayed with doctest (the output shown is
+    real); the dp_accounting one where dp_accounting is importable."""
+    import doctest
+    doc = os.path.join(CHECKOUT, "docs", "frameworks.md")
+    if not os.path.exists(doc):
+        pytest.skip("docs/frameworks.md not present (installed package)")
+    blocks = _pycon_blocks(doc)
+    assert len(blocks) >= 2
+    ran = 0
+    for line, needs, text in blocks:
+        if needs and MINE is None:
+            continue
+        test = doctest.DocTestParser().get_doctest(text, {}, "frameworks.md:%d" % line, doc, line)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        runner.run(test)
+        assert runner.failures == 0, "docs/frameworks.md:%d" % line
+        ran += 1
+    assert ran >= 1
