@@ -201,7 +201,8 @@ class DpacctAccountant(_Base):
         super().__init__(_ADD_REMOVE if self._nb == "add_remove" else NeighboringRelation.REPLACE_ONE)
         self._method = method or self._default_method
         self._options = dict(options)
-        self._events = []  # dpacct Events composed so far
+        self._events = []  # [(dpacct Event, count)], consecutive equal events merged
+        self._checked = set()  # events the library took already (no new check per step)
         self._acc = None
 
     # ---- dp_accounting's interface ----
@@ -211,13 +212,29 @@ class DpacctAccountant(_Base):
         do_compose), else CompositionErrorDetails saying why."""
         try:
             e = _as_dpacct(event, self._nb)
-            _check_spec(e, self._nb, self._method, self._options)
+            if e not in self._checked:
+                _check_spec(e, self._nb, self._method, self._options)
+                if len(self._checked) > 256:
+                    self._checked.clear()
+                self._checked.add(e)
         except DpacctError as exc:
             return _ErrorDetails(invalid_event=event, error_message=str(exc))
         if do_compose and count != 0:
-            self._events.append(e if count == 1 else ev.repeat(e, count))
+            self._add(e, count)
             self._drop()
         return None
+
+    def _add(self, e, count):
+        # as DpEventBuilder: a repeat is unrolled, equal neighbours merge, so that
+        # composing one step T times is the spec repeat(step, T)
+        while e.kind == "repeat" and isinstance(e.params.get("count"), int):
+            e, count = e.children[0], count * int(e.params["count"])
+        if e.kind == "no_op":
+            return
+        if self._events and self._events[-1][0] == e:
+            self._events[-1] = (e, self._events[-1][1] + count)
+        else:
+            self._events.append((e, count))
 
     def _compose(self, event, count=1):
         """dp_accounting's former abstract method: compose without the
@@ -258,9 +275,10 @@ class DpacctAccountant(_Base):
     @property
     def event(self):
         """Everything composed so far as one dpacct Event (no_op if nothing)."""
-        if not self._events:
+        parts = [e if n == 1 else ev.repeat(e, n) for e, n in self._events]
+        if not parts:
             return ev.no_op()
-        return self._events[0] if len(self._events) == 1 else ev.compose(self._events)
+        return parts[0] if len(parts) == 1 else ev.compose(parts)
 
     @property
     def accountant(self):
@@ -282,14 +300,16 @@ class DpacctAccountant(_Base):
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_acc"] = None  # rebuilt on the next query
-        state["_events"] = [e.to_dict() for e in self._events]
+        state["_checked"] = None
+        state["_events"] = [(e.to_dict(), n) for e, n in self._events]
         if not HAVE_DP_ACCOUNTING:
             state["_ledger"] = [(e.to_dict(), n) for e, n in self._ledger._counts]
         return state
 
     def __setstate__(self, state):
         state = dict(state)
-        state["_events"] = [ev.from_dict(d) for d in state["_events"]]
+        state["_events"] = [(ev.from_dict(d), n) for d, n in state["_events"]]
+        state["_checked"] = set()
         if not HAVE_DP_ACCOUNTING:
             builder = _EventBuilder()
             builder._counts = [(ev.from_dict(d), n) for d, n in state["_ledger"]]

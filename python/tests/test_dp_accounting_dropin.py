@@ -329,3 +329,24 @@ def test_frameworks_md_sessions():
         assert runner.failures == 0, "docs/frameworks.md:%d" % line
         ran += 1
     assert ran >= 1
+
+
+@needs_dpa
+@needs_lib
+def test_per_step_compose_pickle_and_copy():
+    import copy
+    import pickle
+    import dp_accounting as dpa
+    step = dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0))
+    a = MINE.PLDAccountant()
+    for _ in range(300):  # per-step accounting: merged into repeat(step, 300), checked once
+        a.compose(step)
+    b = MINE.PLDAccountant().compose(step, 300)
+    assert a.event == b.event and a.ledger == b.ledger == dpa.SelfComposedDpEvent(step, 300)
+    assert a.get_epsilon(1e-5) == b.get_epsilon(1e-5)
+    assert MINE.RdpAccountant is MINE.RDPAccountant
+    for c in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a)):
+        assert isinstance(c, dpa.PrivacyAccountant) and c.ledger == a.ledger
+        assert c.get_epsilon(1e-5) == a.get_epsilon(1e-5)
+        c.compose(step)
+        assert c.ledger == dpa.SelfComposedDpEvent(step, 301) and a.ledger.count == 300
