@@ -9,9 +9,10 @@
 #   DIR/prv_accountant/prv_accountant/ microsoft/prv_accountant
 #   DIR/autodp/autodp/                 yuxiangw/autodp
 #   DIR/opacus/opacus/                 pytorch/opacus
+#   DIR/jax_privacy/jax_privacy/       google-deepmind/jax_privacy (python/tests, bench/dp_accounting_compare.py)
 # Each source is a GitHub URL (shallow clone) unless overridden by a git
-# directory or URL in DP_ACCOUNTING_GIT, PRV_ACCOUNTANT_GIT, AUTODP_GIT or
-# OPACUS_GIT (e.g. an existing clone's .git).  A source that cannot be had is
+# directory or URL in DP_ACCOUNTING_GIT, PRV_ACCOUNTANT_GIT, AUTODP_GIT,
+# OPACUS_GIT, JAX_PRIVACY_GIT (e.g. an existing clone's .git).  A source that cannot be had is
 # reported and left out; the script exits 0 as long as DIR could be made.
 # Their Python dependencies are Debian packages, see bench/README.md.
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -50,4 +51,5 @@ fetch dp_accounting "${DP_ACCOUNTING_GIT:-https://github.com/google/differential
 fetch prv_accountant "${PRV_ACCOUNTANT_GIT:-https://github.com/microsoft/prv_accountant}" .
 fetch autodp "${AUTODP_GIT:-https://github.com/yuxiangw/autodp}" .
 fetch opacus "${OPACUS_GIT:-https://github.com/pytorch/opacus}" .
+fetch jax_privacy "${JAX_PRIVACY_GIT:-https://github.com/google-deepmind/jax_privacy}" .
 exit 0

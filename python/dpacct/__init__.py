@@ -59,3 +59,12 @@ def load_library(path: "str | None" = None) -> str:
     from . import _lib
     _lib.load(path)
     return _lib.library_path()
+
+
+def __getattr__(name):
+    """dpacct.opacus and dpacct.dp_accounting load on first use (they import
+    their frameworks when present; `import dpacct` imports neither)."""
+    if name in ("opacus", "dp_accounting"):
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError("module 'dpacct' has no attribute %r" % name)

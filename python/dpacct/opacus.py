@@ -1,0 +1,221 @@
+# dpacct Python binding: an accountant for Opacus (pytorch/opacus).
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""DpacctAccountant: Opacus' accountant interface (IAccountant) over dpacct.
+
+Opacus' PrivacyEngine calls `step(noise_multiplier=, sample_rate=)` after
+every optimizer step (through `get_optimizer_hook_fn`) and
+`get_epsilon(delta)` when asked for the privacy spent.  This accountant
+keeps Opacus' `history`, a list of (noise_multiplier, sample_rate,
+num_steps) with consecutive equal steps merged, and accounts it as
+
+    compose over the history of
+        repeat(num_steps, poisson(sample_rate, gaussian(sigma=noise_multiplier)))
+
+with add/remove neighbours: Poisson-subsampled Gaussian steps, the spec
+`dpacct dpsgd --sampling poisson` builds (a history of one entry is exactly
+that spec, so get_epsilon returns the upper bound `dpacct dpsgd` prints).
+A step with noise_multiplier 0 is non-private (epsilon inf); one with
+sample_rate 0 touches no record (no_op).
+
+get_epsilon returns the certified upper bound (a float);
+get_epsilon_bracket the certified (lower, upper) pair; epsilon_result the
+whole EpsilonResult.  Results are cached per (history, delta), and the
+dpacct Accountant of the current history is kept for further queries.
+
+With Opacus importable (it needs torch) the class is a subclass of
+opacus.accountants.IAccountant; without it, it has the same methods.
+`register()` adds it to Opacus' registry under the name "dpacct", so that
+PrivacyEngine(accountant="dpacct") and make_private_with_epsilon use it:
+
+    from dpacct.opacus import DpacctAccountant, register
+    register()
+    engine = opacus.PrivacyEngine(accountant="dpacct")
+    # or, on an existing engine: engine.accountant = DpacctAccountant()
+"""
+from collections import OrderedDict
+from copy import deepcopy
+import math
+import numbers
+
+from . import events as ev
+from .accountant import Accountant
+from ._errors import InvalidInputError
+
+try:  # Opacus imports torch; neither is needed here
+    from opacus.accountants.accountant import IAccountant as _Base
+    HAVE_OPACUS = True
+except Exception:  # ImportError, or a broken torch install
+    _Base = object
+    HAVE_OPACUS = False
+
+__all__ = ["DpacctAccountant", "OpacusAccountant", "register", "MECHANISM", "HAVE_OPACUS"]
+
+MECHANISM = "dpacct"
+
+
+def _rate(x, name):
+    if hasattr(x, "item") and getattr(x, "ndim", 0) == 0:
+        x = x.item()  # numpy or torch scalar
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
+        raise InvalidInputError("%s: expected a finite real number, got %r" % (name, x), status=1)
+    return float(x)
+
+
+class DpacctAccountant(_Base):
+    """Opacus' IAccountant with dpacct's certified bounds (module docstring).
+
+    method: the dpacct method ("auto", the default, is what `dpacct dpsgd`
+    uses); options: Accountant's keyword options (accuracy, grid_step, ...).
+    """
+
+    def __init__(self, *, method="auto", **options):
+        self.history = []  # (noise_multiplier, sample_rate, num_steps), as Opacus keeps it
+        self._method = method
+        self._options = dict(options)
+        self._key = None   # the history the accountant below accounts
+        self._acc = None
+        self._results = {}  # (history, delta) -> EpsilonResult
+
+    # ---- Opacus' interface ----
+    def step(self, *, noise_multiplier, sample_rate):
+        """Record one optimizer step (merged with the previous one when both
+        values are the same, as Opacus' accountants do)."""
+        nm = _rate(noise_multiplier, "noise_multiplier")
+        q = _rate(sample_rate, "sample_rate")
+        if nm < 0:
+            raise InvalidInputError("noise_multiplier: must be >= 0, got %r" % nm, status=1)
+        if not 0 <= q <= 1:
+            raise InvalidInputError("sample_rate: must be in [0, 1], got %r" % q, status=1)
+        if self.history and self.history[-1][0] == nm and self.history[-1][1] == q:
+            last = self.history[-1]
+            self.history[-1] = (last[0], last[1], last[2] + 1)
+        else:
+            self.history.append((nm, q, 1))
+
+    def __len__(self):
+        """Number of optimizer steps taken so far."""
+        return sum(int(n) for _, _, n in self.history)
+
+    @classmethod
+    def mechanism(cls):
+        """The name under which `register()` registers this class: "dpacct"."""
+        return MECHANISM
+
+    def get_epsilon(self, delta, *args, **kwargs):
+        """The certified upper bound on epsilon at `delta` (a float: 0.0
+        before the first step, inf after a non-private one).  Other
+        arguments Opacus passes to its own accountants (alphas, eps_error,
+        ...) are accepted and ignored: the bound is certified whatever they
+        are."""
+        del args, kwargs
+        return self.epsilon_result(delta).upper
+
+    def get_epsilon_bracket(self, delta):
+        """(lower, upper): certified bounds on the epsilon at `delta`."""
+        r = self.epsilon_result(delta)
+        return (r.lower, r.upper)
+
+    def get_optimizer_hook_fn(self, sample_rate):
+        """The hook Opacus attaches to its DPOptimizer: one step at the
+        optimizer's noise multiplier and at sample_rate times the number of
+        accumulated iterations (as Opacus' IAccountant does)."""
+        def hook_fn(optim):
+            self.step(noise_multiplier=optim.noise_multiplier,
+                      sample_rate=sample_rate * optim.accumulated_iterations)
+        return hook_fn
+
+    def state_dict(self, destination=None):
+        """{"history": ..., "mechanism": "dpacct"} (Opacus' layout)."""
+        if destination is None:
+            destination = OrderedDict()
+        destination["history"] = deepcopy(self.history)
+        destination["mechanism"] = self.mechanism()
+        return destination
+
+    def load_state_dict(self, state_dict):
+        """Restore the history of state_dict(); ValueError (Opacus' choice)
+        for an empty dict, a missing key or another mechanism's state."""
+        if not state_dict:
+            raise ValueError("state dict is either None or empty and hence cannot be loaded "
+                             "into Privacy Accountant.")
+        for key in ("history", "mechanism"):
+            if key not in state_dict:
+                raise ValueError("state_dict does not have the key `%s`. Cannot be loaded into "
+                                 "Privacy Accountant." % key)
+        if state_dict["mechanism"] != self.mechanism():
+            raise ValueError("state_dict of %s cannot be loaded into Privacy Accountant with "
+                             "mechanism %s" % (state_dict["mechanism"], self.mechanism()))
+        history = []
+        for i, entry in enumerate(state_dict["history"]):
+            try:
+                nm, q, n = entry
+            except (TypeError, ValueError):
+                raise ValueError("history[%d]: expected (noise_multiplier, sample_rate, num_steps), "
+                                 "got %r" % (i, entry)) from None
+            if isinstance(n, bool) or int(n) != n or n < 0:
+                raise ValueError("history[%d]: num_steps must be an integer >= 0, got %r" % (i, n))
+            history.append((_rate(nm, "noise_multiplier"), _rate(q, "sample_rate"), int(n)))
+        self.history = history
+
+    # ---- dpacct's additions ----
+    def event(self):
+        """The history as a dpacct Event (with add/remove neighbours)."""
+        parts = [self._entry(nm, q, n) for nm, q, n in self.history]
+        if not parts:
+            return ev.no_op().with_neighboring("add_remove")
+        one = parts[0] if len(parts) == 1 else ev.compose(parts)
+        return one.with_neighboring("add_remove")
+
+    @staticmethod
+    def _entry(nm, q, n):
+        n = int(n)
+        if n == 0 or q == 0:
+            return ev.no_op()
+        step = ev.non_private() if nm == 0 else ev.poisson(ev.gaussian(nm), q)
+        return ev.repeat(step, n)
+
+    def epsilon_result(self, delta):
+        """The EpsilonResult (certified bracket and details) at `delta`."""
+        d = _rate(delta, "delta")
+        key = tuple(tuple(h) for h in self.history)
+        hit = self._results.get((key, d))
+        if hit is not None:
+            return hit
+        if key != self._key:
+            self.close()
+            self._results = {}
+            self._acc = Accountant(self.event(), self._method, **self._options)
+            self._key = key
+        r = self._acc.epsilon(d)
+        self._results[(key, d)] = r
+        return r
+
+    def close(self):
+        """Free the dpacct Accountant kept for the current history."""
+        if self._acc is not None:
+            self._acc.close()
+        self._acc = None
+        self._key = None
+
+    def __getstate__(self):
+        return {"history": list(self.history), "method": self._method, "options": self._options}
+
+    def __setstate__(self, state):
+        self.__init__(method=state["method"], **state["options"])
+        self.history = list(state["history"])
+
+    def __repr__(self):
+        return "DpacctAccountant(steps=%d, history=%r)" % (len(self), self.history)
+
+
+OpacusAccountant = DpacctAccountant
+
+
+def register(force=True):
+    """Register DpacctAccountant in Opacus' accountant registry under
+    "dpacct", its mechanism() (needs Opacus), so that
+    PrivacyEngine(accountant="dpacct") and make_private_with_epsilon use it.
+    Returns the class."""
+    from opacus.accountants import register_accountant
+    register_accountant(MECHANISM, DpacctAccountant, force=force)
+    return DpacctAccountant
