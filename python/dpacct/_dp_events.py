@@ -116,12 +116,47 @@ def from_dp_event(event: Any, neighboring: Any = None) -> Any:
     neighboring: "add_remove", "replace" or a dp_accounting
     NeighboringRelation (ADD_OR_REMOVE_ONE, REPLACE_ONE): the relation of the
     accountant the event was meant for (dp_accounting keeps it on the
-    accountant, not the event); written into the spec when given.
+    accountant, not the event); written into the spec when given.  Under
+    replace-one, and inside SampledWithoutReplacementDpEvent (a replace-one
+    analysis), the Gaussian, Laplace and tree-aggregation leaves get
+    sensitivity 2 (see replace_one_sensitivity): their noise is relative to a
+    bound C on one record's value, and a replaced record moves a sum by 2C.
     Raises UnsupportedError (naming the class and its path in the tree) for
     events dpacct cannot account."""
     out = _convert(event, "")
     nb = neighboring_from(neighboring)
+    if nb == "replace":
+        out = replace_one_sensitivity(out)
     return out.with_neighboring(nb) if nb else out
+
+
+# DpEvents whose noise is relative to a bound C on each record's value in a sum
+_SUM_LEAVES = ("gaussian", "laplace", "tree_aggregation")
+
+
+def _sensitivity_2(d: Any) -> Any:
+    if isinstance(d, list):
+        return [_sensitivity_2(x) for x in d]
+    if not isinstance(d, dict):
+        return d
+    out = {}
+    for k, v in d.items():
+        if k in _SUM_LEAVES and isinstance(v, dict) and "sensitivity" not in v:
+            v = dict(v, sensitivity=2)
+        out[k] = _sensitivity_2(v)
+    return out
+
+
+def replace_one_sensitivity(event: Any) -> Any:
+    """`event` (a converted DpEvent) as dpacct must read it under replace-one
+    neighbours.  dp_accounting's GaussianDpEvent, LaplaceDpEvent and
+    SingleEpochTreeAggregationDpEvent add noise relative to a bound C on each
+    record's contribution to a sum; replacing one record moves the sum by up
+    to 2C, and a dpacct leaf's sensitivity is the change between neighbours
+    of the spec's relation, so those leaves get sensitivity 2 (as
+    dp_accounting's PLD accountant under REPLACE_ONE, and as `dpacct dpsgd
+    --sampling without_replacement`).  Leaves that state a sensitivity keep it."""
+    return ev.from_dict(_sensitivity_2(event.to_dict()))
 
 
 def _attr(obj, name, path, cls):
@@ -273,7 +308,10 @@ def _poisson(e, here, cls, a):
 
 
 def _without_replacement(e, here, cls, a):
-    return ev.sample(_convert(a("event"), here + "/event"), a("source_dataset_size"), a("sample_size"))
+    # sampling without replacement is a replace-one analysis: the sampled sums
+    # move by up to 2C when a record is replaced (replace_one_sensitivity)
+    inner = replace_one_sensitivity(_convert(a("event"), here + "/event"))
+    return ev.sample(inner, a("source_dataset_size"), a("sample_size"))
 
 
 def _with_replacement(e, here, cls, a):

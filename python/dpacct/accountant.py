@@ -76,7 +76,7 @@ def spec_json(spec: Any, neighboring: Any = None) -> str:
     """The JSON text the library is given for `spec`: a dict (the JSON form,
     numpy values allowed), JSON text (passed on unchanged unless
     `neighboring` is given), an events.Event, or a dp_accounting DpEvent."""
-    from ._dp_events import is_dp_event, from_dp_event, neighboring_from
+    from ._dp_events import is_dp_event, from_dp_event, neighboring_from, replace_one_sensitivity
     nb = neighboring_from(neighboring)
     if isinstance(spec, bytes):
         spec = spec.decode("utf-8")
@@ -98,6 +98,8 @@ def spec_json(spec: Any, neighboring: Any = None) -> str:
     if is_dp_event(spec):
         try:
             spec = from_dp_event(spec)
+            if nb == "replace":  # a DpEvent's sums move by 2C under replace-one
+                spec = replace_one_sensitivity(spec)
         except RecursionError:
             raise InvalidSpecError("the DpEvent is nested deeper than the library's limit of %d events"
                                    % _events.MAX_DEPTH) from None

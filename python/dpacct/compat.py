@@ -13,7 +13,7 @@ from typing import Any, List, Optional, Tuple
 
 from .accountant import Accountant
 from ._results import EpsilonResult, DeltaResult
-from ._dp_events import from_dp_event, neighboring_from
+from ._dp_events import from_dp_event, neighboring_from, replace_one_sensitivity
 from . import events as ev
 from ._errors import DpacctError
 
@@ -60,7 +60,13 @@ class PrivacyAccountant:
     def compose(self, event: Any, count: Any = 1) -> "PrivacyAccountant":
         """Add `count` runs of `event` (a DpEvent, an Event or a spec dict);
         returns self.  UnsupportedError for events dpacct cannot account."""
-        e = ev.as_event(event) if isinstance(event, (dict, str, ev.Event)) else from_dp_event(event)
+        if isinstance(event, (dict, str, ev.Event)):
+            e = ev.as_event(event)
+        else:
+            # a DpEvent's sums move by 2C under replace-one (replace_one_sensitivity)
+            e = from_dp_event(event)
+            if self._nb == "replace":
+                e = replace_one_sensitivity(e)
         if count != 1:
             e = ev.repeat(e, count)
         self._events.append(e)

@@ -49,7 +49,7 @@ epsilon_result / delta_result the whole Result.
 import enum
 
 from . import events as ev
-from ._dp_events import from_dp_event, neighboring_from
+from ._dp_events import from_dp_event, neighboring_from, replace_one_sensitivity
 from ._errors import DpacctError, LibraryNotFoundError
 
 try:
@@ -152,21 +152,13 @@ _ADD_REMOVE = NeighboringRelation.ADD_OR_REMOVE_ONE
 
 def _as_dpacct(event, nb="add_remove"):
     """event as a dpacct Event for an accountant of relation nb.  DpEvents
-    go through from_dp_event; under replace-one, the leaves whose DpEvent
-    is defined on sums of values of norm <= C with noise relative to C
-    (GaussianDpEvent, LaplaceDpEvent, SingleEpochTreeAggregationDpEvent)
-    get sensitivity 2: replacing one value moves the sum by up to 2C (as
-    dp_accounting's PLD accountant treats GaussianDpEvent under
-    REPLACE_ONE).  dpacct Events are taken as they are."""
+    go through from_dp_event; under replace-one, the leaves on sums get
+    sensitivity 2 (_dp_events.replace_one_sensitivity says why).  dpacct
+    Events are taken as they are."""
     if isinstance(event, (ev.Event, dict, str)):
         return ev.as_event(event)
     out = from_dp_event(event)
-    if nb != "replace":
-        return out
-    return ev.from_dict(_sensitivity_2(out.to_dict()))
-
-
-_SUM_LEAVES = ("gaussian", "laplace", "tree_aggregation")
+    return replace_one_sensitivity(out) if nb == "replace" else out
 
 
 def _sensitivity_2(d):

@@ -131,7 +131,7 @@ def cases(m):
          None),
         (m.PoissonSampledDpEvent(0.0, g), {"no_op": {}}, None),
         (m.SampledWithoutReplacementDpEvent(1000, 10, g),
-         {"sample": {"n": 1000, "m": 10, "event": {"gaussian": {"sigma": 1.5}}}}, "replace"),
+         {"sample": {"n": 1000, "m": 10, "event": {"gaussian": {"sigma": 1.5, "sensitivity": 2}}}}, "replace"),
         (m.SampledWithReplacementDpEvent(1000, 10, g),
          {"sample_with_replacement": {"n": 1000, "m": 10, "event": {"gaussian": {"sigma": 1.5}}}}, None),
         (m.SelfComposedDpEvent(m.ComposedDpEvent([m.PoissonSampledDpEvent(0.1, g), m.EpsilonDeltaDpEvent(0.1, 0)]), 5),
@@ -209,6 +209,10 @@ def test_neighboring_relation_by_name():
     rel = SimpleNamespace(name="REPLACE_ONE")
     e = dpacct.from_dp_event(fake("GaussianDpEvent", noise_multiplier=1.0), neighboring=rel)
     assert e.to_dict()["neighboring"] == "replace"
+    # noise relative to C on one record: a replaced record moves the sum by 2C
+    assert e.to_dict()["gaussian"] == {"sigma": 1.0, "sensitivity": 2}
+    e1 = dpacct.from_dp_event(fake("GaussianDpEvent", noise_multiplier=1.0), neighboring="add_remove")
+    assert "sensitivity" not in str(e1.to_dict())
     with pytest.raises(dpacct.UnsupportedError, match="REPLACE_SPECIAL"):
         dpacct.from_dp_event(fake("NoOpDpEvent"), neighboring=SimpleNamespace(name="REPLACE_SPECIAL"))
 
@@ -357,3 +361,21 @@ def test_real_dp_accounting_new_kinds():
     ours = dpacct.Accountant(dpacct.from_dp_event(pf)).epsilon(delta)
     assert ours.upper == pure.upper
     assert ours.lower >= th.get_epsilon(delta) * (1 - 1e-3)
+
+
+def test_replace_one_doubles_the_sums_sensitivity_everywhere():
+    # GaussianDpEvent(2) under REPLACE_ONE: the sum moves by 2C, mu = 2/2 = 1,
+    # the same bracket as a gaussian of sigma 1 (sensitivity 1) in every front end
+    g = fake("GaussianDpEvent", noise_multiplier=2.0)
+    rel = SimpleNamespace(name="REPLACE_ONE")
+    with dpacct.Accountant({"gaussian": {"sigma": 1.0}, "neighboring": "replace"}) as a:
+        ref = a.epsilon(1e-5)
+    pa = dpacct.PrivacyAccountant(rel)
+    pa.compose(g)
+    r1 = pa.epsilon_result(1e-5)
+    with dpacct.Accountant(g, neighboring="replace") as a:
+        r2 = a.epsilon(1e-5)
+    with dpacct.Accountant(dpacct.from_dp_event(g, neighboring=rel)) as a:
+        r3 = a.epsilon(1e-5)
+    for r in (r1, r2, r3):
+        assert (r.lower, r.upper) == (ref.lower, ref.upper)
