@@ -66,7 +66,6 @@
  *    closer than 64 u_d of the larger loss are refused (the shifted losses
  *    must stay ordered).  A factor with one finite atom has p = 1 (E = +inf,
  *    a one-point window {k}); A(+inf) = exp(la_inf) enters P (section 4).
- *
  */
 #include <stdlib.h>
 #include "exact/exact_rr_internal.h"

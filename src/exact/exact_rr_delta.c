@@ -23,7 +23,6 @@
  *    TINY = 2^-16000 added to every upper bound covers.
  *
  *    Final combinations (a handful of roundings each) get a factor 1 +- 8u.
- *
  */
 #include "exact/exact_rr_internal.h"
 

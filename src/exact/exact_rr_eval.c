@@ -27,7 +27,7 @@
  *    geometric series).  Then
  *      F_win = V / Z_true in [V_lo / Z_hi, V_hi / Z_lo],   F in [F_win, F_win + T / Z_lo].
  *
- * 3. Several distinct eps (outer): a recursion over the windows of all but
+ * 3. Several distinct eps (dpa_rr_outer): a recursion over the windows of all but
  *    the largest-window binomial, which is evaluated by dist_eval at the
  *    remaining threshold x = t - sum eps_i (2 y_i - k_i) (two-point:
  *    y w_hi + (k - y) w_lo, two products and a sum).  x is rounded (its
@@ -37,7 +37,6 @@
  *    sum theta_i + u per product; sums of positive terms add u of each
  *    partial sum.  Mass outside any window is at most sum_i T_i / Z_i, added
  *    to the upper bound (union bound; the integrand is in [0, 1]).
- *
  */
 #include "exact/exact_rr_internal.h"
 

@@ -22,6 +22,16 @@
 #include <string.h>
 #include "exact/exact_rr_het_internal.h"
 
+/* the largest eps the heterogeneous method takes.  Above about 2000 the
+ * lattice step it settles on (thousands) leaves a useless bracket, and
+ * near 8000 the step reached 2^15, where the mixture weight of dpa_het_law_types
+ * overflowed to NaN (0 * inf) and the large step dropped out of the
+ * dominating law (upper bound 0 for a delta near 1; found by an
+ * independent lattice oracle, fixed there too); larger epsilons go to PLD */
+#define HET_EPS_MAX 1e3
+/* refinements of the lattice per query */
+#define HET_REFINE_MAX 6
+
 /* F bounds from the two laws (need: 1 upper, 2 lower, 3 both) */
 static void het_F(dpa_rr_het *c, double t, int need, long double *fhi, long double *flo)
 {

@@ -26,6 +26,20 @@
 #include <stdlib.h>
 #include "exact/exact_rr_het_internal.h"
 
+/* windows with at most this many frequencies j >= 1 are summed over all of them */
+#define HET_DIRECT_J 2048
+/* budget of elementary evaluations (type x frequency or type x interval)
+ * per lattice build, about 1 s; a build that needs more is refused and a
+ * coarser lattice kept */
+#define HET_WORK_MAX 1e8
+/* the FFT of the certification bound: at most 2^21 samples (32 MB) */
+#define HET_FFT_MAX (1u << 21)
+/* significant frequencies per law (every evaluation of a bound costs one
+ * term per significant frequency, and an eps query some hundreds of
+ * evaluations): a law that needs more is refused and a coarser lattice
+ * used */
+#define HET_SIG_MAX (1u << 15)
+
 /* min over real j in [j1, j2] of sin^2(2 pi j m / N) (m >= 0), from the
  * exact residues of 2 j m mod N (sin^2(pi x) is unimodal on (0, 1), so the
  * minimum is at an end unless [2 j1 m, 2 j2 m] / N holds an integer);

@@ -60,7 +60,8 @@ static long double exp_err(long double arg, long double *err)
  * position) */
 cx dpa_het_law_psi(const het_law *L, uint64_t j, cx *cm1, cx *sn)
 {
-    for (size_t i = 0; i < L->nm; i++) dpa_cx_cis_m1(dpa_het_mulmod(j, (uint64_t)L->mv[i], L->N), L->N, &cm1[i], &sn[i]);
+    for (size_t i = 0; i < L->nm; i++)
+        dpa_cx_cis_m1(dpa_het_mulmod(j, (uint64_t)L->mv[i], L->N), L->N, &cm1[i], &sn[i]);
     /* running product P (relative error exponent R), log part Lam */
     long double Pr = 1, Pi = 0, R = 0;
     cx Lam = {0, 0, 0};

@@ -15,36 +15,9 @@
  * values only widen the window and the main lobe) */
 #define HET_LOG_TAU (-64 * LN2L)
 #define HET_LOG_TAUW (-64 * LN2L)
-/* windows with at most this many frequencies j >= 1 are summed over all of them */
-#define HET_DIRECT_J 2048
 /* counts up to this are raised to their power by products, larger ones
  * enter through their logarithm (relative error k times the factor's) */
 #define HET_POW_MAX 64
-/* budget of elementary evaluations (type x frequency or type x interval)
- * per lattice build, about 1 s; a build that needs more is refused and a
- * coarser lattice kept */
-#define HET_WORK_MAX 1e8
-/* the FFT of the certification bound: at most 2^21 samples (32 MB) */
-#define HET_FFT_MAX (1u << 21)
-/* significant frequencies per law (every evaluation of a bound costs one
- * term per significant frequency, and an eps query some hundreds of
- * evaluations): a law that needs more is refused and a coarser lattice
- * used */
-#define HET_SIG_MAX (1u << 15)
-/* lattice positions stay below 2^61 in magnitude (sums in int64) */
-#define HET_POS_MAX 0x1p61
-/* the largest eps the heterogeneous method takes.  Above about 2000 the
- * lattice step it settles on (thousands) leaves a useless bracket, and
- * near 8000 the step reached 2^15, where the mixture weight of dpa_het_law_types
- * overflowed to NaN (0 * inf) and the large step dropped out of the
- * dominating law (upper bound 0 for a delta near 1; found by an
- * independent lattice oracle, fixed there too); larger epsilons go to PLD */
-#define HET_EPS_MAX 1e3
-/* step counts from which a run of epsilons with one floor(eps / h) is
- * dithered between two positions in the garbled laws */
-#define HET_DITHER_K 64
-/* refinements of the lattice per query */
-#define HET_REFINE_MAX 6
 /* Chernoff table for tails beyond the window: lam_i = lam* 4^i */
 #define HET_NLAM 3
 

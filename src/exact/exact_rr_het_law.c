@@ -48,6 +48,12 @@
 #include <string.h>
 #include "exact/exact_rr_het_internal.h"
 
+/* lattice positions stay below 2^61 in magnitude (sums in int64) */
+#define HET_POS_MAX 0x1p61
+/* step counts from which a run of epsilons with one floor(eps / h) is
+ * dithered between two positions in the garbled laws */
+#define HET_DITHER_K 64
+
 void dpa_het_law_free(het_law *L)
 {
     free(L->ty);

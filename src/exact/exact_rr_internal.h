@@ -5,8 +5,9 @@
  *
  * Every reported bound is certified: each floating-point operation of the
  * exact_rr*.c files carries an explicit error bound, derived in their
- * comments, and the bounds are pushed outwards by them.  Notation: u = 2^-64 (unit round-off of the x87 long
- * double; LDBL_EPSILON / 2 in general), E_F = 8 u = 4 ulp, the error bound
+ * comments, and the bounds are pushed outwards by them.  Notation:
+ * u = 2^-64 (unit round-off of the x87 long double; LDBL_EPSILON / 2 in
+ * general), E_F = 8 u = 4 ulp, the error bound
  * assumed for glibc's long double expl, expm1l, log1pl, logl, sinhl, tanhl
  * (glibc's libm-test-ulps lists at most 1-4 ulp for them on x86-64, in every
  * rounding mode; tests/test_exact_rr.c measures them against MPFR).  Basic

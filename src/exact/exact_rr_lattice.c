@@ -197,4 +197,3 @@ double dpa_rr_locate(const dpa_rr_dist *d, long double x)
     }
     return b;
 }
-
