@@ -22,12 +22,13 @@
  *
  * Every binomial is represented on a window [lo, hi] around its mode by
  * weights w(y) relative to w(mode) = 1 (ratio recurrence in long double),
- * with checkpoint tables of suffix sums; see exact_rr.c for the error
- * bounds.  The fields are private to exact_rr.c: the accountant only
+ * with checkpoint tables of suffix sums; see exact_rr_binom.c and the
+ * other exact_rr*.c files for the error bounds.  The fields are private to
+ * the exact_rr*.c files: the accountant only
  * zero-initializes the struct, passes it to the functions below and may
  * read `loose`. */
 
-/* One checkpoint of a binomial's window (exact_rr.c). */
+/* One checkpoint of a binomial's window (exact_rr_binom.c). */
 typedef struct dpa_rr_ckpt {
     long double w;     /* weight at the checkpoint */
     long double A, G;  /* suffix sums from the checkpoint up to the window's end */
@@ -108,7 +109,7 @@ dpa_status dpa_rr_build(dpa_rr_comp *c, const struct dpa_leafset *L, dpa_error *
  * atoms' exp(la), the true finite losses within DPA_RR_LOSS_ULPS u_d |w| of
  * the atoms' w (u_d = 2^-53; measured against MPFR: at most 2.6 and 4.6
  * for the Poisson-subsampled RR pairs with rate <= 0.9), and the bounds
- * hold for every pair in that range (exact_rr.c section 1b). */
+ * hold for every pair in that range (exact_rr_binom.c, section 1b). */
 int dpa_rr_applicable_dir(const struct dpa_leafset *L);
 /* Build for one direction: dir 0 the leaves' pairs as given (remove), dir 1
  * their reversals (B, A) (add); (eps, delta) leaves are the same in both.
@@ -142,7 +143,7 @@ void dpa_rr_delta(const dpa_rr_comp *c, double t, double *up, double *lo);
  * the eps is the largest finite loss. */
 void dpa_rr_epsilon(const dpa_rr_comp *c, double delta, double *up, double *lo);
 
-/* ---------------- heterogeneous epsilons (exact_rr.c section 7) ----------------
+/* ------------- heterogeneous epsilons (exact_rr_het*.c, section 7) -------------
  *
  * Compositions of (eps, delta) steps whose distinct epsilons share no
  * lattice the sum above can afford (e.g. 10^4 steps with 10^4 distinct

@@ -1,11 +1,11 @@
 /* The exact method: closed forms, no discretization.  Compositions of
  * Gaussian/GDP leaves (mu = sqrt(sum k mu_i^2), GDP Cor 3.3, evaluated by
  * src/exact/gaussian.c), of pure/randomized_response/approx leaves (the
- * LT Thm 4.6 lattice sum, src/exact/exact_rr.c) and of Poisson-subsampled
+ * LT Thm 4.6 lattice sum, src/exact/exact_rr*.c) and of Poisson-subsampled
  * pure/randomized_response leaves (two-point pairs, both directions).
  * The bracket's width is evaluation round-off, except for (eps, delta)
  * compositions whose distinct epsilons are too many for the lattice sum:
- * those get the certified bracket of exact_rr.c section 7 (a dominating and
+ * those get the certified bracket of exact_rr_het.c (section 7) (a dominating and
  * a dominated lattice pair, refined until the bracket is within
  * min(accuracy, DPA_RR_HET_REL) relative; docs/guarantees.md §2.4).
  * SPDX-License-Identifier: GPL-3.0-or-later */

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Arithmetic in long double with explicit error bounds, results rounded
- * outwards to double.  Notation as in exact_rr.c: u = 2^-64 (LDBL_EPSILON /
+ * outwards to double.  Notation as in exact_rr_internal.h: u = 2^-64 (LDBL_EPSILON /
  * 2), E_F = 8u the bound assumed for glibc's expl, expm1l, logl, log1pl
  * (at most 4 ulp; tests/test_exact_rr.c measures them), basic operations
  * correctly rounded (u relative).
