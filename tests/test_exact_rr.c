@@ -420,7 +420,7 @@ static void check_eps(const char *what, const leafspec *ls, size_t n, double del
 }
 
 /* ------------------------------------------------------------------ */
-/* glibc's long double functions within E_F = 4 ulp (the assumption of exact_rr.c) */
+/* glibc's long double functions within E_F = 4 ulp (the assumption of src/exact/exact_rr_internal.h) */
 
 
 static void test_libm_ld(void **state)
@@ -1597,7 +1597,7 @@ static double rep_units(double la, const mpfr_t m)
 }
 
 /* The stored log masses and losses of Poisson-subsampled RR pairs against
- * MPFR: the representation errors assumed by exact_rr.c (DPA_RR_REP_ULPS,
+ * MPFR: the representation errors assumed by src/exact/exact_rr.h (DPA_RR_REP_ULPS,
  * DPA_RR_LOSS_ULPS) hold (losses: for rates up to 0.9; above, the loss map
  * log1p(q expm1(w)) cancels for w << 0 and the largest error is printed). */
 static void test_pair_representation(void **state)

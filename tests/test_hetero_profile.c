@@ -1,4 +1,4 @@
-/* Heterogeneous (eps, delta) compositions (src/exact/exact_rr.c section 7,
+/* Heterogeneous (eps, delta) compositions (src/exact/exact_rr_het*.c,
  * the exact method's certified lattice bracket) and Poisson subsampling of
  * privacy profiles (src/exact/profile_ops.c).
  *
@@ -670,7 +670,7 @@ static void test_profile_poisson_rr(void **state)
             /* both are evaluation round-off wide: the upper bounds agree to
              * 1e-12 relative, or within the exact method's own bracket (wide
              * relative to tiny deltas near the largest loss, where the pair's
-             * representation ranges matter, exact_rr.c section 1b) */
+             * representation ranges matter, src/exact/exact_rr_binom.c, section 1b) */
             CHECK(fabs(ru - eu) <= 1e-12 * eu + (eu - el) + 1e-300 && fabs(au - fu) <= 1e-12 * fu + (fu - fl) + 1e-300,
                   "poisson(%g) rr(%g) at %.17g: uppers %.17g vs %.17g, %.17g vs %.17g", q, eps, x, ru, eu, au, fu);
             if (eu > 1e-12 && fabs(ru - eu) / eu > worst) worst = fabs(ru - eu) / eu;

@@ -283,7 +283,7 @@ static dpa_status pld_query(dpa_pld_acct *a, const query *q, double tau, double 
 /* Every leaf whose finite losses lie in [-E, E] in both directions, with
  * mass at most D at +inf in each, is (E, D)-DP both ways and so dominated
  * by RR_{E, D} (LT Thm 4.5); the composition of those is evaluated exactly
- * (LT Thm 4.6, src/exact/exact_rr.c).  A certified upper bound for any count,
+ * (LT Thm 4.6, src/exact/exact_rr_delta.c).  A certified upper bound for any count,
  * looser than PLD; used where PLD cannot run (its grid would be too large) or
  * certifies nothing finite.  Returns 1 if available (built on first use). */
 static int fallback_ready(dpa_pld_acct *a)
