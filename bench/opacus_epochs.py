@@ -165,8 +165,8 @@ def main():
           % (1e3 * statistics.mean(times), 1e3 * statistics.median(times), 1e3 * max(times), sum(times)))
     print("  CPU time of this process per call: mean %.1f ms (with the library's worker threads)"
           % (1e3 * statistics.mean(cpu)))
-    final = acc.final_epsilon(DELTA)
     lo, up = acc.get_epsilon_bracket(DELTA)
+    final = acc.final_epsilon(DELTA)
     print("  get_epsilon after epoch %d: [%r, %r] (the per-epoch pass); final_epsilon: %r"
           % (EPOCHS, lo, up, final))
     ref = cli_upper(len(acc))

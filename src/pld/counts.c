@@ -66,6 +66,27 @@ static void blocks_free(blocks *B)
             for (int i = 0; i < MAX_BLOCKS; i++) dpa_grid_pmf_free(&B->g[d][k][i]);
 }
 
+/* One fine block of blocks_build, run by a worker: kind todo[i / nb], block i % nb. */
+typedef struct block_task {
+    dpa_pld_acct *a;
+    blocks *B;
+    const dpa_pld_leaf_grid *g;
+    long long Lc;
+    double tau_f;
+    int db, todo[4];
+    int bad[4 * MAX_BLOCKS];
+} block_task;
+
+static void block_run(void *ctx, size_t i, int worker)
+{
+    block_task *b = ctx;
+    blocks *B = b->B;
+    int t = b->todo[i / (size_t)B->nb], j = (int)(i % (size_t)B->nb), d = t / 2, k = t % 2;
+    unsigned cflags = d == b->db ? 0u : DPA_COMPOSE_ROUGH;
+    b->bad[i] = dpa_pld_fine_power(b->a, &b->a->ws[worker], &b->g->pm[d][k], B->size[j], b->Lc, k, b->tau_f,
+                                   b->g->allow[d][k], cflags, &B->g[d][k][j], &B->allow[d][k][j], NULL) != DPA_OK;
+}
+
 /* The blocks of the kinds in B->mask (0 on success). */
 static int blocks_build(dpa_pld_acct *a, const dpa_leaf *l, double step, double tau, int db, blocks *B)
 {
@@ -94,17 +115,15 @@ static int blocks_build(dpa_pld_acct *a, const dpa_leaf *l, double step, double 
         for (double s = m; s >= 2 && B->nb < MAX_BLOCKS - 1; s = floor(s / DIGIT_BASE)) B->size[B->nb++] = s;
         B->size[B->nb++] = 1;
         double uses = floor(l->count / m) + (double)B->nb * DIGIT_BASE;
-        double tau_f = tau / (4 * uses);
-        for (int t = 0; t < 4 && !bad; t++) {
-            if (!(B->mask >> t & 1u)) continue;
-            int d = t / 2, k = t % 2;
-            unsigned cflags = d == db ? 0u : DPA_COMPOSE_ROUGH;
-            for (int i = 0; i < B->nb && !bad; i++)
-                bad = dpa_pld_fine_power(a, &a->ws[0], &g.pm[d][k], B->size[i], Lc, k, tau_f, g.allow[d][k], cflags,
-                                         &B->g[d][k][i], &B->allow[d][k][i], NULL) != DPA_OK;
-        }
+        block_task bt;
+        memset(&bt, 0, sizeof bt);
+        bt = (block_task){a, B, &g, Lc, tau / (4 * uses), db, {0}, {0}};
+        size_t nt = 0;
+        for (int t = 0; t < 4; t++)
+            if (B->mask >> t & 1u) bt.todo[nt++] = t;
+        dpa_parallel_for(nt * (size_t)B->nb, a->nthreads, block_run, &bt);
+        for (size_t i = 0; i < nt * (size_t)B->nb; i++) bad |= bt.bad[i];
     }
-    (void)db;
     dpa_pld_leaf_grid_free(&g);
     return bad;
 }
@@ -187,7 +206,9 @@ void dpa_pld_epsilon_counts(void *state, const double *counts, size_t n, double 
     if (!B) return;
     B->mask = 3u << (2 * db);
     if (a->ndir == 2) B->mask |= 1u << (2 * (1 - db));
-    if (blocks_build(a, &L->v[0], step, tau, db, B) == 0) {
+    size_t left = 0;
+    for (size_t i = 0; i < n; i++) left += !done[i] && counts[i] <= L->v[0].count;
+    if (left && blocks_build(a, &L->v[0], step, tau, db, B) == 0) {
         counts_task c = {a, B, counts, delta, tau, step, db, out, done};
         size_t *idx = malloc((n ? n : 1) * sizeof *idx);
         double *cs = malloc((n ? n : 1) * sizeof *cs);
