@@ -140,7 +140,9 @@ class DpacctAccountant(_Base):
 
     def get_epsilon(self, delta, *args, **kwargs):
         """The certified upper bound on epsilon at `delta` (a float: 0.0
-        before the first step, inf after a non-private one).  Other
+        before the first step, inf after a non-private one); per-epoch
+        calls on a one-entry history are answered from one pass (module
+        docstring; final_epsilon gives the single-count value).  Other
         arguments Opacus passes to its own accountants (alphas, eps_error,
         ...) are accepted and ignored: the bound is certified whatever they
         are."""

@@ -106,6 +106,14 @@ def test_per_epoch_pass_brackets_the_single_count_queries():
     assert a.epsilon_result(1e-5, exact=True).lower == out["epsilon_lower"]
 
 
+def test_future_counts():
+    from dpacct.opacus import _future_counts
+    assert _future_counts(235, Q, 3) == [469, 704, 938]        # ceil(j / q), as dpsgd_steps
+    assert _future_counts(234, Q, 2) == [468, 703]             # floor(j / q)
+    assert _future_counts(40, 0.025, 2) == [80, 120]           # 1 / q whole
+    assert _future_counts(100, Q, 2) == [200, 300]             # no whole epoch: multiples
+
+
 @needs_lib
 def test_epsilon_counts():
     step = dpacct.events.poisson(dpacct.events.gaussian(1.1), Q)
