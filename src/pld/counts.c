@@ -47,6 +47,8 @@ typedef struct blocks {
     double allow[2][2][MAX_BLOCKS];       /* additive allowance per use */
     int two_stage;
     unsigned mask;                        /* bits 2 d + k built */
+    dpa_powers pw[4];                     /* kind 2 d + k's blocks transformed once */
+    int pw_ok[4];
 } blocks;
 
 typedef struct counts_task {
@@ -61,6 +63,7 @@ typedef struct counts_task {
 
 static void blocks_free(blocks *B)
 {
+    for (int t = 0; t < 4; t++) dpa_powers_clear(&B->pw[t]);
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < 2; k++)
             for (int i = 0; i < MAX_BLOCKS; i++) dpa_grid_pmf_free(&B->g[d][k][i]);
@@ -128,22 +131,24 @@ static int blocks_build(dpa_pld_acct *a, const dpa_leaf *l, double step, double 
     return bad;
 }
 
-/* Count i: compose, evaluate, keep if certified and accurate. */
-static void count_run(void *ctx, size_t i, int worker)
+/* The digits of count cnt in the block sizes (greedy). */
+static void digits_of(const blocks *B, double cnt, double *digit)
 {
-    counts_task *c = ctx;
-    dpa_pld_acct *a = c->a;
-    const blocks *B = c->B;
-    double cnt = c->counts[i], digit[MAX_BLOCKS], rem = cnt;
+    double rem = cnt;
     for (int j = 0; j < B->nb; j++) {
         digit[j] = floor(rem / B->size[j]);
         rem -= digit[j] * B->size[j];
     }
-    dpa_pld_acct *t = malloc(sizeof *t);
-    if (!t) return;
-    *t = *a; /* shallow: only ndir, comp, cstep, wmax and infub are read */
-    memset(t->comp, 0, sizeof t->comp);
-    memset(t->cstep, 0, sizeof t->cstep);
+}
+
+/* Compose count cnt (digits) into t->comp and evaluate; 1 if the bracket is
+ * finite and meets the accuracy target (then *r holds it).  fast: from the
+ * kept transforms where there are (B->pw_ok), else dpa_compose_flags. */
+static int count_eval(counts_task *c, dpa_pld_acct *t, double cnt, const double *digit, int fast, int worker,
+                      dpa_result *r)
+{
+    dpa_pld_acct *a = c->a;
+    const blocks *B = c->B;
     int ok = 1;
     for (int tk = 0; tk < 4 && ok; tk++) {
         if (!(B->mask >> tk & 1u)) continue;
@@ -159,7 +164,12 @@ static void count_run(void *ctx, size_t i, int worker)
         }
         dpa_composed *o = &t->comp[d][k];
         unsigned cflags = (!B->two_stage && d != c->db) ? DPA_COMPOSE_ROUGH : 0u;
-        ok = dpa_compose_flags(a->fft, &a->ws[worker], fac, nf, c->tau, k, a->opt.max_grid, cflags, o, NULL) == DPA_OK;
+        if (fast && B->pw_ok[tk])
+            ok = dpa_powers_compose(a->fft, &B->pw[tk], &a->ws[worker], digit, c->tau, k, a->opt.max_grid, o, NULL) ==
+                 DPA_OK;
+        else
+            ok = dpa_compose_flags(a->fft, &a->ws[worker], fac, nf, c->tau, k, a->opt.max_grid, cflags, o, NULL) ==
+                 DPA_OK;
         if (!ok) break;
         if (B->two_stage) o->rel_err += DPA_PLD_DISC_REL * (uses + (double)nf);
         o->roundoff += allow;
@@ -167,6 +177,7 @@ static void count_run(void *ctx, size_t i, int worker)
         ok = dpa_composed_prepare(o, NULL) == DPA_OK;
         t->cstep[d][k] = c->step;
     }
+    int good = 0;
     if (ok) {
         dpa_leaf lf = a->leaves->v[0];
         dpa_leafset ls = *a->leaves;
@@ -174,17 +185,35 @@ static void count_run(void *ctx, size_t i, int worker)
         ls.v = &lf;
         ls.total_count = cnt;
         for (int d = 0; d < 2; d++) dpa_pld_set_range(&ls, d < a->ndir ? d : 0, &t->wmax[d], &t->infub[d]);
-        dpa_result r;
-        dpa_method_result_init(&r, DPA_METHOD_PLD);
-        int raw_inf = dpa_pld_evaluate_epsilon(t, c->delta, &r);
-        double gap = r.upper - r.lower;
-        if (!raw_inf && isfinite(r.upper) && gap <= a->opt.accuracy * fmax(1.0, r.upper)) {
-            c->out[i] = r;
-            c->done[i] = 1;
-        }
+        dpa_method_result_init(r, DPA_METHOD_PLD);
+        int raw_inf = dpa_pld_evaluate_epsilon(t, c->delta, r);
+        double gap = r->upper - r->lower;
+        good = !raw_inf && isfinite(r->upper) && gap <= a->opt.accuracy * fmax(1.0, r->upper);
     }
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < 2; k++) dpa_composed_free(&t->comp[d][k]);
+    memset(t->cstep, 0, sizeof t->cstep);
+    return good;
+}
+
+/* Count i: compose, evaluate, keep if certified and accurate (from the
+ * kept transforms first; where that misses the target, composed afresh,
+ * with the accurate low-frequency path of the binding direction). */
+static void count_run(void *ctx, size_t i, int worker)
+{
+    counts_task *c = ctx;
+    double cnt = c->counts[i], digit[MAX_BLOCKS];
+    digits_of(c->B, cnt, digit);
+    dpa_pld_acct *t = malloc(sizeof *t);
+    if (!t) return;
+    *t = *c->a; /* shallow: only ndir, comp, cstep, wmax and infub are read */
+    memset(t->comp, 0, sizeof t->comp);
+    memset(t->cstep, 0, sizeof t->cstep);
+    dpa_result r;
+    if (count_eval(c, t, cnt, digit, 1, worker, &r) || count_eval(c, t, cnt, digit, 0, worker, &r)) {
+        c->out[i] = r;
+        c->done[i] = 1;
+    }
     free(t);
 }
 
@@ -209,6 +238,19 @@ void dpa_pld_epsilon_counts(void *state, const double *counts, size_t n, double 
     size_t left = 0;
     for (size_t i = 0; i < n; i++) left += !done[i] && counts[i] <= L->v[0].count;
     if (left && blocks_build(a, &L->v[0], step, tau, db, B) == 0) {
+        /* the transform length: the widest window of the counts' compositions */
+        double *ks = malloc((n + 1) * MAX_BLOCKS * sizeof *ks);
+        size_t nk = 0;
+        for (size_t i = 0; ks && i < n; i++)
+            if (!done[i] && counts[i] <= L->v[0].count) digits_of(B, counts[i], ks + (nk++) * (size_t)B->nb);
+        for (int t = 0; ks && t < 4; t++) {
+            if (!(B->mask >> t & 1u)) continue;
+            const dpa_grid_pmf *gp[MAX_BLOCKS];
+            for (int j = 0; j < B->nb; j++) gp[j] = &B->g[t / 2][t % 2][j];
+            B->pw_ok[t] = dpa_powers_init(a->fft, &a->ws[0], gp, (size_t)B->nb, ks, nk, tau, t % 2, a->opt.max_grid,
+                                          &B->pw[t], NULL) == DPA_OK;
+        }
+        free(ks);
         counts_task c = {a, B, counts, delta, tau, step, db, out, done};
         size_t *idx = malloc((n ? n : 1) * sizeof *idx);
         double *cs = malloc((n ? n : 1) * sizeof *cs);
