@@ -651,6 +651,8 @@ dpa_status dpa_powers_init(dpa_fft *fft, dpa_compose_ws *ws, const dpa_grid_pmf 
     if (N > max_n) return dpa_error_set(err, DPA_ENOMEM, "powers: no window of at most %zu points", max_n);
     if (N < 2) N = 2;
     size_t nh = N / 2 + 1;
+    if ((double)nf * (double)nh > DPA_POWERS_MAX_VALUES)
+        return dpa_error_set(err, DPA_ENOMEM, "powers: %zu transforms of length %zu are more than kept", nf, N);
     p->lx = malloc(nf * nh * sizeof *p->lx);
     p->la = malloc(nf * nh * sizeof *p->la);
     if (!p->lx || !p->la) {

@@ -150,8 +150,13 @@ dpa_status dpa_compose_flags(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor 
  * dpa_powers_compose gives prod_j g_j^{k[j]} as dpa_compose_flags with
  * DPA_COMPOSE_ROUGH would on that length (same window, tails, round-off
  * allowance, +inf mass), from the kept logarithms: one inverse FFT per
- * composition.  DPA_ENOMEM if a composition's window exceeds the length. */
+ * composition.  DPA_ENOMEM if a composition's window exceeds the length,
+ * or the transforms would hold more than DPA_POWERS_MAX_VALUES values. */
 #define DPA_POWERS_MAX 32
+/* At most this many kept frequencies (factors x half spectrum, 24 bytes
+ * each: 48 MB); beyond, DPA_ENOMEM and the caller composes each power
+ * afresh. */
+#define DPA_POWERS_MAX_VALUES (double)(1 << 21)
 typedef struct dpa_powers {
     size_t nf, N;
     const dpa_grid_pmf *g[DPA_POWERS_MAX];
