@@ -5,7 +5,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Taken: a state of one plain leaf whose pair has no atoms (continuous
- * pairs: Gaussian, Laplace-free subsampled Gaussians, ...) and no envelope,
+ * pairs: Gaussian, Poisson-subsampled Gaussian, ...) and no envelope,
  * after an eps query at delta on it (K-fold, K the leaf's count).  Its
  * binding direction db was composed upper and lower at step s, tail budget
  * tau, with the two-stage plan (Lc, m) of dpa_pld_two_stage_plan.
@@ -15,10 +15,13 @@
  * the b-fold fine composition coarsened by Lc (dpa_pld_fine_power, the
  * function the accountant's two-stage build uses), with its additive
  * allowance per use.  A count c <= K is written c = sum_i d_i b_i (greedy
- * digits) and composed as prod_i block_i^{d_i} on the coarse grid
- * (dpa_compose raises each factor to its power in the frequency domain,
- * with its own window from the Chernoff bounds of these factors and its own
- * a-posteriori round-off allowance).  Every block is a pessimistic
+ * digits) and composed as prod_i block_i^{d_i} on the coarse grid: each
+ * block is transformed once (dpa_powers_init, on the length of the widest
+ * window of the counts), and each count's composition is
+ * e^{sum_i d_i log X_i} inverted (dpa_powers_compose), with its own window
+ * from the Chernoff bounds of its factors and its own a-posteriori
+ * round-off allowance, as dpa_compose_flags would give them; where that
+ * misses the target, the count is composed afresh by dpa_compose_flags.  Every block is a pessimistic
  * (optimistic) measure of its b-fold composition with the allowance added,
  * so by the composition lemma (docs/guarantees.md §3) the product brackets
  * the c-fold composition with the allowances summed over the d_i uses; the
