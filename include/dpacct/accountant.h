@@ -243,6 +243,26 @@ dpa_method dpa_accountant_method(const dpa_accountant *a);
  * mass (then also upper = +INFINITY, lower finite, accuracy_met = 0). */
 dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err);
 
+/* eps(delta) of repeat(counts[i], step) for i < n, in one pass: out[i] is
+ * what dpa_accountant_epsilon of an accountant of that spec under opt gives
+ * a certified bracket for (upper >= true eps >= lower, same meaning of every
+ * field).  Domain: step a valid spec (lent, not consumed; its neighbouring
+ * relation applies); counts: n >= 1 integers in [1, DPA_MAX_COUNT], in any
+ * order, repeats allowed; delta in (0, 1); opt NULL for the defaults; out:
+ * n results, the caller's array.  Errors: DPA_EINVAL (with a message naming
+ * the offending argument or counts[i]) for NULL step/counts/out, n = 0, a
+ * count that is not a positive integer <= DPA_MAX_COUNT, delta outside
+ * (0, 1), and whatever dpa_accountant_new/_epsilon report for the spec (then
+ * out is unspecified).  Every bracket meets the accuracy target whenever
+ * the single-count query would: a count the one-pass evaluation does not
+ * bracket to the target is answered by that single-count query.  The
+ * largest count's result is always the single-count query's (bit for bit).
+ * The one pass applies to a PLD accountant of one plain leaf without atoms
+ * (e.g. a Poisson-subsampled Gaussian: DP-SGD); other specs are answered
+ * count by count. */
+dpa_status dpa_epsilon_counts(const dpa_spec *step, const double *counts, size_t n, double delta,
+                              const dpa_options *opt, dpa_result *out, dpa_error *err);
+
 /* delta(eps) = H_{e^eps}, bounded.  Domain: any finite eps (negative too). */
 dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, dpa_error *err);
 

@@ -22,7 +22,7 @@ from .events import Event
 from ._dp_events import from_dp_event
 from ._results import (Result, EpsilonResult, DeltaResult, Profile, EpsilonCurve, RenyiCurve, GdpMu,
                        RenyiValue, RenyiResult, Calibration)
-from .accountant import Accountant, calibrate, renyi, renyi_curve, canonical_spec, spec_json, METHODS
+from .accountant import Accountant, calibrate, epsilon_counts, renyi, renyi_curve, canonical_spec, spec_json, METHODS
 from . import tradeoff
 from .tradeoff import Tradeoff
 from .filter import Filter, FilterDecision
@@ -34,7 +34,7 @@ from .compat import PrivacyAccountant
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accountant", "calibrate", "renyi", "renyi_curve", "canonical_spec", "spec_json", "METHODS",
+    "Accountant", "calibrate", "epsilon_counts", "renyi", "renyi_curve", "canonical_spec", "spec_json", "METHODS",
     "tradeoff", "Tradeoff", "Filter", "FilterDecision", "Ledger", "LedgerDecision",
     "events", "Event", "from_dp_event", "PrivacyAccountant",
     "dpsgd_steps", "dpsgd_event", "dpsgd_epsilon", "get_noise_multiplier", "dpsgd_calibrate",

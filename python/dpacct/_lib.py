@@ -189,6 +189,8 @@ _SIGNATURES = {
     "dpa_accountant_epsilon": (ctypes.c_int, [_P, ctypes.c_double, ctypes.POINTER(dpa_result), _E]),
     "dpa_accountant_delta": (ctypes.c_int, [_P, ctypes.c_double, ctypes.POINTER(dpa_result), _E]),
     "dpa_accountant_profile": (ctypes.c_int, [_P, c_double_p, ctypes.c_size_t, c_double_p, c_double_p, _E]),
+    "dpa_epsilon_counts": (ctypes.c_int, [_P, c_double_p, ctypes.c_size_t, ctypes.c_double,
+                                          ctypes.POINTER(dpa_options), ctypes.POINTER(dpa_result), _E]),
     "dpa_accountant_gdp_mu": (ctypes.c_int, [_P, ctypes.POINTER(dpa_gdp_mu), _E]),
     "dpa_calibrate": (ctypes.c_int, [_P, ctypes.c_double, ctypes.c_double, ctypes.POINTER(dpa_options),
                                      ctypes.c_double, ctypes.POINTER(dpa_calibration), _E]),

@@ -18,7 +18,7 @@ try:  # optional
 except ImportError:  # pragma: no cover - exercised where numpy is absent
     _np = None
 
-__all__ = ["Accountant", "calibrate", "renyi", "renyi_curve", "spec_json", "canonical_spec", "METHODS"]
+__all__ = ["Accountant", "calibrate", "epsilon_counts", "renyi", "renyi_curve", "spec_json", "canonical_spec", "METHODS"]
 
 METHODS = ("auto", "pld", "exact", "phi", "rdp", "gdp", "clt")
 _METHOD_NAMES = {i: n for i, n in enumerate(METHODS)}
@@ -543,6 +543,52 @@ def _iter_values(x):
     if hasattr(x, "ravel"):
         return x.ravel().tolist()
     return list(x)
+
+
+# ------------------------------------------------------- epsilon_counts ---
+
+def epsilon_counts(step: Any, counts: Any, delta: float, method: str = "auto", *, neighboring: Any = None,
+                   accuracy: Optional[float] = None, delta_abs: Optional[float] = None,
+                   grid_step: Optional[float] = None, max_grid: Optional[int] = None,
+                   threads: Optional[int] = None,
+                   rdp_conversion: Optional[str] = None) -> List[EpsilonResult]:
+    """epsilon(delta) of `step` repeated counts[i] times, for every i, in one
+    pass (dpa_epsilon_counts in accountant.h).
+
+    Args:
+        step: the repeated step, in any form Accountant takes.
+        counts: integers in [1, 1e15] (a sequence or numpy array, any order,
+            repeats allowed).
+        delta: in (0, 1).
+        method, neighboring and the options: as for Accountant.
+    Returns:
+        A list of EpsilonResult, one per count, in the order of `counts`:
+        each a certified bracket of the eps of repeat(counts[i], step), as
+        Accountant(repeat(counts[i], step)).epsilon(delta) certifies it, and
+        within the accuracy target wherever that query's is; the largest
+        count's result is that query's (the same numbers).
+    Raises:
+        InvalidInputError: empty counts, a count that is not an integer in
+            [1, 1e15], delta outside (0, 1), an invalid step or option.
+    """
+    opt = _options(method, accuracy, delta_abs, grid_step, max_grid, threads, rdp_conversion)
+    if _is_scalar(counts):
+        counts = [counts]
+    keep, ptr, _shape, n = _doubles_in(counts, "counts")
+    d = _real(delta, "delta")
+
+    def run(p):
+        lib = _lib.load()
+        out = (_lib.dpa_result * max(1, n))()
+        err = _lib.new_error()
+        with _lib.LOCK:
+            st = lib.dpa_epsilon_counts(p, ptr, n, d, ctypes.byref(opt), out, ctypes.byref(err))
+        _lib.check(st, err)
+        return [_result(EpsilonResult, "epsilon", d, out[i]) for i in range(n)]
+
+    result = _on_spec(step, neighboring, run)
+    del keep
+    return result
 
 
 # ---------------------------------------------------------------- renyi ---

@@ -22,6 +22,21 @@ get_epsilon_bracket the certified (lower, upper) pair; epsilon_result the
 whole EpsilonResult.  Results are cached per (history, delta), and the
 dpacct Accountant of the current history is kept for further queries.
 
+Per-epoch queries in one pass.  Opacus asks get_epsilon after every epoch
+while the history is one (noise, rate) entry.  The first such query at k
+steps is answered by the single-count accountant (the value `dpacct dpsgd`
+prints), and one call of dpacct.epsilon_counts also evaluates the step
+counts of the next HORIZON_EPOCHS epochs (predicted from the sample rate:
+the counts j / rate, rounded as k is, for the epochs j after k's; multiples
+of k when k is no whole number of epochs), which are cached: the next
+per-epoch queries are answered from the cache as long as the history stays
+that entry and its count is one of the predicted ones.  A cached answer is
+a certified bracket within the same accuracy target, but from the one-pass
+grid, so its numbers may differ (inside the brackets) from the single-count
+query's.  epsilon_result(delta, exact=True) (and final_epsilon) always
+asks the single-count accountant: use it for the final figure that must
+equal `dpacct dpsgd`'s.
+
 With Opacus importable (it needs torch) the class is a subclass of
 opacus.accountants.IAccountant; without it, it has the same methods.
 `register()` adds it to Opacus' registry under the name "dpacct", so that
@@ -38,8 +53,8 @@ import math
 import numbers
 
 from . import events as ev
-from .accountant import Accountant
-from ._errors import InvalidInputError
+from .accountant import Accountant, epsilon_counts
+from ._errors import InvalidInputError, NumericError, OutOfMemoryError
 
 try:  # Opacus imports torch; neither is needed here
     from opacus.accountants.accountant import IAccountant as _Base
@@ -51,6 +66,10 @@ except Exception:  # ImportError, or a broken torch install
 __all__ = ["DpacctAccountant", "OpacusAccountant", "register", "MECHANISM", "HAVE_OPACUS"]
 
 MECHANISM = "dpacct"
+# Epochs' worth of step counts one get_epsilon call evaluates ahead (module
+# docstring): 64 covers the usual training runs with one pass, whose cost
+# grows about linearly in the number of counts (~2 ms CPU each for DP-SGD).
+HORIZON_EPOCHS = 64
 
 
 def _rate(x, name):
@@ -59,6 +78,23 @@ def _rate(x, name):
     if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
         raise InvalidInputError("%s: expected a finite real number, got %r" % (name, x), status=1)
     return float(x)
+
+
+def _future_counts(k, q, horizon):
+    """The step counts at the ends of the `horizon` epochs after the one k
+    steps end, an epoch being 1/q steps, rounded as k is (up, down or to
+    nearest); multiples of k when k is no rounded whole number of epochs."""
+    def at(j):
+        x = j / q
+        r = round(x)
+        return float(r) if abs(x - r) <= 1e-9 * x else x
+    m = round(k * q)
+    if m >= 1:
+        for f in (math.ceil, math.floor, round):
+            if int(f(at(m))) == k:
+                out = [int(f(at(j))) for j in range(m + 1, m + horizon + 1)]
+                return sorted(set(c for c in out if k < c <= 1e15))
+    return [k * j for j in range(2, horizon + 2) if k * j <= 1e15]
 
 
 class DpacctAccountant(_Base):
@@ -75,6 +111,7 @@ class DpacctAccountant(_Base):
         self._key = None   # the history the accountant below accounts
         self._acc = None
         self._results = {}  # (history, delta) -> EpsilonResult
+        self._ahead = {}    # (noise, rate, delta) -> {steps: EpsilonResult} from one pass
 
     # ---- Opacus' interface ----
     def step(self, *, noise_multiplier, sample_rate):
@@ -103,7 +140,9 @@ class DpacctAccountant(_Base):
 
     def get_epsilon(self, delta, *args, **kwargs):
         """The certified upper bound on epsilon at `delta` (a float: 0.0
-        before the first step, inf after a non-private one).  Other
+        before the first step, inf after a non-private one); per-epoch
+        calls on a one-entry history are answered from one pass (module
+        docstring; final_epsilon gives the single-count value).  Other
         arguments Opacus passes to its own accountants (alphas, eps_error,
         ...) are accepted and ignored: the bound is certified whatever they
         are."""
@@ -174,13 +213,21 @@ class DpacctAccountant(_Base):
         step = ev.non_private() if nm == 0 else ev.poisson(ev.gaussian(nm), q)
         return ev.repeat(step, n)
 
-    def epsilon_result(self, delta):
-        """The EpsilonResult (certified bracket and details) at `delta`."""
+    def epsilon_result(self, delta, exact=False):
+        """The EpsilonResult (certified bracket and details) at `delta`.
+        exact: always the single-count accountant's result (the value
+        `dpacct dpsgd` gives), never one from the per-epoch pass (module
+        docstring)."""
         d = _rate(delta, "delta")
         key = tuple(tuple(h) for h in self.history)
         hit = self._results.get((key, d))
         if hit is not None:
             return hit
+        if not exact and len(key) == 1:
+            nm, q, k = key[0]
+            ahead = self._ahead.get((nm, q, d))
+            if ahead is not None and int(k) in ahead:
+                return ahead[int(k)]
         if key != self._key:
             self.close()
             self._results = {}
@@ -188,7 +235,32 @@ class DpacctAccountant(_Base):
             self._key = key
         r = self._acc.epsilon(d)
         self._results[(key, d)] = r
+        if len(key) == 1:
+            self._look_ahead(key[0], d)
         return r
+
+    def final_epsilon(self, delta):
+        """The certified upper bound of the single-count accountant (equal
+        to `dpacct dpsgd`'s for a one-entry history): get_epsilon without
+        the per-epoch pass."""
+        return self.epsilon_result(delta, exact=True).upper
+
+    def _look_ahead(self, entry, d):
+        """Evaluate the counts of the next HORIZON_EPOCHS epochs of a
+        one-entry history (nm, q, k) in one pass and cache them."""
+        nm, q, k = entry
+        k = int(k)
+        if nm == 0 or q == 0 or k == 0:
+            return
+        counts = _future_counts(k, q, HORIZON_EPOCHS)
+        if not counts:
+            return
+        try:
+            rs = epsilon_counts(ev.poisson(ev.gaussian(nm), q), counts, d, self._method,
+                                neighboring="add_remove", **self._options)
+        except (OutOfMemoryError, NumericError):  # a far count too large: no look-ahead
+            return
+        self._ahead = {(nm, q, d): dict(zip(counts, rs))}
 
     def close(self):
         """Free the dpacct Accountant kept for the current history."""

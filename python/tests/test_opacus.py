@@ -78,6 +78,57 @@ def test_14063_steps_equal_the_cli():
 
 
 @needs_lib
+@needs_cli
+def test_per_epoch_pass_brackets_the_single_count_queries():
+    """The README run epoch by epoch: the first get_epsilon evaluates the
+    next 64 epochs in one pass; every later per-epoch answer comes from that
+    pass, brackets the single-count accountant's and meets the accuracy
+    target; final_epsilon is `dpacct dpsgd`'s value."""
+    a = DpacctAccountant()
+    done = 0
+    for e in range(1, 61):
+        target = dpacct.dpsgd_steps(epochs=e, dataset_size=60000, batch_size=256)
+        while done < target:
+            a.step(noise_multiplier=1.1, sample_rate=Q)
+            done += 1
+        r = a.epsilon_result(1e-5)
+        assert r.certified and r.accuracy_met and r.upper - r.lower <= 1e-4 * max(1.0, r.upper)
+        if e > 1:  # answered from the pass of the first epoch's query
+            assert a._ahead[(1.1, Q, 1e-5)][target] is r
+        if e in (1, 2, 17, 60):
+            ref = dpacct.Accountant(a.event()).epsilon(1e-5)
+            assert r.lower <= ref.upper and ref.lower <= r.upper
+    out = run_cli("dpsgd", "--dataset-size", 60000, "--batch-size", 256, "--epochs", 60,
+                  "--noise", 1.1, "--delta", 1e-5)
+    lo, up = a.get_epsilon_bracket(1e-5)
+    assert lo <= out["epsilon_upper"] and out["epsilon_lower"] <= up
+    assert a.final_epsilon(1e-5) == out["epsilon_upper"]
+    assert a.epsilon_result(1e-5, exact=True).lower == out["epsilon_lower"]
+
+
+def test_future_counts():
+    from dpacct.opacus import _future_counts
+    assert _future_counts(235, Q, 3) == [469, 704, 938]        # ceil(j / q), as dpsgd_steps
+    assert _future_counts(234, Q, 2) == [468, 703]             # floor(j / q)
+    assert _future_counts(40, 0.025, 2) == [80, 120]           # 1 / q whole
+    assert _future_counts(100, Q, 2) == [200, 300]             # no whole epoch: multiples
+
+
+@needs_lib
+def test_epsilon_counts():
+    step = dpacct.events.poisson(dpacct.events.gaussian(1.1), Q)
+    rs = dpacct.epsilon_counts(step, [235, 1, 469], 1e-5)
+    assert [r.query for r in rs] == ["epsilon"] * 3
+    for k, r in zip([235, 1, 469], rs):
+        ref = dpacct.Accountant(dpacct.events.repeat(step, k)).epsilon(1e-5)
+        assert r.lower <= ref.upper and ref.lower <= r.upper and r.certified
+    assert rs[2].upper == dpacct.Accountant(dpacct.events.repeat(step, 469)).epsilon(1e-5).upper
+    for counts, delta in (([], 1e-5), ([0], 1e-5), ([2.5], 1e-5), ([2e15], 1e-5), ([3], 1.5), ([3], 0)):
+        with pytest.raises(dpacct.InvalidInputError):
+            dpacct.epsilon_counts(step, counts, delta)
+
+
+@needs_lib
 def test_queries_follow_the_history():
     a = DpacctAccountant()
     assert a.get_epsilon(1e-5) == 0.0

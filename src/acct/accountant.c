@@ -34,6 +34,16 @@ const dpa_leafset *dpa_accountant_leafset(const dpa_accountant *a)
     return &a->leaves;
 }
 
+const dpa_method_ops *dpa_accountant_ops(const dpa_accountant *a)
+{
+    return a->ops;
+}
+
+void *dpa_accountant_state(const dpa_accountant *a)
+{
+    return a->state;
+}
+
 /* Every method's operations, by dpa_method value (AUTO: none). */
 static const dpa_method_ops *ops_of(dpa_method m)
 {

@@ -11,4 +11,9 @@
  * the answers (src/acct/gdp_mu.c).  a must not be NULL. */
 const dpa_leafset *dpa_accountant_leafset(const dpa_accountant *a);
 
+/* The accountant's method table and state (lent; valid until it is freed),
+ * for the multi-count query of src/acct/epsilon_counts.c. */
+const struct dpa_method_ops *dpa_accountant_ops(const dpa_accountant *a);
+void *dpa_accountant_state(const dpa_accountant *a);
+
 #endif

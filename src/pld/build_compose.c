@@ -86,13 +86,10 @@ static double block_length(double k, double m)
     return m;
 }
 
-/* The cnt-fold composition of fine grid measure g (upper if k = 0, lower if
- * k = 1), coarsened by Lc.  *allow: the fine stage's additive allowance on
- * delta (window tails, FFT round-off, discretization round-off and snapping
- * of cnt steps), to be counted once per use of the result. */
-static dpa_status fine_power(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_grid_pmf *g, double cnt, long long Lc,
-                             int k, double tau_f, double leaf_allow, unsigned cflags, dpa_grid_pmf *out, double *allow,
-                             dpa_error *err)
+/* (declared in pld_build.h) */
+dpa_status dpa_pld_fine_power(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_grid_pmf *g, double cnt, long long Lc,
+                              int k, double tau_f, double leaf_allow, unsigned cflags, dpa_grid_pmf *out, double *allow,
+                              dpa_error *err)
 {
     dpa_factor f = {g, cnt};
     dpa_composed cm;
@@ -134,13 +131,13 @@ static dpa_status compose_dir(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_lea
         for (size_t j = 0; j < nl; j++) {
             double k_j = cnt[j], m_j = block_length(k_j, m);
             double r = floor(k_j / m_j), rem = k_j - r * m_j, al;
-            st = fine_power(a, ws, pm[j], m_j, Lc, k, tau_f, allow_leaf[j], cflags, &cp[nf], &al, err);
+            st = dpa_pld_fine_power(a, ws, pm[j], m_j, Lc, k, tau_f, allow_leaf[j], cflags, &cp[nf], &al, err);
             if (st) goto out;
             fac[nf] = (dpa_factor){&cp[nf], r};
             nf++;
             allow += r * al;
             if (rem > 0) {
-                st = fine_power(a, ws, pm[j], rem, Lc, k, tau_f, allow_leaf[j], cflags, &cp[nf], &al, err);
+                st = dpa_pld_fine_power(a, ws, pm[j], rem, Lc, k, tau_f, allow_leaf[j], cflags, &cp[nf], &al, err);
                 if (st) goto out;
                 fac[nf] = (dpa_factor){&cp[nf], 1};
                 nf++;

@@ -302,26 +302,15 @@ static void reverse(double *a, size_t from, size_t to)
     }
 }
 
-dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
-                       int lower, size_t max_n, dpa_composed *out, dpa_error *err)
+/* Step 1 of the top comment for factors f with statistics st (filled
+ * here): out->inf, and unless some factor has no finite mass (*zero_out)
+ * the window's first grid index out->lo, its length *len_out (points),
+ * the Chernoff ends lu[0], lu[1] (loss units) and the tails the window
+ * leaves (out->tail_above, out->tail_outside). */
+static dpa_status compose_window(const dpa_factor *f, size_t nf, fstat *st, double tail_tau, int lower, size_t max_n,
+                                 dpa_composed *out, double *len_out, double *lu, int *zero_out, dpa_error *err)
 {
-    return dpa_compose_flags(fft, ws, f, nf, tail_tau, lower, max_n, 0, out, err);
-}
-
-dpa_status dpa_compose_flags(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
-                             int lower, size_t max_n, unsigned flags, dpa_composed *out, dpa_error *err)
-{
-    int lend = (flags & DPA_COMPOSE_LENT) != 0;
-    memset(out, 0, sizeof *out);
-    if (nf == 0) return dpa_error_set(err, DPA_EINVAL, "compose: no factors");
     double step = f[0].pmf->step;
-    out->step = step;
-    fstat *st = calloc(nf, sizeof *st);
-    if (!st) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
-    dpa_status rc = DPA_OK;
-    double *buf = NULL, *errsum = NULL;
-    fftw_complex *X = NULL, *Xt = NULL, *acc = NULL, *prod = NULL;
-
     /* +inf masses compose exactly: with factor totals T_j = fin_j + inf_j,
      * the composition has T^k = prod T_j^{k_j} in all and prod fin_j^{k_j}
      * finite, so inf = T^k (1 - prod (1 - inf_j / T_j)^{k_j}); T_j is 1 up to
@@ -347,14 +336,8 @@ dpa_status dpa_compose_flags(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor 
         zmax += f[j].count * (double)(g->lo + (long long)st[j].last) * step;
     }
     out->inf = exp(logtot) * -expm1(logkeep);
-    if (zero) {
-        /* some factor has no finite mass: the composition is all at +inf */
-        out->lo = 0;
-        out->n = 2;
-        out->mass = calloc(2, sizeof *out->mass);
-        if (!out->mass) rc = dpa_error_set(err, DPA_ENOMEM, "out of memory");
-        goto done;
-    }
+    *zero_out = zero;
+    if (zero) return DPA_OK;
 
     /* ---- window from Chernoff bounds ---- */
     double ltau = log(tail_tau), L = zmin, U = zmax;
@@ -387,22 +370,58 @@ dpa_status dpa_compose_flags(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor 
     }
     double flo = floor(L / step), fhi = ceil(U / step);
     if (!(fabs(flo) < 4e18 && fabs(fhi) < 4e18))
-        { rc = dpa_error_set(err, DPA_ENOMEM, "composed privacy loss range [%g, %g] is too wide for grid step %g", L, U, step); goto done; }
-    double len = fhi - flo + 1;
+        return dpa_error_set(err, DPA_ENOMEM, "composed privacy loss range [%g, %g] is too wide for grid step %g", L, U, step);
+    *len_out = fhi - flo + 1;
+    lu[0] = L;
+    lu[1] = U;
+    out->lo = (long long)flo;
+    out->tail_above = tail_hi;
+    out->tail_outside = tail_hi + tail_lo;
+    return DPA_OK;
+}
+
+dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
+                       int lower, size_t max_n, dpa_composed *out, dpa_error *err)
+{
+    return dpa_compose_flags(fft, ws, f, nf, tail_tau, lower, max_n, 0, out, err);
+}
+
+dpa_status dpa_compose_flags(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
+                             int lower, size_t max_n, unsigned flags, dpa_composed *out, dpa_error *err)
+{
+    int lend = (flags & DPA_COMPOSE_LENT) != 0;
+    memset(out, 0, sizeof *out);
+    if (nf == 0) return dpa_error_set(err, DPA_EINVAL, "compose: no factors");
+    double step = f[0].pmf->step;
+    out->step = step;
+    fstat *st = calloc(nf, sizeof *st);
+    if (!st) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    dpa_status rc = DPA_OK;
+    double *buf = NULL, *errsum = NULL;
+    fftw_complex *X = NULL, *Xt = NULL, *acc = NULL, *prod = NULL;
+
+    int zero = 0;
+    double len = 0, lu[2] = {0, 0};
+    if ((rc = compose_window(f, nf, st, tail_tau, lower, max_n, out, &len, lu, &zero, err))) goto done;
+    if (zero) {
+        /* some factor has no finite mass: the composition is all at +inf */
+        out->lo = 0;
+        out->n = 2;
+        out->mass = calloc(2, sizeof *out->mass);
+        if (!out->mass) rc = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        goto done;
+    }
     size_t N = (len <= (double)max_n) ? plan_size((size_t)len) : 0;
     if (N > max_n && len <= (double)max_n) N = dpa_fft_good_size((size_t)len);
     if (N == 0 || N > max_n) {
         rc = dpa_error_set(err, DPA_ENOMEM,
                            "the composed privacy loss spans [%g, %g]: %.3g grid points at step %g exceed the limit of %zu; "
                            "use a larger grid step, a lower accuracy or a larger --max-grid",
-                           L, U, len, step, max_n);
+                           lu[0], lu[1], len, step, max_n);
         goto done;
     }
     if (N < 2) N = 2;
-    out->lo = (long long)flo;
     out->n = N;
-    out->tail_above = tail_hi;
-    out->tail_outside = tail_hi + tail_lo;
 
     size_t nh = N / 2 + 1;
     if ((rc = ws_reserve(ws, N, err))) goto done;
@@ -598,4 +617,154 @@ done:
     free(st);
     if (rc) dpa_composed_free(out);
     return rc;
+}
+
+/* ---------------- powers of a few factors on one transform ---------------- */
+
+dpa_status dpa_powers_init(dpa_fft *fft, dpa_compose_ws *ws, const dpa_grid_pmf *const *g, size_t nf,
+                           const double *ks, size_t nk, double tail_tau, int lower, size_t max_n, dpa_powers *p,
+                           dpa_error *err)
+{
+    memset(p, 0, sizeof *p);
+    if (nf == 0 || nf > DPA_POWERS_MAX) return dpa_error_set(err, DPA_EINVAL, "powers: 1 to %d factors", DPA_POWERS_MAX);
+    dpa_factor f[DPA_POWERS_MAX];
+    fstat st[DPA_POWERS_MAX];
+    double len = 0;
+    dpa_status rc = DPA_OK;
+    for (size_t i = 0; i < nk; i++) {
+        size_t nu = 0;
+        for (size_t j = 0; j < nf; j++)
+            if (ks[i * nf + j] > 0) f[nu++] = (dpa_factor){g[j], ks[i * nf + j]};
+        if (nu == 0) continue;
+        dpa_composed w;
+        memset(&w, 0, sizeof w);
+        double li = 0, lu[2];
+        int zero = 0;
+        if ((rc = compose_window(f, nu, st, tail_tau, lower, max_n, &w, &li, lu, &zero, err))) return rc;
+        if (!zero) len = fmax(len, li);
+    }
+    for (size_t j = 0; j < nf; j++) factor_stats(g[j], &st[j]);
+    if (!(len >= 1 && len <= (double)max_n))
+        return dpa_error_set(err, DPA_ENOMEM, "powers: no window of at most %zu points", max_n);
+    size_t N = plan_size((size_t)len);
+    if (N > max_n) N = dpa_fft_good_size((size_t)len);
+    if (N > max_n) return dpa_error_set(err, DPA_ENOMEM, "powers: no window of at most %zu points", max_n);
+    if (N < 2) N = 2;
+    size_t nh = N / 2 + 1;
+    if ((double)nf * (double)nh > DPA_POWERS_MAX_VALUES)
+        return dpa_error_set(err, DPA_ENOMEM, "powers: %zu transforms of length %zu are more than kept", nf, N);
+    p->lx = malloc(nf * nh * sizeof *p->lx);
+    p->la = malloc(nf * nh * sizeof *p->la);
+    if (!p->lx || !p->la) {
+        dpa_powers_clear(p);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
+    if ((rc = ws_reserve(ws, N, err))) { dpa_powers_clear(p); return rc; }
+    p->nf = nf;
+    p->N = N;
+    memset(ws->buf, 0, N * sizeof *ws->buf);
+    for (size_t j = 0; j < nf; j++) {
+        p->g[j] = g[j];
+        p->centre[j] = st[j].centre;
+        if (st[j].total <= 0) { /* no finite mass: compositions using it are all at +inf (compose_window) */
+            for (size_t q = 0; q < nh; q++) {
+                p->lx[j * nh + q] = CMPLX(-INFINITY, 0.0);
+                p->la[j * nh + q] = INFINITY;
+            }
+            continue;
+        }
+        fold(ws->buf, N, g[j], st[j].first, st[j].last, st[j].centre, 1, 0);
+        if ((rc = dpa_fft_r2c(fft, N, ws->buf, ws->X))) {
+            dpa_powers_clear(p);
+            return dpa_error_set(err, rc, "FFT failed (length %zu)", N);
+        }
+        unfold(ws->buf, N, g[j], st[j].first, st[j].last, st[j].centre);
+        for (size_t q = 0; q < nh; q++) {
+            double complex x = ws->X[q];
+            p->lx[j * nh + q] = (creal(x) == 0 && cimag(x) == 0) ? CMPLX(-INFINITY, 0.0) : clog(x);
+            p->la[j * nh + q] = cabs(p->lx[j * nh + q]);
+        }
+    }
+    return DPA_OK;
+}
+
+void dpa_powers_clear(dpa_powers *p)
+{
+    free(p->lx);
+    free(p->la);
+    memset(p, 0, sizeof *p);
+}
+
+/* As dpa_compose_flags with DPA_COMPOSE_ROUGH on the factors g_j repeated
+ * k[j] times (k[j] = 0: not used), from the kept logarithms: the same
+ * window (step 1), the same round-off count per frequency (k_j (|log X_j| +
+ * log2 N) + 1 for each factor used; the transforms X_j are the FFTs that
+ * dpa_compose_flags would compute at this length), the same dead
+ * frequencies, read back into the window the same way. */
+dpa_status dpa_powers_compose(dpa_fft *fft, const dpa_powers *p, dpa_compose_ws *ws, const double *k, double tail_tau,
+                              int lower, size_t max_n, dpa_composed *out, dpa_error *err)
+{
+    memset(out, 0, sizeof *out);
+    dpa_factor f[DPA_POWERS_MAX];
+    fstat st[DPA_POWERS_MAX];
+    size_t used[DPA_POWERS_MAX], nu = 0, N = p->N, nh = N / 2 + 1;
+    for (size_t j = 0; j < p->nf; j++)
+        if (k[j] > 0) {
+            used[nu] = j;
+            f[nu++] = (dpa_factor){p->g[j], k[j]};
+        }
+    if (nu == 0) return dpa_error_set(err, DPA_EINVAL, "compose: no factors");
+    double step = f[0].pmf->step, len = 0, lu[2];
+    out->step = step;
+    int zero = 0;
+    dpa_status rc = compose_window(f, nu, st, tail_tau, lower, max_n, out, &len, lu, &zero, err);
+    if (rc) return rc;
+    if (zero) {
+        out->lo = 0;
+        out->n = 2;
+        out->mass = calloc(2, sizeof *out->mass);
+        return out->mass ? DPA_OK : dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
+    if (!(len <= (double)N))
+        return dpa_error_set(err, DPA_ENOMEM, "powers: a window of %.3g points exceeds the length %zu", len, N);
+    if ((rc = ws_reserve(ws, N, err))) return rc;
+    out->n = N;
+    double lg = log2((double)N), r2 = 0;
+    long long Cmod = 0;
+    for (size_t u = 0; u < nu; u++)
+        Cmod = mod_ll(Cmod + mod_ll((long long)fmod(f[u].count, (double)N), (long long)N) *
+                                 mod_ll(p->centre[used[u]], (long long)N), (long long)N);
+    fftw_complex *X = ws->X;
+    for (size_t q = 0; q < nh; q++) {
+        double complex aq = 0;
+        double eq = 0;
+        int dead = 0;
+        for (size_t u = 0; u < nu && !dead; u++) {
+            double complex lx = p->lx[used[u] * nh + q];
+            double kk = f[u].count;
+            if (kk * creal(lx) < DEAD_LOG) { dead = 1; break; }
+            aq += kk * lx;
+            eq += kk * (p->la[used[u] * nh + q] + lg) + 1.0;
+            if (creal(aq) < DEAD_LOG) dead = 1;
+        }
+        double complex y = dead ? 0 : cexp(CMPLX(creal(aq), remainder(cimag(aq), 2 * M_PI)));
+        double w = (q == 0 || 2 * q == N) ? 1.0 : 2.0;
+        double e = cabs(y) * ROUNDOFF_C * DPA_UNIT_ROUNDOFF * (lg + eq);
+        r2 += w * e * e;
+        X[q] = y;
+    }
+    double roundoff = sqrt(r2) + (double)N * exp(DEAD_LOG);
+    if ((rc = dpa_fft_c2r(fft, N, X, ws->buf))) return dpa_error_set(err, rc, "FFT failed (length %zu)", N);
+    double invN = 1.0 / (double)N, clamped = 0;
+    size_t shift = (size_t)mod_ll(mod_ll(out->lo, (long long)N) - Cmod, (long long)N);
+    out->mass = malloc(N * sizeof *out->mass);
+    if (!out->mass) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    for (size_t m = 0, i = shift; m < N; m++) {
+        double v = ws->buf[i] * invN;
+        if (v < 0) { clamped -= v; v = 0; }
+        out->mass[m] = v;
+        if (++i == N) i = 0;
+    }
+    out->roundoff = roundoff + clamped;
+    return DPA_OK;
 }

@@ -178,6 +178,12 @@ static int evaluate(dpa_pld_acct *a, const query *q, dpa_result *out)
     return raw_inf;
 }
 
+int dpa_pld_evaluate_epsilon(dpa_pld_acct *a, double delta, dpa_result *out)
+{
+    query q = {1, delta, 0};
+    return evaluate(a, &q, out);
+}
+
 /* Compose what a query needs at (step, tau) and evaluate: an upper
  * composition of every direction (a direction without one gets it on a
  * grid COARSE_OTHER times coarser: it only has to stay below the binding

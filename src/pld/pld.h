@@ -142,6 +142,35 @@ dpa_status dpa_compose(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, si
 dpa_status dpa_compose_flags(dpa_fft *fft, dpa_compose_ws *ws, const dpa_factor *f, size_t nf, double tail_tau,
                              int lower, size_t max_n, unsigned flags, dpa_composed *out, dpa_error *err);
 
+/* Powers of a few grid measures on one transform (the one pass of
+ * pld/counts.c): dpa_powers_init folds and transforms each factor g[j]
+ * once, at the FFT length of the widest window of the nk compositions
+ * prod_j g_j^{ks[i nf + j]} it will be asked for (g lent:
+ * kept alive and unchanged until dpa_powers_clear), and keeps log X_j;
+ * dpa_powers_compose gives prod_j g_j^{k[j]} as dpa_compose_flags with
+ * DPA_COMPOSE_ROUGH would on that length (same window, tails, round-off
+ * allowance, +inf mass), from the kept logarithms: one inverse FFT per
+ * composition.  DPA_ENOMEM if a composition's window exceeds the length,
+ * or the transforms would hold more than DPA_POWERS_MAX_VALUES values. */
+#define DPA_POWERS_MAX 32
+/* At most this many kept frequencies (factors x half spectrum, 24 bytes
+ * each: 48 MB); beyond, DPA_ENOMEM and the caller composes each power
+ * afresh. */
+#define DPA_POWERS_MAX_VALUES (double)(1 << 21)
+typedef struct dpa_powers {
+    size_t nf, N;
+    const dpa_grid_pmf *g[DPA_POWERS_MAX];
+    long long centre[DPA_POWERS_MAX]; /* each factor's folding centre */
+    double complex *lx;               /* nf x (N / 2 + 1) logs of the transforms */
+    double *la;                       /* their moduli */
+} dpa_powers;
+dpa_status dpa_powers_init(dpa_fft *fft, dpa_compose_ws *ws, const dpa_grid_pmf *const *g, size_t nf,
+                           const double *ks, size_t nk, double tail_tau, int lower, size_t max_n, dpa_powers *p,
+                           dpa_error *err);
+dpa_status dpa_powers_compose(dpa_fft *fft, const dpa_powers *p, dpa_compose_ws *ws, const double *k, double tail_tau,
+                              int lower, size_t max_n, dpa_composed *out, dpa_error *err);
+void dpa_powers_clear(dpa_powers *p);
+
 /* Cells of a grid L times coarser holding the masses of a composed measure
  * (before dpa_composed_prepare): dpa_cells_discretize of the result gives an
  * upper measure of an upper f and a lower measure of a lower f (coarsen.c). */

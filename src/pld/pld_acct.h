@@ -87,6 +87,27 @@ dpa_status dpa_pld_ensure(dpa_pld_acct *a, unsigned mask, unsigned rough, double
 dpa_status dpa_pld_obtain(dpa_pld_acct *a, unsigned mask, unsigned rough, double *step, double tau, int refining,
                           dpa_error *err);
 
+/* ---- method.c ---- */
+
+/* eps(delta) bounds of the compositions comp[d][k] with cstep[d][k] > 0
+ * (max over the ndir directions, the largest-loss cap of wmax/infub), as a
+ * query evaluates them, without composing anything (out initialised by
+ * dpa_method_result_init).  Returns 1 if the raw upper bound was +inf. */
+int dpa_pld_evaluate_epsilon(dpa_pld_acct *a, double delta, dpa_result *out);
+
+/* ---- counts.c ---- */
+
+/* Bounds on eps(delta) of the state's single plain leaf repeated counts[i]
+ * times, for every i with done[i] = 0 on entry (integers in [1, K], K the
+ * leaf's count), from the grids of the state's last eps query at delta (it
+ * must have been made): the leaf discretized once, blocks of it composed
+ * once, each count composed from the blocks.  out[i] is written and done[i]
+ * set only where the bracket is certified and meets the accuracy target;
+ * the others are left to the caller (a single-count query).  Nothing is
+ * done for other states (several or composite leaves, envelope pairs). */
+void dpa_pld_epsilon_counts(void *state, const double *counts, size_t n, double delta, dpa_result *out,
+                            unsigned char *done);
+
 /* The method table of the PLD method (src/pld/method.c), which the accountant dispatches to. */
 extern const dpa_method_ops dpa_method_pld_ops;
 

@@ -73,6 +73,13 @@ long long dpa_pld_two_stage_plan(const dpa_pld_acct *a, double step, double tau,
 dpa_status dpa_pld_compose_sets(dpa_pld_acct *a, size_t nsets, const dpa_leafset *const *L,
                                 dpa_pld_leaf_grid *const *g, double tau, int nd, long long Lc, double m, int prepare,
                                 unsigned mask, unsigned rough, dpa_composed (*const *out)[2], dpa_error *err);
+/* The cnt-fold composition of fine grid measure g (upper if k = 0, lower if
+ * k = 1), coarsened by Lc.  *allow: the fine stage's additive allowance on
+ * delta (window tails, FFT round-off, discretization round-off and snapping
+ * of cnt steps, leaf_allow each), to be counted once per use of the result. */
+dpa_status dpa_pld_fine_power(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_grid_pmf *g, double cnt, long long Lc,
+                              int k, double tau_f, double leaf_allow, unsigned cflags, dpa_grid_pmf *out, double *allow,
+                              dpa_error *err);
 dpa_status dpa_pld_compose_leaves(dpa_pld_acct *a, const dpa_leafset *L, dpa_pld_leaf_grid *g, double tau, int nd,
                                   long long Lc, double m, int prepare, unsigned mask, unsigned rough,
                                   dpa_composed (*out)[2], dpa_error *err);
