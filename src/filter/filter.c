@@ -57,11 +57,22 @@ static void sb_add(sb *b, const char *fmt, ...)
     }
 }
 
-/* a double: %.17g if finite, else a string */
+/* a double: %.17g if finite (0 for -0: one spelling per value), else a string */
 static void sb_num(sb *b, double x)
 {
-    if (isfinite(x)) sb_add(b, "%.17g", x);
+    if (x == 0) sb_add(b, "0");
+    else if (isfinite(x)) sb_add(b, "%.17g", x);
     else sb_add(b, "\"%s\"", isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
+}
+
+/* a decimal as a JSON string (exact; filter_decimal.h): ,"key":"0.75", or
+ * an array element when key is "" or "," */
+static void sb_dec(sb *b, const char *key, dpa_dec a)
+{
+    char t[DPA_DEC_STRLEN];
+    dpa_dec_str(a, t);
+    if (!key[0] || !strcmp(key, ",")) sb_add(b, "%s\"%s\"", key, t);
+    else sb_add(b, ",\"%s\":\"%s\"", key, t);
 }
 
 static char *sb_done(sb *b)
@@ -138,6 +149,7 @@ void dpa_filter_free(dpa_filter *f)
     free(f->orders);
     free(f->rho);
     free(f->spent_rho);
+    free(f->d_rho);
     for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
     free(f->specs);
     free(f);
@@ -146,11 +158,11 @@ void dpa_filter_free(dpa_filter *f)
 static void reset_state(dpa_filter *f)
 {
     f->accepted = 0;
-    f->spent_eps = 0;
-    f->log_keep = 0;
-    for (size_t i = 0; f->spent_rho && i < f->norders; i++) f->spent_rho[i] = 0;
-    f->mu_rem = f->mu;
-    f->mu_spent = 0;
+    f->spent_eps = dpa_dec_int(0);
+    f->keep = dpa_dec_int(1);
+    for (size_t i = 0; f->spent_rho && i < f->norders; i++) f->spent_rho[i] = dpa_dec_int(0);
+    f->mu2_rem = f->d_mu2;
+    f->mu2_spent = dpa_dec_int(0);
     for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
     f->nspecs = 0;
     f->last_delta = 0;
@@ -326,6 +338,17 @@ dpa_filter *dpa_filter_new_json(const char *config, dpa_error *err)
                            "natural-approx)", name);
         goto out;
     }
+    /* the budgets as the decimals written (docs/filters.md, "Exact budgets") */
+    f->d_eps = dpa_dec_param(f->eps);
+    f->d_keep = dpa_dec_sub(dpa_dec_int(1), dpa_dec_param(f->delta), 0); /* exact: D has <= 17 digits */
+    f->d_mu2 = dpa_dec_mul(dpa_dec_param(f->mu), dpa_dec_param(f->mu), 0); /* exact */
+    if (f->norders) {
+        if (!(f->d_rho = malloc(f->norders * sizeof *f->d_rho))) {
+            st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < f->norders; i++) f->d_rho[i] = dpa_dec_param(f->rho[i]);
+    }
     reset_state(f);
 out:
     json_decref(o);
@@ -431,35 +454,25 @@ char *dpa_filter_state_json(const dpa_filter *f)
     sb_add(&b, "{\"filter\":\"%s\",\"accepted\":%.17g", kind_name(f->kind), f->accepted);
     switch (f->kind) {
     case DPA_F_PURE:
-        sb_add(&b, ",\"spent_epsilon\":");
-        sb_num(&b, f->spent_eps);
+        sb_dec(&b, "spent_epsilon", f->spent_eps);
         break;
     case DPA_F_BASIC:
     case DPA_F_NATURAL_DELTA:
-        if (f->kind == DPA_F_BASIC) {
-            sb_add(&b, ",\"spent_epsilon\":");
-            sb_num(&b, f->spent_eps);
-        }
-        sb_add(&b, ",\"log_keep\":");
-        sb_num(&b, f->log_keep);
+        if (f->kind == DPA_F_BASIC) sb_dec(&b, "spent_epsilon", f->spent_eps);
+        sb_dec(&b, "keep", f->keep);
         break;
     case DPA_F_RDP:
     case DPA_F_ZCDP:
         sb_add(&b, ",\"spent_rho\":[");
-        for (size_t i = 0; i < f->norders; i++) {
-            if (i) sb_add(&b, ",");
-            sb_num(&b, f->spent_rho[i]);
-        }
+        for (size_t i = 0; i < f->norders; i++) sb_dec(&b, i ? "," : "", f->spent_rho[i]);
         sb_add(&b, "]");
         break;
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
-        sb_add(&b, ",\"mu_remaining\":");
-        sb_num(&b, f->mu_rem);
+        sb_dec(&b, "mu_squared_remaining", f->mu2_rem);
         break;
     case DPA_F_NATURAL_GDP:
-        sb_add(&b, ",\"mu_spent\":");
-        sb_num(&b, f->mu_spent);
+        sb_dec(&b, "mu_squared_spent", f->mu2_spent);
         break;
     case DPA_F_NATURAL_APPROX: {
         sb_add(&b, ",\"delta_at_epsilon\":");
@@ -491,6 +504,40 @@ static dpa_status state_num(json_t *o, const char *key, double lo, double hi, do
     return DPA_OK;
 }
 
+/* A decimal of the state: a string (exact, as written by
+ * dpa_filter_state_json) or, from states written before exact budgets, a
+ * number (its exact value rounded toward less budget: up > 0 for an
+ * amount spent).  Checked to lie in [lo, hi]. */
+static dpa_status state_dec(json_t *v, const char *key, int up, dpa_dec lo, dpa_dec hi, dpa_dec *out, dpa_error *err)
+{
+    dpa_dec x;
+    if (json_is_string(v)) {
+        if (!dpa_dec_parse(json_string_value(v), &x))
+            return dpa_error_set(err, DPA_EINVAL, "state %s: not a decimal number of at most 36 digits", key);
+    } else if (json_is_number(v) && json_number_value(v) >= 0 && isfinite(json_number_value(v))) {
+        x = dpa_dec_from_double(json_number_value(v), up);
+    } else {
+        return dpa_error_set(err, DPA_EINVAL, "state %s: missing, or not a decimal string or a number >= 0", key);
+    }
+    if (dpa_dec_cmp(x, lo) < 0 || dpa_dec_cmp(x, hi) > 0) {
+        char a[DPA_DEC_STRLEN], b[DPA_DEC_STRLEN], c[DPA_DEC_STRLEN];
+        dpa_dec_str(lo, a), dpa_dec_str(hi, b), dpa_dec_str(x, c);
+        return dpa_error_set(err, DPA_EINVAL, "state %s: must be in [%s, %s], got %s", key, a, b, c);
+    }
+    *out = x;
+    return DPA_OK;
+}
+
+/* A state key of the current format or its name before exact budgets
+ * (old: a double whose meaning differs, converted by the caller). */
+static json_t *state_key(json_t *o, const char *key, const char *old, int *is_old)
+{
+    json_t *v = json_object_get(o, key);
+    *is_old = 0;
+    if (!v && old && (v = json_object_get(o, old))) *is_old = 1;
+    return v;
+}
+
 dpa_status dpa_f_natural_restore(dpa_filter *f, json_t *queries, dpa_error *err);
 
 dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error *err)
@@ -503,7 +550,9 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
     dpa_status st = DPA_OK;
     /* parse into a scratch copy: the filter is unchanged on error */
     dpa_filter t = *f;
-    double *rho = NULL;
+    dpa_dec *rho = NULL, zero = dpa_dec_int(0), one = dpa_dec_int(1);
+    json_t *v;
+    int old;
     if (!json_is_object(o)) {
         st = dpa_error_set(err, DPA_EINVAL, "state: must be a JSON object");
         goto out;
@@ -513,12 +562,13 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         st = dpa_error_set(err, DPA_EINVAL, "state /filter: must be \"%s\" (the filter's configuration)", kind_name(f->kind));
         goto out;
     }
+    /* the current keys, then those of states written before exact budgets */
     const char *keys_pure[] = {"filter", "accepted", "spent_epsilon", NULL},
-               *keys_basic[] = {"filter", "accepted", "spent_epsilon", "log_keep", NULL},
-               *keys_nd[] = {"filter", "accepted", "log_keep", NULL},
+               *keys_basic[] = {"filter", "accepted", "spent_epsilon", "keep", "log_keep", NULL},
+               *keys_nd[] = {"filter", "accepted", "keep", "log_keep", NULL},
                *keys_rho[] = {"filter", "accepted", "spent_rho", NULL},
-               *keys_mu[] = {"filter", "accepted", "mu_remaining", NULL},
-               *keys_ng[] = {"filter", "accepted", "mu_spent", NULL},
+               *keys_mu[] = {"filter", "accepted", "mu_squared_remaining", "mu_remaining", NULL},
+               *keys_ng[] = {"filter", "accepted", "mu_squared_spent", "mu_spent", NULL},
                *keys_na[] = {"filter", "accepted", "delta_at_epsilon", "queries", NULL};
     const char *const *keys = f->kind == DPA_F_PURE ? keys_pure : f->kind == DPA_F_BASIC ? keys_basic
                               : f->kind == DPA_F_NATURAL_DELTA                           ? keys_nd
@@ -528,7 +578,6 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
                                                                                          : keys_na;
     {
         const char *key;
-        json_t *v;
         json_object_foreach(o, key, v)
         {
             int ok = 0;
@@ -545,17 +594,31 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         st = dpa_error_set(err, DPA_EINVAL, "state /accepted: must be an integer");
         goto out;
     }
+    if (json_object_size(o) != (size_t)(3 + (f->kind == DPA_F_BASIC || f->kind == DPA_F_NATURAL_APPROX))) {
+        st = dpa_error_set(err, DPA_EINVAL, "state: must have the keys of filter \"%s\" once each", kind_name(f->kind));
+        goto out;
+    }
     switch (f->kind) {
     case DPA_F_PURE:
-        st = state_num(o, "spent_epsilon", 0, f->eps, &t.spent_eps, err);
+        st = state_dec(json_object_get(o, "spent_epsilon"), "/spent_epsilon", 1, zero, f->d_eps, &t.spent_eps, err);
         break;
     case DPA_F_BASIC:
-        if ((st = state_num(o, "spent_epsilon", 0, f->eps, &t.spent_eps, err))) break;
+        if ((st = state_dec(json_object_get(o, "spent_epsilon"), "/spent_epsilon", 1, zero, f->d_eps, &t.spent_eps, err)))
+            break;
         /* fallthrough */
     case DPA_F_NATURAL_DELTA:
-        if ((st = state_num(o, "log_keep", -1e300, 0, &t.log_keep, err))) break;
-        if (t.log_keep < log1p(-f->delta) * (1 + 1e-12) - 1e-300)
-            st = dpa_error_set(err, DPA_EINVAL, "state /log_keep: beyond the budget's delta");
+        v = state_key(o, "keep", "log_keep", &old);
+        if (old) { /* log(1 - delta), rounded down: keep = exp of it, rounded down */
+            double lk = json_is_number(v) ? json_number_value(v) : NAN;
+            if (!(lk <= 0 && lk >= -1e300)) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /log_keep: must be a number <= 0");
+                break;
+            }
+            t.keep = dpa_dec_from_double(exp(lk) * (1 - 1e-15), 0);
+            if (dpa_dec_cmp(t.keep, f->d_keep) < 0) st = dpa_error_set(err, DPA_EINVAL, "state /log_keep: beyond the budget's delta");
+        } else {
+            st = state_dec(v, "/keep", 0, f->d_keep, one, &t.keep, err);
+        }
         break;
     case DPA_F_RDP:
     case DPA_F_ZCDP: {
@@ -569,26 +632,39 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
             st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
             break;
         }
-        for (size_t i = 0; i < f->norders; i++) {
-            json_t *v = json_array_get(a, i);
-            double x = json_is_number(v) ? json_number_value(v) : NAN;
-            if (!(x >= 0 && x <= f->rho[i])) {
-                st = dpa_error_set(err, DPA_EINVAL, "state /spent_rho/%zu: must be a number in [0, %.17g]", i, f->rho[i]);
-                break;
-            }
-            rho[i] = x;
+        for (size_t i = 0; i < f->norders && !st; i++) {
+            char k[40];
+            snprintf(k, sizeof k, "/spent_rho/%zu", i);
+            st = state_dec(json_array_get(a, i), k, 1, zero, f->d_rho[i], &rho[i], err);
         }
         break;
     }
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
-        st = state_num(o, "mu_remaining", 0, f->mu, &t.mu_rem, err);
+        v = state_key(o, "mu_squared_remaining", "mu_remaining", &old);
+        if (old) { /* the remaining mu: its square rounded down */
+            dpa_dec m;
+            if (!(st = state_dec(v, "/mu_remaining", 0, zero, dpa_dec_from_double(f->mu, 1), &m, err)))
+                t.mu2_rem = dpa_dec_cmp(m, dpa_dec_param(f->mu)) >= 0 ? f->d_mu2 : dpa_dec_mul(m, m, 0);
+        } else {
+            st = state_dec(v, "/mu_squared_remaining", 0, zero, f->d_mu2, &t.mu2_rem, err);
+        }
         break;
     case DPA_F_NATURAL_GDP:
-        st = state_num(o, "mu_spent", 0, f->mu, &t.mu_spent, err);
+        v = state_key(o, "mu_squared_spent", "mu_spent", &old);
+        if (old) { /* the spent mu: its square rounded up */
+            dpa_dec m;
+            if (!(st = state_dec(v, "/mu_spent", 1, zero, dpa_dec_from_double(f->mu, 1), &m, err))) {
+                t.mu2_spent = dpa_dec_mul(m, m, 1);
+                if (dpa_dec_cmp(t.mu2_spent, f->d_mu2) > 0) st = dpa_error_set(err, DPA_EINVAL, "state /mu_spent: beyond the budget");
+            }
+        } else {
+            st = state_dec(v, "/mu_squared_spent", 1, zero, f->d_mu2, &t.mu2_spent, err);
+        }
         break;
     case DPA_F_NATURAL_APPROX: {
         if ((st = state_num(o, "delta_at_epsilon", 0, f->delta, &t.last_delta, err))) break;
+        t.last_delta += 0.0; /* never -0 */
         json_t *q = json_object_get(o, "queries");
         if (!json_is_array(q) || (double)json_array_size(q) != t.accepted) {
             st = dpa_error_set(err, DPA_EINVAL, "state /queries: must be an array of the %.17g accepted queries", t.accepted);
@@ -640,13 +716,16 @@ dpa_status dpa_filter_request(dpa_filter *f, const dpa_spec *query, dpa_filter_d
 }
 
 /* ---------------- remaining budget ---------------- */
-static double rem_delta(double D, double log_keep)
+/* the remaining delta: the largest d with (1 - d) keep >= 1 - D, i.e.
+ * 1 - (1 - D)/keep, rounded down */
+static double rem_delta(const dpa_filter *f)
 {
-    /* the largest d with (1 - d) keep >= 1 - D: d = 1 - (1 - D)/keep, rounded down */
-    double r = -expm1(log1p(-D) - log_keep);
-    r = r * (1 - 16 * 1.1102230246251565e-16);
-    return r > 0 ? dpa_f_dn(r) : 0;
+    dpa_dec q = dpa_dec_div(f->d_keep, f->keep, 1);
+    return dpa_dec_to_double(dpa_dec_sub(dpa_dec_int(1), q, 0), 0);
 }
+
+/* budget - spent, rounded down, as a double */
+static double rem_dec(dpa_dec budget, dpa_dec spent) { return dpa_dec_to_double(dpa_dec_sub(budget, spent, 0), 0); }
 
 char *dpa_filter_remaining_json(const dpa_filter *f)
 {
@@ -654,7 +733,7 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
     sb b = {0};
     switch (f->kind) {
     case DPA_F_PURE: {
-        double r = fmax(0, dpa_f_dn(f->eps - f->spent_eps));
+        double r = rem_dec(f->d_eps, f->spent_eps);
         sb_add(&b, "{\"epsilon\":");
         sb_num(&b, r);
         sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
@@ -663,7 +742,7 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
         break;
     }
     case DPA_F_BASIC: {
-        double r = fmax(0, dpa_f_dn(f->eps - f->spent_eps)), d = rem_delta(f->delta, f->log_keep);
+        double r = rem_dec(f->d_eps, f->spent_eps), d = rem_delta(f);
         sb_add(&b, "{\"epsilon\":");
         sb_num(&b, r);
         sb_add(&b, ",\"delta\":");
@@ -676,7 +755,7 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
         break;
     }
     case DPA_F_NATURAL_DELTA: {
-        double d = rem_delta(f->delta, f->log_keep);
+        double d = rem_delta(f);
         sb_add(&b, "{\"delta\":");
         sb_num(&b, d);
         sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":0,\"delta\":");
@@ -690,7 +769,7 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
         double best = INFINITY;
         sb_add(&b, "{\"rho\":%s", f->rdp_vector ? "[" : "");
         for (size_t i = 0; i < f->norders; i++) {
-            double r = fmax(0, dpa_f_dn(f->rho[i] - f->spent_rho[i]));
+            double r = rem_dec(f->d_rho[i], f->spent_rho[i]);
             if (i) sb_add(&b, ",");
             sb_num(&b, r);
             double e = dpa_rdp_eps_from(DPA_RDP_IMPROVED, f->orders[i], r, f->report_delta);
@@ -709,7 +788,7 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
         break;
     }
     case DPA_F_ZCDP: {
-        double r = fmax(0, dpa_f_dn(f->rho[0] - f->spent_rho[0]));
+        double r = rem_dec(f->d_rho[0], f->spent_rho[0]);
         /* Bun-Steinke 2016 Prop 1.3: rho-zCDP => (rho + 2 sqrt(rho log(1/delta)), delta) */
         double e = dpa_f_up((r + 2 * sqrt(r * log(1 / f->report_delta))) * (1 + 1e-14));
         sb_add(&b, "{\"rho\":");
@@ -724,9 +803,8 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
     case DPA_F_NATURAL_GDP: {
-        double r = f->kind == DPA_F_NATURAL_GDP
-                       ? fmax(0, dpa_f_dn(sqrt(fmax(0, (f->mu - f->mu_spent) * (f->mu + f->mu_spent))) * (1 - 1e-15)))
-                       : f->mu_rem;
+        /* sqrt of the remaining mu^2, rounded down (its shortest decimal squares to at most it) */
+        double r = dpa_dec_sqrt_show(f->kind == DPA_F_NATURAL_GDP ? dpa_dec_sub(f->d_mu2, f->mu2_spent, 0) : f->mu2_rem);
         double eu = 0, el = 0;
         if (r > 0) dpa_exact_epsilon(r, f->report_delta, &eu, &el);
         sb_add(&b, "{\"mu\":");
@@ -763,17 +841,17 @@ int dpa_filter_exhausted(const dpa_filter *f)
 {
     if (!f) return 1;
     switch (f->kind) {
-    case DPA_F_PURE: return !(f->spent_eps < f->eps);
-    case DPA_F_BASIC: return !(f->spent_eps < f->eps) && rem_delta(f->delta, f->log_keep) <= 0;
-    case DPA_F_NATURAL_DELTA: return rem_delta(f->delta, f->log_keep) <= 0;
+    case DPA_F_PURE: return dpa_dec_cmp(f->spent_eps, f->d_eps) >= 0;
+    case DPA_F_BASIC: return dpa_dec_cmp(f->spent_eps, f->d_eps) >= 0 && dpa_dec_cmp(f->keep, f->d_keep) <= 0;
+    case DPA_F_NATURAL_DELTA: return dpa_dec_cmp(f->keep, f->d_keep) <= 0;
     case DPA_F_RDP:
     case DPA_F_ZCDP:
         for (size_t i = 0; i < f->norders; i++)
-            if (!(f->spent_rho[i] < f->rho[i])) return 1;
+            if (dpa_dec_cmp(f->spent_rho[i], f->d_rho[i]) >= 0) return 1;
         return 0;
     case DPA_F_GDP:
-    case DPA_F_GDP_RESIDUE: return !(f->mu_rem > 0);
-    case DPA_F_NATURAL_GDP: return !(f->mu_spent < f->mu);
+    case DPA_F_GDP_RESIDUE: return dpa_dec_is_zero(f->mu2_rem);
+    case DPA_F_NATURAL_GDP: return dpa_dec_cmp(f->mu2_spent, f->d_mu2) >= 0;
     case DPA_F_NATURAL_APPROX: return !(f->accepted < f->max_queries) || !(f->last_delta < f->delta);
     }
     return 1;

@@ -1,52 +1,89 @@
 /* GDP filters: naive (Koskela et al. 2022; RF Remark 2) and the GDP residue
  * filter (RF Thm 5).  SPDX-License-Identifier: GPL-3.0-or-later
  *
- * State: mu_rem, the remaining GDP budget (rounded down).
- *  naive    nu = a certified upper bound on the query's smallest GDP
- *           parameter (filter_cost.c); accept iff nu <= mu_rem; then
- *           mu_rem <- sqrt(mu_rem^2 - nu^2) rounded down.  A query with no
- *           certified finite nu is refused (DPA_EUNSUPPORTED).
- *  residue  accept iff L <= G_mu_rem; then mu_rem <- the largest mu' found
- *           by bisection with G_mu' (+) L <= G_mu_rem (filter_dominance.c:
- *           every test certified, the result one that passed), i.e. rounded
- *           toward less remaining budget. */
+ * State: mu2_rem, the remaining GDP budget squared, a decimal (exact, or
+ * rounded down; docs/filters.md, "Exact budgets").
+ *  naive    nu^2 = a certified upper bound on the square of the query's
+ *           smallest GDP parameter (filter_cost.c; exact for Gaussian
+ *           queries with decimal parameters); accept iff nu^2 <= mu2_rem;
+ *           then mu2_rem <- mu2_rem - nu^2.  A query with no certified
+ *           finite nu is refused (DPA_EUNSUPPORTED).
+ *  residue  a Gaussian query (gaussian/gdp leaves, no sampling) G_nu: the
+ *           residue of G_M after G_nu is exactly G_sqrt(M^2 - nu^2) (GDP
+ *           compositions are totally ordered, RF Cor 5), so it is charged
+ *           as in the naive filter, exactly.  Any other query L: accept iff
+ *           L <= G_M; then mu2_rem <- m^2 rounded down, m the largest mu'
+ *           found by bisection with G_mu' (+) L <= G_M (filter_dominance.c:
+ *           every test certified, the result one that passed), where M is a
+ *           double at most sqrt(mu2_rem). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "filter/filter_internal.h"
 
+/* A double M <= sqrt(mu2) for the dominance tests: the displayed square
+ * root (whose shortest decimal squares to at most mu2), moved down to a
+ * double not above that decimal. */
+static double mu_for_tests(dpa_dec mu2) { return dpa_dec_to_double(dpa_dec_param(dpa_dec_sqrt_show(mu2)), 0); }
+
+/* A Gaussian query that exactly exhausts the budget is accepted. */
+static int charge_sq(dpa_filter *f, dpa_dec nu2, dpa_filter_decision *out, const char *how)
+{
+    if (dpa_dec_cmp(nu2, f->mu2_rem) > 0) {
+        snprintf(out->reason, sizeof out->reason, "rejected: query nu %.17g > remaining mu %.17g (%.120s)",
+                 sqrt(dpa_dec_to_double(nu2, 1)), dpa_dec_sqrt_show(f->mu2_rem), how);
+        return 0;
+    }
+    f->mu2_rem = dpa_dec_sub(f->mu2_rem, nu2, 0);
+    return 1;
+}
+
 dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err)
 {
     dpa_status st;
+    dpa_dec nu2;
     if (f->kind == DPA_F_GDP) {
-        double nu;
         char how[200];
-        if ((st = dpa_f_gdp_nu(q, &nu, how, sizeof how, err))) return st;
-        if (!(nu <= f->mu_rem)) {
-            snprintf(out->reason, sizeof out->reason, "rejected: query nu %.17g > remaining mu %.17g (%.120s)", nu,
-                     f->mu_rem, how);
-            return DPA_OK;
-        }
-        double r = sqrt((f->mu_rem - nu) * (f->mu_rem + nu)) * (1 - 8 * 1.1102230246251565e-16);
-        f->mu_rem = dpa_f_dn(fmin(r, f->mu_rem));
-        if (f->mu_rem < 0) f->mu_rem = 0;
-        snprintf(out->reason, sizeof out->reason, "charged nu = %.17g (%.180s)", nu, how);
+        if ((st = dpa_f_gdp_nu(q, &nu2, how, sizeof how, err))) return st;
+        if (!charge_sq(f, nu2, out, how)) return DPA_OK;
+        snprintf(out->reason, sizeof out->reason, "charged nu = %.17g (%.180s)", sqrt(dpa_dec_to_double(nu2, 1)), how);
+    } else if (dpa_f_gaussian_sq(q, &nu2)) {
+        if (!charge_sq(f, nu2, out, "Gaussian query, RF Cor 5")) return DPA_OK;
     } else {
         dpa_f_query *fq;
         char remark[200];
         if ((st = dpa_f_query_new(q, &fq, remark, sizeof remark, err))) return st;
         int acc;
-        double m;
-        st = dpa_f_residue_update(fq, f->mu_rem, &acc, &m, err);
+        double m, M = mu_for_tests(f->mu2_rem);
+        st = dpa_f_residue_update(fq, M, &acc, &m, err);
         dpa_f_query_free(fq);
         if (st) return st;
-        if (!acc) {
+        /* the naive update is a residue too: an eps-DP query is dominated by
+         * RR_eps, which is nu(eps)-GDP, so G_sqrt(M^2 - nu^2) (+) L <= G_M;
+         * it is exact where the bisection rounds, so the larger is kept */
+        dpa_dec pe, nu2n = {0, 0}, mu2 = {0, 0};
+        dpa_error e2;
+        int naive = 0;
+        if (dpa_f_pure_eps(q, &pe, &e2) == DPA_OK) {
+            dpa_dec n = dpa_dec_from_double(dpa_f_nu_pure(dpa_dec_to_double(pe, 1)), 1);
+            nu2n = dpa_dec_mul(n, n, 1);
+            naive = dpa_dec_cmp(nu2n, f->mu2_rem) <= 0;
+        }
+        if (acc) {
+            dpa_dec md = dpa_dec_from_double(fmin(m, M), 0);
+            mu2 = dpa_dec_mul(md, md, 0);
+        }
+        if (naive) {
+            dpa_dec r = dpa_dec_sub(f->mu2_rem, nu2n, 0);
+            if (!acc || dpa_dec_cmp(r, mu2) > 0) mu2 = r;
+        }
+        if (!acc && !naive) {
             snprintf(out->reason, sizeof out->reason,
                      "rejected: the query is not certified below G_mu for the remaining mu %.17g (RF Thm 5)%s%.120s",
-                     f->mu_rem, remark[0] ? "; " : "", remark);
+                     M, remark[0] ? "; " : "", remark);
             return DPA_OK;
         }
-        f->mu_rem = m;
+        f->mu2_rem = mu2;
         snprintf(out->reason, sizeof out->reason, "%s", remark);
     }
     f->accepted += 1;
