@@ -614,7 +614,7 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
                 st = dpa_error_set(err, DPA_EINVAL, "state /log_keep: must be a number <= 0");
                 break;
             }
-            t.keep = dpa_dec_from_double(exp(lk) * (1 - 1e-15), 0);
+            t.keep = lk == 0 ? dpa_dec_int(1) : dpa_dec_from_double(exp(lk) * (1 - 1e-15), 0);
             if (dpa_dec_cmp(t.keep, f->d_keep) < 0) st = dpa_error_set(err, DPA_EINVAL, "state /log_keep: beyond the budget's delta");
         } else {
             st = state_dec(v, "/keep", 0, f->d_keep, one, &t.keep, err);
