@@ -30,26 +30,7 @@
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
 #include "dpacct/filter.h"
-
-static dpa_filter *mkfilter(const char *cfg)
-{
-    dpa_error err;
-    dpa_filter *f = dpa_filter_new_json(cfg, &err);
-    if (!f) fail_msg("config %s: %s", cfg, err.message);
-    return f;
-}
-
-/* request a JSON query; returns accepted (1/0) or -status on error */
-static int req(dpa_filter *f, const char *q, dpa_filter_decision *d, dpa_error *err)
-{
-    dpa_spec *s = dpa_spec_from_json(q, err);
-    if (!s) fail_msg("spec %s: %s", q, err->message);
-    dpa_filter_decision dd;
-    if (!d) d = &dd;
-    dpa_status st = dpa_filter_request(f, s, d, err);
-    dpa_spec_free(s);
-    return st ? -(int)st : d->accepted;
-}
+#include "filter_replay.h"
 
 static double remaining_mu(const dpa_filter *f)
 {

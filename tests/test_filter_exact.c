@@ -31,26 +31,7 @@
 #include "check.h"
 #include "dpacct/event.h"
 #include "dpacct/filter.h"
-
-static dpa_filter *mkfilter(const char *cfg)
-{
-    dpa_error err;
-    dpa_filter *f = dpa_filter_new_json(cfg, &err);
-    if (!f) fail_msg("config %s: %s", cfg, err.message);
-    return f;
-}
-
-/* request a JSON query; returns accepted (1/0) or -status on error */
-static int req(dpa_filter *f, const char *q, dpa_filter_decision *d, dpa_error *err)
-{
-    dpa_spec *s = dpa_spec_from_json(q, err);
-    if (!s) fail_msg("spec %s: %s", q, err->message);
-    dpa_filter_decision dd;
-    if (!d) d = &dd;
-    dpa_status st = dpa_filter_request(f, s, d, err);
-    dpa_spec_free(s);
-    return st ? -(int)st : d->accepted;
-}
+#include "filter_replay.h"
 
 /* ---------------- exact budgets ---------------- */
 static void test_exact_budgets(void **state)
@@ -173,39 +154,17 @@ static void random_query(char *q, size_t n, int natural_approx)
     }
 }
 
-static char *state_of(const dpa_filter *f)
+/* one restore-and-replay step of the JSON query q (filter_replay.h) */
+static void replay_json(dpa_filter *a, const char *cfg, const char *q, int *accepted)
 {
-    char *s = dpa_filter_state_json(f);
-    if (!s) fail_msg("state: out of memory");
-    return s;
-}
-
-/* runs q on the direct filter a and on a filter restored from a's state;
- * returns the number of mismatches found */
-static void replay_step(dpa_filter *a, const char *cfg, const char *q, int *accepted)
-{
-    dpa_error ea, eb;
-    dpa_filter_decision da, db;
-    char *s0 = state_of(a);
-    CHECK(!strstr(s0, "-0"), "%s: state with -0: %s", cfg, s0);
-    dpa_filter *b = mkfilter(cfg);
-    CHECK(dpa_filter_set_state_json(b, s0, &eb) == DPA_OK, "%s: restore %s: %s", cfg, s0, eb.message);
-    char *sb0 = state_of(b);
-    CHECK(!strcmp(s0, sb0), "%s: restored state differs:\n%s\n%s", cfg, s0, sb0);
-    int ra = req(a, q, &da, &ea), rb = req(b, q, &db, &eb);
-    char *s1 = state_of(a), *sb1 = state_of(b);
-    CHECK(ra == rb, "%s, %s: direct %d, restored %d", cfg, q, ra, rb);
-    if (ra >= 0 && rb >= 0) CHECK(!strcmp(da.reason, db.reason), "%s, %s: reasons differ: %s / %s", cfg, q, da.reason, db.reason);
-    else CHECK(!strcmp(ea.message, eb.message), "%s, %s: errors differ: %s / %s", cfg, q, ea.message, eb.message);
-    CHECK(!strcmp(s1, sb1), "%s, %s: states differ after the query:\n%s\n%s", cfg, q, s1, sb1);
-    if (ra != 1) CHECK(!strcmp(s0, s1), "%s, %s: a %s query changed the state:\n%s\n%s", cfg, q,
-                       ra == 0 ? "rejected" : "refused", s0, s1);
-    if (ra == 1) (*accepted)++;
-    free(s0);
-    free(sb0);
-    free(s1);
-    free(sb1);
-    dpa_filter_free(b);
+    dpa_error err;
+    char why[2048];
+    int r = 0;
+    dpa_spec *s = dpa_spec_from_json(q, &err);
+    if (!s) fail_msg("spec %s: %s", q, err.message);
+    CHECK(replay_step(a, cfg, s, &r, why, sizeof why), "%s, %s: %s", cfg, q, why);
+    if (r == 1) (*accepted)++;
+    dpa_spec_free(s);
 }
 
 static void test_replay_property(void **state)
@@ -237,7 +196,7 @@ static void test_replay_property(void **state)
             for (int k = 0; k < len; k++, steps++) {
                 char q[300];
                 random_query(q, sizeof q, na);
-                replay_step(a, cfg, q, &acc);
+                replay_json(a, cfg, q, &acc);
             }
             dpa_filter_free(a);
         }
@@ -265,9 +224,9 @@ static void test_natural_approx_replay(void **state)
         int r = probe ? req(probe, qs[i], NULL, &err) : -1;
         CHECK(r == expect[i], "query %d (%s): %d, expected %d", i + 1, qs[i], r, expect[i]);
         dpa_filter_free(probe);
-        replay_step(a, cfg, qs[i], &acc);
+        replay_json(a, cfg, qs[i], &acc);
     }
-    char *s = state_of(a);
+    char *s = filter_state(a);
     print_message("  state %s\n", s);
     CHECK(acc == 2, "%d accepted", acc);
     free(s);
@@ -298,7 +257,7 @@ static void test_old_states(void **state)
         dpa_filter *f = mkfilter(cases[i].cfg);
         dpa_error err;
         CHECK(dpa_filter_set_state_json(f, cases[i].st, &err) == DPA_OK, "%s: %s", cases[i].st, err.message);
-        char *s = state_of(f);
+        char *s = filter_state(f);
         CHECK(!strcmp(s, cases[i].now), "%s restored as %s", cases[i].st, s);
         free(s);
         dpa_filter_free(f);

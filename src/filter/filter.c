@@ -790,7 +790,7 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
     case DPA_F_ZCDP: {
         double r = rem_dec(f->d_rho[0], f->spent_rho[0]);
         /* Bun-Steinke 2016 Prop 1.3: rho-zCDP => (rho + 2 sqrt(rho log(1/delta)), delta) */
-        double e = dpa_f_up((r + 2 * sqrt(r * log(1 / f->report_delta))) * (1 + 1e-14));
+        double e = r > 0 ? dpa_f_up((r + 2 * sqrt(r * log(1 / f->report_delta))) * (1 + 1e-14)) : 0;
         sb_add(&b, "{\"rho\":");
         sb_num(&b, r);
         sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");

@@ -16,6 +16,9 @@
 #include "filter/filter_decimal.h"
 
 #define DIG 36 /* digits kept */
+/* Smallest exponent kept: a product below 10^-EXP_MIN (a repeated
+ * 1 - delta raised to a huge count) is 0 rounded down, 10^-EXP_MIN up. */
+#define EXP_MIN 100000
 
 static dpa_u128 p10(int k)
 {
@@ -261,43 +264,41 @@ dpa_dec dpa_dec_sub(dpa_dec a, dpa_dec b, int up)
     return shrink(r, e, DIG, up, sticky);
 }
 
+/* a truncated to at most 18 digits (products of two fit in 36); the
+ * return value says whether a nonzero digit was dropped */
+static int cut18(dpa_dec *a)
+{
+    int sticky = 0;
+    while (ndig(a->m) > 18) {
+        sticky |= (a->m % 10) != 0;
+        a->m /= 10;
+        a->e++;
+    }
+    return sticky;
+}
+
+/* a * b: the operands (< 10^36) in base 10^18, the product's 72 digits as
+ * p2 10^36 + p1 10^18 + p0, of which the leading 37 are kept */
 dpa_dec dpa_dec_mul(dpa_dec a, dpa_dec b, int up)
 {
     if (!a.m || !b.m) return norm(0, 0);
-    int s1 = 0, s2 = 0;
-    dpa_dec x = a, y = b;
-    while (ndig(x.m) > 18) {
-        s1 |= (x.m % 10) != 0;
-        x.m /= 10;
-        x.e++;
-    }
-    while (ndig(y.m) > 18) {
-        s2 |= (y.m % 10) != 0;
-        y.m /= 10;
-        y.e++;
-    }
-    if (up > 0) { /* operands rounded up */
-        x.m += s1;
-        y.m += s2;
-    }
-    return shrink(x.m * y.m, x.e + y.e, DIG, up, 0);
+    if ((long)a.e + b.e < -EXP_MIN) return up > 0 ? norm(1, -EXP_MIN) : norm(0, 0);
+    const dpa_u128 B = p10(18);
+    dpa_u128 a1 = a.m / B, a0 = a.m % B, b1 = b.m / B, b0 = b.m % B;
+    dpa_u128 c = a0 * b0, mid = a1 * b0 + a0 * b1 + c / B;
+    dpa_u128 p0 = c % B, p1 = mid % B, p2 = a1 * b1 + mid / B;
+    if (!p2) return shrink(p1 * B + p0, a.e + b.e, DIG, up, 0);
+    int k = DIG + 1 - ndig(p2);
+    if (k > 18) k = 18;
+    dpa_u128 q = p10(18 - k);
+    return shrink(p2 * p10(k) + p1 / q, a.e + b.e + 36 - k, DIG, up, (p1 % q) != 0 || p0 != 0);
 }
 
 dpa_dec dpa_dec_div(dpa_dec a, dpa_dec b, int up)
 {
     if (!a.m || !b.m) return norm(0, 0);
-    int s1 = 0, s2 = 0;
     dpa_dec x = a, y = b;
-    while (ndig(x.m) > 18) {
-        s1 |= (x.m % 10) != 0;
-        x.m /= 10;
-        x.e++;
-    }
-    while (ndig(y.m) > 18) {
-        s2 |= (y.m % 10) != 0;
-        y.m /= 10;
-        y.e++;
-    }
+    int s1 = cut18(&x), s2 = cut18(&y);
     if (up > 0) x.m += s1; /* numerator up */
     else y.m += s2;        /* denominator up */
     int k = DIG + 1 - ndig(x.m); /* the numerator to 37 digits */
