@@ -264,19 +264,6 @@ dpa_dec dpa_dec_sub(dpa_dec a, dpa_dec b, int up)
     return shrink(r, e, DIG, up, sticky);
 }
 
-/* a truncated to at most 18 digits (products of two fit in 36); the
- * return value says whether a nonzero digit was dropped */
-static int cut18(dpa_dec *a)
-{
-    int sticky = 0;
-    while (ndig(a->m) > 18) {
-        sticky |= (a->m % 10) != 0;
-        a->m /= 10;
-        a->e++;
-    }
-    return sticky;
-}
-
 /* a * b: the operands (< 10^36) in base 10^18, the product's 72 digits as
  * p2 10^36 + p1 10^18 + p0, of which the leading 37 are kept */
 dpa_dec dpa_dec_mul(dpa_dec a, dpa_dec b, int up)
@@ -286,26 +273,41 @@ dpa_dec dpa_dec_mul(dpa_dec a, dpa_dec b, int up)
     const dpa_u128 B = p10(18);
     dpa_u128 a1 = a.m / B, a0 = a.m % B, b1 = b.m / B, b0 = b.m % B;
     dpa_u128 c = a0 * b0, mid = a1 * b0 + a0 * b1 + c / B;
-    dpa_u128 p0 = c % B, p1 = mid % B, p2 = a1 * b1 + mid / B;
-    if (!p2) return shrink(p1 * B + p0, a.e + b.e, DIG, up, 0);
-    int k = DIG + 1 - ndig(p2);
-    if (k > 18) k = 18;
-    dpa_u128 q = p10(18 - k);
-    return shrink(p2 * p10(k) + p1 / q, a.e + b.e + 36 - k, DIG, up, (p1 % q) != 0 || p0 != 0);
+    dpa_u128 limb[2] = {mid % B, c % B}, m = a1 * b1 + mid / B;
+    int e = a.e + b.e + 36, sticky = 0;
+    for (int i = 0; i < 2; i++) { /* append the limbs' digits while m has room */
+        int room = DIG + 1 - ndig(m);
+        if (room > 18) room = 18;
+        if (room < 0) room = 0;
+        dpa_u128 q = p10(18 - room);
+        m = m * p10(room) + limb[i] / q;
+        sticky |= (limb[i] % q) != 0;
+        e -= room;
+    }
+    return shrink(m, e, DIG, up, sticky);
 }
 
+/* a / b, b > 0: b to at most 18 digits (rounded against the quotient's
+ * direction), then long division to 37 digits */
 dpa_dec dpa_dec_div(dpa_dec a, dpa_dec b, int up)
 {
     if (!a.m || !b.m) return norm(0, 0);
-    dpa_dec x = a, y = b;
-    int s1 = cut18(&x), s2 = cut18(&y);
-    if (up > 0) x.m += s1; /* numerator up */
-    else y.m += s2;        /* denominator up */
-    int k = DIG + 1 - ndig(x.m); /* the numerator to 37 digits */
-    dpa_u128 n = x.m * p10(k);
-    dpa_u128 q = n / y.m, r = n % y.m;
-    int inexact = r != 0 || (up > 0 ? s2 : s1);
-    return shrink(q, x.e - k - y.e, DIG, up, inexact);
+    dpa_dec y = b;
+    int s2 = 0;
+    while (ndig(y.m) > 18) {
+        s2 |= (y.m % 10) != 0;
+        y.m /= 10;
+        y.e++;
+    }
+    if (up <= 0) y.m += s2; /* the denominator up: the quotient down */
+    dpa_u128 q = a.m / y.m, r = a.m % y.m;
+    int e = a.e - y.e;
+    while (r && ndig(q) < DIG + 1) {
+        q = q * 10 + (r * 10) / y.m;
+        r = (r * 10) % y.m;
+        e--;
+    }
+    return shrink(q, e, DIG, up, r != 0);
 }
 
 dpa_dec dpa_dec_pow(dpa_dec a, double k, int up)
