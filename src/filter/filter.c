@@ -3,87 +3,17 @@
  *
  * JSON configuration and state are read with jansson; every error names the
  * JSON path and the violated domain.  Configuration and state are written by
- * hand with "%.17g" (doubles round-trip exactly), so the same configuration
- * and the same queries give byte-identical texts (the ledger's `verify`).
- * Non-finite numbers are never written as bare tokens: a state never holds
- * one (budgets are finite, spends are checked), and "remaining" writes them
- * as strings ("inf"). */
+ * hand (filter_json.c: doubles with "%.17g", which round-trip exactly, no
+ * -0; the decimal accumulators as strings), so the same configuration and
+ * the same queries give byte-identical texts (the ledger's `verify`).  A
+ * state never holds a non-finite number (budgets are finite, spends are
+ * checked).  The remaining budget is in filter_remaining.c. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 #include "filter/filter_internal.h"
-#include "rdp/rdp.h"
-#include "exact/exact.h"
-
-/* ---------------- string builder ---------------- */
-typedef struct sb {
-    char *s;
-    size_t n, cap;
-    int bad;
-} sb;
-
-static void sb_add(sb *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void sb_add(sb *b, const char *fmt, ...)
-{
-    if (b->bad) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->bad = 1;
-            return;
-        }
-        if (b->s && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t nc = (b->cap ? b->cap * 2 : 256) + (size_t)k;
-        char *t = realloc(b->s, nc);
-        if (!t) {
-            b->bad = 1;
-            return;
-        }
-        b->s = t;
-        b->cap = nc;
-    }
-}
-
-/* a double: %.17g if finite (0 for -0: one spelling per value), else a string */
-static void sb_num(sb *b, double x)
-{
-    if (x == 0) sb_add(b, "0");
-    else if (isfinite(x)) sb_add(b, "%.17g", x);
-    else sb_add(b, "\"%s\"", isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
-}
-
-/* a decimal as a JSON string (exact; filter_decimal.h): ,"key":"0.75", or
- * an array element when key is "" or "," */
-static void sb_dec(sb *b, const char *key, dpa_dec a)
-{
-    char t[DPA_DEC_STRLEN];
-    dpa_dec_str(a, t);
-    if (!key[0] || !strcmp(key, ",")) sb_add(b, "%s\"%s\"", key, t);
-    else sb_add(b, ",\"%s\":\"%s\"", key, t);
-}
-
-static char *sb_done(sb *b)
-{
-    if (b->bad) {
-        free(b->s);
-        return NULL;
-    }
-    if (!b->s) sb_add(b, "%s", "");
-    return b->s;
-}
 
 static const char *kind_name(dpa_filter_kind k)
 {
@@ -362,70 +292,70 @@ out:
 char *dpa_filter_config_json(const dpa_filter *f)
 {
     if (!f) return NULL;
-    sb b = {0};
-    sb_add(&b, "{\"filter\":\"%s\"", kind_name(f->kind));
+    dpa_f_sb b = {0};
+    dpa_f_sb_add(&b, "{\"filter\":\"%s\"", kind_name(f->kind));
     switch (f->kind) {
     case DPA_F_PURE:
-        sb_add(&b, ",\"epsilon\":");
-        sb_num(&b, f->eps);
+        dpa_f_sb_add(&b, ",\"epsilon\":");
+        dpa_f_sb_num(&b, f->eps);
         break;
     case DPA_F_BASIC:
-        sb_add(&b, ",\"epsilon\":");
-        sb_num(&b, f->eps);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->delta);
+        dpa_f_sb_add(&b, ",\"epsilon\":");
+        dpa_f_sb_num(&b, f->eps);
+        dpa_f_sb_add(&b, ",\"delta\":");
+        dpa_f_sb_num(&b, f->delta);
         break;
     case DPA_F_RDP:
         if (f->rdp_vector) {
-            sb_add(&b, ",\"rho\":[");
+            dpa_f_sb_add(&b, ",\"rho\":[");
             for (size_t i = 0; i < f->norders; i++) {
-                if (i) sb_add(&b, ",");
-                sb_num(&b, f->rho[i]);
+                if (i) dpa_f_sb_add(&b, ",");
+                dpa_f_sb_num(&b, f->rho[i]);
             }
-            sb_add(&b, "],\"order\":[");
+            dpa_f_sb_add(&b, "],\"order\":[");
             for (size_t i = 0; i < f->norders; i++) {
-                if (i) sb_add(&b, ",");
-                sb_num(&b, f->orders[i]);
+                if (i) dpa_f_sb_add(&b, ",");
+                dpa_f_sb_num(&b, f->orders[i]);
             }
-            sb_add(&b, "]");
+            dpa_f_sb_add(&b, "]");
         } else {
-            sb_add(&b, ",\"rho\":");
-            sb_num(&b, f->rho[0]);
-            sb_add(&b, ",\"order\":");
-            sb_num(&b, f->orders[0]);
+            dpa_f_sb_add(&b, ",\"rho\":");
+            dpa_f_sb_num(&b, f->rho[0]);
+            dpa_f_sb_add(&b, ",\"order\":");
+            dpa_f_sb_num(&b, f->orders[0]);
         }
-        sb_add(&b, ",\"report_delta\":");
-        sb_num(&b, f->report_delta);
+        dpa_f_sb_add(&b, ",\"report_delta\":");
+        dpa_f_sb_num(&b, f->report_delta);
         break;
     case DPA_F_ZCDP:
-        sb_add(&b, ",\"rho\":");
-        sb_num(&b, f->rho[0]);
-        sb_add(&b, ",\"report_delta\":");
-        sb_num(&b, f->report_delta);
+        dpa_f_sb_add(&b, ",\"rho\":");
+        dpa_f_sb_num(&b, f->rho[0]);
+        dpa_f_sb_add(&b, ",\"report_delta\":");
+        dpa_f_sb_num(&b, f->report_delta);
         break;
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
     case DPA_F_NATURAL_GDP:
-        sb_add(&b, ",\"mu\":");
-        sb_num(&b, f->mu);
-        sb_add(&b, ",\"report_delta\":");
-        sb_num(&b, f->report_delta);
+        dpa_f_sb_add(&b, ",\"mu\":");
+        dpa_f_sb_num(&b, f->mu);
+        dpa_f_sb_add(&b, ",\"report_delta\":");
+        dpa_f_sb_num(&b, f->report_delta);
         break;
     case DPA_F_NATURAL_DELTA:
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->delta);
+        dpa_f_sb_add(&b, ",\"delta\":");
+        dpa_f_sb_num(&b, f->delta);
         break;
     case DPA_F_NATURAL_APPROX:
-        sb_add(&b, ",\"epsilon\":");
-        sb_num(&b, f->eps);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->delta);
-        sb_add(&b, ",\"allow_degraded\":true,\"max_queries\":");
-        sb_num(&b, f->max_queries);
+        dpa_f_sb_add(&b, ",\"epsilon\":");
+        dpa_f_sb_num(&b, f->eps);
+        dpa_f_sb_add(&b, ",\"delta\":");
+        dpa_f_sb_num(&b, f->delta);
+        dpa_f_sb_add(&b, ",\"allow_degraded\":true,\"max_queries\":");
+        dpa_f_sb_num(&b, f->max_queries);
         break;
     }
-    sb_add(&b, "}");
-    return sb_done(&b);
+    dpa_f_sb_add(&b, "}");
+    return dpa_f_sb_done(&b);
 }
 
 dpa_filter *dpa_filter_copy(const dpa_filter *f, dpa_error *err)
@@ -450,48 +380,48 @@ dpa_filter *dpa_filter_copy(const dpa_filter *f, dpa_error *err)
 char *dpa_filter_state_json(const dpa_filter *f)
 {
     if (!f) return NULL;
-    sb b = {0};
-    sb_add(&b, "{\"filter\":\"%s\",\"accepted\":%.17g", kind_name(f->kind), f->accepted);
+    dpa_f_sb b = {0};
+    dpa_f_sb_add(&b, "{\"filter\":\"%s\",\"accepted\":%.17g", kind_name(f->kind), f->accepted);
     switch (f->kind) {
     case DPA_F_PURE:
-        sb_dec(&b, "spent_epsilon", f->spent_eps);
+        dpa_f_sb_dec(&b, "spent_epsilon", f->spent_eps);
         break;
     case DPA_F_BASIC:
     case DPA_F_NATURAL_DELTA:
-        if (f->kind == DPA_F_BASIC) sb_dec(&b, "spent_epsilon", f->spent_eps);
-        sb_dec(&b, "keep", f->keep);
+        if (f->kind == DPA_F_BASIC) dpa_f_sb_dec(&b, "spent_epsilon", f->spent_eps);
+        dpa_f_sb_dec(&b, "keep", f->keep);
         break;
     case DPA_F_RDP:
     case DPA_F_ZCDP:
-        sb_add(&b, ",\"spent_rho\":[");
-        for (size_t i = 0; i < f->norders; i++) sb_dec(&b, i ? "," : "", f->spent_rho[i]);
-        sb_add(&b, "]");
+        dpa_f_sb_add(&b, ",\"spent_rho\":[");
+        for (size_t i = 0; i < f->norders; i++) dpa_f_sb_dec(&b, i ? "," : "", f->spent_rho[i]);
+        dpa_f_sb_add(&b, "]");
         break;
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
-        sb_dec(&b, "mu_squared_remaining", f->mu2_rem);
+        dpa_f_sb_dec(&b, "mu_squared_remaining", f->mu2_rem);
         break;
     case DPA_F_NATURAL_GDP:
-        sb_dec(&b, "mu_squared_spent", f->mu2_spent);
+        dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
         break;
     case DPA_F_NATURAL_APPROX: {
-        sb_add(&b, ",\"delta_at_epsilon\":");
-        sb_num(&b, f->last_delta);
-        sb_add(&b, ",\"queries\":[");
+        dpa_f_sb_add(&b, ",\"delta_at_epsilon\":");
+        dpa_f_sb_num(&b, f->last_delta);
+        dpa_f_sb_add(&b, ",\"queries\":[");
         for (size_t i = 0; i < f->nspecs; i++) {
             json_t *str = json_string(f->specs[i]);
             char *t = str ? json_dumps(str, JSON_ENCODE_ANY) : NULL;
             if (!t) b.bad = 1;
-            else sb_add(&b, "%s%s", i ? "," : "", t);
+            else dpa_f_sb_add(&b, "%s%s", i ? "," : "", t);
             free(t);
             json_decref(str);
         }
-        sb_add(&b, "]");
+        dpa_f_sb_add(&b, "]");
         break;
     }
     }
-    sb_add(&b, "}");
-    return sb_done(&b);
+    dpa_f_sb_add(&b, "}");
+    return dpa_f_sb_done(&b);
 }
 
 static dpa_status state_num(json_t *o, const char *key, double lo, double hi, double *out, dpa_error *err)
@@ -713,146 +643,4 @@ dpa_status dpa_filter_request(dpa_filter *f, const dpa_spec *query, dpa_filter_d
     default:
         return dpa_f_request_natural(f, query, out, err);
     }
-}
-
-/* ---------------- remaining budget ---------------- */
-/* the remaining delta: the largest d with (1 - d) keep >= 1 - D, i.e.
- * 1 - (1 - D)/keep, rounded down */
-static double rem_delta(const dpa_filter *f)
-{
-    dpa_dec q = dpa_dec_div(f->d_keep, f->keep, 1);
-    return dpa_dec_to_double(dpa_dec_sub(dpa_dec_int(1), q, 0), 0);
-}
-
-/* budget - spent, rounded down, as a double */
-static double rem_dec(dpa_dec budget, dpa_dec spent) { return dpa_dec_to_double(dpa_dec_sub(budget, spent, 0), 0); }
-
-char *dpa_filter_remaining_json(const dpa_filter *f)
-{
-    if (!f) return NULL;
-    sb b = {0};
-    switch (f->kind) {
-    case DPA_F_PURE: {
-        double r = rem_dec(f->d_eps, f->spent_eps);
-        sb_add(&b, "{\"epsilon\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"delta\":0}}");
-        break;
-    }
-    case DPA_F_BASIC: {
-        double r = rem_dec(f->d_eps, f->spent_eps), d = rem_delta(f);
-        sb_add(&b, "{\"epsilon\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, d);
-        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, d);
-        sb_add(&b, "}}");
-        break;
-    }
-    case DPA_F_NATURAL_DELTA: {
-        double d = rem_delta(f);
-        sb_add(&b, "{\"delta\":");
-        sb_num(&b, d);
-        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":0,\"delta\":");
-        sb_num(&b, d);
-        sb_add(&b, "}}");
-        break;
-    }
-    case DPA_F_RDP: {
-        /* remaining per order; as (eps, delta): the best order's conversion
-         * (Balle et al. 2020 Thm 21) of the remaining budget */
-        double best = INFINITY;
-        sb_add(&b, "{\"rho\":%s", f->rdp_vector ? "[" : "");
-        for (size_t i = 0; i < f->norders; i++) {
-            double r = rem_dec(f->d_rho[i], f->spent_rho[i]);
-            if (i) sb_add(&b, ",");
-            sb_num(&b, r);
-            double e = dpa_rdp_eps_from(DPA_RDP_IMPROVED, f->orders[i], r, f->report_delta);
-            if (e < best) best = e;
-        }
-        sb_add(&b, "%s,\"order\":%s", f->rdp_vector ? "]" : "", f->rdp_vector ? "[" : "");
-        for (size_t i = 0; i < f->norders; i++) {
-            if (i) sb_add(&b, ",");
-            sb_num(&b, f->orders[i]);
-        }
-        sb_add(&b, "%s,\"as_epsilon_delta\":{\"epsilon\":", f->rdp_vector ? "]" : "");
-        sb_num(&b, best);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->report_delta);
-        sb_add(&b, "}}");
-        break;
-    }
-    case DPA_F_ZCDP: {
-        double r = rem_dec(f->d_rho[0], f->spent_rho[0]);
-        /* Bun-Steinke 2016 Prop 1.3: rho-zCDP => (rho + 2 sqrt(rho log(1/delta)), delta) */
-        double e = r > 0 ? dpa_f_up((r + 2 * sqrt(r * log(1 / f->report_delta))) * (1 + 1e-14)) : 0;
-        sb_add(&b, "{\"rho\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
-        sb_num(&b, e);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->report_delta);
-        sb_add(&b, "}}");
-        break;
-    }
-    case DPA_F_GDP:
-    case DPA_F_GDP_RESIDUE:
-    case DPA_F_NATURAL_GDP: {
-        /* sqrt of the remaining mu^2, rounded down (its shortest decimal squares to at most it) */
-        double r = dpa_dec_sqrt_show(f->kind == DPA_F_NATURAL_GDP ? dpa_dec_sub(f->d_mu2, f->mu2_spent, 0) : f->mu2_rem);
-        double eu = 0, el = 0;
-        if (r > 0) dpa_exact_epsilon(r, f->report_delta, &eu, &el);
-        sb_add(&b, "{\"mu\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
-        sb_num(&b, eu);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->report_delta);
-        sb_add(&b, "}}");
-        break;
-    }
-    case DPA_F_NATURAL_APPROX: {
-        double e2, d2, n;
-        dpa_f_thm9(f->eps, f->delta, f->max_queries, &e2, &d2, &n);
-        sb_add(&b, "{\"epsilon\":");
-        sb_num(&b, f->eps);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->delta);
-        sb_add(&b, ",\"delta_at_epsilon\":");
-        sb_num(&b, f->last_delta);
-        sb_add(&b, ",\"queries_left\":%.17g", fmax(0, f->max_queries - f->accepted));
-        sb_add(&b, ",\"degraded_guarantee\":{\"epsilon\":");
-        sb_num(&b, e2);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, d2);
-        sb_add(&b, ",\"source\":\"RF Thm 9 with the constants of its proof (Thms 14, 15): n = %.17g levels\"}}", n);
-        break;
-    }
-    }
-    return sb_done(&b);
-}
-
-int dpa_filter_exhausted(const dpa_filter *f)
-{
-    if (!f) return 1;
-    switch (f->kind) {
-    case DPA_F_PURE: return dpa_dec_cmp(f->spent_eps, f->d_eps) >= 0;
-    case DPA_F_BASIC: return dpa_dec_cmp(f->spent_eps, f->d_eps) >= 0 && dpa_dec_cmp(f->keep, f->d_keep) <= 0;
-    case DPA_F_NATURAL_DELTA: return dpa_dec_cmp(f->keep, f->d_keep) <= 0;
-    case DPA_F_RDP:
-    case DPA_F_ZCDP:
-        for (size_t i = 0; i < f->norders; i++)
-            if (dpa_dec_cmp(f->spent_rho[i], f->d_rho[i]) >= 0) return 1;
-        return 0;
-    case DPA_F_GDP:
-    case DPA_F_GDP_RESIDUE: return dpa_dec_is_zero(f->mu2_rem);
-    case DPA_F_NATURAL_GDP: return dpa_dec_cmp(f->mu2_spent, f->d_mu2) >= 0;
-    case DPA_F_NATURAL_APPROX: return !(f->accepted < f->max_queries) || !(f->last_delta < f->delta);
-    }
-    return 1;
 }

@@ -49,6 +49,25 @@ struct dpa_filter {
     int nb;                  /* natural-approx: the neighbouring relation of the queries (-1 none yet) */
 };
 
+/* ---- JSON texts (filter_json.c): a growing string; on allocation
+ * failure bad is set and dpa_f_sb_done returns NULL ---- */
+typedef struct dpa_f_sb {
+    char *s;
+    size_t n, cap;
+    int bad;
+} dpa_f_sb;
+void dpa_f_sb_add(dpa_f_sb *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* a double: %.17g if finite (0 for -0), else a string */
+void dpa_f_sb_num(dpa_f_sb *b, double x);
+/* a decimal as a JSON string: ,"key":"0.75", or an array element when key
+ * is "" or "," */
+void dpa_f_sb_dec(dpa_f_sb *b, const char *key, dpa_dec a);
+char *dpa_f_sb_done(dpa_f_sb *b);
+
 /* ---- rounding helpers (every result on the named safe side) ---- */
 double dpa_f_up(double x); /* the next double above x (x finite) */
 double dpa_f_dn(double x); /* the next double below x, never below 0 for x >= 0 */
