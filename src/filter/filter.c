@@ -91,7 +91,8 @@ static void reset_state(dpa_filter *f)
     f->spent_eps = dpa_dec_int(0);
     f->keep = dpa_dec_int(1);
     for (size_t i = 0; f->spent_rho && i < f->norders; i++) f->spent_rho[i] = dpa_dec_int(0);
-    f->mu2_rem = f->d_mu2;
+    f->has_res = 0;
+    f->mu_res = 0;
     f->mu2_spent = dpa_dec_int(0);
     for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
     f->nspecs = 0;
@@ -399,7 +400,11 @@ char *dpa_filter_state_json(const dpa_filter *f)
         break;
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
-        dpa_f_sb_dec(&b, "mu_squared_remaining", f->mu2_rem);
+        if (f->has_res) {
+            dpa_f_sb_add(&b, ",\"mu_residue\":");
+            dpa_f_sb_num(&b, f->mu_res);
+        }
+        dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
         break;
     case DPA_F_NATURAL_GDP:
         dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
@@ -497,7 +502,7 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
                *keys_basic[] = {"filter", "accepted", "spent_epsilon", "keep", "log_keep", NULL},
                *keys_nd[] = {"filter", "accepted", "keep", "log_keep", NULL},
                *keys_rho[] = {"filter", "accepted", "spent_rho", NULL},
-               *keys_mu[] = {"filter", "accepted", "mu_squared_remaining", "mu_remaining", NULL},
+               *keys_mu[] = {"filter", "accepted", "mu_squared_spent", "mu_residue", "mu_remaining", NULL},
                *keys_ng[] = {"filter", "accepted", "mu_squared_spent", "mu_spent", NULL},
                *keys_na[] = {"filter", "accepted", "delta_at_epsilon", "queries", NULL};
     const char *const *keys = f->kind == DPA_F_PURE ? keys_pure : f->kind == DPA_F_BASIC ? keys_basic
@@ -524,7 +529,8 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         st = dpa_error_set(err, DPA_EINVAL, "state /accepted: must be an integer");
         goto out;
     }
-    if (json_object_size(o) != (size_t)(3 + (f->kind == DPA_F_BASIC || f->kind == DPA_F_NATURAL_APPROX))) {
+    if (json_object_size(o) != (size_t)(3 + (f->kind == DPA_F_BASIC || f->kind == DPA_F_NATURAL_APPROX ||
+                                         json_object_get(o, "mu_residue") != NULL))) {
         st = dpa_error_set(err, DPA_EINVAL, "state: must have the keys of filter \"%s\" once each", kind_name(f->kind));
         goto out;
     }
@@ -571,14 +577,35 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
     }
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
-        v = state_key(o, "mu_squared_remaining", "mu_remaining", &old);
-        if (old) { /* the remaining mu: its square rounded down */
-            dpa_dec m;
-            if (!(st = state_dec(v, "/mu_remaining", 0, zero, dpa_dec_from_double(f->mu, 1), &m, err)))
-                t.mu2_rem = dpa_dec_cmp(m, dpa_dec_param(f->mu)) >= 0 ? f->d_mu2 : dpa_dec_mul(m, m, 0);
-        } else {
-            st = state_dec(v, "/mu_squared_remaining", 0, zero, f->d_mu2, &t.mu2_rem, err);
+        v = state_key(o, "mu_squared_spent", "mu_remaining", &old);
+        if (old) { /* the remaining mu (a double): the base, nothing spent since */
+            double x = json_is_number(v) ? json_number_value(v) : NAN;
+            if (!(x >= 0 && x <= f->mu)) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /mu_remaining: must be a number in [0, %.17g]", f->mu);
+                break;
+            }
+            t.has_res = x < f->mu;
+            t.mu_res = t.has_res ? x : 0;
+            t.mu2_spent = zero;
+            break;
         }
+        if ((v = json_object_get(o, "mu_residue"))) {
+            double x = json_is_number(v) ? json_number_value(v) : NAN;
+            if (!(x >= 0 && x < f->mu)) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /mu_residue: must be a number in [0, %.17g)", f->mu);
+                break;
+            }
+            t.has_res = 1;
+            t.mu_res = x + 0.0;
+        } else {
+            t.has_res = 0;
+            t.mu_res = 0;
+        }
+        if ((st = state_dec(json_object_get(o, "mu_squared_spent"), "/mu_squared_spent", 1, zero, f->d_mu2, &t.mu2_spent, err)))
+            break;
+        dpa_dec base = t.has_res ? dpa_dec_from_double(t.mu_res, 1) : dpa_dec_int(0);
+        if (dpa_dec_cmp(t.mu2_spent, t.has_res ? dpa_dec_mul(base, base, 1) : f->d_mu2) > 0)
+            st = dpa_error_set(err, DPA_EINVAL, "state /mu_squared_spent: beyond the remaining budget");
         break;
     case DPA_F_NATURAL_GDP:
         v = state_key(o, "mu_squared_spent", "mu_spent", &old);

@@ -41,8 +41,10 @@ struct dpa_filter {
     dpa_dec spent_eps;       /* pure, basic: sum eps_i, rounded up */
     dpa_dec keep;            /* basic, natural (delta): prod (1 - delta_i), rounded down */
     dpa_dec *spent_rho;      /* rdp (norders), zcdp (1): sums, rounded up */
-    dpa_dec mu2_rem;         /* gdp, gdp-residue: remaining mu^2, rounded down */
-    dpa_dec mu2_spent;       /* natural (mu): sum mu_i^2, rounded up */
+    int has_res;             /* gdp-residue: the base is mu_res, not the budget */
+    double mu_res;           /* gdp-residue: the last residue search's result (a double, exact) */
+    dpa_dec mu2_spent;       /* natural (mu): sum mu_i^2; gdp kinds: sum nu_i^2 charged
+                              * since the base (the budget or mu_res); rounded up */
     char **specs;            /* natural-approx: canonical JSON of the accepted queries */
     size_t nspecs, capspecs;
     double last_delta;       /* natural-approx: certified delta(E) of the accepted composition */
@@ -115,6 +117,10 @@ int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M);
 /* The GDP residue update (RF Thm 5): *accepted = L <= G_M; then *mu_new =
  * the largest mu' found (bisection, rounded down) with G_mu' (+) L <= G_M. */
 dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, int *accepted, double *mu_new, dpa_error *err);
+
+/* gdp, gdp-residue: the remaining mu^2 = base^2 - mu2_spent, rounded down
+ * (base: the budget's decimal, or mu_res) (filter_gdp.c) */
+dpa_dec dpa_f_gdp_rem2(const dpa_filter *f);
 
 /* ---- filter kinds ---- */
 dpa_status dpa_f_request_scalar(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err);

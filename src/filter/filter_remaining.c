@@ -100,7 +100,10 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
     case DPA_F_GDP_RESIDUE:
     case DPA_F_NATURAL_GDP: {
         /* sqrt of the remaining mu^2, rounded down (its shortest decimal squares to at most it) */
-        double r = dpa_dec_sqrt_show(f->kind == DPA_F_NATURAL_GDP ? dpa_dec_sub(f->d_mu2, f->mu2_spent, 0) : f->mu2_rem);
+        double r = f->kind != DPA_F_NATURAL_GDP && f->has_res && dpa_dec_is_zero(f->mu2_spent)
+                       ? f->mu_res /* the residue search's result itself */
+                       : dpa_dec_sqrt_show(f->kind == DPA_F_NATURAL_GDP ? dpa_dec_sub(f->d_mu2, f->mu2_spent, 0)
+                                                                        : dpa_f_gdp_rem2(f));
         double eu = 0, el = 0;
         if (r > 0) dpa_exact_epsilon(r, f->report_delta, &eu, &el);
         dpa_f_sb_add(&b, "{\"mu\":");
@@ -146,7 +149,7 @@ int dpa_filter_exhausted(const dpa_filter *f)
             if (dpa_dec_cmp(f->spent_rho[i], f->d_rho[i]) >= 0) return 1;
         return 0;
     case DPA_F_GDP:
-    case DPA_F_GDP_RESIDUE: return dpa_dec_is_zero(f->mu2_rem);
+    case DPA_F_GDP_RESIDUE: return dpa_dec_is_zero(dpa_f_gdp_rem2(f));
     case DPA_F_NATURAL_GDP: return dpa_dec_cmp(f->mu2_spent, f->d_mu2) >= 0;
     case DPA_F_NATURAL_APPROX: return !(f->accepted < f->max_queries) || !(f->last_delta < f->delta);
     }
