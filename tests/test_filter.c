@@ -30,26 +30,7 @@
 #include "dpacct/accountant.h"
 #include "dpacct/event.h"
 #include "dpacct/filter.h"
-
-static dpa_filter *mkfilter(const char *cfg)
-{
-    dpa_error err;
-    dpa_filter *f = dpa_filter_new_json(cfg, &err);
-    if (!f) fail_msg("config %s: %s", cfg, err.message);
-    return f;
-}
-
-/* request a JSON query; returns accepted (1/0) or -status on error */
-static int req(dpa_filter *f, const char *q, dpa_filter_decision *d, dpa_error *err)
-{
-    dpa_spec *s = dpa_spec_from_json(q, err);
-    if (!s) fail_msg("spec %s: %s", q, err->message);
-    dpa_filter_decision dd;
-    if (!d) d = &dd;
-    dpa_status st = dpa_filter_request(f, s, d, err);
-    dpa_spec_free(s);
-    return st ? -(int)st : d->accepted;
-}
+#include "filter_replay.h"
 
 static double remaining_mu(const dpa_filter *f)
 {
@@ -359,11 +340,11 @@ static void test_scalar_filters(void **state)
         {"{\"filter\":\"pure\",\"epsilon\":1}", "{\"poisson\":{\"rate\":0.1,\"event\":{\"pure\":{\"epsilon\":1}}}}", 6, DPA_OK},
         {"{\"filter\":\"pure\",\"epsilon\":1}", "{\"gaussian\":{\"sigma\":1}}", 0, DPA_EUNSUPPORTED},
         {"{\"filter\":\"basic\",\"epsilon\":1,\"delta\":1e-5}", "{\"approx\":{\"epsilon\":0.2,\"delta\":4e-6}}", 2, DPA_OK},
-        {"{\"filter\":\"basic\",\"epsilon\":1,\"delta\":1e-5}", "{\"repeat\":{\"count\":2,\"event\":{\"approx\":{\"epsilon\":0.1,\"delta\":1e-6}}}}", 4, DPA_OK},
+        {"{\"filter\":\"basic\",\"epsilon\":1,\"delta\":1e-5}", "{\"repeat\":{\"count\":2,\"event\":{\"approx\":{\"epsilon\":0.1,\"delta\":1e-6}}}}", 5, DPA_OK}, /* exact: 5 x 0.2 = 1 */
         {"{\"filter\":\"basic\",\"epsilon\":1,\"delta\":1e-5}", "{\"gaussian\":{\"sigma\":1}}", 0, DPA_EUNSUPPORTED},
-        {"{\"filter\":\"zcdp\",\"rho\":1}", "{\"gaussian\":{\"sigma\":1}}", 1, DPA_OK},
+        {"{\"filter\":\"zcdp\",\"rho\":1}", "{\"gaussian\":{\"sigma\":1}}", 2, DPA_OK}, /* exact: 2 x 1/2 = 1 */
         {"{\"filter\":\"zcdp\",\"rho\":1.0000001}", "{\"gaussian\":{\"sigma\":1}}", 2, DPA_OK},
-        {"{\"filter\":\"zcdp\",\"rho\":1}", "{\"zcdp\":{\"rho\":0.25}}", 3, DPA_OK},
+        {"{\"filter\":\"zcdp\",\"rho\":1}", "{\"zcdp\":{\"rho\":0.25}}", 4, DPA_OK}, /* exact: 4 x 0.25 = 1 */
         {"{\"filter\":\"zcdp\",\"rho\":1}", "{\"approx\":{\"epsilon\":1,\"delta\":1e-6}}", 0, DPA_EUNSUPPORTED},
         {"{\"filter\":\"rdp\",\"rho\":2.01,\"order\":2}", "{\"gaussian\":{\"sigma\":1}}", 2, DPA_OK},
         {"{\"filter\":\"rdp\",\"rho\":[2.01,8.01],\"order\":[2,8]}", "{\"gaussian\":{\"sigma\":1}}", 2, DPA_OK},

@@ -32,8 +32,11 @@
  * What each filter charges for a query (which event kinds it can account)
  * is in docs/filters.md.
  *
- * Every numerical error is pushed toward rejection and toward less
- * remaining budget.  All computations are deterministic: replaying the same
+ * Numbers are the decimals the JSON wrote; budgets and spent amounts are
+ * exact decimals where the costs are (a budget of 1 takes exactly four
+ * queries of 0.25), and every other numerical error is pushed toward
+ * rejection and toward less remaining budget (docs/filters.md, "Exact
+ * budgets").  All computations are deterministic: replaying the same
  * queries from the same configuration gives bit-identical states (the
  * ledger's `verify` relies on this).
  *
@@ -66,7 +69,8 @@ char *dpa_filter_config_json(const dpa_filter *f);
 const char *dpa_filter_name(const dpa_filter *f);
 
 /* The state (what has been spent) as a JSON text that restores it exactly
- * (doubles printed with 17 significant digits). */
+ * (decimal accumulators as strings, doubles printed with 17 significant
+ * digits, no -0; docs/filters.md "Determinism and state"). */
 char *dpa_filter_state_json(const dpa_filter *f);
 /* Restore a state produced by dpa_filter_state_json for a filter of the
  * same configuration.  DPA_EINVAL on malformed or mismatched state (the

@@ -3,76 +3,17 @@
  *
  * JSON configuration and state are read with jansson; every error names the
  * JSON path and the violated domain.  Configuration and state are written by
- * hand with "%.17g" (doubles round-trip exactly), so the same configuration
- * and the same queries give byte-identical texts (the ledger's `verify`).
- * Non-finite numbers are never written as bare tokens: a state never holds
- * one (budgets are finite, spends are checked), and "remaining" writes them
- * as strings ("inf"). */
+ * hand (filter_json.c: doubles with "%.17g", which round-trip exactly, no
+ * -0; the decimal accumulators as strings), so the same configuration and
+ * the same queries give byte-identical texts (the ledger's `verify`).  A
+ * state never holds a non-finite number (budgets are finite, spends are
+ * checked).  The remaining budget is in filter_remaining.c. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 #include "filter/filter_internal.h"
-#include "rdp/rdp.h"
-#include "exact/exact.h"
-
-/* ---------------- string builder ---------------- */
-typedef struct sb {
-    char *s;
-    size_t n, cap;
-    int bad;
-} sb;
-
-static void sb_add(sb *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void sb_add(sb *b, const char *fmt, ...)
-{
-    if (b->bad) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->bad = 1;
-            return;
-        }
-        if (b->s && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t nc = (b->cap ? b->cap * 2 : 256) + (size_t)k;
-        char *t = realloc(b->s, nc);
-        if (!t) {
-            b->bad = 1;
-            return;
-        }
-        b->s = t;
-        b->cap = nc;
-    }
-}
-
-/* a double: %.17g if finite, else a string */
-static void sb_num(sb *b, double x)
-{
-    if (isfinite(x)) sb_add(b, "%.17g", x);
-    else sb_add(b, "\"%s\"", isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
-}
-
-static char *sb_done(sb *b)
-{
-    if (b->bad) {
-        free(b->s);
-        return NULL;
-    }
-    if (!b->s) sb_add(b, "%s", "");
-    return b->s;
-}
 
 static const char *kind_name(dpa_filter_kind k)
 {
@@ -138,6 +79,7 @@ void dpa_filter_free(dpa_filter *f)
     free(f->orders);
     free(f->rho);
     free(f->spent_rho);
+    free(f->d_rho);
     for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
     free(f->specs);
     free(f);
@@ -146,11 +88,12 @@ void dpa_filter_free(dpa_filter *f)
 static void reset_state(dpa_filter *f)
 {
     f->accepted = 0;
-    f->spent_eps = 0;
-    f->log_keep = 0;
-    for (size_t i = 0; f->spent_rho && i < f->norders; i++) f->spent_rho[i] = 0;
-    f->mu_rem = f->mu;
-    f->mu_spent = 0;
+    f->spent_eps = dpa_dec_int(0);
+    f->keep = dpa_dec_int(1);
+    for (size_t i = 0; f->spent_rho && i < f->norders; i++) f->spent_rho[i] = dpa_dec_int(0);
+    f->has_res = 0;
+    f->mu_res = 0;
+    f->mu2_spent = dpa_dec_int(0);
     for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
     f->nspecs = 0;
     f->last_delta = 0;
@@ -326,6 +269,17 @@ dpa_filter *dpa_filter_new_json(const char *config, dpa_error *err)
                            "natural-approx)", name);
         goto out;
     }
+    /* the budgets as the decimals written (docs/filters.md, "Exact budgets") */
+    f->d_eps = dpa_dec_param(f->eps);
+    f->d_keep = dpa_dec_sub(dpa_dec_int(1), dpa_dec_param(f->delta), 0); /* exact: D has <= 17 digits */
+    f->d_mu2 = dpa_dec_mul(dpa_dec_param(f->mu), dpa_dec_param(f->mu), 0); /* exact */
+    if (f->norders) {
+        if (!(f->d_rho = malloc(f->norders * sizeof *f->d_rho))) {
+            st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < f->norders; i++) f->d_rho[i] = dpa_dec_param(f->rho[i]);
+    }
     reset_state(f);
 out:
     json_decref(o);
@@ -339,70 +293,70 @@ out:
 char *dpa_filter_config_json(const dpa_filter *f)
 {
     if (!f) return NULL;
-    sb b = {0};
-    sb_add(&b, "{\"filter\":\"%s\"", kind_name(f->kind));
+    dpa_f_sb b = {0};
+    dpa_f_sb_add(&b, "{\"filter\":\"%s\"", kind_name(f->kind));
     switch (f->kind) {
     case DPA_F_PURE:
-        sb_add(&b, ",\"epsilon\":");
-        sb_num(&b, f->eps);
+        dpa_f_sb_add(&b, ",\"epsilon\":");
+        dpa_f_sb_num(&b, f->eps);
         break;
     case DPA_F_BASIC:
-        sb_add(&b, ",\"epsilon\":");
-        sb_num(&b, f->eps);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->delta);
+        dpa_f_sb_add(&b, ",\"epsilon\":");
+        dpa_f_sb_num(&b, f->eps);
+        dpa_f_sb_add(&b, ",\"delta\":");
+        dpa_f_sb_num(&b, f->delta);
         break;
     case DPA_F_RDP:
         if (f->rdp_vector) {
-            sb_add(&b, ",\"rho\":[");
+            dpa_f_sb_add(&b, ",\"rho\":[");
             for (size_t i = 0; i < f->norders; i++) {
-                if (i) sb_add(&b, ",");
-                sb_num(&b, f->rho[i]);
+                if (i) dpa_f_sb_add(&b, ",");
+                dpa_f_sb_num(&b, f->rho[i]);
             }
-            sb_add(&b, "],\"order\":[");
+            dpa_f_sb_add(&b, "],\"order\":[");
             for (size_t i = 0; i < f->norders; i++) {
-                if (i) sb_add(&b, ",");
-                sb_num(&b, f->orders[i]);
+                if (i) dpa_f_sb_add(&b, ",");
+                dpa_f_sb_num(&b, f->orders[i]);
             }
-            sb_add(&b, "]");
+            dpa_f_sb_add(&b, "]");
         } else {
-            sb_add(&b, ",\"rho\":");
-            sb_num(&b, f->rho[0]);
-            sb_add(&b, ",\"order\":");
-            sb_num(&b, f->orders[0]);
+            dpa_f_sb_add(&b, ",\"rho\":");
+            dpa_f_sb_num(&b, f->rho[0]);
+            dpa_f_sb_add(&b, ",\"order\":");
+            dpa_f_sb_num(&b, f->orders[0]);
         }
-        sb_add(&b, ",\"report_delta\":");
-        sb_num(&b, f->report_delta);
+        dpa_f_sb_add(&b, ",\"report_delta\":");
+        dpa_f_sb_num(&b, f->report_delta);
         break;
     case DPA_F_ZCDP:
-        sb_add(&b, ",\"rho\":");
-        sb_num(&b, f->rho[0]);
-        sb_add(&b, ",\"report_delta\":");
-        sb_num(&b, f->report_delta);
+        dpa_f_sb_add(&b, ",\"rho\":");
+        dpa_f_sb_num(&b, f->rho[0]);
+        dpa_f_sb_add(&b, ",\"report_delta\":");
+        dpa_f_sb_num(&b, f->report_delta);
         break;
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
     case DPA_F_NATURAL_GDP:
-        sb_add(&b, ",\"mu\":");
-        sb_num(&b, f->mu);
-        sb_add(&b, ",\"report_delta\":");
-        sb_num(&b, f->report_delta);
+        dpa_f_sb_add(&b, ",\"mu\":");
+        dpa_f_sb_num(&b, f->mu);
+        dpa_f_sb_add(&b, ",\"report_delta\":");
+        dpa_f_sb_num(&b, f->report_delta);
         break;
     case DPA_F_NATURAL_DELTA:
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->delta);
+        dpa_f_sb_add(&b, ",\"delta\":");
+        dpa_f_sb_num(&b, f->delta);
         break;
     case DPA_F_NATURAL_APPROX:
-        sb_add(&b, ",\"epsilon\":");
-        sb_num(&b, f->eps);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->delta);
-        sb_add(&b, ",\"allow_degraded\":true,\"max_queries\":");
-        sb_num(&b, f->max_queries);
+        dpa_f_sb_add(&b, ",\"epsilon\":");
+        dpa_f_sb_num(&b, f->eps);
+        dpa_f_sb_add(&b, ",\"delta\":");
+        dpa_f_sb_num(&b, f->delta);
+        dpa_f_sb_add(&b, ",\"allow_degraded\":true,\"max_queries\":");
+        dpa_f_sb_num(&b, f->max_queries);
         break;
     }
-    sb_add(&b, "}");
-    return sb_done(&b);
+    dpa_f_sb_add(&b, "}");
+    return dpa_f_sb_done(&b);
 }
 
 dpa_filter *dpa_filter_copy(const dpa_filter *f, dpa_error *err)
@@ -427,58 +381,52 @@ dpa_filter *dpa_filter_copy(const dpa_filter *f, dpa_error *err)
 char *dpa_filter_state_json(const dpa_filter *f)
 {
     if (!f) return NULL;
-    sb b = {0};
-    sb_add(&b, "{\"filter\":\"%s\",\"accepted\":%.17g", kind_name(f->kind), f->accepted);
+    dpa_f_sb b = {0};
+    dpa_f_sb_add(&b, "{\"filter\":\"%s\",\"accepted\":%.17g", kind_name(f->kind), f->accepted);
     switch (f->kind) {
     case DPA_F_PURE:
-        sb_add(&b, ",\"spent_epsilon\":");
-        sb_num(&b, f->spent_eps);
+        dpa_f_sb_dec(&b, "spent_epsilon", f->spent_eps);
         break;
     case DPA_F_BASIC:
     case DPA_F_NATURAL_DELTA:
-        if (f->kind == DPA_F_BASIC) {
-            sb_add(&b, ",\"spent_epsilon\":");
-            sb_num(&b, f->spent_eps);
-        }
-        sb_add(&b, ",\"log_keep\":");
-        sb_num(&b, f->log_keep);
+        if (f->kind == DPA_F_BASIC) dpa_f_sb_dec(&b, "spent_epsilon", f->spent_eps);
+        dpa_f_sb_dec(&b, "keep", f->keep);
         break;
     case DPA_F_RDP:
     case DPA_F_ZCDP:
-        sb_add(&b, ",\"spent_rho\":[");
-        for (size_t i = 0; i < f->norders; i++) {
-            if (i) sb_add(&b, ",");
-            sb_num(&b, f->spent_rho[i]);
-        }
-        sb_add(&b, "]");
+        dpa_f_sb_add(&b, ",\"spent_rho\":[");
+        for (size_t i = 0; i < f->norders; i++) dpa_f_sb_dec(&b, i ? "," : "", f->spent_rho[i]);
+        dpa_f_sb_add(&b, "]");
         break;
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
-        sb_add(&b, ",\"mu_remaining\":");
-        sb_num(&b, f->mu_rem);
+        if (f->has_res) {
+            dpa_f_sb_add(&b, ",\"mu_residue\":");
+            dpa_f_sb_num(&b, f->mu_res);
+        }
+        dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
         break;
     case DPA_F_NATURAL_GDP:
-        sb_add(&b, ",\"mu_spent\":");
-        sb_num(&b, f->mu_spent);
+        dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
         break;
     case DPA_F_NATURAL_APPROX: {
-        sb_add(&b, ",\"delta_at_epsilon\":");
-        sb_num(&b, f->last_delta);
-        sb_add(&b, ",\"queries\":[");
+        dpa_f_sb_add(&b, ",\"delta_at_epsilon\":");
+        dpa_f_sb_num(&b, f->last_delta);
+        dpa_f_sb_add(&b, ",\"queries\":[");
         for (size_t i = 0; i < f->nspecs; i++) {
             json_t *str = json_string(f->specs[i]);
             char *t = str ? json_dumps(str, JSON_ENCODE_ANY) : NULL;
             if (!t) b.bad = 1;
-            else sb_add(&b, "%s%s", i ? "," : "", t);
+            else dpa_f_sb_add(&b, "%s%s", i ? "," : "", t);
             free(t);
             json_decref(str);
         }
-        sb_add(&b, "]");
+        dpa_f_sb_add(&b, "]");
         break;
     }
     }
-    sb_add(&b, "}");
-    return sb_done(&b);
+    dpa_f_sb_add(&b, "}");
+    return dpa_f_sb_done(&b);
 }
 
 static dpa_status state_num(json_t *o, const char *key, double lo, double hi, double *out, dpa_error *err)
@@ -489,6 +437,40 @@ static dpa_status state_num(json_t *o, const char *key, double lo, double hi, do
     if (!(x >= lo && x <= hi)) return dpa_error_set(err, DPA_EINVAL, "state /%s: must be in [%g, %g], got %.17g", key, lo, hi, x);
     *out = x;
     return DPA_OK;
+}
+
+/* A decimal of the state: a string (exact, as written by
+ * dpa_filter_state_json) or, from states written before exact budgets, a
+ * number (its exact value rounded toward less budget: up > 0 for an
+ * amount spent).  Checked to lie in [lo, hi]. */
+static dpa_status state_dec(json_t *v, const char *key, int up, dpa_dec lo, dpa_dec hi, dpa_dec *out, dpa_error *err)
+{
+    dpa_dec x;
+    if (json_is_string(v)) {
+        if (!dpa_dec_parse(json_string_value(v), &x))
+            return dpa_error_set(err, DPA_EINVAL, "state %s: not a decimal number of at most 36 digits", key);
+    } else if (json_is_number(v) && json_number_value(v) >= 0 && isfinite(json_number_value(v))) {
+        x = dpa_dec_from_double(json_number_value(v), up);
+    } else {
+        return dpa_error_set(err, DPA_EINVAL, "state %s: missing, or not a decimal string or a number >= 0", key);
+    }
+    if (dpa_dec_cmp(x, lo) < 0 || dpa_dec_cmp(x, hi) > 0) {
+        char a[DPA_DEC_STRLEN], b[DPA_DEC_STRLEN], c[DPA_DEC_STRLEN];
+        dpa_dec_str(lo, a), dpa_dec_str(hi, b), dpa_dec_str(x, c);
+        return dpa_error_set(err, DPA_EINVAL, "state %s: must be in [%s, %s], got %s", key, a, b, c);
+    }
+    *out = x;
+    return DPA_OK;
+}
+
+/* A state key of the current format or its name before exact budgets
+ * (old: a double whose meaning differs, converted by the caller). */
+static json_t *state_key(json_t *o, const char *key, const char *old, int *is_old)
+{
+    json_t *v = json_object_get(o, key);
+    *is_old = 0;
+    if (!v && old && (v = json_object_get(o, old))) *is_old = 1;
+    return v;
 }
 
 dpa_status dpa_f_natural_restore(dpa_filter *f, json_t *queries, dpa_error *err);
@@ -503,7 +485,9 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
     dpa_status st = DPA_OK;
     /* parse into a scratch copy: the filter is unchanged on error */
     dpa_filter t = *f;
-    double *rho = NULL;
+    dpa_dec *rho = NULL, zero = dpa_dec_int(0), one = dpa_dec_int(1);
+    json_t *v;
+    int old;
     if (!json_is_object(o)) {
         st = dpa_error_set(err, DPA_EINVAL, "state: must be a JSON object");
         goto out;
@@ -513,12 +497,13 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         st = dpa_error_set(err, DPA_EINVAL, "state /filter: must be \"%s\" (the filter's configuration)", kind_name(f->kind));
         goto out;
     }
+    /* the current keys, then those of states written before exact budgets */
     const char *keys_pure[] = {"filter", "accepted", "spent_epsilon", NULL},
-               *keys_basic[] = {"filter", "accepted", "spent_epsilon", "log_keep", NULL},
-               *keys_nd[] = {"filter", "accepted", "log_keep", NULL},
+               *keys_basic[] = {"filter", "accepted", "spent_epsilon", "keep", "log_keep", NULL},
+               *keys_nd[] = {"filter", "accepted", "keep", "log_keep", NULL},
                *keys_rho[] = {"filter", "accepted", "spent_rho", NULL},
-               *keys_mu[] = {"filter", "accepted", "mu_remaining", NULL},
-               *keys_ng[] = {"filter", "accepted", "mu_spent", NULL},
+               *keys_mu[] = {"filter", "accepted", "mu_squared_spent", "mu_residue", "mu_remaining", NULL},
+               *keys_ng[] = {"filter", "accepted", "mu_squared_spent", "mu_spent", NULL},
                *keys_na[] = {"filter", "accepted", "delta_at_epsilon", "queries", NULL};
     const char *const *keys = f->kind == DPA_F_PURE ? keys_pure : f->kind == DPA_F_BASIC ? keys_basic
                               : f->kind == DPA_F_NATURAL_DELTA                           ? keys_nd
@@ -528,7 +513,6 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
                                                                                          : keys_na;
     {
         const char *key;
-        json_t *v;
         json_object_foreach(o, key, v)
         {
             int ok = 0;
@@ -545,17 +529,32 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         st = dpa_error_set(err, DPA_EINVAL, "state /accepted: must be an integer");
         goto out;
     }
+    if (json_object_size(o) != (size_t)(3 + (f->kind == DPA_F_BASIC || f->kind == DPA_F_NATURAL_APPROX ||
+                                         json_object_get(o, "mu_residue") != NULL))) {
+        st = dpa_error_set(err, DPA_EINVAL, "state: must have the keys of filter \"%s\" once each", kind_name(f->kind));
+        goto out;
+    }
     switch (f->kind) {
     case DPA_F_PURE:
-        st = state_num(o, "spent_epsilon", 0, f->eps, &t.spent_eps, err);
+        st = state_dec(json_object_get(o, "spent_epsilon"), "/spent_epsilon", 1, zero, f->d_eps, &t.spent_eps, err);
         break;
     case DPA_F_BASIC:
-        if ((st = state_num(o, "spent_epsilon", 0, f->eps, &t.spent_eps, err))) break;
+        if ((st = state_dec(json_object_get(o, "spent_epsilon"), "/spent_epsilon", 1, zero, f->d_eps, &t.spent_eps, err)))
+            break;
         /* fallthrough */
     case DPA_F_NATURAL_DELTA:
-        if ((st = state_num(o, "log_keep", -1e300, 0, &t.log_keep, err))) break;
-        if (t.log_keep < log1p(-f->delta) * (1 + 1e-12) - 1e-300)
-            st = dpa_error_set(err, DPA_EINVAL, "state /log_keep: beyond the budget's delta");
+        v = state_key(o, "keep", "log_keep", &old);
+        if (old) { /* log(1 - delta), rounded down: keep = exp of it, rounded down */
+            double lk = json_is_number(v) ? json_number_value(v) : NAN;
+            if (!(lk <= 0 && lk >= -1e300)) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /log_keep: must be a number <= 0");
+                break;
+            }
+            t.keep = lk == 0 ? dpa_dec_int(1) : dpa_dec_from_double(exp(lk) * (1 - 1e-15), 0);
+            if (dpa_dec_cmp(t.keep, f->d_keep) < 0) st = dpa_error_set(err, DPA_EINVAL, "state /log_keep: beyond the budget's delta");
+        } else {
+            st = state_dec(v, "/keep", 0, f->d_keep, one, &t.keep, err);
+        }
         break;
     case DPA_F_RDP:
     case DPA_F_ZCDP: {
@@ -569,26 +568,60 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
             st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
             break;
         }
-        for (size_t i = 0; i < f->norders; i++) {
-            json_t *v = json_array_get(a, i);
-            double x = json_is_number(v) ? json_number_value(v) : NAN;
-            if (!(x >= 0 && x <= f->rho[i])) {
-                st = dpa_error_set(err, DPA_EINVAL, "state /spent_rho/%zu: must be a number in [0, %.17g]", i, f->rho[i]);
-                break;
-            }
-            rho[i] = x;
+        for (size_t i = 0; i < f->norders && !st; i++) {
+            char k[40];
+            snprintf(k, sizeof k, "/spent_rho/%zu", i);
+            st = state_dec(json_array_get(a, i), k, 1, zero, f->d_rho[i], &rho[i], err);
         }
         break;
     }
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
-        st = state_num(o, "mu_remaining", 0, f->mu, &t.mu_rem, err);
+        v = state_key(o, "mu_squared_spent", "mu_remaining", &old);
+        if (old) { /* the remaining mu (a double): the base, nothing spent since */
+            double x = json_is_number(v) ? json_number_value(v) : NAN;
+            if (!(x >= 0 && x <= f->mu)) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /mu_remaining: must be a number in [0, %.17g]", f->mu);
+                break;
+            }
+            t.has_res = x < f->mu;
+            t.mu_res = t.has_res ? x : 0;
+            t.mu2_spent = zero;
+            break;
+        }
+        if ((v = json_object_get(o, "mu_residue"))) {
+            double x = json_is_number(v) ? json_number_value(v) : NAN;
+            if (!(x >= 0 && x < f->mu)) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /mu_residue: must be a number in [0, %.17g)", f->mu);
+                break;
+            }
+            t.has_res = 1;
+            t.mu_res = x + 0.0;
+        } else {
+            t.has_res = 0;
+            t.mu_res = 0;
+        }
+        if ((st = state_dec(json_object_get(o, "mu_squared_spent"), "/mu_squared_spent", 1, zero, f->d_mu2, &t.mu2_spent, err)))
+            break;
+        dpa_dec base = t.has_res ? dpa_dec_from_double(t.mu_res, 1) : dpa_dec_int(0);
+        if (dpa_dec_cmp(t.mu2_spent, t.has_res ? dpa_dec_mul(base, base, 1) : f->d_mu2) > 0)
+            st = dpa_error_set(err, DPA_EINVAL, "state /mu_squared_spent: beyond the remaining budget");
         break;
     case DPA_F_NATURAL_GDP:
-        st = state_num(o, "mu_spent", 0, f->mu, &t.mu_spent, err);
+        v = state_key(o, "mu_squared_spent", "mu_spent", &old);
+        if (old) { /* the spent mu: its square rounded up */
+            dpa_dec m;
+            if (!(st = state_dec(v, "/mu_spent", 1, zero, dpa_dec_from_double(f->mu, 1), &m, err))) {
+                t.mu2_spent = dpa_dec_mul(m, m, 1);
+                if (dpa_dec_cmp(t.mu2_spent, f->d_mu2) > 0) st = dpa_error_set(err, DPA_EINVAL, "state /mu_spent: beyond the budget");
+            }
+        } else {
+            st = state_dec(v, "/mu_squared_spent", 1, zero, f->d_mu2, &t.mu2_spent, err);
+        }
         break;
     case DPA_F_NATURAL_APPROX: {
         if ((st = state_num(o, "delta_at_epsilon", 0, f->delta, &t.last_delta, err))) break;
+        t.last_delta += 0.0; /* never -0 */
         json_t *q = json_object_get(o, "queries");
         if (!json_is_array(q) || (double)json_array_size(q) != t.accepted) {
             st = dpa_error_set(err, DPA_EINVAL, "state /queries: must be an array of the %.17g accepted queries", t.accepted);
@@ -637,144 +670,4 @@ dpa_status dpa_filter_request(dpa_filter *f, const dpa_spec *query, dpa_filter_d
     default:
         return dpa_f_request_natural(f, query, out, err);
     }
-}
-
-/* ---------------- remaining budget ---------------- */
-static double rem_delta(double D, double log_keep)
-{
-    /* the largest d with (1 - d) keep >= 1 - D: d = 1 - (1 - D)/keep, rounded down */
-    double r = -expm1(log1p(-D) - log_keep);
-    r = r * (1 - 16 * 1.1102230246251565e-16);
-    return r > 0 ? dpa_f_dn(r) : 0;
-}
-
-char *dpa_filter_remaining_json(const dpa_filter *f)
-{
-    if (!f) return NULL;
-    sb b = {0};
-    switch (f->kind) {
-    case DPA_F_PURE: {
-        double r = fmax(0, dpa_f_dn(f->eps - f->spent_eps));
-        sb_add(&b, "{\"epsilon\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"delta\":0}}");
-        break;
-    }
-    case DPA_F_BASIC: {
-        double r = fmax(0, dpa_f_dn(f->eps - f->spent_eps)), d = rem_delta(f->delta, f->log_keep);
-        sb_add(&b, "{\"epsilon\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, d);
-        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, d);
-        sb_add(&b, "}}");
-        break;
-    }
-    case DPA_F_NATURAL_DELTA: {
-        double d = rem_delta(f->delta, f->log_keep);
-        sb_add(&b, "{\"delta\":");
-        sb_num(&b, d);
-        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":0,\"delta\":");
-        sb_num(&b, d);
-        sb_add(&b, "}}");
-        break;
-    }
-    case DPA_F_RDP: {
-        /* remaining per order; as (eps, delta): the best order's conversion
-         * (Balle et al. 2020 Thm 21) of the remaining budget */
-        double best = INFINITY;
-        sb_add(&b, "{\"rho\":%s", f->rdp_vector ? "[" : "");
-        for (size_t i = 0; i < f->norders; i++) {
-            double r = fmax(0, dpa_f_dn(f->rho[i] - f->spent_rho[i]));
-            if (i) sb_add(&b, ",");
-            sb_num(&b, r);
-            double e = dpa_rdp_eps_from(DPA_RDP_IMPROVED, f->orders[i], r, f->report_delta);
-            if (e < best) best = e;
-        }
-        sb_add(&b, "%s,\"order\":%s", f->rdp_vector ? "]" : "", f->rdp_vector ? "[" : "");
-        for (size_t i = 0; i < f->norders; i++) {
-            if (i) sb_add(&b, ",");
-            sb_num(&b, f->orders[i]);
-        }
-        sb_add(&b, "%s,\"as_epsilon_delta\":{\"epsilon\":", f->rdp_vector ? "]" : "");
-        sb_num(&b, best);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->report_delta);
-        sb_add(&b, "}}");
-        break;
-    }
-    case DPA_F_ZCDP: {
-        double r = fmax(0, dpa_f_dn(f->rho[0] - f->spent_rho[0]));
-        /* Bun-Steinke 2016 Prop 1.3: rho-zCDP => (rho + 2 sqrt(rho log(1/delta)), delta) */
-        double e = dpa_f_up((r + 2 * sqrt(r * log(1 / f->report_delta))) * (1 + 1e-14));
-        sb_add(&b, "{\"rho\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
-        sb_num(&b, e);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->report_delta);
-        sb_add(&b, "}}");
-        break;
-    }
-    case DPA_F_GDP:
-    case DPA_F_GDP_RESIDUE:
-    case DPA_F_NATURAL_GDP: {
-        double r = f->kind == DPA_F_NATURAL_GDP
-                       ? fmax(0, dpa_f_dn(sqrt(fmax(0, (f->mu - f->mu_spent) * (f->mu + f->mu_spent))) * (1 - 1e-15)))
-                       : f->mu_rem;
-        double eu = 0, el = 0;
-        if (r > 0) dpa_exact_epsilon(r, f->report_delta, &eu, &el);
-        sb_add(&b, "{\"mu\":");
-        sb_num(&b, r);
-        sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
-        sb_num(&b, eu);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->report_delta);
-        sb_add(&b, "}}");
-        break;
-    }
-    case DPA_F_NATURAL_APPROX: {
-        double e2, d2, n;
-        dpa_f_thm9(f->eps, f->delta, f->max_queries, &e2, &d2, &n);
-        sb_add(&b, "{\"epsilon\":");
-        sb_num(&b, f->eps);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, f->delta);
-        sb_add(&b, ",\"delta_at_epsilon\":");
-        sb_num(&b, f->last_delta);
-        sb_add(&b, ",\"queries_left\":%.17g", fmax(0, f->max_queries - f->accepted));
-        sb_add(&b, ",\"degraded_guarantee\":{\"epsilon\":");
-        sb_num(&b, e2);
-        sb_add(&b, ",\"delta\":");
-        sb_num(&b, d2);
-        sb_add(&b, ",\"source\":\"RF Thm 9 with the constants of its proof (Thms 14, 15): n = %.17g levels\"}}", n);
-        break;
-    }
-    }
-    return sb_done(&b);
-}
-
-int dpa_filter_exhausted(const dpa_filter *f)
-{
-    if (!f) return 1;
-    switch (f->kind) {
-    case DPA_F_PURE: return !(f->spent_eps < f->eps);
-    case DPA_F_BASIC: return !(f->spent_eps < f->eps) && rem_delta(f->delta, f->log_keep) <= 0;
-    case DPA_F_NATURAL_DELTA: return rem_delta(f->delta, f->log_keep) <= 0;
-    case DPA_F_RDP:
-    case DPA_F_ZCDP:
-        for (size_t i = 0; i < f->norders; i++)
-            if (!(f->spent_rho[i] < f->rho[i])) return 1;
-        return 0;
-    case DPA_F_GDP:
-    case DPA_F_GDP_RESIDUE: return !(f->mu_rem > 0);
-    case DPA_F_NATURAL_GDP: return !(f->mu_spent < f->mu);
-    case DPA_F_NATURAL_APPROX: return !(f->accepted < f->max_queries) || !(f->last_delta < f->delta);
-    }
-    return 1;
 }

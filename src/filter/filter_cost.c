@@ -36,6 +36,16 @@ double dpa_f_dn(double x)
 
 static double up_rel(double x) { return isfinite(x) ? dpa_f_up(x * (1 + OPS_REL)) : x; }
 
+/* Decimal shorthands (filter_decimal.h): P(x) a parameter as written in
+ * the JSON, U(x) a computed double bound, rounded up. */
+#define P(x) dpa_dec_param(x)
+#define U(x) dpa_dec_from_double((x), 1)
+static dpa_dec dec_add_up(dpa_dec a, dpa_dec b) { return dpa_dec_add(a, b, 1); }
+static dpa_dec dec_mul_up(dpa_dec a, dpa_dec b) { return dpa_dec_mul(a, b, 1); }
+static dpa_dec dec_div_up(dpa_dec a, dpa_dec b) { return dpa_dec_div(a, b, 1); }
+/* x^2 / 2^k, rounded up */
+static dpa_dec dec_sq_half(dpa_dec x, unsigned k) { return dec_div_up(dec_mul_up(x, x), dpa_dec_int(1ull << k)); }
+
 /* Path of child i of a node at path p, for messages. */
 static void child_path(char *dst, size_t n, const char *p, const dpa_event *e, size_t i)
 {
@@ -49,10 +59,9 @@ static void child_path(char *dst, size_t n, const char *p, const dpa_event *e, s
 /* Amplification by subsampling of a pure eps (Balle, Barthe, Gaboardi
  * 2018: Thm 8, Poisson with add/remove; Thm 9, without replacement with
  * replace-one): eps' = log(1 + q (e^eps - 1)). */
-static double amplify(double q, double eps)
+static dpa_dec amplify(double q, dpa_dec eps)
 {
-    if (!isfinite(eps)) return eps;
-    return up_rel(log1p(q * expm1(eps)));
+    return U(up_rel(log1p(q * expm1(dpa_dec_to_double(eps, 1)))));
 }
 
 /* Checks the neighbouring relation of subsampling, as the accountants do. */
@@ -127,36 +136,36 @@ static int alias_of(const dpa_event *e, double *v, double *depth)
 static double alias_gauss_mu(double ratio, double depth) { return up_rel(sqrt(depth) * ratio); }
 
 /* ---------------- pure eps ---------------- */
-static dpa_status pure_rec(const dpa_event *e, dpa_neighboring nb, const char *path, double *out, dpa_error *err)
+static dpa_status pure_rec(const dpa_event *e, dpa_neighboring nb, const char *path, dpa_dec *out, dpa_error *err)
 {
     char cp[400];
-    double v;
+    dpa_dec v;
     dpa_status st;
     switch (e->kind) {
     case DPA_EV_PURE:
     case DPA_EV_RANDOMIZED_RESPONSE: /* k-ary RR is eps-DP too */
-        *out = e->p[0];
+        *out = P(e->p[0]);
         return DPA_OK;
     case DPA_EV_APPROX:
         if (e->p[1] > 0)
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "%s/approx: delta = %g > 0 is not pure DP (use the \"basic\" filter, or \"natural\" "
                                  "with a delta budget for (0, delta) queries)", path, e->p[1]);
-        *out = e->p[0];
+        *out = P(e->p[0]);
         return DPA_OK;
     case DPA_EV_LAPLACE:
     case DPA_EV_DISCRETE_LAPLACE: /* loss bounded by s/b in both directions */
-        *out = up_rel(e->p[1] / e->p[0]);
+        *out = dec_div_up(P(e->p[1]), P(e->p[0]));
         return DPA_OK;
     case DPA_EV_NO_OP:
-        *out = 0;
+        *out = dpa_dec_int(0);
         return DPA_OK;
     case DPA_EV_COMPOSE: {
-        double s = 0;
+        dpa_dec s = dpa_dec_int(0);
         for (size_t i = 0; i < e->nchild; i++) {
             child_path(cp, sizeof cp, path, e, i);
             if ((st = pure_rec(e->child[i], nb, cp, &v, err))) return st;
-            s = dpa_f_up(s + v);
+            s = dec_add_up(s, v);
         }
         *out = s;
         return DPA_OK;
@@ -164,7 +173,7 @@ static dpa_status pure_rec(const dpa_event *e, dpa_neighboring nb, const char *p
     case DPA_EV_REPEAT:
         child_path(cp, sizeof cp, path, e, 0);
         if ((st = pure_rec(e->child[0], nb, cp, &v, err))) return st;
-        *out = dpa_f_up(v * e->p[0]);
+        *out = dec_mul_up(v, P(e->p[0]));
         return DPA_OK;
     case DPA_EV_POISSON:
     case DPA_EV_SAMPLE:
@@ -177,7 +186,7 @@ static dpa_status pure_rec(const dpa_event *e, dpa_neighboring nb, const char *p
         double a, d;
         int cls = alias_of(e, &a, &d);
         if (cls == ALIAS_PURE || cls == ALIAS_BR) { /* eps-BR implies eps-DP */
-            *out = a;
+            *out = P(a);
             return DPA_OK;
         }
         if (cls == ALIAS_GAUSS)
@@ -192,57 +201,59 @@ static dpa_status pure_rec(const dpa_event *e, dpa_neighboring nb, const char *p
     }
 }
 
-dpa_status dpa_f_pure_eps(const dpa_spec *q, double *eps, dpa_error *err)
+dpa_status dpa_f_pure_eps(const dpa_spec *q, dpa_dec *eps, dpa_error *err)
 {
     return pure_rec(q->root, q->nb, "", eps, err);
 }
 
 /* ---------------- (eps, delta) by basic composition ---------------- */
-/* delta is carried as lk = log(1 - delta) <= 0 (rounded down): composition
- * adds them (1 - delta = prod (1 - delta_i), the product rule of
- * RF §3), repeat multiplies. */
-static dpa_status approx_rec(const dpa_event *e, dpa_neighboring nb, const char *path, double *eo, double *lo,
+/* delta is carried as keep = 1 - delta (rounded down): composition
+ * multiplies them (1 - delta = prod (1 - delta_i), the product rule of
+ * RF §3), repeat raises to the count. */
+static dpa_dec one_minus(dpa_dec d) { return dpa_dec_sub(dpa_dec_int(1), d, 0); }
+
+static dpa_status approx_rec(const dpa_event *e, dpa_neighboring nb, const char *path, dpa_dec *eo, dpa_dec *ko,
                              dpa_error *err)
 {
     char cp[400];
-    double v, l;
+    dpa_dec v, l;
     dpa_status st;
     switch (e->kind) {
     case DPA_EV_PURE:
     case DPA_EV_RANDOMIZED_RESPONSE:
-        *eo = e->p[0];
-        *lo = 0;
+        *eo = P(e->p[0]);
+        *ko = dpa_dec_int(1);
         return DPA_OK;
     case DPA_EV_APPROX:
-        *eo = e->p[0];
-        *lo = e->p[1] >= 1 ? -INFINITY : dpa_f_dn(log1p(-e->p[1]) * (1 + OPS_REL));
+        *eo = P(e->p[0]);
+        *ko = one_minus(P(e->p[1]));
         return DPA_OK;
     case DPA_EV_LAPLACE:
     case DPA_EV_DISCRETE_LAPLACE:
-        *eo = up_rel(e->p[1] / e->p[0]);
-        *lo = 0;
+        *eo = dec_div_up(P(e->p[1]), P(e->p[0]));
+        *ko = dpa_dec_int(1);
         return DPA_OK;
     case DPA_EV_NO_OP:
-        *eo = 0;
-        *lo = 0;
+        *eo = dpa_dec_int(0);
+        *ko = dpa_dec_int(1);
         return DPA_OK;
     case DPA_EV_COMPOSE: {
-        double s = 0, sl = 0;
+        dpa_dec s = dpa_dec_int(0), sk = dpa_dec_int(1);
         for (size_t i = 0; i < e->nchild; i++) {
             child_path(cp, sizeof cp, path, e, i);
             if ((st = approx_rec(e->child[i], nb, cp, &v, &l, err))) return st;
-            s = dpa_f_up(s + v);
-            sl = dpa_f_dn(sl + l);
+            s = dec_add_up(s, v);
+            sk = dpa_dec_mul(sk, l, 0);
         }
         *eo = s;
-        *lo = sl;
+        *ko = sk;
         return DPA_OK;
     }
     case DPA_EV_REPEAT:
         child_path(cp, sizeof cp, path, e, 0);
         if ((st = approx_rec(e->child[0], nb, cp, &v, &l, err))) return st;
-        *eo = dpa_f_up(v * e->p[0]);
-        *lo = dpa_f_dn(l * e->p[0]);
+        *eo = dec_mul_up(v, P(e->p[0]));
+        *ko = dpa_dec_pow(l, e->p[0], 0);
         return DPA_OK;
     case DPA_EV_POISSON:
     case DPA_EV_SAMPLE: {
@@ -252,9 +263,7 @@ static dpa_status approx_rec(const dpa_event *e, dpa_neighboring nb, const char 
         child_path(cp, sizeof cp, path, e, 0);
         if ((st = approx_rec(e->child[0], nb, cp, &v, &l, err))) return st;
         *eo = amplify(q, v);
-        double d = -expm1(l) * (1 + OPS_REL); /* delta, rounded up */
-        double qd = fmin(1.0, dpa_f_up(q * d));
-        *lo = qd >= 1 ? -INFINITY : dpa_f_dn(log1p(-qd) * (1 + OPS_REL));
+        *ko = one_minus(dec_mul_up(U(q), one_minus(l))); /* 1 - q delta, rounded down */
         return DPA_OK;
     }
     case DPA_EV_GAUSSIAN:
@@ -274,8 +283,8 @@ static dpa_status approx_rec(const dpa_event *e, dpa_neighboring nb, const char 
         double a, d;
         int cls = alias_of(e, &a, &d);
         if (cls == ALIAS_PURE || cls == ALIAS_BR) {
-            *eo = a;
-            *lo = 0;
+            *eo = P(a);
+            *ko = dpa_dec_int(1);
             return DPA_OK;
         }
     }
@@ -284,32 +293,30 @@ static dpa_status approx_rec(const dpa_event *e, dpa_neighboring nb, const char 
     }
 }
 
-dpa_status dpa_f_approx(const dpa_spec *q, double *eps, double *log_keep, dpa_error *err)
+dpa_status dpa_f_approx(const dpa_spec *q, dpa_dec *eps, dpa_dec *keep, dpa_error *err)
 {
-    return approx_rec(q->root, q->nb, "", eps, log_keep, err);
+    return approx_rec(q->root, q->nb, "", eps, keep, err);
 }
 
 /* ---------------- zCDP ---------------- */
 /* Gaussian: rho = mu^2/2 (Bun-Steinke 2016 Prop 1.6); discrete Gaussian:
  * s^2/(2 sigma^2) (Canonne-Kamath-Steinke 2020 Prop 5); eps-DP: eps^2/2
  * (Bun-Steinke Prop 1.4); composition adds (Bun-Steinke Lemma 1.7). */
-static dpa_status zcdp_rec(const dpa_event *e, dpa_neighboring nb, const char *path, double *out, dpa_error *err)
+static dpa_status zcdp_rec(const dpa_event *e, dpa_neighboring nb, const char *path, dpa_dec *out, dpa_error *err)
 {
     char cp[400];
-    double v;
+    dpa_dec v;
     dpa_status st;
     switch (e->kind) {
     case DPA_EV_ZCDP:
-        *out = e->p[0];
+        *out = P(e->p[0]);
         return DPA_OK;
     case DPA_EV_GAUSSIAN:
-    case DPA_EV_DISCRETE_GAUSSIAN: {
-        double m = e->p[1] / e->p[0];
-        *out = up_rel(0.5 * m * m);
+    case DPA_EV_DISCRETE_GAUSSIAN: /* s^2 / (2 sigma^2) */
+        *out = dec_div_up(dec_sq_half(P(e->p[1]), 1), dec_mul_up(P(e->p[0]), P(e->p[0])));
         return DPA_OK;
-    }
     case DPA_EV_GDP:
-        *out = up_rel(0.5 * e->p[0] * e->p[0]);
+        *out = dec_sq_half(P(e->p[0]), 1);
         return DPA_OK;
     case DPA_EV_PURE:
     case DPA_EV_RANDOMIZED_RESPONSE:
@@ -317,17 +324,17 @@ static dpa_status zcdp_rec(const dpa_event *e, dpa_neighboring nb, const char *p
     case DPA_EV_DISCRETE_LAPLACE:
     case DPA_EV_APPROX:
         if ((st = pure_rec(e, nb, path, &v, err))) return st;
-        *out = up_rel(0.5 * v * v);
+        *out = dec_sq_half(v, 1);
         return DPA_OK;
     case DPA_EV_NO_OP:
-        *out = 0;
+        *out = dpa_dec_int(0);
         return DPA_OK;
     case DPA_EV_COMPOSE: {
-        double s = 0;
+        dpa_dec s = dpa_dec_int(0);
         for (size_t i = 0; i < e->nchild; i++) {
             child_path(cp, sizeof cp, path, e, i);
             if ((st = zcdp_rec(e->child[i], nb, cp, &v, err))) return st;
-            s = dpa_f_up(s + v);
+            s = dec_add_up(s, v);
         }
         *out = s;
         return DPA_OK;
@@ -335,7 +342,7 @@ static dpa_status zcdp_rec(const dpa_event *e, dpa_neighboring nb, const char *p
     case DPA_EV_REPEAT:
         child_path(cp, sizeof cp, path, e, 0);
         if ((st = zcdp_rec(e->child[0], nb, cp, &v, err))) return st;
-        *out = dpa_f_up(v * e->p[0]);
+        *out = dec_mul_up(v, P(e->p[0]));
         return DPA_OK;
     case DPA_EV_POISSON:
     case DPA_EV_SAMPLE:
@@ -346,13 +353,14 @@ static dpa_status zcdp_rec(const dpa_event *e, dpa_neighboring nb, const char *p
         double a, d;
         switch (alias_of(e, &a, &d)) {
         case ALIAS_PURE: /* eps-DP: eps^2/2 (Bun-Steinke Prop 1.4) */
-            *out = up_rel(0.5 * a * a);
+            *out = dec_sq_half(P(a), 1);
             return DPA_OK;
         case ALIAS_BR: /* eps-bounded range: eps^2/8 (Cesar & Rogers 2021) */
-            *out = up_rel(0.125 * a * a);
+            *out = dec_sq_half(P(a), 3);
             return DPA_OK;
         case ALIAS_GAUSS: { /* rho = mu^2/2 = depth (s/sigma)^2 / 2 */
-            *out = up_rel(0.5 * d * a * a);
+            *out = dec_mul_up(P(d), dec_div_up(dec_sq_half(P(get_par(e, "sensitivity")), 1),
+                                               dec_mul_up(P(get_par(e, "sigma")), P(get_par(e, "sigma")))));
             return DPA_OK;
         }
         default:
@@ -364,7 +372,7 @@ static dpa_status zcdp_rec(const dpa_event *e, dpa_neighboring nb, const char *p
     }
 }
 
-dpa_status dpa_f_zcdp(const dpa_spec *q, double *rho, dpa_error *err)
+dpa_status dpa_f_zcdp(const dpa_spec *q, dpa_dec *rho, dpa_error *err)
 {
     return zcdp_rec(q->root, q->nb, "", rho, err);
 }
@@ -374,8 +382,13 @@ dpa_status dpa_f_zcdp(const dpa_spec *q, double *rho, dpa_error *err)
  * upper bound, both directions): the composition of the query's leaves,
  * max over the remove and add directions (the filter's guarantee must hold
  * for every ordered pair of neighbours, Feldman-Zrnic 2021). */
-dpa_status dpa_f_rdp(const dpa_spec *q, const double *orders, size_t n, double *out, dpa_error *err)
+dpa_status dpa_f_rdp(const dpa_spec *q, const double *orders, size_t n, dpa_dec *out, dpa_error *err)
 {
+    dpa_dec s2;
+    if (dpa_f_gaussian_sq(q, &s2)) { /* Gaussian: exactly a mu^2 / 2 (Mironov 2017, Prop 7) */
+        for (size_t i = 0; i < n; i++) out[i] = dec_mul_up(P(orders[i]), dec_div_up(s2, dpa_dec_int(2)));
+        return DPA_OK;
+    }
     dpa_leafset ls;
     dpa_status st = dpa_leaves_build(q, &ls, err);
     if (st) return st == DPA_EINVAL ? st : dpa_error_set(err, DPA_EUNSUPPORTED, "rdp filter: %s", err ? err->message : "");
@@ -389,8 +402,8 @@ dpa_status dpa_f_rdp(const dpa_spec *q, const double *orders, size_t n, double *
         double a = 0, b = 0;
         st = dpa_rdp_eval(r, orders[i], 0, &a, err);
         if (!st) st = dpa_rdp_eval(r, orders[i], 1, &b, err);
-        out[i] = fmax(a, b);
-        if (!st && isnan(out[i])) st = dpa_error_set(err, DPA_ENUMERIC, "rdp filter: no bound at order %g", orders[i]);
+        out[i] = U(fmax(a, b));
+        if (!st && isnan(fmax(a, b))) st = dpa_error_set(err, DPA_ENUMERIC, "rdp filter: no bound at order %g", orders[i]);
     }
     dpa_rdp_free(r);
     dpa_leaves_free(&ls);
@@ -428,17 +441,17 @@ double dpa_f_nu_pure(double eps)
     return dpa_f_up(nu * (1 + NU_REL));
 }
 
-/* mu of a Gaussian-only query: sum of k mu_i^2 in long double, rounded up. */
-static int gauss_rec(const dpa_event *e, long double mult, long double *s2)
+/* mu^2 of a Gaussian-only query: sum of k (s/sigma)^2, in decimal, rounded up. */
+static int gauss_rec(const dpa_event *e, dpa_dec mult, dpa_dec *s2)
 {
     switch (e->kind) {
     case DPA_EV_GAUSSIAN: {
-        long double m = (long double)e->p[1] / e->p[0];
-        *s2 += mult * m * m;
+        dpa_dec m = dec_div_up(dec_mul_up(P(e->p[1]), P(e->p[1])), dec_mul_up(P(e->p[0]), P(e->p[0])));
+        *s2 = dec_add_up(*s2, dec_mul_up(mult, m));
         return 1;
     }
     case DPA_EV_GDP:
-        *s2 += mult * (long double)e->p[0] * e->p[0];
+        *s2 = dec_add_up(*s2, dec_mul_up(mult, dec_mul_up(P(e->p[0]), P(e->p[0]))));
         return 1;
     case DPA_EV_NO_OP:
         return 1;
@@ -447,70 +460,65 @@ static int gauss_rec(const dpa_event *e, long double mult, long double *s2)
             if (!gauss_rec(e->child[i], mult, s2)) return 0;
         return 1;
     case DPA_EV_REPEAT:
-        return gauss_rec(e->child[0], mult * e->p[0], s2);
+        return gauss_rec(e->child[0], dec_mul_up(mult, P(e->p[0])), s2);
     default: {
         double a, d;
         if (alias_of(e, &a, &d) != ALIAS_GAUSS) return 0;
-        *s2 += mult * (long double)d * a * a; /* tree_aggregation: mu^2 = depth (s/sigma)^2 */
+        /* tree_aggregation: mu^2 = depth (s/sigma)^2 */
+        double sens = get_par(e, "sensitivity"), sigma = get_par(e, "sigma");
+        dpa_dec m = dec_div_up(dec_mul_up(P(sens), P(sens)), dec_mul_up(P(sigma), P(sigma)));
+        *s2 = dec_add_up(*s2, dec_mul_up(mult, dec_mul_up(P(d), m)));
         return 1;
     }
     }
 }
 
-/* Relative margin of the long double sum of squares: each term carries
- * <= 3 ulp(long double) (~3.3e-19 each) plus the summation; 1e-15 on the
- * double result covers trees up to ~1e3 leaves deep in counts, and the
- * final double rounding. */
-#define GAUSS_REL 1e-15
-
-int dpa_f_gaussian_mu(const dpa_spec *q, double *mu_up)
+int dpa_f_gaussian_sq(const dpa_spec *q, dpa_dec *mu2)
 {
-    long double s2 = 0;
-    if (!gauss_rec(q->root, 1.0L, &s2)) return 0;
-    double m = (double)sqrtl(s2);
-    if (!isfinite(m)) return 0;
-    *mu_up = dpa_f_up(m * (1 + GAUSS_REL));
+    dpa_dec s2 = dpa_dec_int(0);
+    if (!gauss_rec(q->root, dpa_dec_int(1), &s2)) return 0;
+    *mu2 = s2;
     return 1;
 }
 
-static int zero_rec(const dpa_event *e, double *lk)
+static int zero_rec(const dpa_event *e, dpa_dec *keep)
 {
-    double l;
+    dpa_dec l;
     switch (e->kind) {
     case DPA_EV_APPROX:
         if (e->p[0] != 0) return 0;
-        *lk = e->p[1] >= 1 ? -INFINITY : dpa_f_dn(log1p(-e->p[1]) * (1 + OPS_REL));
+        *keep = one_minus(P(e->p[1]));
         return 1;
     case DPA_EV_NO_OP:
     case DPA_EV_PURE:
     case DPA_EV_RANDOMIZED_RESPONSE:
         if (e->kind != DPA_EV_NO_OP && e->p[0] != 0) return 0;
-        *lk = 0;
+        *keep = dpa_dec_int(1);
         return 1;
     case DPA_EV_COMPOSE: {
-        double s = 0;
+        dpa_dec s = dpa_dec_int(1);
         for (size_t i = 0; i < e->nchild; i++) {
             if (!zero_rec(e->child[i], &l)) return 0;
-            s = dpa_f_dn(s + l);
+            s = dpa_dec_mul(s, l, 0);
         }
-        *lk = s;
+        *keep = s;
         return 1;
     }
     case DPA_EV_REPEAT:
         if (!zero_rec(e->child[0], &l)) return 0;
-        *lk = dpa_f_dn(l * e->p[0]);
+        *keep = dpa_dec_pow(l, e->p[0], 0);
         return 1;
     default: { /* a selection mechanism with epsilon 0 reveals nothing */
         double a, d;
         int cls = alias_of(e, &a, &d);
         if ((cls != ALIAS_PURE && cls != ALIAS_BR) || a != 0) return 0;
-        *lk = 0;
+        *keep = dpa_dec_int(1);
         return 1;
     }
     }
 }
 
-int dpa_f_zero_eps_delta(const dpa_spec *q, double *log_keep) { return zero_rec(q->root, log_keep); }
+int dpa_f_zero_eps_delta(const dpa_spec *q, dpa_dec *keep) { return zero_rec(q->root, keep); }
 
 /* A single eps-DP leaf (pure, binary or k-ary randomized response, approx
  * with delta 0), unsampled, count 1: its PLD is dominated by RR_eps, whose
@@ -535,16 +543,16 @@ static int single_pure(const dpa_event *e, double *eps)
     return 0;
 }
 
-dpa_status dpa_f_gdp_nu(const dpa_spec *q, double *nu, char *how, size_t howlen, dpa_error *err)
+dpa_status dpa_f_gdp_nu(const dpa_spec *q, dpa_dec *nu2, char *how, size_t howlen, dpa_error *err)
 {
     double v;
-    if (dpa_f_gaussian_mu(q, &v)) {
-        *nu = v;
+    if (dpa_f_gaussian_sq(q, nu2)) {
         snprintf(how, howlen, "Gaussian query: nu = sqrt(sum mu_i^2) (GDP Cor 3.3)");
         return DPA_OK;
     }
     if (single_pure(q->root, &v)) {
-        *nu = dpa_f_nu_pure(v);
+        dpa_dec n = U(dpa_f_nu_pure(v));
+        *nu2 = dec_mul_up(n, n);
         snprintf(how, howlen, "eps-DP query: nu = 2 Phi^-1(1/(1+e^-eps))");
         return DPA_OK;
     }
@@ -555,21 +563,22 @@ dpa_status dpa_f_gdp_nu(const dpa_spec *q, double *nu, char *how, size_t howlen,
     dpa_status st = dpa_accountant_gdp_mu(a, &g, err);
     dpa_accountant_free(a);
     if (st) return st;
-    double pe;
+    dpa_dec pe;
     dpa_error e2;
     if (dpa_f_pure_eps(q, &pe, &e2) == DPA_OK) {
-        double n2 = dpa_f_nu_pure(pe);
+        double n2 = dpa_f_nu_pure(dpa_dec_to_double(pe, 1));
         if (!g.certified_upper || n2 < g.upper) {
             g.upper = n2;
             g.certified_upper = 1;
-            snprintf(g.note, sizeof g.note, "eps-DP query (eps <= %.6g): nu(eps)", pe);
+            snprintf(g.note, sizeof g.note, "eps-DP query (eps <= %.6g): nu(eps)", dpa_dec_to_double(pe, 1));
         }
     }
     if (!g.certified_upper || !isfinite(g.upper))
         return dpa_error_set(err, DPA_EUNSUPPORTED,
                              "gdp filter: the query has no certified finite GDP parameter (%s); the \"gdp-residue\" "
                              "filter accounts subsampled Gaussians, the \"basic\" filter approx queries", g.note);
-    *nu = g.upper;
+    dpa_dec n = U(g.upper);
+    *nu2 = dec_mul_up(n, n);
     snprintf(how, howlen, "nu from the accountant: %s", g.note);
     return DPA_OK;
 }

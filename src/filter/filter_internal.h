@@ -8,6 +8,7 @@
 #include "dpacct/filter.h"
 #include "dpacct/event.h"
 #include "dpacct/status.h"
+#include "filter/filter_decimal.h"
 
 typedef enum dpa_filter_kind {
     DPA_F_PURE,
@@ -30,18 +31,44 @@ struct dpa_filter {
     int rdp_vector;          /* rdp: configured with arrays */
     double report_delta;     /* rdp, zcdp, gdp kinds: delta of "as_epsilon_delta" */
     double max_queries;      /* natural-approx: the capacity k of RF Thm 9 */
-    /* ---- state ---- */
+    /* the budgets as the decimals the JSON wrote (docs/filters.md, "Exact budgets") */
+    dpa_dec d_eps;           /* pure, basic: E */
+    dpa_dec d_keep;          /* basic, natural (delta): 1 - D */
+    dpa_dec d_mu2;           /* gdp kinds, natural (mu): M^2 */
+    dpa_dec *d_rho;          /* rdp (norders), zcdp (1): R */
+    /* ---- state (decimals: exact, or rounded toward less budget) ---- */
     double accepted;         /* number of accepted queries */
-    double spent_eps;        /* pure, basic: sum eps_i, rounded up */
-    double log_keep;         /* basic, natural (delta): sum log(1 - delta_i), rounded down */
-    double *spent_rho;       /* rdp (norders), zcdp (1): sums, rounded up */
-    double mu_rem;           /* gdp, gdp-residue: remaining mu, rounded down */
-    double mu_spent;         /* natural (mu): sqrt(sum mu_i^2), rounded up */
+    dpa_dec spent_eps;       /* pure, basic: sum eps_i, rounded up */
+    dpa_dec keep;            /* basic, natural (delta): prod (1 - delta_i), rounded down */
+    dpa_dec *spent_rho;      /* rdp (norders), zcdp (1): sums, rounded up */
+    int has_res;             /* gdp-residue: the base is mu_res, not the budget */
+    double mu_res;           /* gdp-residue: the last residue search's result (a double, exact) */
+    dpa_dec mu2_spent;       /* natural (mu): sum mu_i^2; gdp kinds: sum nu_i^2 charged
+                              * since the base (the budget or mu_res); rounded up */
     char **specs;            /* natural-approx: canonical JSON of the accepted queries */
     size_t nspecs, capspecs;
     double last_delta;       /* natural-approx: certified delta(E) of the accepted composition */
     int nb;                  /* natural-approx: the neighbouring relation of the queries (-1 none yet) */
 };
+
+/* ---- JSON texts (filter_json.c): a growing string; on allocation
+ * failure bad is set and dpa_f_sb_done returns NULL ---- */
+typedef struct dpa_f_sb {
+    char *s;
+    size_t n, cap;
+    int bad;
+} dpa_f_sb;
+void dpa_f_sb_add(dpa_f_sb *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* a double: %.17g if finite (0 for -0), else a string */
+void dpa_f_sb_num(dpa_f_sb *b, double x);
+/* a decimal as a JSON string: ,"key":"0.75", or an array element when key
+ * is "" or "," */
+void dpa_f_sb_dec(dpa_f_sb *b, const char *key, dpa_dec a);
+char *dpa_f_sb_done(dpa_f_sb *b);
 
 /* ---- rounding helpers (every result on the named safe side) ---- */
 double dpa_f_up(double x); /* the next double above x (x finite) */
@@ -49,27 +76,31 @@ double dpa_f_dn(double x); /* the next double below x, never below 0 for x >= 0 
 
 /* ---- per-query costs (filter_cost.c); each returns DPA_OK and the
  * value, or DPA_EUNSUPPORTED with a reason naming the offending JSON path ---- */
+/* Costs are decimals: exact at the parameters the JSON wrote where the
+ * mathematics is rational (sums, products, quotients), else a certified
+ * double bound rounded up (docs/filters.md, "Exact budgets"). */
 /* Certified upper bound on eps with the query eps-DP (delta = 0). */
-dpa_status dpa_f_pure_eps(const dpa_spec *q, double *eps, dpa_error *err);
+dpa_status dpa_f_pure_eps(const dpa_spec *q, dpa_dec *eps, dpa_error *err);
 /* (eps, delta) of the query by basic composition of its leaves' parameters;
- * delta as log(1 - delta), rounded down (more delta). */
-dpa_status dpa_f_approx(const dpa_spec *q, double *eps, double *log_keep, dpa_error *err);
+ * delta as keep = 1 - delta, rounded down (more delta). */
+dpa_status dpa_f_approx(const dpa_spec *q, dpa_dec *eps, dpa_dec *keep, dpa_error *err);
 /* zCDP rho (Bun-Steinke 2016): certified upper bound. */
-dpa_status dpa_f_zcdp(const dpa_spec *q, double *rho, dpa_error *err);
+dpa_status dpa_f_zcdp(const dpa_spec *q, dpa_dec *rho, dpa_error *err);
 /* RDP (max over both directions) at n orders: certified upper bounds. */
-dpa_status dpa_f_rdp(const dpa_spec *q, const double *orders, size_t n, double *out, dpa_error *err);
-/* Smallest GDP parameter of the query: a certified upper bound nu (naive
- * GDP filter); *how gets a short remark. */
-dpa_status dpa_f_gdp_nu(const dpa_spec *q, double *nu, char *how, size_t howlen, dpa_error *err);
+dpa_status dpa_f_rdp(const dpa_spec *q, const double *orders, size_t n, dpa_dec *out, dpa_error *err);
+/* Smallest GDP parameter of the query, squared: a certified upper bound
+ * nu^2 (naive GDP filter); *how gets a short remark. */
+dpa_status dpa_f_gdp_nu(const dpa_spec *q, dpa_dec *nu2, char *how, size_t howlen, dpa_error *err);
 /* nu(eps) = 2 Phi^{-1}(1/(1+e^-eps)), rounded up (the exact smallest mu of
  * randomized response RR_eps, GDP eq 4 / RF §5). */
 double dpa_f_nu_pure(double eps);
 /* The query is a composition of Gaussian/GDP leaves only (no sampling):
- * 1 and an upper bound on its mu; 0 otherwise. */
-int dpa_f_gaussian_mu(const dpa_spec *q, double *mu_up);
+ * 1 and an upper bound on its mu^2 (exact for decimal parameters); 0
+ * otherwise. */
+int dpa_f_gaussian_sq(const dpa_spec *q, dpa_dec *mu2);
 /* The query is a composition of (0, delta) leaves only (approx with
- * epsilon 0, no_op): 1 and log(1 - delta) rounded down; 0 otherwise. */
-int dpa_f_zero_eps_delta(const dpa_spec *q, double *log_keep);
+ * epsilon 0, no_op): 1 and 1 - delta rounded down; 0 otherwise. */
+int dpa_f_zero_eps_delta(const dpa_spec *q, dpa_dec *keep);
 
 /* ---- GDP dominance (filter_dominance.c) ---- */
 /* A query prepared for checks G_m (+) L <= G_M: its Gaussian part (mu0,
@@ -86,6 +117,10 @@ int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M);
 /* The GDP residue update (RF Thm 5): *accepted = L <= G_M; then *mu_new =
  * the largest mu' found (bisection, rounded down) with G_mu' (+) L <= G_M. */
 dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, int *accepted, double *mu_new, dpa_error *err);
+
+/* gdp, gdp-residue: the remaining mu^2 = base^2 - mu2_spent, rounded down
+ * (base: the budget's decimal, or mu_res) (filter_gdp.c) */
+dpa_dec dpa_f_gdp_rem2(const dpa_filter *f);
 
 /* ---- filter kinds ---- */
 dpa_status dpa_f_request_scalar(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err);

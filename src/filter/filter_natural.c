@@ -7,10 +7,11 @@
  *  {"mu": M}     GDP queries (compositions of gaussian/gdp leaves, no
  *                sampling): G_a (+) G_b = G_sqrt(a^2+b^2), totally ordered
  *                (RF Cor 5).  The composition is G_mu_spent; accept iff
- *                mu_spent <= M.
+ *                mu_spent^2 = sum mu_i^2 <= M^2 (exact decimals,
+ *                docs/filters.md "Exact budgets").
  *  {"delta": D}  (0, delta) queries (approx leaves with epsilon 0):
  *                R_{0,d1} (+) R_{0,d2} = R_{0, 1-(1-d1)(1-d2)} (RF Cor 6);
- *                accept iff 1 - prod(1 - delta_i) <= D.
+ *                accept iff prod(1 - delta_i) >= 1 - D (exact decimals).
  * Any other query is refused (DPA_EUNSUPPORTED) with the reason: pure-DP
  * queries break it from 3 rounds on (RF Cor 2), (eps, delta) queries at 2
  * (RF Cor 1, 3), general queries even under a GDP budget (RF Cor 4).
@@ -145,34 +146,34 @@ dpa_status dpa_f_request_natural(dpa_filter *f, const dpa_spec *q, dpa_filter_de
 {
     dpa_status st;
     if (f->kind == DPA_F_NATURAL_GDP) {
-        double m;
-        if (!dpa_f_gaussian_mu(q, &m))
+        dpa_dec m2;
+        if (!dpa_f_gaussian_sq(q, &m2))
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "natural filter with a GDP budget: only GDP queries (gaussian/gdp leaves, no sampling) "
                                  "keep it free (RF Cor 5); for other queries the natural filter is not free (RF Thm 8, "
                                  "Cor 2-4): use the \"gdp-residue\" filter");
-        double s = dpa_f_up(hypot(f->mu_spent, m) * (1 + 4 * 1.1102230246251565e-16));
-        if (!(s <= f->mu)) {
-            snprintf(out->reason, sizeof out->reason, "rejected: the composition would be %.17g-GDP > budget %.17g", s,
-                     f->mu);
+        /* G_a (+) G_b = G_sqrt(a^2 + b^2): sum the squares, compare with M^2 */
+        dpa_dec s = dpa_dec_add(f->mu2_spent, m2, 1);
+        if (dpa_dec_cmp(s, f->d_mu2) > 0) {
+            snprintf(out->reason, sizeof out->reason, "rejected: the composition would be %.17g-GDP > budget %.17g",
+                     sqrt(dpa_dec_to_double(s, 1)), f->mu);
             return DPA_OK;
         }
-        f->mu_spent = s;
+        f->mu2_spent = s;
     } else if (f->kind == DPA_F_NATURAL_DELTA) {
-        double lk;
-        if (!dpa_f_zero_eps_delta(q, &lk))
+        dpa_dec k;
+        if (!dpa_f_zero_eps_delta(q, &k))
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "natural filter with a (0, delta) budget: only (0, delta) queries (approx leaves with "
                                  "epsilon 0) keep it free (RF Cor 6); a Gaussian or (eps, delta) query breaks it (RF Thm "
                                  "8, Cor 1, 3): use \"basic\" or \"gdp-residue\"");
-        double l = dpa_f_dn(f->log_keep + lk);
-        double floor_l = f->delta == 0 ? 0 : dpa_f_up(log1p(-f->delta) * (1 - 8 * 1.1102230246251565e-16));
-        if (!(l >= floor_l)) {
+        dpa_dec l = dpa_dec_mul(f->keep, k, 0);
+        if (dpa_dec_cmp(l, f->d_keep) < 0) {
             snprintf(out->reason, sizeof out->reason, "rejected: the composition's delta would be %.6g > budget %.17g",
-                     -expm1(l), f->delta);
+                     1 - dpa_dec_to_double(l, 0), f->delta);
             return DPA_OK;
         }
-        f->log_keep = l;
+        f->keep = l;
     } else {
         if ((st = approx_query_ok(q, err))) return st;
         if (f->nb >= 0 && (int)dpa_spec_neighboring(q) != f->nb)
@@ -196,7 +197,7 @@ dpa_status dpa_f_request_natural(dpa_filter *f, const dpa_spec *q, dpa_filter_de
             return dpa_error_set(err, DPA_ENOMEM, "out of memory");
         }
         f->nb = (int)dpa_spec_neighboring(q);
-        f->last_delta = d;
+        f->last_delta = d + 0.0; /* never -0: the state is canonical */
         double e2, d2, n;
         dpa_f_thm9(f->eps, f->delta, f->max_queries, &e2, &d2, &n);
         snprintf(out->reason, sizeof out->reason,

@@ -18,9 +18,11 @@
  *         covered by that theorem (which order holds depends on the
  *         adaptive history), so it is not offered (docs/filters.md).
  *  zcdp   sum rho_i <= R (Feldman-Zrnic 2021 for zCDP).
- * Costs come from filter_cost.c (certified upper bounds); sums are rounded
- * up, so a query that would land exactly on the budget in real arithmetic
- * may be rejected by one ulp (docs/filters.md). */
+ * Costs come from filter_cost.c (certified upper bounds, exact at decimal
+ * parameters); sums and products are decimal (filter_decimal.h), exact
+ * up to 36 digits and otherwise rounded toward less remaining budget, and
+ * compared with the budget exactly: a query that lands exactly on the
+ * budget is accepted (docs/filters.md, "Exact budgets"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,44 +43,47 @@ static void reason(dpa_filter_decision *out, const char *fmt, ...)
     va_end(ap);
 }
 
+static void dstr(dpa_dec a, char *buf) { dpa_dec_str(a, buf); }
+
 dpa_status dpa_f_request_scalar(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err)
 {
     dpa_status st;
+    char b1[DPA_DEC_STRLEN], b2[DPA_DEC_STRLEN], b3[DPA_DEC_STRLEN];
     switch (f->kind) {
     case DPA_F_PURE: {
-        double e;
+        dpa_dec e;
         if ((st = dpa_f_pure_eps(q, &e, err))) return st;
-        double s = dpa_f_up(f->spent_eps + e);
-        if (!(s <= f->eps)) {
-            reason(out, "rejected: spent %.17g + query eps %.17g > budget %.17g", f->spent_eps, e, f->eps);
+        dpa_dec s = dpa_dec_add(f->spent_eps, e, 1);
+        if (dpa_dec_cmp(s, f->d_eps) > 0) {
+            dstr(f->spent_eps, b1), dstr(e, b2), dstr(f->d_eps, b3);
+            reason(out, "rejected: spent %s + query eps %s > budget %s", b1, b2, b3);
             return DPA_OK;
         }
         f->spent_eps = s;
         break;
     }
     case DPA_F_BASIC: {
-        double e, lk;
-        if ((st = dpa_f_approx(q, &e, &lk, err))) return st;
-        double s = dpa_f_up(f->spent_eps + e), l = dpa_f_dn(f->log_keep + lk);
-        /* prod(1 - delta_i) >= 1 - D  <=>  sum log(1 - delta_i) >= log(1 - D)
-         * (log1p(-D) rounded up: the check errs toward rejection) */
-        double floor_l = dpa_f_up(log1p(-f->delta) * (1 - 8 * 1.1102230246251565e-16));
-        if (f->delta == 0) floor_l = 0;
-        if (!(s <= f->eps)) {
-            reason(out, "rejected: spent eps %.17g + query eps %.17g > budget %.17g", f->spent_eps, e, f->eps);
+        dpa_dec e, k;
+        if ((st = dpa_f_approx(q, &e, &k, err))) return st;
+        dpa_dec s = dpa_dec_add(f->spent_eps, e, 1), l = dpa_dec_mul(f->keep, k, 0);
+        /* prod(1 - delta_i) >= 1 - D, the product rounded down */
+        if (dpa_dec_cmp(s, f->d_eps) > 0) {
+            dstr(f->spent_eps, b1), dstr(e, b2), dstr(f->d_eps, b3);
+            reason(out, "rejected: spent eps %s + query eps %s > budget %s", b1, b2, b3);
             return DPA_OK;
         }
-        if (!(l >= floor_l)) {
-            reason(out, "rejected: 1 - prod(1 - delta_i) would be %.6g > budget delta %.17g", -expm1(l), f->delta);
+        if (dpa_dec_cmp(l, f->d_keep) < 0) {
+            dstr(dpa_dec_sub(dpa_dec_int(1), l, 1), b1);
+            reason(out, "rejected: 1 - prod(1 - delta_i) would be %.40s > budget delta %.17g", b1, f->delta);
             return DPA_OK;
         }
         f->spent_eps = s;
-        f->log_keep = l;
+        f->keep = l;
         break;
     }
     case DPA_F_RDP:
     case DPA_F_ZCDP: {
-        double *c = malloc(f->norders * sizeof *c);
+        dpa_dec *c = malloc(f->norders * sizeof *c);
         if (!c) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
         if (f->kind == DPA_F_ZCDP) st = dpa_f_zcdp(q, &c[0], err);
         else st = dpa_f_rdp(q, f->orders, f->norders, c, err);
@@ -87,14 +92,13 @@ dpa_status dpa_f_request_scalar(dpa_filter *f, const dpa_spec *q, dpa_filter_dec
             return st;
         }
         for (size_t i = 0; i < f->norders; i++) {
-            double s = dpa_f_up(f->spent_rho[i] + c[i]);
-            if (!(s <= f->rho[i])) {
+            dpa_dec s = dpa_dec_add(f->spent_rho[i], c[i], 1);
+            if (dpa_dec_cmp(s, f->d_rho[i]) > 0) {
+                dstr(f->spent_rho[i], b1), dstr(c[i], b2), dstr(f->d_rho[i], b3);
                 if (f->kind == DPA_F_ZCDP)
-                    reason(out, "rejected: spent rho %.17g + query rho %.17g > budget %.17g", f->spent_rho[i], c[i],
-                           f->rho[i]);
+                    reason(out, "rejected: spent rho %s + query rho %s > budget %s", b1, b2, b3);
                 else
-                    reason(out, "rejected at order %.17g: spent %.17g + query RDP %.17g > budget %.17g", f->orders[i],
-                           f->spent_rho[i], c[i], f->rho[i]);
+                    reason(out, "rejected at order %.17g: spent %s + query RDP %s > budget %s", f->orders[i], b1, b2, b3);
                 free(c);
                 return DPA_OK;
             }
