@@ -50,15 +50,24 @@ typedef struct dpa_ledger_init_opts {
 } dpa_ledger_init_opts;
 
 /* Create a new ledger at location (with opts->units), in one transaction:
- * on any error nothing is left there.  DPA_EINVAL if something already
+ * on any error nothing is left there.  An SQLite ledger is built in a
+ * temporary file beside the path (PATH.dpacct-tmp-XXXXXX) and linked to the
+ * path when complete: a process killed meanwhile leaves nothing at the path
+ * (at most that temporary file).  ":memory:" is refused (DPA_EINVAL).  DPA_EINVAL if something already
  * exists there, the filter configuration or a unit name is invalid, or a
  * unit is named twice; DPA_ESTORAGE if it cannot be created. */
 dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *opts,
                              dpa_error *err);
 
 /* Open an existing ledger.  NULL and DPA_EINVAL if there is none at location
- * (it is never created implicitly), DPA_ESTORAGE on storage failure. */
+ * (it is never created implicitly), DPA_ESTORAGE on storage failure (a
+ * corrupted SQLite file: with SQLite's message). */
 dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err);
+/* Open an existing ledger for reading only (status, history, verify,
+ * export): an SQLite file is opened read-only, so a mode 0444 file or one
+ * on a read-only directory or mount can be read.  dpa_ledger_request and
+ * dpa_ledger_add_unit on it return DPA_EINVAL. */
+dpa_ledger *dpa_ledger_open_readonly(const char *location, dpa_error *err);
 void dpa_ledger_close(dpa_ledger *l);
 
 /* Add a unit with a full budget: filter_config NULL for the ledger's default.
@@ -118,8 +127,9 @@ dpa_status dpa_ledger_export_json(dpa_ledger *l, char **json, dpa_error *err);
 dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_error *err);
 
 /* A location as it may be printed: a PostgreSQL URI with its password (in
- * the user information or a password= parameter) replaced by "***"; a path
- * as is.  Always NUL-terminated (truncated to n - 1 bytes). */
+ * the user information or a password= parameter in any case, also in a
+ * malformed URI) replaced by "***"; a path as is.  Error messages of the
+ * library never hold a password (libpq's are masked too).  Always NUL-terminated (truncated to n - 1 bytes). */
 void dpa_ledger_location_display(const char *location, char *buf, size_t n);
 
 /* Free the strings of a decision (not the struct).  NULL-safe. */

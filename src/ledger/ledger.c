@@ -26,14 +26,19 @@ static int is_server_uri(const char *loc)
     return !strncmp(loc, "postgresql://", 13) || !strncmp(loc, "postgres://", 11);
 }
 
-dpa_status dpa_ledger_store_open(const char *loc, int create, dpa_store **out, dpa_error *err)
+dpa_status dpa_ledger_store_open(const char *loc, int mode, dpa_store **out, dpa_error *err)
 {
     *out = NULL;
     if (!loc || !*loc)
         return dpa_error_set(err, DPA_EINVAL, "ledger: empty location");
     if (is_server_uri(loc))
-        return create ? dpa_store_pg_create(loc, out, err) : dpa_store_pg_open(loc, out, err);
-    return create ? dpa_store_sqlite_create(loc, out, err) : dpa_store_sqlite_open(loc, out, err);
+        return mode == DPA_STORE_CREATE ? dpa_store_pg_create(loc, out, err) : dpa_store_pg_open(loc, out, err);
+    if (!strcmp(loc, ":memory:") || !strncmp(loc, "file::memory:", 13))
+        return dpa_error_set(err, DPA_EINVAL, "ledger: \"%s\" is an in-memory SQLite database, which "
+                             "vanishes when the process ends: a ledger needs a file path (or a "
+                             "postgresql:// URI)", loc);
+    return mode == DPA_STORE_CREATE ? dpa_store_sqlite_create(loc, out, err)
+                                    : dpa_store_sqlite_open(loc, mode == DPA_STORE_READ, out, err);
 }
 
 /* Filter from configuration and, if state != NULL, that state.  A stored
@@ -110,6 +115,12 @@ static dpa_status oom(dpa_error *err)
     return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
 }
 
+static dpa_status read_only(dpa_error *err)
+{
+    return dpa_error_set(err, DPA_EINVAL, "ledger: opened read-only (dpa_ledger_open_readonly): no "
+                         "requests or units can be added through it");
+}
+
 dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *opts, dpa_error *err)
 {
     dpa_filter *f;
@@ -127,7 +138,7 @@ dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *o
     dpa_filter_free(f);
     if (!config)
         return oom(err);
-    rc = dpa_ledger_store_open(location, 1, &s, err);
+    rc = dpa_ledger_store_open(location, DPA_STORE_CREATE, &s, err);
     if (rc != DPA_OK) {
         free(config);
         return rc;
@@ -156,21 +167,24 @@ dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *o
         rc = s->ops->commit(s, err);
     else
         s->ops->rollback(s);
-    s->ops->close(s);
-    if (rc != DPA_OK)
-        dpa_ledger_discard(location);
+    s->ops->close(s); /* after a failure: nothing is left at location */
     free(config);
     return rc;
 }
 
-void dpa_ledger_discard(const char *location)
-{
-    /* a server database keeps nothing of a rolled-back create */
-    if (!is_server_uri(location))
-        dpa_store_sqlite_unlink(location);
-}
+static dpa_ledger *ledger_open(const char *location, int readonly, dpa_error *err);
 
 dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err)
+{
+    return ledger_open(location, 0, err);
+}
+
+dpa_ledger *dpa_ledger_open_readonly(const char *location, dpa_error *err)
+{
+    return ledger_open(location, 1, err);
+}
+
+static dpa_ledger *ledger_open(const char *location, int readonly, dpa_error *err)
 {
     dpa_ledger *l = calloc(1, sizeof *l);
     char *auto_units = NULL;
@@ -179,7 +193,8 @@ dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err)
         oom(err);
         return NULL;
     }
-    rc = dpa_ledger_store_open(location, 0, &l->store, err);
+    l->readonly = readonly;
+    rc = dpa_ledger_store_open(location, readonly ? DPA_STORE_READ : DPA_STORE_WRITE, &l->store, err);
     if (rc == DPA_OK)
         rc = l->store->ops->get_meta(l->store, "default_filter", &l->default_filter, err);
     if (rc == DPA_OK)
@@ -249,6 +264,8 @@ dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filt
     dpa_status rc;
     if (!l)
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL ledger");
+    if (l->readonly)
+        return read_only(err);
     rc = check_unit_name(unit, err);
     if (rc != DPA_OK)
         return rc;
@@ -285,6 +302,8 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
         memset(out, 0, sizeof *out);
     if (!l || !out || !spec_json)
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
+    if (l->readonly)
+        return read_only(err);
     rc = check_unit_name(unit, err);
     if (rc != DPA_OK)
         return rc;

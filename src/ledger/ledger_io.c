@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "dpacct/filter.h"
 #include "dpacct/ledger.h"
 #include "ledger/ledger_internal.h"
@@ -231,7 +230,7 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
     }
     /* the store's create leaves its write transaction open: everything
      * below, the replay included, commits together or not at all */
-    rc = dpa_ledger_store_open(location, 1, &s, err);
+    rc = dpa_ledger_store_open(location, DPA_STORE_CREATE, &s, err);
     if (rc != DPA_OK) {
         json_decref(root);
         return rc;
@@ -306,9 +305,7 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
         rc = s->ops->commit(s, err);
     else
         s->ops->rollback(s);
-    s->ops->close(s);
+    s->ops->close(s); /* after a failure: nothing is left at location */
     json_decref(root);
-    if (rc != DPA_OK)
-        dpa_ledger_discard(location);
     return rc;
 }

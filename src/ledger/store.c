@@ -43,3 +43,13 @@ void dpa_store_now(char buf[40])
     us = (unsigned)(ts.tv_nsec / 1000) % 1000000u;
     snprintf(buf, 40, "%.19s.%06uZ", day, us);
 }
+
+dpa_status dpa_store_check_format(const char *format, const char *shown, dpa_error *err)
+{
+    if (format && !strcmp(format, DPA_LEDGER_FORMAT))
+        return DPA_OK;
+    if (format && !strncmp(format, "dpacct-ledger ", 14))
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s holds a ledger of another format (%s; this "
+                             "dpacct reads %s)", shown, format, DPA_LEDGER_FORMAT);
+    return dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", shown);
+}

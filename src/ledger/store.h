@@ -89,17 +89,29 @@ struct dpa_store {
     const dpa_store_ops *ops;
 };
 
+/* The format tag of the ledgers this version writes (meta "format"). */
+#define DPA_LEDGER_FORMAT "dpacct-ledger 1"
+
+/* DPA_OK if format (the stored tag) is DPA_LEDGER_FORMAT; otherwise
+ * DPA_EINVAL saying what the location holds (shown: the location as it may
+ * be printed). */
+dpa_status dpa_store_check_format(const char *format, const char *shown, dpa_error *err);
+
 /* ---- backends ---- */
 /* create: a new, empty ledger (tables and the format tag) with its write
  * transaction still OPEN: the caller adds the metadata and whatever else
- * belongs to the new ledger and commits (or rolls back, after which an
- * SQLite caller removes the file with dpa_store_sqlite_unlink): a ledger
- * exists whole or not at all. */
-/* SQLite (store_sqlite.c).  create: DPA_EINVAL if the path exists. */
+ * belongs to the new ledger and commits, which makes it appear whole, or
+ * rolls back or closes, which leaves nothing: a ledger exists whole or not
+ * at all, also when the process is killed. */
+/* SQLite (store_sqlite.c).  create: DPA_EINVAL if the path exists; the
+ * ledger is built in a temporary file beside it and linked to the path by
+ * the commit.  open: readonly = 1 opens the file read-only (status,
+ * history, verify, export: a mode 0444 file, a read-only directory or
+ * mount); DPA_ESTORAGE with SQLite's message for a corrupted file. */
 dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error *err);
 /* Remove an SQLite database file and its -wal and -shm files. */
 void dpa_store_sqlite_unlink(const char *path);
-dpa_status dpa_store_sqlite_open(const char *path, dpa_store **out, dpa_error *err);
+dpa_status dpa_store_sqlite_open(const char *path, int readonly, dpa_store **out, dpa_error *err);
 /* PostgreSQL (store_pg.c), location a libpq URI.  create: DPA_EINVAL if the
  * database already holds a ledger.  Without libpq at build time both return
  * DPA_EUNSUPPORTED with the reason. */

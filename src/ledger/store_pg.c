@@ -47,6 +47,7 @@ dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
 
 #else
 
+#include "ledger/ledger_internal.h"
 #include "ledger/pq_api.h"
 #include <stdio.h>
 
@@ -55,6 +56,7 @@ typedef struct pg_store {
     dpa_pq_api pq; /* libpq, loaded by pg_connect */
     PGconn *conn;
     int in_txn;
+    char *uri; /* the location, to mask its passwords in libpq's messages */
 } pg_store;
 
 static const char SCHEMA[] =
@@ -87,7 +89,7 @@ static dpa_status pg_fail(pg_store *s, PGresult *res, dpa_error *err, const char
     size_t n;
     if (!msg || !*msg)
         msg = pq->PQerrorMessage(s->conn);
-    snprintf(buf, sizeof buf, "%s", msg && *msg ? msg : "unknown error");
+    dpa_ledger_mask_secrets(s->uri, msg && *msg ? msg : "unknown error", buf, sizeof buf);
     n = strlen(buf);
     while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
         buf[--n] = '\0';
@@ -135,6 +137,7 @@ static void pg_close(dpa_store *b)
         pq->PQclear(pq->PQexec(s->conn, "ROLLBACK"));
     pq->PQfinish(s->conn);
     dpa_pq_unload(&s->pq);
+    free(s->uri);
     free(s);
 }
 
@@ -524,7 +527,8 @@ static dpa_status pg_connect(const char *uri, pg_store **out, dpa_error *err)
     if (!s->conn || pq->PQstatus(s->conn) != CONNECTION_OK) {
         char msg[300];
         size_t k;
-        snprintf(msg, sizeof msg, "%s", s->conn ? pq->PQerrorMessage(s->conn) : "out of memory");
+        /* libpq's message may quote the URI or a part of it */
+        dpa_ledger_mask_secrets(uri, s->conn ? pq->PQerrorMessage(s->conn) : "out of memory", msg, sizeof msg);
         k = strlen(msg);
         while (k && (msg[k - 1] == '\n' || msg[k - 1] == ' '))
             msg[--k] = '\0';
@@ -536,7 +540,8 @@ static dpa_status pg_connect(const char *uri, pg_store **out, dpa_error *err)
         return rc;
     }
     pq->PQsetNoticeProcessor(s->conn, quiet_notice, NULL);
-    rc = pg_session(s, err);
+    s->uri = strdup(uri);
+    rc = s->uri ? pg_session(s, err) : dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     if (rc != DPA_OK) {
         pg_close(&s->base);
         return rc;
@@ -572,7 +577,7 @@ dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
     }
     pq->PQclear(res);
     if (rc == DPA_OK)
-        rc = pg_set_meta(&s->base, "format", "dpacct-ledger 1", err);
+        rc = pg_set_meta(&s->base, "format", DPA_LEDGER_FORMAT, err);
     if (rc != DPA_OK) {
         pg_rollback(&s->base);
         pg_close(&s->base);
@@ -602,8 +607,9 @@ dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
                  ? dpa_error_set(err, DPA_EINVAL, "ledger: the database holds no dpacct ledger (create "
                                  "one with `dpacct ledger init`)")
                  : pg_fail(s, res, err, "cannot read metadata");
-    } else if (pq->PQntuples(res) != 1 || strcmp(pq->PQgetvalue(res, 0, 0), "dpacct-ledger 1")) {
-        rc = dpa_error_set(err, DPA_EINVAL, "ledger: the database holds no dpacct ledger of this version");
+    } else {
+        rc = dpa_store_check_format(pq->PQntuples(res) == 1 ? pq->PQgetvalue(res, 0, 0) : NULL, "the database",
+                                    err);
     }
     pq->PQclear(res);
     free(format);

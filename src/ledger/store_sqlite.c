@@ -31,6 +31,9 @@ typedef struct sqlite_store {
     dpa_store base;
     sqlite3 *db;
     int in_txn;
+    /* a ledger being created: built in the temporary file tmp_path and
+     * published at final_path by its commit (NULL otherwise) */
+    char *tmp_path, *final_path;
 } sqlite_store;
 
 static const char SCHEMA[] =
@@ -64,6 +67,9 @@ static dpa_status sq_fail(sqlite_store *s, dpa_error *err, const char *what)
     if ((code & 0xff) == SQLITE_NOTADB)
         return dpa_error_set(err, DPA_EINVAL, "ledger: %s: the file is not a dpacct ledger "
                              "(not an SQLite database)", what);
+    if ((code & 0xff) == SQLITE_CORRUPT)
+        return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: the database is corrupted (SQLite: %s); "
+                             "restore it from a backup or an export", what, sqlite3_errmsg(s->db));
     return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: %s", what, sqlite3_errmsg(s->db));
 }
 
@@ -95,7 +101,56 @@ static void sq_close(dpa_store *b)
     if (s->in_txn)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_close(s->db);
+    /* a create that was not committed leaves nothing behind */
+    if (s->tmp_path)
+        dpa_store_sqlite_unlink(s->tmp_path);
+    free(s->tmp_path);
+    free(s->final_path);
     free(s);
+}
+
+/* fsync the directory holding path (a rename or link in it is then durable). */
+static void sync_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+/* Publish a committed new ledger: close its connection (which checkpoints
+ * the WAL into the file and removes it), then give the temporary file its
+ * final name with link(2), which fails rather than replace a file created
+ * there meanwhile, and drop the temporary name.  Before the link nothing
+ * exists at the final path; after it, the whole ledger does. */
+static dpa_status sq_publish(sqlite_store *s, dpa_error *err)
+{
+    dpa_status rc = DPA_OK;
+    int fd;
+    if (sqlite3_close(s->db) != SQLITE_OK)
+        return sq_fail(s, err, "cannot close the new ledger");
+    s->db = NULL;
+    fd = open(s->tmp_path, O_RDONLY);
+    if (fd < 0 || fsync(fd) != 0)
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot sync %s: %s", s->tmp_path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    if (rc == DPA_OK && link(s->tmp_path, s->final_path) != 0)
+        rc = errno == EEXIST
+                 ? dpa_error_set(err, DPA_EINVAL, "ledger: %s already exists (created meanwhile by "
+                                 "another process; a ledger is never overwritten)", s->final_path)
+                 : dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot create %s: %s", s->final_path,
+                                 strerror(errno));
+    dpa_store_sqlite_unlink(s->tmp_path);
+    free(s->tmp_path);
+    s->tmp_path = NULL;
+    if (rc == DPA_OK)
+        sync_dir(s->final_path);
+    return rc;
 }
 
 static dpa_status sq_begin_write(dpa_store *b, dpa_error *err)
@@ -125,6 +180,8 @@ static dpa_status sq_commit(dpa_store *b, dpa_error *err)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     }
     s->in_txn = 0;
+    if (st == DPA_OK && s->tmp_path)
+        st = sq_publish(s, err);
     return st;
 }
 
@@ -397,6 +454,10 @@ static dpa_status sq_connect(const char *path, int flags, sqlite_store **out, dp
         return rc;
     }
     sqlite3_busy_timeout(s->db, DPA_SQLITE_BUSY_MS);
+    if (flags & SQLITE_OPEN_READONLY) {
+        *out = s; /* a reader writes nothing: no pragmas (they would open the WAL) */
+        return DPA_OK;
+    }
     /* synchronous = FULL: in WAL mode every commit is fsync'ed (NORMAL would
      * let the last commits roll back after a power loss). */
     rc = sq_exec(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
@@ -413,21 +474,40 @@ dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error 
 {
     sqlite_store *s;
     dpa_status rc;
+    struct stat sb;
+    char *tmp;
     int fd;
     *out = NULL;
-    /* Claim the path atomically: never overwrite an existing file. */
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    /* Fail early if the path is taken; the publishing link(2) checks again. */
+    if (lstat(path, &sb) == 0)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s already exists (a ledger is never "
+                             "overwritten; remove it first or choose another path)", path);
+    /* Built in a temporary file next to it and published by the commit
+     * (sq_publish): a process killed before then leaves at most a stray
+     * PATH.dpacct-tmp-XXXXXX, never a stub at PATH that blocks a retry. */
+    tmp = malloc(strlen(path) + 20);
+    if (!tmp)
+        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    sprintf(tmp, "%s.dpacct-tmp-XXXXXX", path);
+    fd = mkstemp(tmp);
     if (fd < 0) {
-        if (errno == EEXIST)
-            return dpa_error_set(err, DPA_EINVAL, "ledger: %s already exists (a ledger is never "
-                                 "overwritten; remove it first or choose another path)", path);
-        return dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot create %s: %s", path, strerror(errno));
-    }
-    close(fd);
-    rc = sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
-    if (rc != DPA_OK) {
-        dpa_store_sqlite_unlink(path);
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot create %s: %s", path, strerror(errno));
+        free(tmp);
         return rc;
+    }
+    fchmod(fd, 0644);
+    close(fd);
+    rc = sq_connect(tmp, SQLITE_OPEN_READWRITE, &s, err);
+    if (rc != DPA_OK) {
+        dpa_store_sqlite_unlink(tmp);
+        free(tmp);
+        return rc;
+    }
+    s->tmp_path = tmp;
+    s->final_path = strdup(path);
+    if (!s->final_path) {
+        sq_close(&s->base);
+        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     }
     /* WAL persists in the file: every later connection uses it. */
     rc = sq_exec(s, "PRAGMA journal_mode = WAL", "cannot switch to WAL mode", err);
@@ -436,10 +516,9 @@ dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error 
     if (rc == DPA_OK)
         rc = sq_exec(s, SCHEMA, "cannot create the tables", err);
     if (rc == DPA_OK)
-        rc = sq_set_meta(&s->base, "format", "dpacct-ledger 1", err);
+        rc = sq_set_meta(&s->base, "format", DPA_LEDGER_FORMAT, err);
     if (rc != DPA_OK) {
-        sq_close(&s->base);
-        dpa_store_sqlite_unlink(path);
+        sq_close(&s->base); /* removes the temporary file */
         return rc;
     }
     /* the write transaction stays open: the caller fills the ledger and
@@ -462,7 +541,83 @@ void dpa_store_sqlite_unlink(const char *path)
     free(side);
 }
 
-dpa_status dpa_store_sqlite_open(const char *path, dpa_store **out, dpa_error *err)
+/* Read the format tag.  Not an SQLite file, or no ledger tables: not a
+ * ledger (DPA_EINVAL); anything else (corruption, I/O): DPA_ESTORAGE with
+ * SQLite's message. */
+static dpa_status read_format(sqlite_store *s, const char *path, char **format, dpa_error *err)
+{
+    sqlite3_stmt *st;
+    int step, code;
+    dpa_status rc = DPA_OK;
+    *format = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM dpacct_meta WHERE key = 'format'", -1, &st, NULL) ==
+        SQLITE_OK) {
+        step = sqlite3_step(st);
+        if (step == SQLITE_ROW) {
+            *format = dup_col(st, 0);
+            if (!*format)
+                rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+        } else if (step != SQLITE_DONE) {
+            rc = sq_fail(s, err, "cannot read the ledger's metadata");
+        }
+        sqlite3_finalize(st);
+        return rc;
+    }
+    code = sqlite3_extended_errcode(s->db) & 0xff;
+    if (code == SQLITE_NOTADB || code == SQLITE_ERROR) /* not SQLite; "no such table" */
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
+    return sq_fail(s, err, "cannot read the ledger's metadata");
+}
+
+/* 1 if the -wal file of path exists. */
+static int has_wal(const char *path)
+{
+    size_t n = strlen(path) + 5;
+    char *wal = malloc(n);
+    int yes;
+    if (!wal)
+        return 1;
+    snprintf(wal, n, "%s-wal", path);
+    yes = access(wal, F_OK) == 0;
+    free(wal);
+    return yes;
+}
+
+/* Read-only connection.  WAL readers need the -shm file; where it cannot
+ * be created (a read-only directory or mount) and no -wal file exists (every
+ * commit is then in the database file), the file is opened as immutable:
+ * nothing can write it there. */
+static dpa_status sq_connect_readonly(const char *path, sqlite_store **out, dpa_error *err)
+{
+    dpa_status rc = sq_connect(path, SQLITE_OPEN_READONLY, out, err);
+    char *format = NULL;
+    dpa_error e;
+    char *uri;
+    if (rc != DPA_OK)
+        return rc;
+    if (read_format(*out, path, &format, &e) == DPA_OK || has_wal(path) ||
+        ((sqlite3_extended_errcode((*out)->db) & 0xff) != SQLITE_CANTOPEN &&
+         (sqlite3_extended_errcode((*out)->db) & 0xff) != SQLITE_READONLY)) {
+        free(format);
+        return DPA_OK; /* read_format reports the failure again, if any */
+    }
+    sq_close(&(*out)->base);
+    *out = NULL;
+    uri = sqlite3_mprintf("file:%q?immutable=1", path);
+    for (char *p = uri ? uri + 5 : NULL; p && *p && *p != '?'; p++)
+        if (*p == '#' || *p == '%') { /* not expressible without encoding: give up */
+            sqlite3_free(uri);
+            uri = NULL;
+            break;
+        }
+    if (!uri)
+        return sq_connect(path, SQLITE_OPEN_READONLY, out, err);
+    rc = sq_connect(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, out, err);
+    sqlite3_free(uri);
+    return rc;
+}
+
+dpa_status dpa_store_sqlite_open(const char *path, int readonly, dpa_store **out, dpa_error *err)
 {
     sqlite_store *s;
     dpa_status rc;
@@ -472,23 +627,21 @@ dpa_status dpa_store_sqlite_open(const char *path, dpa_store **out, dpa_error *e
     if (stat(path, &sb) != 0)
         return dpa_error_set(err, DPA_EINVAL, "ledger: %s: %s (create one with `dpacct ledger init`)",
                              path, strerror(errno));
-    rc = sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
+    if (S_ISDIR(sb.st_mode))
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s is a directory, not a ledger", path);
+    rc = readonly ? sq_connect_readonly(path, &s, err) : sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
     if (rc != DPA_OK)
         return rc;
-    rc = sq_get_meta(&s->base, "format", &format, err);
+    rc = read_format(s, path, &format, err);
+    if (rc == DPA_OK && !format)
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
+    if (rc == DPA_OK)
+        rc = dpa_store_check_format(format, path, err);
+    free(format);
     if (rc != DPA_OK) {
-        /* "file is not a database", "no such table": not a ledger */
-        sq_close(&s->base);
-        return dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
-    }
-    if (!format || strcmp(format, "dpacct-ledger 1")) {
-        rc = dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger%s%s", path,
-                           format ? " of this version: " : "", format ? format : "");
-        free(format);
         sq_close(&s->base);
         return rc;
     }
-    free(format);
     *out = &s->base;
     return DPA_OK;
 }
