@@ -4,6 +4,7 @@
 #define DPA_LEDGER_INTERNAL_H
 
 #include "dpacct/ledger.h"
+#include "ledger/chain.h"
 #include "ledger/store.h"
 
 struct dpa_ledger {
@@ -11,13 +12,14 @@ struct dpa_ledger {
     char *default_filter; /* canonical configuration */
     int auto_units;
     int readonly;         /* opened by dpa_ledger_open_readonly */
+    unsigned char *key;   /* the chain's secret key (NULL: none) */
+    size_t key_len;
 };
 
 /* The backend of a location: a postgresql:// or postgres:// URI is
  * PostgreSQL, anything else an SQLite path (":memory:" refused).  mode:
  * DPA_STORE_CREATE makes a new one (store.h), DPA_STORE_WRITE opens it for
- * requests, DPA_STORE_READ read-only. */
-enum { DPA_STORE_READ, DPA_STORE_WRITE, DPA_STORE_CREATE };
+ * requests, DPA_STORE_READ read-only, DPA_STORE_UPGRADE also format 1. */
 dpa_status dpa_ledger_store_open(const char *loc, int mode, dpa_store **out, dpa_error *err);
 
 /* msg with every password of the PostgreSQL URI uri (user information,
@@ -29,8 +31,20 @@ void dpa_ledger_mask_secrets(const char *uri, const char *msg, char *out, size_t
 int dpa_ledger_utf8_valid(const char *s);
 /* The unit-name rules of dpa_ledger_add_unit. */
 dpa_status dpa_ledger_check_unit_name(const char *unit, dpa_error *err);
-/* Replay every unit's history inside the caller's transaction (verify's
- * work; *problems_found counts what did not agree, *report as verify's). */
-dpa_status dpa_ledger_verify_store(dpa_store *s, int *ok, char **report, dpa_error *err);
+/* Replay every unit's history and check the chain inside the caller's
+ * transaction (verify.c; anchor NULL or "LINKS:HASH"; *report as verify's). */
+dpa_status dpa_ledger_verify_store(dpa_store *s, const dpa_chain_key *key, const char *anchor, int *ok,
+                                   char **report, dpa_error *err);
+/* Write a new ledger's metadata (meta[i] the values of DPA_CHAIN_META_KEYS
+ * but "chain" and "key_check", which this sets from key) and its chain's
+ * genesis, in the caller's write transaction. */
+dpa_status dpa_ledger_chain_start(dpa_store *s, const dpa_chain_key *key, const char *const meta[DPA_CHAIN_NMETA],
+                                  dpa_error *err);
+/* Link a new unit (sets u->chain_index, chain_after, chain) or request
+ * (r->id = 0: the next id; sets r->id and r->chain) into the chain, under
+ * the head's lock, and store it; in the caller's write transaction. */
+dpa_status dpa_ledger_chain_unit(dpa_store *s, const dpa_chain_key *key, dpa_store_unit *u, dpa_error *err);
+dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_store_request *r,
+                                    dpa_error *err);
 
 #endif

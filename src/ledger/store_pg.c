@@ -40,8 +40,9 @@ dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
                          "found at build time; on Debian install libpq-dev and rebuild)");
 }
 
-dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
+dpa_status dpa_store_pg_open(const char *uri, int mode, dpa_store **out, dpa_error *err)
 {
+    (void)mode;
     return dpa_store_pg_create(uri, out, err);
 }
 
@@ -68,7 +69,10 @@ static const char SCHEMA[] =
     " state TEXT NOT NULL,"
     " requests BIGINT NOT NULL DEFAULT 0 CHECK (requests >= 0),"
     " accepted BIGINT NOT NULL DEFAULT 0 CHECK (accepted >= 0 AND accepted <= requests),"
-    " created TEXT NOT NULL);"
+    " created TEXT NOT NULL,"
+    " chain_index BIGINT NOT NULL DEFAULT 0,"
+    " chain_after BIGINT NOT NULL DEFAULT 0,"
+    " chain TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id BIGSERIAL PRIMARY KEY,"
     " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
@@ -77,7 +81,8 @@ static const char SCHEMA[] =
     " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
     " reason TEXT NOT NULL,"
     " state_before TEXT NOT NULL,"
-    " state_after TEXT NOT NULL);"
+    " state_after TEXT NOT NULL,"
+    " chain TEXT NOT NULL DEFAULT '');"
     "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
 
 /* Error of a failed result (res may be NULL: connection-level failure). */
@@ -255,7 +260,7 @@ static dpa_status pg_set_meta(dpa_store *b, const char *key, const char *value, 
     return rc;
 }
 
-#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created"
+#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain"
 
 static int read_unit(const dpa_pq_api *pq, PGresult *res, int row, dpa_store_unit *u)
 {
@@ -267,7 +272,10 @@ static int read_unit(const dpa_pq_api *pq, PGresult *res, int row, dpa_store_uni
     u->requests = strtoll(pq->PQgetvalue(res, row, 4), NULL, 10);
     u->accepted = strtoll(pq->PQgetvalue(res, row, 5), NULL, 10);
     u->created = dup_val(pq, res, row, 6);
-    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created) {
+    u->chain_index = strtoll(pq->PQgetvalue(res, row, 7), NULL, 10);
+    u->chain_after = strtoll(pq->PQgetvalue(res, row, 8), NULL, 10);
+    u->chain = dup_val(pq, res, row, 9);
+    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain) {
         dpa_store_unit_clear(u);
         return -1;
     }
@@ -301,16 +309,18 @@ static dpa_status pg_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
-    char req[32], acc[32];
-    const char *v[7];
+    char req[32], acc[32], idx[32], after[32];
+    const char *v[10];
     PGresult *res;
     dpa_status rc = DPA_OK;
     snprintf(req, sizeof req, "%lld", u->requests);
     snprintf(acc, sizeof acc, "%lld", u->accepted);
+    snprintf(idx, sizeof idx, "%lld", u->chain_index);
+    snprintf(after, sizeof after, "%lld", u->chain_after);
     v[0] = u->name; v[1] = u->filter; v[2] = u->initial_state; v[3] = u->state;
-    v[4] = req; v[5] = acc; v[6] = u->created;
-    res = pg_params(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7) "
-                       "ON CONFLICT (name) DO NOTHING", 7, v);
+    v[4] = req; v[5] = acc; v[6] = u->created; v[7] = idx; v[8] = after; v[9] = u->chain ? u->chain : "";
+    res = pg_params(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+                       "ON CONFLICT (name) DO NOTHING", 10, v);
     if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
         rc = pg_fail(s, res, err, "cannot add a unit");
     else if (strcmp(pq->PQcmdTuples(res), "1"))
@@ -345,19 +355,21 @@ static dpa_status pg_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
     char idbuf[32];
-    const char *v[8];
+    const char *v[9];
     PGresult *res;
     dpa_status rc = DPA_OK;
     int with_id = r->id > 0;
     v[0] = r->unit; v[1] = r->time; v[2] = r->spec; v[3] = r->accepted ? "accepted" : "rejected";
     v[4] = r->reason ? r->reason : ""; v[5] = r->state_before; v[6] = r->state_after;
+    v[7] = r->chain ? r->chain : "";
     snprintf(idbuf, sizeof idbuf, "%lld", r->id);
-    v[7] = idbuf;
+    v[8] = idbuf;
     res = with_id
               ? pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
-                             "state_after, id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id", 8, v)
+                             "state_after, chain, id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+                          9, v)
               : pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
-                             "state_after) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id", 7, v);
+                             "state_after, chain) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id", 8, v);
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK || pq->PQntuples(res) != 1)
         rc = pg_fail(s, res, err, "cannot record the request");
     else
@@ -459,7 +471,8 @@ static int request_row(void *vctx, PGresult *res)
     r.reason = dup_val(pq, res, 0, 5);
     r.state_before = dup_val(pq, res, 0, 6);
     r.state_after = dup_val(pq, res, 0, 7);
-    if (!r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after) {
+    r.chain = dup_val(pq, res, 0, 8);
+    if (!r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after || !r.chain) {
         dpa_store_request_clear(&r);
         it->oom = 1;
         return 1;
@@ -476,7 +489,7 @@ static dpa_status pg_each_request(dpa_store *b, const char *unit, dpa_store_requ
     const dpa_pq_api *pq = &s->pq;
     req_iter it = {pq, fn, ctx, 0};
     const char *v[1] = {unit};
-#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after"
+#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after, chain"
     dpa_status rc = each_row(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = $1 ORDER BY id"
                                      : "SELECT " REQ_COLS " FROM dpacct_requests ORDER BY id",
                              unit ? 1 : 0, unit ? v : NULL, request_row, &it, "cannot read the history", err);
@@ -485,9 +498,44 @@ static dpa_status pg_each_request(dpa_store *b, const char *unit, dpa_store_requ
     return rc;
 }
 
+static dpa_status pg_lock_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
+    const char *v[1] = {key};
+    PGresult *res = pg_params(s, "SELECT value FROM dpacct_meta WHERE key = $1 FOR UPDATE", 1, v);
+    dpa_status rc = DPA_OK;
+    *value = NULL;
+    if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
+        rc = pg_fail(s, res, err, "cannot lock the chain's head");
+    } else if (pq->PQntuples(res) == 1) {
+        *value = dup_val(pq, res, 0, 0);
+        if (!*value)
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    }
+    pq->PQclear(res);
+    return rc;
+}
+
+static dpa_status pg_upgrade_tables(dpa_store *b, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    dpa_status rc = pg_cmd(s, "LOCK TABLE dpacct_meta, dpacct_units, dpacct_requests IN EXCLUSIVE MODE",
+                           "cannot lock the tables", err);
+    for (size_t i = 0; rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
+        rc = pg_cmd(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    return rc;
+}
+
+static dpa_status pg_delete_all(dpa_store *b, dpa_error *err)
+{
+    return pg_cmd((pg_store *)b, "DELETE FROM dpacct_requests; DELETE FROM dpacct_units",
+                  "cannot rewrite the tables", err);
+}
+
 static const dpa_store_ops PG_OPS = {
     "postgresql", pg_close, pg_begin_write, pg_begin_read, pg_commit, pg_rollback,
-    pg_get_meta, pg_set_meta, pg_get_unit, pg_insert_unit, pg_update_unit,
+    pg_get_meta, pg_set_meta, pg_lock_meta, pg_upgrade_tables, pg_delete_all, pg_get_unit, pg_insert_unit, pg_update_unit,
     pg_append_request, pg_each_unit, pg_each_request,
 };
 
@@ -589,7 +637,7 @@ dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
     return DPA_OK;
 }
 
-dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
+dpa_status dpa_store_pg_open(const char *uri, int mode, dpa_store **out, dpa_error *err)
 {
     pg_store *s;
     const dpa_pq_api *pq;
@@ -607,7 +655,8 @@ dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
                  ? dpa_error_set(err, DPA_EINVAL, "ledger: the database holds no dpacct ledger (create "
                                  "one with `dpacct ledger init`)")
                  : pg_fail(s, res, err, "cannot read metadata");
-    } else {
+    } else if (!(mode == DPA_STORE_UPGRADE && pq->PQntuples(res) == 1 &&
+                 !strcmp(pq->PQgetvalue(res, 0, 0), DPA_LEDGER_FORMAT_1))) {
         rc = dpa_store_check_format(pq->PQntuples(res) == 1 ? pq->PQgetvalue(res, 0, 0) : NULL, "the database",
                                     err);
     }

@@ -45,7 +45,10 @@ static const char SCHEMA[] =
     " state TEXT NOT NULL,"
     " requests INTEGER NOT NULL DEFAULT 0 CHECK (requests >= 0),"
     " accepted INTEGER NOT NULL DEFAULT 0 CHECK (accepted >= 0 AND accepted <= requests),"
-    " created TEXT NOT NULL);"
+    " created TEXT NOT NULL,"
+    " chain_index INTEGER NOT NULL DEFAULT 0,"
+    " chain_after INTEGER NOT NULL DEFAULT 0,"
+    " chain TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
@@ -54,7 +57,8 @@ static const char SCHEMA[] =
     " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
     " reason TEXT NOT NULL,"
     " state_before TEXT NOT NULL,"
-    " state_after TEXT NOT NULL);"
+    " state_after TEXT NOT NULL,"
+    " chain TEXT NOT NULL DEFAULT '');"
     "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
 
 static dpa_status sq_fail(sqlite_store *s, dpa_error *err, const char *what)
@@ -237,7 +241,7 @@ static dpa_status sq_set_meta(dpa_store *b, const char *key, const char *value, 
     return rc;
 }
 
-#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created"
+#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain"
 
 static int read_unit(sqlite3_stmt *st, dpa_store_unit *u)
 {
@@ -249,7 +253,10 @@ static int read_unit(sqlite3_stmt *st, dpa_store_unit *u)
     u->requests = sqlite3_column_int64(st, 4);
     u->accepted = sqlite3_column_int64(st, 5);
     u->created = dup_col(st, 6);
-    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created) {
+    u->chain_index = sqlite3_column_int64(st, 7);
+    u->chain_after = sqlite3_column_int64(st, 8);
+    u->chain = dup_col(st, 9);
+    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain) {
         dpa_store_unit_clear(u);
         return -1;
     }
@@ -288,7 +295,7 @@ static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    dpa_status rc = prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                             &st, err);
     int step;
     if (rc != DPA_OK)
@@ -300,6 +307,9 @@ static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
     sqlite3_bind_int64(st, 5, u->requests);
     sqlite3_bind_int64(st, 6, u->accepted);
     sqlite3_bind_text(st, 7, u->created, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 8, u->chain_index);
+    sqlite3_bind_int64(st, 9, u->chain_after);
+    sqlite3_bind_text(st, 10, u->chain ? u->chain : "", -1, SQLITE_STATIC);
     step = sqlite3_step(st);
     if (step != SQLITE_DONE) {
         if ((sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_CONSTRAINT)
@@ -336,7 +346,7 @@ static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
     dpa_status rc = prepare(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
-                               "state_after, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &st, err);
+                               "state_after, id, chain) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st, err);
     if (rc != DPA_OK)
         return rc;
     if (r->id > 0)
@@ -350,6 +360,7 @@ static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     sqlite3_bind_text(st, 5, r->reason ? r->reason : "", -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 6, r->state_before, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, r->state_after, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 9, r->chain ? r->chain : "", -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE)
         rc = sq_fail(s, err, "cannot record the request");
     else
@@ -393,7 +404,7 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after"
+#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after, chain"
     dpa_status rc = prepare(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 ORDER BY id"
                                     : "SELECT " REQ_COLS " FROM dpacct_requests ORDER BY id", &st, err);
     int step;
@@ -413,7 +424,9 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
         r.reason = dup_col(st, 5);
         r.state_before = dup_col(st, 6);
         r.state_after = dup_col(st, 7);
-        if (!decision || !r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after) {
+        r.chain = dup_col(st, 8);
+        if (!decision || !r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after ||
+            !r.chain) {
             free(decision);
             dpa_store_request_clear(&r);
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
@@ -432,9 +445,30 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
     return rc;
 }
 
+/* the write transaction (BEGIN IMMEDIATE) already holds the only write lock */
+static dpa_status sq_lock_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
+{
+    return sq_get_meta(b, key, value, err);
+}
+
+static dpa_status sq_upgrade_tables(dpa_store *b, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    dpa_status rc = DPA_OK;
+    for (size_t i = 0; rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
+        rc = sq_exec(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    return rc;
+}
+
+static dpa_status sq_delete_all(dpa_store *b, dpa_error *err)
+{
+    return sq_exec((sqlite_store *)b, "DELETE FROM dpacct_requests; DELETE FROM dpacct_units",
+                   "cannot rewrite the tables", err);
+}
+
 static const dpa_store_ops SQLITE_OPS = {
     "sqlite", sq_close, sq_begin_write, sq_begin_read, sq_commit, sq_rollback,
-    sq_get_meta, sq_set_meta, sq_get_unit, sq_insert_unit, sq_update_unit,
+    sq_get_meta, sq_set_meta, sq_lock_meta, sq_upgrade_tables, sq_delete_all, sq_get_unit, sq_insert_unit, sq_update_unit,
     sq_append_request, sq_each_unit, sq_each_request,
 };
 
@@ -617,7 +651,7 @@ static dpa_status sq_connect_readonly(const char *path, sqlite_store **out, dpa_
     return rc;
 }
 
-dpa_status dpa_store_sqlite_open(const char *path, int readonly, dpa_store **out, dpa_error *err)
+dpa_status dpa_store_sqlite_open(const char *path, int mode, dpa_store **out, dpa_error *err)
 {
     sqlite_store *s;
     dpa_status rc;
@@ -629,13 +663,13 @@ dpa_status dpa_store_sqlite_open(const char *path, int readonly, dpa_store **out
                              path, strerror(errno));
     if (S_ISDIR(sb.st_mode))
         return dpa_error_set(err, DPA_EINVAL, "ledger: %s is a directory, not a ledger", path);
-    rc = readonly ? sq_connect_readonly(path, &s, err) : sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
+    rc = mode == DPA_STORE_READ ? sq_connect_readonly(path, &s, err) : sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
     if (rc != DPA_OK)
         return rc;
     rc = read_format(s, path, &format, err);
     if (rc == DPA_OK && !format)
         rc = dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
-    if (rc == DPA_OK)
+    if (rc == DPA_OK && !(mode == DPA_STORE_UPGRADE && !strcmp(format, DPA_LEDGER_FORMAT_1)))
         rc = dpa_store_check_format(format, path, err);
     free(format);
     if (rc != DPA_OK) {

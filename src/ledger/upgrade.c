@@ -1,0 +1,165 @@
+/* The upgrade of a format-1 ledger (no hash chain) to the current format.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * One write transaction: add the chain's columns, write the genesis from
+ * the stored metadata, rewrite every unit (in name order, before any
+ * request) and every request (in id order) with its link, set the format
+ * tag, and verify (the replay as before, and the new chain) before the
+ * commit: a ledger that does not replay is refused, since chaining it would
+ * vouch for tampering already there. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dpacct/ledger.h"
+#include "ledger/chain.h"
+#include "ledger/ledger_internal.h"
+#include "ledger/store.h"
+
+typedef struct upgrade_ctx {
+    dpa_store_request *r;
+    size_t n, cap;
+    dpa_store_unit *u;
+    size_t nu, capu;
+    int oom;
+} upgrade_ctx;
+
+static char *dup(const char *s, int *oom)
+{
+    char *d = strdup(s ? s : "");
+    if (!d)
+        *oom = 1;
+    return d;
+}
+
+static int take_request(void *vctx, const dpa_store_request *r)
+{
+    upgrade_ctx *c = vctx;
+    dpa_store_request *d;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        dpa_store_request *p = realloc(c->r, cap * sizeof *p);
+        if (!p) {
+            c->oom = 1;
+            return 1;
+        }
+        c->r = p;
+        c->cap = cap;
+    }
+    d = &c->r[c->n++];
+    memset(d, 0, sizeof *d);
+    d->id = r->id;
+    d->accepted = r->accepted;
+    d->unit = dup(r->unit, &c->oom);
+    d->time = dup(r->time, &c->oom);
+    d->spec = dup(r->spec, &c->oom);
+    d->reason = dup(r->reason, &c->oom);
+    d->state_before = dup(r->state_before, &c->oom);
+    d->state_after = dup(r->state_after, &c->oom);
+    return c->oom;
+}
+
+static int take_unit(void *vctx, const dpa_store_unit *u)
+{
+    upgrade_ctx *c = vctx;
+    dpa_store_unit *d;
+    if (c->nu == c->capu) {
+        size_t cap = c->capu ? 2 * c->capu : 16;
+        dpa_store_unit *p = realloc(c->u, cap * sizeof *p);
+        if (!p) {
+            c->oom = 1;
+            return 1;
+        }
+        c->u = p;
+        c->capu = cap;
+    }
+    d = &c->u[c->nu++];
+    memset(d, 0, sizeof *d);
+    d->name = dup(u->name, &c->oom);
+    d->filter = dup(u->filter, &c->oom);
+    d->initial_state = dup(u->initial_state, &c->oom);
+    d->state = dup(u->state, &c->oom);
+    d->created = dup(u->created, &c->oom);
+    d->requests = u->requests;
+    d->accepted = u->accepted;
+    return c->oom;
+}
+
+/* Replay (and, after the chaining, the chain): DPA_EINVAL with the first
+ * problem if the ledger does not verify. */
+static dpa_status must_verify(dpa_store *s, const dpa_chain_key *key, const char *when, dpa_error *err)
+{
+    int ok = 0;
+    char *report = NULL;
+    dpa_status rc = dpa_ledger_verify_store(s, key, NULL, &ok, &report, err);
+    if (rc == DPA_OK && !ok) {
+        json_t *rep = json_loads(report, 0, NULL);
+        json_t *p0 = json_array_get(json_object_get(rep, "problems"), 0);
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger upgrade: %s (unit \"%s\": %s); nothing was changed", when,
+                           p0 ? json_string_value(json_object_get(p0, "unit")) : "?",
+                           p0 ? json_string_value(json_object_get(p0, "problem")) : "?");
+        json_decref(rep);
+    }
+    free(report);
+    return rc;
+}
+
+dpa_status dpa_ledger_upgrade(const char *location, const void *keydata, size_t key_len, dpa_error *err)
+{
+    dpa_chain_key key = {keydata, keydata ? key_len : 0};
+    dpa_store *s;
+    upgrade_ctx c;
+    char *format = NULL;
+    const char *meta_keys[4] = {"default_filter", "auto_units", "created", "dpacct_version"};
+    char *mv[DPA_CHAIN_NMETA] = {0};
+    dpa_status rc = dpa_ledger_store_open(location, DPA_STORE_UPGRADE, &s, err);
+    if (rc != DPA_OK)
+        return rc;
+    memset(&c, 0, sizeof c);
+    rc = s->ops->begin_write(s, err);
+    if (rc == DPA_OK)
+        rc = s->ops->get_meta(s, "format", &format, err);
+    if (rc == DPA_OK && (!format || strcmp(format, DPA_LEDGER_FORMAT_1)))
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger upgrade: the ledger is of format \"%s\", not \"%s\": "
+                           "nothing to upgrade", format ? format : "?", DPA_LEDGER_FORMAT_1);
+    if (rc == DPA_OK)
+        rc = s->ops->upgrade_tables(s, err);
+    /* the replay alone first: the chain columns are empty */
+    if (rc == DPA_OK)
+        rc = s->ops->each_unit(s, NULL, take_unit, &c, err);
+    if (rc == DPA_OK)
+        rc = s->ops->each_request(s, NULL, take_request, &c, err);
+    if (rc == DPA_OK && c.oom)
+        rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    for (int i = 0; rc == DPA_OK && i < 4; i++)
+        rc = s->ops->get_meta(s, meta_keys[i], &mv[i + 1], err);
+    if (rc == DPA_OK) {
+        mv[0] = strdup(DPA_LEDGER_FORMAT);
+        rc = s->ops->set_meta(s, "format", DPA_LEDGER_FORMAT, err);
+    }
+    if (rc == DPA_OK)
+        rc = dpa_ledger_chain_start(s, &key, (const char *const *)mv, err);
+    /* rewrite the rows with their links: delete and re-insert in chain order */
+    if (rc == DPA_OK)
+        rc = s->ops->delete_all(s, err);
+    for (size_t i = 0; rc == DPA_OK && i < c.nu; i++)
+        rc = dpa_ledger_chain_unit(s, &key, &c.u[i], err);
+    for (size_t i = 0; rc == DPA_OK && i < c.n; i++)
+        rc = dpa_ledger_chain_request(s, &key, &c.r[i], err);
+    if (rc == DPA_OK)
+        rc = must_verify(s, &key, "the upgraded ledger does not verify", err);
+    if (rc == DPA_OK)
+        rc = s->ops->commit(s, err);
+    else
+        s->ops->rollback(s);
+    s->ops->close(s);
+    for (size_t i = 0; i < c.n; i++)
+        dpa_store_request_clear(&c.r[i]);
+    for (size_t i = 0; i < c.nu; i++)
+        dpa_store_unit_clear(&c.u[i]);
+    free(c.r);
+    free(c.u);
+    for (int i = 0; i < DPA_CHAIN_NMETA; i++)
+        free(mv[i]);
+    free(format);
+    return rc;
+}
