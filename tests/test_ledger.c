@@ -549,6 +549,80 @@ static void test_upgrade(void **state)
     remove_tmpdir();
 }
 
+
+/* ---- decisions outside the lock (issue 21, item 1) ---- */
+
+/* The issue's slow decision: a huge repeat of tiny pure queries under the
+ * GDP residue filter (about two minutes before the residue search was
+ * sped up). */
+#define SLOW_SPEC "{\"repeat\": {\"count\": 1e15, \"event\": {\"pure\": {\"epsilon\": 1e-300}}}}"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void test_decide_outside_lock(void **state)
+{
+    char path[300];
+    dpa_ledger *l;
+    dpa_error err;
+    dpa_ledger_decision d;
+    pid_t pid;
+    double t0, dt;
+    (void)state;
+    make_tmpdir();
+    new_location(path, sizeof path, "slow.db");
+    create_ledger(path, "{\"filter\": \"gdp-residue\", \"mu\": 1}", 0);
+    l = open_ledger(path);
+    dpa_ledger_add_unit(l, "slow", NULL, NULL);
+    dpa_ledger_add_unit(l, "fast", NULL, NULL);
+    /* a decision past the limit: refused as too costly, nothing recorded */
+    CHECK(dpa_ledger_set_decision_limit(l, 1e-6, &err) == DPA_OK, "limit");
+    CHECK(dpa_ledger_request(l, "fast", "{\"pure\": {\"epsilon\": 0.1}}", &d, &err) == DPA_EUNSUPPORTED &&
+          strstr(err.message, "too costly to decide"), "a decision past the limit: %s", err.message);
+    CHECK(history_length(l) == 0, "a refused decision was recorded");
+    CHECK(dpa_ledger_set_decision_limit(l, -1, &err) == DPA_EINVAL, "a negative limit");
+    dpa_ledger_set_decision_limit(l, DPA_LEDGER_DECISION_LIMIT, &err);
+    /* a slow decision without a limit in another process delays no one */
+    pid = fork();
+    if (pid == 0) {
+        dpa_ledger *w = dpa_ledger_open(path, &err);
+        if (w && dpa_ledger_set_decision_limit(w, 0, &err) == DPA_OK)
+            dpa_ledger_request(w, "slow", SLOW_SPEC, &d, &err);
+        _exit(0);
+    }
+    nanosleep(&(struct timespec){0, 300000000L}, NULL);
+    t0 = now_s();
+    CHECK(request(l, "fast", "{\"pure\": {\"epsilon\": 0.1}}") == 1, "the fast unit's request");
+    CHECK(request(l, "slow", "{\"pure\": {\"epsilon\": 0.1}}") == 1, "the slow unit's other request");
+    dt = now_s() - t0;
+    print_message("  two requests while a slow decision runs: %.3f s\n", dt);
+    CHECK(dt < 3.0, "requests waited %.1f s for a slow decision", dt);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    /* the same slow decision with a limit: refused after it, nothing charged */
+    CHECK(dpa_ledger_set_decision_limit(l, 0.5, &err) == DPA_OK, "limit 0.5 s");
+    t0 = now_s();
+    {
+        dpa_status st = dpa_ledger_request(l, "slow", SLOW_SPEC, &d, &err);
+        dt = now_s() - t0;
+        if (st == DPA_OK) {
+            print_message("  the slow spec decided in %.3f s (no longer slow)\n", dt);
+            dpa_ledger_decision_clear(&d);
+        } else {
+            CHECK(st == DPA_EUNSUPPORTED && strstr(err.message, "too costly"), "slow spec: %s", err.message);
+            CHECK(dt < 2.0, "refused after %.1f s, the limit is 0.5 s", dt);
+            CHECK(history_length(l) == 2, "the refused slow request was recorded");
+        }
+    }
+    CHECK(verify_ok(l, NULL), "verify");
+    dpa_ledger_close(l);
+    remove_tmpdir();
+}
+
 /* ---- many processes ---- */
 
 /* SQLite: 8 processes x 200 requests (issue 9); PostgreSQL: 16 x 500 (issue 11);
@@ -863,6 +937,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tamper_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tamper_keyed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_upgrade, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decide_outside_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_pure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_many_units, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_basic, setup, teardown),

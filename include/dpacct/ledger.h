@@ -100,12 +100,24 @@ typedef struct dpa_ledger_decision {
 
 /* Decide on one request (spec: an event spec JSON, dpacct/event.h) for a
  * unit, record it and charge the unit's budget if accepted, in one durable
- * transaction.  Bad input (unknown unit, malformed spec, a spec the filter
+ * transaction.  The decision is computed on a snapshot of the unit's state
+ * without any lock; the transaction commits it only if the unit is still in
+ * that state (a version check) and otherwise decides again, so concurrent
+ * requests never both spend the same budget and a slow decision delays only
+ * itself.  Bad input (unknown unit, malformed spec, a spec the filter
  * cannot account) returns an error and leaves the ledger unchanged; so does
  * a storage failure.  When it returns DPA_OK the decision is committed
  * durably (synchronous commit). */
 dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_json,
                               dpa_ledger_decision *out, dpa_error *err);
+
+/* The time limit of one decision (default DPA_LEDGER_DECISION_LIMIT
+ * seconds; 0: none).  A request whose decision takes longer is refused as
+ * too costly to decide (DPA_EUNSUPPORTED, "too costly to decide"): nothing
+ * is recorded or charged.  The decision is made outside any lock, so a slow
+ * one never delays requests on other units (or on its own). */
+#define DPA_LEDGER_DECISION_LIMIT 5.0
+dpa_status dpa_ledger_set_decision_limit(dpa_ledger *l, double seconds, dpa_error *err);
 
 /* Status as JSON: {"filter": {...}, "units": [{"unit", "filter", "requests",
  * "accepted", "remaining", "exhausted"}...]} for every unit, or for one unit

@@ -224,6 +224,7 @@ dpa_ledger *dpa_ledger_open_keyed(const char *location, int readonly, const void
         return NULL;
     }
     l->readonly = readonly;
+    l->decision_limit = DPA_LEDGER_DECISION_LIMIT;
     if (key && key_len) {
         l->key = malloc(key_len);
         if (!l->key) {
@@ -331,18 +332,98 @@ dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filt
     return rc;
 }
 
+/* Attempts of one request before it gives up (each lost attempt means
+ * another request on the unit committed meanwhile). */
+#define REQUEST_MAX_ATTEMPTS 10000
+
+/* The commit of a decision made on snapshot snap: in one write transaction,
+ * lock the unit, check that it is still as in the snapshot (its request
+ * count, state and configuration: the version check), append the request
+ * and store the new state.  *conflict = 1 (and nothing written) if the unit
+ * changed meanwhile. */
+static dpa_status commit_decision(dpa_ledger *l, dpa_store_unit *snap, int is_new, const char *spec_json,
+                                  const dpa_filter_decision *dec, char *after, long long *id, int *conflict,
+                                  dpa_error *err)
+{
+    dpa_store *s = l->store;
+    dpa_chain_key key = {l->key, l->key_len};
+    dpa_store_unit cur;
+    dpa_store_request r;
+    char now[40];
+    int found = 0;
+    dpa_status rc = s->ops->begin_write(s, err);
+    *conflict = 0;
+    memset(&cur, 0, sizeof cur);
+    if (rc != DPA_OK)
+        return rc;
+    rc = s->ops->get_unit(s, snap->name, 1, &cur, &found, err);
+    if (rc == DPA_OK && !found && is_new) {
+        /* an auto unit's first request: the unit and its request commit together */
+        rc = dpa_ledger_chain_unit(s, &key, snap, err);
+        if (rc == DPA_EINVAL) /* created meanwhile (a server backend): try again */
+            *conflict = 1;
+    } else if (rc == DPA_OK && (!found || cur.requests != snap->requests || strcmp(cur.state, snap->state) ||
+                                strcmp(cur.filter, snap->filter))) {
+        *conflict = 1;
+    }
+    if (rc == DPA_OK && !*conflict) {
+        dpa_store_now(now);
+        memset(&r, 0, sizeof r);
+        r.unit = snap->name;
+        r.time = now;
+        r.spec = (char *)spec_json;
+        r.accepted = dec->accepted;
+        r.reason = (char *)dec->reason;
+        r.state_before = snap->state;
+        r.state_after = after;
+        rc = dpa_ledger_chain_request(s, &key, &r, err);
+        if (rc == DPA_OK) {
+            char *before = snap->state;
+            snap->state = after;
+            snap->requests += 1;
+            snap->accepted += dec->accepted ? 1 : 0;
+            rc = s->ops->update_unit(s, snap, err);
+            snap->state = before;
+        }
+        *id = r.id;
+    }
+    if (rc == DPA_OK && !*conflict)
+        rc = s->ops->commit(s, err);
+    else
+        s->ops->rollback(s);
+    if (*conflict)
+        rc = DPA_OK;
+    dpa_store_unit_clear(&cur);
+    return rc;
+}
+
+/* A snapshot of the unit (a read transaction, no lock), or the row of a new
+ * auto unit (*is_new = 1). */
+static dpa_status snapshot(dpa_ledger *l, const char *unit, dpa_store_unit *snap, int *is_new, dpa_error *err)
+{
+    dpa_store *s = l->store;
+    int found = 0;
+    dpa_status rc = s->ops->begin_read(s, err);
+    *is_new = 0;
+    if (rc == DPA_OK)
+        rc = s->ops->get_unit(s, unit, 0, snap, &found, err);
+    s->ops->rollback(s);
+    if (rc != DPA_OK || found)
+        return rc;
+    if (!l->auto_units)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: unknown unit \"%s\" (add it with `dpacct "
+                             "ledger add-unit`, or create the ledger with --auto-units)", unit);
+    *is_new = 1;
+    return new_unit_row(unit, l->default_filter, snap, err);
+}
+
 dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_json,
                               dpa_ledger_decision *out, dpa_error *err)
 {
-    dpa_store *s;
     dpa_spec *spec;
-    dpa_store_unit u;
-    dpa_store_request r;
-    dpa_filter *f = NULL;
     dpa_filter_decision dec;
-    char now[40];
-    char *after = NULL, *remaining = NULL;
-    int found = 0;
+    long long id = 0;
+    int attempt;
     dpa_status rc;
 
     if (out)
@@ -354,87 +435,51 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
     rc = check_unit_name(unit, err);
     if (rc != DPA_OK)
         return rc;
-    /* Validate the spec before taking any lock. */
+    /* Validate the spec before anything else. */
     spec = dpa_spec_from_json(spec_json, err);
     if (!spec)
         return err ? err->status : DPA_EINVAL;
-    s = l->store;
-    memset(&u, 0, sizeof u);
-    rc = s->ops->begin_write(s, err);
-    if (rc != DPA_OK) {
-        dpa_spec_free(spec);
-        return rc;
-    }
-    rc = s->ops->get_unit(s, unit, 1, &u, &found, err);
-    if (rc == DPA_OK && !found) {
-        if (!l->auto_units) {
-            rc = dpa_error_set(err, DPA_EINVAL, "ledger: unknown unit \"%s\" (add it with `dpacct "
-                               "ledger add-unit`, or create the ledger with --auto-units)", unit);
-        } else {
-            rc = new_unit_row(unit, l->default_filter, &u, err);
-            dpa_chain_key key = {l->key, l->key_len};
-            if (rc == DPA_OK && (rc = dpa_ledger_chain_unit(s, &key, &u, err)) == DPA_EINVAL) {
-                /* created meanwhile by a concurrent first request (a server
-                 * backend locks rows, not the database): lock and use it */
-                dpa_store_unit_clear(&u);
-                rc = s->ops->get_unit(s, unit, 1, &u, &found, err);
-                if (rc == DPA_OK && !found)
-                    rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" vanished", unit);
-            }
+    /* Decide on a snapshot, outside any lock, then commit with a version
+     * check; another request on the unit committing meanwhile sends this
+     * one round again (docs/ledger.md). */
+    for (attempt = 0; attempt < REQUEST_MAX_ATTEMPTS; attempt++) {
+        dpa_store_unit snap;
+        char *after = NULL, *remaining = NULL;
+        int is_new = 0, conflict = 0;
+        memset(&snap, 0, sizeof snap);
+        rc = snapshot(l, unit, &snap, &is_new, err);
+        if (rc == DPA_OK)
+            rc = dpa_ledger_decide(snap.filter, snap.state, spec, l->decision_limit, unit, &dec, &after,
+                                   &remaining, err);
+        if (rc == DPA_OK)
+            rc = commit_decision(l, &snap, is_new, spec_json, &dec, after, &id, &conflict, err);
+        dpa_store_unit_clear(&snap);
+        free(after);
+        if (rc == DPA_OK && !conflict) {
+            out->accepted = dec.accepted;
+            out->request_id = id;
+            memcpy(out->reason, dec.reason, sizeof out->reason);
+            out->reason[sizeof out->reason - 1] = '\0';
+            out->remaining = remaining;
+            break;
         }
+        free(remaining);
+        if (rc != DPA_OK)
+            break;
     }
-    if (rc == DPA_OK) {
-        f = load_filter(u.filter, u.state, unit, err);
-        if (!f)
-            rc = err ? err->status : DPA_ESTORAGE;
-    }
-    if (rc == DPA_OK)
-        rc = dpa_filter_request(f, spec, &dec, err);
-    if (rc == DPA_OK) {
-        after = dpa_filter_state_json(f);
-        remaining = dpa_filter_remaining_json(f);
-        if (!after || !remaining)
-            rc = oom(err);
-    }
-    if (rc == DPA_OK) {
-        dpa_store_now(now);
-        memset(&r, 0, sizeof r);
-        r.unit = (char *)unit;
-        r.time = now;
-        r.spec = (char *)spec_json;
-        r.accepted = dec.accepted;
-        r.reason = dec.reason;
-        r.state_before = u.state;
-        r.state_after = after;
-        dpa_chain_key key = {l->key, l->key_len};
-        rc = dpa_ledger_chain_request(s, &key, &r, err);
-        if (rc == DPA_OK) {
-            char *before = u.state;
-            u.state = after;
-            u.requests += 1;
-            u.accepted += dec.accepted ? 1 : 0;
-            rc = s->ops->update_unit(s, &u, err);
-            u.state = before;
-        }
-    }
-    if (rc == DPA_OK)
-        rc = s->ops->commit(s, err);
-    else
-        s->ops->rollback(s);
-    if (rc == DPA_OK) {
-        out->accepted = dec.accepted;
-        out->request_id = r.id;
-        memcpy(out->reason, dec.reason, sizeof out->reason);
-        out->reason[sizeof out->reason - 1] = '\0';
-        out->remaining = remaining;
-        remaining = NULL;
-    }
-    free(after);
-    free(remaining);
-    dpa_filter_free(f);
-    dpa_store_unit_clear(&u);
+    if (attempt == REQUEST_MAX_ATTEMPTS)
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" kept changing during %d attempts", unit,
+                           REQUEST_MAX_ATTEMPTS);
     dpa_spec_free(spec);
     return rc;
+}
+
+dpa_status dpa_ledger_set_decision_limit(dpa_ledger *l, double seconds, dpa_error *err)
+{
+    if (!l || !(seconds >= 0) || seconds > 1e6)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: a decision time limit is in [0, 1e6] seconds (0: none)");
+    l->decision_limit = seconds;
+    return DPA_OK;
 }
 
 /* ---- status and history ---- */

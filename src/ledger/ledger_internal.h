@@ -4,6 +4,8 @@
 #define DPA_LEDGER_INTERNAL_H
 
 #include "dpacct/ledger.h"
+#include "dpacct/event.h"
+#include "dpacct/filter.h"
 #include "ledger/chain.h"
 #include "ledger/store.h"
 
@@ -12,6 +14,7 @@ struct dpa_ledger {
     char *default_filter; /* canonical configuration */
     int auto_units;
     int readonly;         /* opened by dpa_ledger_open_readonly */
+    double decision_limit; /* seconds; 0: none */
     unsigned char *key;   /* the chain's secret key (NULL: none) */
     size_t key_len;
 };
@@ -21,6 +24,14 @@ struct dpa_ledger {
  * DPA_STORE_CREATE makes a new one (store.h), DPA_STORE_WRITE opens it for
  * requests, DPA_STORE_READ read-only, DPA_STORE_UPGRADE also format 1. */
 dpa_status dpa_ledger_store_open(const char *loc, int mode, dpa_store **out, dpa_error *err);
+
+/* Decide spec on a filter of configuration config in state state (a
+ * snapshot), within limit_s seconds (0: no limit): *dec, and the state and
+ * remaining budget after it (malloc'ed).  Past the limit: DPA_EUNSUPPORTED
+ * ("too costly to decide"), nothing decided (decide.c). */
+dpa_status dpa_ledger_decide(const char *config, const char *state, const dpa_spec *spec, double limit_s,
+                             const char *unit, dpa_filter_decision *dec, char **after, char **remaining,
+                             dpa_error *err);
 
 /* msg with every password of the PostgreSQL URI uri (user information,
  * password= in any case, raw and percent-decoded) replaced by "***", into
