@@ -42,6 +42,15 @@ void dpa_ledger_mask_secrets(const char *uri, const char *msg, char *out, size_t
 int dpa_ledger_utf8_valid(const char *s);
 /* The unit-name rules of dpa_ledger_add_unit. */
 dpa_status dpa_ledger_check_unit_name(const char *unit, dpa_error *err);
+/* A copy of units (each_unit's callback dpa_ledger_collect_unit appends a
+ * deep copy of each; oom = 1 if one failed). */
+typedef struct dpa_ledger_unit_list {
+    dpa_store_unit *u;
+    size_t n, cap;
+    int oom;
+} dpa_ledger_unit_list;
+int dpa_ledger_collect_unit(void *ctx, const dpa_store_unit *u);
+
 /* Replay every unit's history and check the chain inside the caller's
  * transaction (verify.c; anchor NULL or "LINKS:HASH"; *report as verify's). */
 dpa_status dpa_ledger_verify_store(dpa_store *s, const dpa_chain_key *key, const char *anchor, int *ok,

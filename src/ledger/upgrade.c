@@ -18,8 +18,6 @@
 typedef struct upgrade_ctx {
     dpa_store_request *r;
     size_t n, cap;
-    dpa_store_unit *u;
-    size_t nu, capu;
     int oom;
 } upgrade_ctx;
 
@@ -58,32 +56,6 @@ static int take_request(void *vctx, const dpa_store_request *r)
     return c->oom;
 }
 
-static int take_unit(void *vctx, const dpa_store_unit *u)
-{
-    upgrade_ctx *c = vctx;
-    dpa_store_unit *d;
-    if (c->nu == c->capu) {
-        size_t cap = c->capu ? 2 * c->capu : 16;
-        dpa_store_unit *p = realloc(c->u, cap * sizeof *p);
-        if (!p) {
-            c->oom = 1;
-            return 1;
-        }
-        c->u = p;
-        c->capu = cap;
-    }
-    d = &c->u[c->nu++];
-    memset(d, 0, sizeof *d);
-    d->name = dup(u->name, &c->oom);
-    d->filter = dup(u->filter, &c->oom);
-    d->initial_state = dup(u->initial_state, &c->oom);
-    d->state = dup(u->state, &c->oom);
-    d->created = dup(u->created, &c->oom);
-    d->requests = u->requests;
-    d->accepted = u->accepted;
-    return c->oom;
-}
-
 /* Replay (and, after the chaining, the chain): DPA_EINVAL with the first
  * problem if the ledger does not verify. */
 static dpa_status must_verify(dpa_store *s, const dpa_chain_key *key, const char *when, dpa_error *err)
@@ -108,6 +80,7 @@ dpa_status dpa_ledger_upgrade(const char *location, const void *keydata, size_t 
     dpa_chain_key key = {keydata, keydata ? key_len : 0};
     dpa_store *s;
     upgrade_ctx c;
+    dpa_ledger_unit_list units = {0};
     char *format = NULL;
     const char *meta_keys[4] = {"default_filter", "auto_units", "created", "dpacct_version"};
     char *mv[DPA_CHAIN_NMETA] = {0};
@@ -125,10 +98,10 @@ dpa_status dpa_ledger_upgrade(const char *location, const void *keydata, size_t 
         rc = s->ops->upgrade_tables(s, err);
     /* the replay alone first: the chain columns are empty */
     if (rc == DPA_OK)
-        rc = s->ops->each_unit(s, NULL, take_unit, &c, err);
+        rc = s->ops->each_unit(s, NULL, dpa_ledger_collect_unit, &units, err);
     if (rc == DPA_OK)
         rc = s->ops->each_request(s, NULL, take_request, &c, err);
-    if (rc == DPA_OK && c.oom)
+    if (rc == DPA_OK && (c.oom || units.oom))
         rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     for (int i = 0; rc == DPA_OK && i < 4; i++)
         rc = s->ops->get_meta(s, meta_keys[i], &mv[i + 1], err);
@@ -141,8 +114,8 @@ dpa_status dpa_ledger_upgrade(const char *location, const void *keydata, size_t 
     /* rewrite the rows with their links: delete and re-insert in chain order */
     if (rc == DPA_OK)
         rc = s->ops->delete_all(s, err);
-    for (size_t i = 0; rc == DPA_OK && i < c.nu; i++)
-        rc = dpa_ledger_chain_unit(s, &key, &c.u[i], err);
+    for (size_t i = 0; rc == DPA_OK && i < units.n; i++)
+        rc = dpa_ledger_chain_unit(s, &key, &units.u[i], err);
     for (size_t i = 0; rc == DPA_OK && i < c.n; i++)
         rc = dpa_ledger_chain_request(s, &key, &c.r[i], err);
     if (rc == DPA_OK)
@@ -154,10 +127,10 @@ dpa_status dpa_ledger_upgrade(const char *location, const void *keydata, size_t 
     s->ops->close(s);
     for (size_t i = 0; i < c.n; i++)
         dpa_store_request_clear(&c.r[i]);
-    for (size_t i = 0; i < c.nu; i++)
-        dpa_store_unit_clear(&c.u[i]);
+    for (size_t i = 0; i < units.n; i++)
+        dpa_store_unit_clear(&units.u[i]);
     free(c.r);
-    free(c.u);
+    free(units.u);
     for (int i = 0; i < DPA_CHAIN_NMETA; i++)
         free(mv[i]);
     free(format);

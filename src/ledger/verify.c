@@ -115,15 +115,9 @@ follow_record:
     return 0;
 }
 
-typedef struct unit_list {
-    dpa_store_unit *u;
-    size_t n, cap;
-    int oom;
-} unit_list;
-
-static int collect_unit(void *ctx, const dpa_store_unit *u)
+int dpa_ledger_collect_unit(void *ctx, const dpa_store_unit *u)
 {
-    unit_list *L = ctx;
+    dpa_ledger_unit_list *L = ctx;
     dpa_store_unit *c;
     if (L->n == L->cap) {
         size_t cap = L->cap ? 2 * L->cap : 16;
@@ -156,7 +150,7 @@ static int collect_unit(void *ctx, const dpa_store_unit *u)
 }
 
 typedef struct orphan_ctx {
-    unit_list *units;
+    dpa_ledger_unit_list *units;
     verify_ctx *vc;
     long long total;
     /* the chain walk */
@@ -312,7 +306,7 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
     char genesis[DPA_CHAIN_HEX], anchor_hash[DPA_CHAIN_HEX] = "";
     char *stored_head = NULL;
     long long anchor_links = 0;
-    unit_list units = {0};
+    dpa_ledger_unit_list units = {0};
     verify_ctx c;
     orphan_ctx oc;
     dpa_status rc;
@@ -334,7 +328,7 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
     memset(&c, 0, sizeof c);
     c.problems = json_array();
     c.err = err;
-    rc = store->ops->each_unit(store, NULL, collect_unit, &units, err);
+    rc = store->ops->each_unit(store, NULL, dpa_ledger_collect_unit, &units, err);
     if (rc == DPA_OK && units.oom)
         rc = oom(err);
     for (size_t i = 0; rc == DPA_OK && i < units.n; i++) {
