@@ -265,6 +265,7 @@ void dpa_ledger_close(dpa_ledger *l)
         return;
     if (l->store)
         l->store->ops->close(l->store);
+    dpa_ledger_worker_stop(l->worker);
     free(l->default_filter);
     if (l->key) {
         memset(l->key, 0, l->key_len);
@@ -449,7 +450,7 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
         memset(&snap, 0, sizeof snap);
         rc = snapshot(l, unit, &snap, &is_new, err);
         if (rc == DPA_OK)
-            rc = dpa_ledger_decide(snap.filter, snap.state, spec, l->decision_limit, unit, &dec, &after,
+            rc = dpa_ledger_decide(&l->worker, snap.filter, snap.state, spec, l->decision_limit, unit, &dec, &after,
                                    &remaining, err);
         if (rc == DPA_OK)
             rc = commit_decision(l, &snap, is_new, spec_json, &dec, after, &id, &conflict, err);

@@ -15,6 +15,7 @@ struct dpa_ledger {
     int auto_units;
     int readonly;         /* opened by dpa_ledger_open_readonly */
     double decision_limit; /* seconds; 0: none */
+    struct dpa_ledger_worker *worker; /* the decision thread (decide.c), or NULL */
     unsigned char *key;   /* the chain's secret key (NULL: none) */
     size_t key_len;
 };
@@ -26,12 +27,16 @@ struct dpa_ledger {
 dpa_status dpa_ledger_store_open(const char *loc, int mode, dpa_store **out, dpa_error *err);
 
 /* Decide spec on a filter of configuration config in state state (a
- * snapshot), within limit_s seconds (0: no limit): *dec, and the state and
+ * snapshot), within limit_s seconds (0: no limit) on *worker (started when
+ * NULL; set to NULL when a decision is abandoned): *dec, and the state and
  * remaining budget after it (malloc'ed).  Past the limit: DPA_EUNSUPPORTED
  * ("too costly to decide"), nothing decided (decide.c). */
-dpa_status dpa_ledger_decide(const char *config, const char *state, const dpa_spec *spec, double limit_s,
-                             const char *unit, dpa_filter_decision *dec, char **after, char **remaining,
-                             dpa_error *err);
+typedef struct dpa_ledger_worker dpa_ledger_worker;
+dpa_status dpa_ledger_decide(dpa_ledger_worker **worker, const char *config, const char *state,
+                             const dpa_spec *spec, double limit_s, const char *unit, dpa_filter_decision *dec,
+                             char **after, char **remaining, dpa_error *err);
+/* End a handle's decision thread (NULL: no-op). */
+void dpa_ledger_worker_stop(dpa_ledger_worker *w);
 
 /* msg with every password of the PostgreSQL URI uri (user information,
  * password= in any case, raw and percent-decoded) replaced by "***", into
