@@ -375,14 +375,8 @@ static dpa_status pg_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     else
         r->id = strtoll(pq->PQgetvalue(res, 0, 0), NULL, 10);
     pq->PQclear(res);
-    if (rc == DPA_OK && with_id) {
-        /* an imported id: the sequence must continue after it */
-        res = pq->PQexec(s->conn, "SELECT setval(pg_get_serial_sequence('dpacct_requests', 'id'), "
-                              "(SELECT max(id) FROM dpacct_requests))");
-        if (pq->PQresultStatus(res) != PGRES_TUPLES_OK)
-            rc = pg_fail(s, res, err, "cannot advance the request id sequence");
-        pq->PQclear(res);
-    }
+    /* ids come from the chain's head (chain_store.c), not from the column's
+     * sequence, which therefore needs no advancing after explicit ids */
     return rc;
 }
 
