@@ -398,16 +398,18 @@ static dpa_status commit_decision(dpa_ledger *l, dpa_store_unit *snap, int is_ne
     return rc;
 }
 
-/* A snapshot of the unit (one read, no lock), or the row of a new auto unit
- * (*is_new = 1). */
+/* A snapshot of the unit (a read transaction, no lock; its BEGIN also
+ * reconnects a handle whose server restarted), or the row of a new auto
+ * unit (*is_new = 1). */
 static dpa_status snapshot(dpa_ledger *l, const char *unit, dpa_store_unit *snap, int *is_new, dpa_error *err)
 {
     dpa_store *s = l->store;
     int found = 0;
-    /* one statement outside a transaction reads one committed row: no
-     * BEGIN / ROLLBACK round trips */
-    dpa_status rc = s->ops->get_unit(s, unit, 0, snap, &found, err);
+    dpa_status rc = s->ops->begin_read(s, err);
     *is_new = 0;
+    if (rc == DPA_OK)
+        rc = s->ops->get_unit(s, unit, 0, snap, &found, err);
+    s->ops->rollback(s);
     if (rc != DPA_OK || found)
         return rc;
     if (!l->auto_units)

@@ -227,16 +227,17 @@ static void pg_rollback(dpa_store *b)
     s->in_txn = 0;
 }
 
-static dpa_status pg_get_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
+/* The value of a metadata key by sql (a SELECT of one value, $1 the key). */
+static dpa_status meta_query(pg_store *s, const char *sql, const char *key, char **value, const char *what,
+                             dpa_error *err)
 {
-    pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
     const char *v[1] = {key};
-    PGresult *res = pg_params(s, "SELECT value FROM dpacct_meta WHERE key = $1", 1, v);
+    PGresult *res = pg_params(s, sql, 1, v);
     dpa_status rc = DPA_OK;
     *value = NULL;
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
-        rc = pg_fail(s, res, err, "cannot read metadata");
+        rc = pg_fail(s, res, err, what);
     } else if (pq->PQntuples(res) == 1) {
         *value = dup_val(pq, res, 0, 0);
         if (!*value)
@@ -244,6 +245,12 @@ static dpa_status pg_get_meta(dpa_store *b, const char *key, char **value, dpa_e
     }
     pq->PQclear(res);
     return rc;
+}
+
+static dpa_status pg_get_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
+{
+    return meta_query((pg_store *)b, "SELECT value FROM dpacct_meta WHERE key = $1", key, value,
+                      "cannot read metadata", err);
 }
 
 static dpa_status pg_set_meta(dpa_store *b, const char *key, const char *value, dpa_error *err)
@@ -494,21 +501,8 @@ static dpa_status pg_each_request(dpa_store *b, const char *unit, dpa_store_requ
 
 static dpa_status pg_lock_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
 {
-    pg_store *s = (pg_store *)b;
-    const dpa_pq_api *pq = &s->pq;
-    const char *v[1] = {key};
-    PGresult *res = pg_params(s, "SELECT value FROM dpacct_meta WHERE key = $1 FOR UPDATE", 1, v);
-    dpa_status rc = DPA_OK;
-    *value = NULL;
-    if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
-        rc = pg_fail(s, res, err, "cannot lock the chain's head");
-    } else if (pq->PQntuples(res) == 1) {
-        *value = dup_val(pq, res, 0, 0);
-        if (!*value)
-            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
-    }
-    pq->PQclear(res);
-    return rc;
+    return meta_query((pg_store *)b, "SELECT value FROM dpacct_meta WHERE key = $1 FOR UPDATE", key, value,
+                      "cannot lock the chain's head", err);
 }
 
 static dpa_status pg_upgrade_tables(dpa_store *b, dpa_error *err)
