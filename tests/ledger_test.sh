@@ -191,6 +191,77 @@ check "init with a unit twice: exit 2 and no ledger left" eval 'rc_is 2 && test 
 run ledger init "$TMP/na.db" --filter natural-approx --epsilon 1 --delta 1e-3 --allow-degraded --max-queries 10 --unit a
 check "natural-approx from the command line (--max-queries)" rc_is 0
 
+# ------------------------------------ files, messages, keys (issue 21) --
+run ledger import "$TMP/z.db" --from /dev/zero
+check "import --from /dev/zero: refused at once, exit 2, nothing left" eval 'rc_is 2 && test ! -e "$TMP/z.db"'
+run ledger init :memory: --filter pure --epsilon 1
+check "init :memory:: exit 2, says in-memory, no file" eval 'rc_is 2 && err_has "in-memory" && test ! -e ":memory:"'
+for uri in 'postgresql://u:S3cretPW@[::1/db' 'postgresql://u:S3c%ZZretPW@localhost/db' \
+    'postgresql://u@localhost/db?PASSWORD=S3cretPW'; do
+    run ledger status "$uri"
+    check "a malformed URI: the password is in no message ($uri)" eval '! grep -q S3c "$TMP/out" "$TMP/err"'
+done
+# a killed init leaves nothing that blocks the retry
+for round in 1 2 3 4 5; do
+    units=(); for i in $(seq 1 200); do units+=(--unit "u$i"); done
+    "$BIN" ledger init "$TMP/ki.db" --filter pure --epsilon 1 "${units[@]}" >/dev/null 2>&1 &
+    sleep 0.0$((RANDOM % 9))
+    kill -KILL $! 2>/dev/null; wait $! 2>/dev/null
+    if [ -e "$TMP/ki.db" ]; then
+        run ledger verify "$TMP/ki.db"
+        check "killed init $round: a whole ledger" rc_is 0
+    else
+        run ledger init "$TMP/ki.db" --filter pure --epsilon 1
+        check "killed init $round: the retry works" rc_is 0
+    fi
+    rm -f "$TMP/ki.db"
+done
+# a corrupted file: a storage failure (exit 1) with SQLite's message
+cp "$K" "$TMP/corrupt.db"
+python3 -c "
+import os; p='$TMP/corrupt.db'; n=os.path.getsize(p)
+f=open(p,'r+b'); f.seek(n-4096+8); f.write(b'\xff'*3000); f.close()"
+run ledger verify "$TMP/corrupt.db"
+check "verify of a corrupted file: exit 1 with SQLite's message" eval 'rc_is 1 && err_has "malformed"'
+# read-only: mode 0444 for a non-root user, and a read-only mount
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && runuser -u nobody -- true 2>/dev/null; then
+    RO=$(mktemp -d) && cp "$P" "$RO/ro.db" && chmod 444 "$RO/ro.db" && chmod 755 "$RO"
+    for sub in status history verify export; do
+        runuser -u nobody -- "$BIN" ledger $sub "$RO/ro.db" >"$TMP/out" 2>"$TMP/err"; rc=$?
+        check "$sub of a mode 0444 ledger as a non-root user" rc_is 0
+    done
+    rm -rf "$RO"
+fi
+if unshare -m true 2>/dev/null; then
+    RO=$(mktemp -d) && cp "$P" "$RO/ro.db"
+    for sub in status history verify export; do
+        unshare -m sh -c 'mount --bind -o ro "$1" "$1" && exec "$2" ledger "$3" "$1/ro.db"' sh "$RO" "$BIN" $sub \
+            >"$TMP/out" 2>"$TMP/err"; rc=$?
+        check "$sub of a ledger on a read-only mount" rc_is 0
+    done
+    rm -rf "$RO"
+fi
+# the hash chain's key, the anchor, the time limit
+printf 'a secret\n' >"$TMP/key"
+run ledger init "$TMP/keyed.db" --filter pure --epsilon 1 --unit a --key-file "$TMP/key"
+check "init with a key" rc_is 0
+run ledger request "$TMP/keyed.db" --unit a --spec '{"pure": {"epsilon": 0.25}}'
+check "a keyed ledger refuses a writer without the key (exit 2)" eval 'rc_is 2 && err_has "keyed"'
+run ledger request "$TMP/keyed.db" --unit a --spec '{"pure": {"epsilon": 0.25}}' --key-file "$TMP/key"
+check "a request with the key" rc_is 0
+DPACCT_LEDGER_KEY='a secret' "$BIN" ledger verify "$TMP/keyed.db" --json >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "verify with the key from the environment" eval 'rc_is 0 && json_is "j[\"ok\"] and j[\"keyed\"]"'
+head=$(python3 -c "import json; print(json.load(open('$TMP/out'))['head'])")
+run ledger verify "$TMP/keyed.db" --key-file "$TMP/key" --anchor "$head"
+check "verify against an anchor" rc_is 0
+python3 -c "
+import sqlite3; c=sqlite3.connect('$TMP/keyed.db')
+c.execute(\"UPDATE dpacct_units SET filter=replace(filter, ':1}', ':100}')\"); c.commit()"
+run ledger verify "$TMP/keyed.db" --key-file "$TMP/key" --anchor "$head"
+check "verify detects a budget edited in the database" eval 'rc_is 1 && out_has "INCONSISTENT"'
+run ledger request "$P" --unit carol --spec '{"pure": {"epsilon": 0.01}}' --time-limit 0.000001
+check "a decision past --time-limit: exit 2, too costly, nothing recorded" eval 'rc_is 2 && err_has "too costly to decide"'
+
 # libpq is loaded when a PostgreSQL ledger is opened: without it (hidden in a
 # private mount namespace, where that is allowed: root, as in CI) such a
 # location is refused with the library's name, and SQLite ledgers still work

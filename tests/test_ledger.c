@@ -26,131 +26,8 @@
 #include "check.h"
 #include "dpacct/filter.h"
 #include "dpacct/ledger.h"
+#include "ledger_testlib.h"
 
-static char tmpdir[256];
-
-static void make_tmpdir(void)
-{
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/dpacct-ledger-XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmpdir))
-        fail_msg("mkdtemp: %s", strerror(errno));
-}
-
-static void remove_tmpdir(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        print_error("could not remove %s\n", tmpdir);
-}
-
-static void path_in_tmp(char *buf, size_t n, const char *name)
-{
-    snprintf(buf, n, "%s/%s", tmpdir, name);
-}
-
-/* The backend under test: 0 SQLite, 1 PostgreSQL. */
-static int use_pg;
-static const char *pg_dir, *pg_script;
-
-/* Run `bash pg_server.sh ARGS` and return its first output line (or fail). */
-static void pg_run(char *out, size_t n, const char *args)
-{
-    char cmd[1200];
-    FILE *p;
-    snprintf(cmd, sizeof cmd, "bash '%s' %s", pg_script, args);
-    p = popen(cmd, "r");
-    if (!p)
-        fail_msg("popen %s", cmd);
-    if (out) {
-        if (!fgets(out, (int)n, p))
-            out[0] = '\0';
-        out[strcspn(out, "\n")] = '\0';
-    }
-    while (fgetc(p) != EOF)
-        ;
-    if (pclose(p) != 0)
-        fail_msg("%s failed", cmd);
-}
-
-/* A fresh ledger location: a path in the test's directory (SQLite) or the
- * URI of a new empty database (PostgreSQL). */
-static void new_location(char *buf, size_t n, const char *name)
-{
-    static int counter;
-    char args[600];
-    if (!use_pg) {
-        path_in_tmp(buf, n, name);
-        return;
-    }
-    snprintf(args, sizeof args, "uri '%s' dpacct_%d_%d", pg_dir, (int)getpid(), ++counter);
-    pg_run(buf, n, args);
-    if (strncmp(buf, "postgresql://", 13))
-        fail_msg("no URI from pg_server.sh: %s", buf);
-}
-
-static void create_ledger(const char *path, const char *config, int auto_units)
-{
-    dpa_ledger_init_opts o = {config, auto_units, NULL, 0};
-    dpa_error err;
-    if (dpa_ledger_create(path, &o, &err) != DPA_OK)
-        fail_msg("create %s: %s", path, err.message);
-}
-
-static dpa_ledger *open_ledger(const char *path)
-{
-    dpa_error err;
-    dpa_ledger *l = dpa_ledger_open(path, &err);
-    if (!l)
-        fail_msg("open %s: %s", path, err.message);
-    return l;
-}
-
-/* Number of recorded requests (history of every unit). */
-static size_t history_length(dpa_ledger *l)
-{
-    dpa_error err;
-    char *json;
-    json_t *arr;
-    size_t n;
-    if (dpa_ledger_history_json(l, NULL, &json, &err) != DPA_OK)
-        fail_msg("history: %s", err.message);
-    arr = json_loads(json, 0, NULL);
-    free(json);
-    if (!json_is_array(arr))
-        fail_msg("history is not a JSON array");
-    n = json_array_size(arr);
-    json_decref(arr);
-    return n;
-}
-
-static int verify_ok(dpa_ledger *l, char **report_out)
-{
-    dpa_error err;
-    char *report;
-    int ok;
-    if (dpa_ledger_verify(l, &ok, &report, &err) != DPA_OK)
-        fail_msg("verify: %s", err.message);
-    if (report_out)
-        *report_out = report;
-    else
-        free(report);
-    return ok;
-}
-
-/* 1 accepted, 0 rejected; fails the test on an error. */
-static int request(dpa_ledger *l, const char *unit, const char *spec)
-{
-    dpa_ledger_decision d;
-    dpa_error err;
-    int acc;
-    if (dpa_ledger_request(l, unit, spec, &d, &err) != DPA_OK)
-        fail_msg("request %s for %s: %s", spec, unit, err.message);
-    acc = d.accepted;
-    dpa_ledger_decision_clear(&d);
-    return acc;
-}
 
 static void test_create_open(void **state)
 {
@@ -280,24 +157,6 @@ static void test_auto_units(void **state)
     remove_tmpdir();
 }
 
-/* Change the database behind the ledger's back. */
-static void tamper(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    char *msg = NULL;
-    if (use_pg) {
-        char args[1200];
-        snprintf(args, sizeof args, "sql '%s' '%s' \"%s\"", pg_dir, path, sql);
-        pg_run(NULL, 0, args);
-        return;
-    }
-    if (sqlite3_open(path, &db) != SQLITE_OK)
-        fail_msg("sqlite3_open %s", path);
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("tamper %s: %s", sql, msg);
-    sqlite3_close(db);
-}
-
 static void test_verify_detects(void **state)
 {
     static const char *const attacks[] = {
@@ -335,6 +194,80 @@ static void test_verify_detects(void **state)
         dpa_ledger_close(l);
         remove_tmpdir();
     }
+}
+
+
+/* ---- decisions outside the lock (issue 21, item 1) ---- */
+
+/* The issue's slow decision: a huge repeat of tiny pure queries under the
+ * GDP residue filter (about two minutes before the residue search was
+ * sped up). */
+#define SLOW_SPEC "{\"repeat\": {\"count\": 1e15, \"event\": {\"pure\": {\"epsilon\": 1e-300}}}}"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void test_decide_outside_lock(void **state)
+{
+    char path[300];
+    dpa_ledger *l;
+    dpa_error err;
+    dpa_ledger_decision d;
+    pid_t pid;
+    double t0, dt;
+    (void)state;
+    make_tmpdir();
+    new_location(path, sizeof path, "slow.db");
+    create_ledger(path, "{\"filter\": \"gdp-residue\", \"mu\": 1}", 0);
+    l = open_ledger(path);
+    dpa_ledger_add_unit(l, "slow", NULL, NULL);
+    dpa_ledger_add_unit(l, "fast", NULL, NULL);
+    /* a decision past the limit: refused as too costly, nothing recorded */
+    CHECK(dpa_ledger_set_decision_limit(l, 1e-6, &err) == DPA_OK, "limit");
+    CHECK(dpa_ledger_request(l, "fast", "{\"pure\": {\"epsilon\": 0.1}}", &d, &err) == DPA_EUNSUPPORTED &&
+          strstr(err.message, "too costly to decide"), "a decision past the limit: %s", err.message);
+    CHECK(history_length(l) == 0, "a refused decision was recorded");
+    CHECK(dpa_ledger_set_decision_limit(l, -1, &err) == DPA_EINVAL, "a negative limit");
+    dpa_ledger_set_decision_limit(l, DPA_LEDGER_DECISION_LIMIT, &err);
+    /* a slow decision without a limit in another process delays no one */
+    pid = fork();
+    if (pid == 0) {
+        dpa_ledger *w = dpa_ledger_open(path, &err);
+        if (w && dpa_ledger_set_decision_limit(w, 0, &err) == DPA_OK)
+            dpa_ledger_request(w, "slow", SLOW_SPEC, &d, &err);
+        _exit(0);
+    }
+    nanosleep(&(struct timespec){0, 300000000L}, NULL);
+    t0 = now_s();
+    CHECK(request(l, "fast", "{\"pure\": {\"epsilon\": 0.1}}") == 1, "the fast unit's request");
+    CHECK(request(l, "slow", "{\"pure\": {\"epsilon\": 0.1}}") == 1, "the slow unit's other request");
+    dt = now_s() - t0;
+    print_message("  two requests while a slow decision runs: %.3f s\n", dt);
+    CHECK(dt < 3.0, "requests waited %.1f s for a slow decision", dt);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    /* the same slow decision with a limit: refused after it, nothing charged */
+    CHECK(dpa_ledger_set_decision_limit(l, 0.5, &err) == DPA_OK, "limit 0.5 s");
+    t0 = now_s();
+    {
+        dpa_status st = dpa_ledger_request(l, "slow", SLOW_SPEC, &d, &err);
+        dt = now_s() - t0;
+        if (st == DPA_OK) {
+            print_message("  the slow spec decided in %.3f s (no longer slow)\n", dt);
+            dpa_ledger_decision_clear(&d);
+        } else {
+            CHECK(st == DPA_EUNSUPPORTED && strstr(err.message, "too costly"), "slow spec: %s", err.message);
+            CHECK(dt < 2.0, "refused after %.1f s, the limit is 0.5 s", dt);
+            CHECK(history_length(l) == 2, "the refused slow request was recorded");
+        }
+    }
+    CHECK(verify_ok(l, NULL), "verify");
+    dpa_ledger_close(l);
+    remove_tmpdir();
 }
 
 /* ---- many processes ---- */
@@ -648,6 +581,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auto_units, setup, teardown),
         cmocka_unit_test_setup_teardown(test_verify_detects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decide_outside_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_pure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_many_units, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_basic, setup, teardown),

@@ -9,6 +9,8 @@
  *   dpacct ledger verify PATH [--json]
  *   dpacct ledger export PATH                 (JSON on standard output)
  *   dpacct ledger import PATH --from FILE|-
+ *   dpacct ledger upgrade PATH                (format 1 -> the hash chain)
+ *   --key-file FILE (or DPACCT_LEDGER_KEY): the hash chain's secret key
  *
  * Exit status of request: 0 accepted, 3 rejected, 2 bad input, 1 failure
  * (docs/ledger.md). */
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <getopt.h>
+#include <sys/stat.h>
 #include "cli.h"
 
 #define LEDGER_EXIT_REJECTED 3
@@ -34,6 +37,7 @@ typedef struct ledger_args {
     const char *units[LEDGER_MAX_UNITS_ARGS];
     size_t nunits;
     int allow_degraded, auto_units, json;
+    const char *key_file, *anchor, *time_limit;
 } ledger_args;
 
 static const char ledger_help[] =
@@ -45,6 +49,7 @@ static const char ledger_help[] =
     "       dpacct ledger verify PATH [--json]\n"
     "       dpacct ledger export PATH > FILE\n"
     "       dpacct ledger import PATH --from FILE|-\n"
+    "       dpacct ledger upgrade PATH\n"
     "\n"
     "A durable privacy-budget ledger: per unit (a dataset, a user, ...) a\n"
     "privacy filter that accepts or rejects each query before it runs, so that\n"
@@ -82,11 +87,19 @@ static const char ledger_help[] =
     "  --spec SPEC     request: the query's event spec (docs/spec.md): JSON text,\n"
     "                  a file path, or - for standard input\n"
     "  --from FILE     import: the export to read (- for standard input)\n"
+    "  --key-file FILE the secret key of the ledger's hash chain (HMAC-SHA-256),\n"
+    "                  or the environment variable DPACCT_LEDGER_KEY; never stored\n"
+    "                  in the ledger: give it to init and to every later command\n"
+    "  --anchor L:H    verify: the \"head\" of an earlier verify, kept elsewhere:\n"
+    "                  also detects a history cut or rolled back (docs/ledger.md)\n"
+    "  --time-limit S  request: refuse a decision that takes longer than S\n"
+    "                  seconds as too costly (default 5; 0: no limit)\n"
     "  --json          print one JSON object\n"
     "  -h, --help      print this help and exit\n"
     "\n"
     "Exit status: request: 0 accepted, 3 rejected, 2 bad input (unknown unit,\n"
-    "malformed spec, a spec the filter cannot account: nothing recorded),\n"
+    "malformed spec, a spec the filter cannot account, a decision too costly\n"
+    "within --time-limit: nothing recorded or charged),\n"
     "1 failure (storage: nothing recorded or charged).  verify: 0 the history\n"
     "replays to the stored state, 1 it does not (the problems are listed).\n"
     "Other subcommands: 0 success, 2 bad input, 1 failure.\n"
@@ -112,7 +125,7 @@ static int usage(const char *fmt, const char *arg)
 
 /* The options: the valued ones first, in the order of ledger_args' slots. */
 enum { L_FILTER, L_CONFIG, L_SPEC, L_MU, L_EPSILON, L_DELTA, L_RHO, L_ORDER, L_FROM, L_MAX_QUERIES,
-       L_UNIT, L_JSON, L_AUTO_UNITS, L_ALLOW_DEGRADED, L_COUNT };
+       L_KEY_FILE, L_ANCHOR, L_TIME_LIMIT, L_UNIT, L_JSON, L_AUTO_UNITS, L_ALLOW_DEGRADED, L_COUNT };
 
 static const struct option ledger_options[L_COUNT + 1] = {
     {"filter", required_argument, NULL, 256 + L_FILTER},
@@ -125,6 +138,9 @@ static const struct option ledger_options[L_COUNT + 1] = {
     {"order", required_argument, NULL, 256 + L_ORDER},
     {"from", required_argument, NULL, 256 + L_FROM},
     {"max-queries", required_argument, NULL, 256 + L_MAX_QUERIES},
+    {"key-file", required_argument, NULL, 256 + L_KEY_FILE},
+    {"anchor", required_argument, NULL, 256 + L_ANCHOR},
+    {"time-limit", required_argument, NULL, 256 + L_TIME_LIMIT},
     {"unit", required_argument, NULL, 256 + L_UNIT},
     {"json", no_argument, NULL, 256 + L_JSON},
     {"auto-units", no_argument, NULL, 256 + L_AUTO_UNITS},
@@ -199,6 +215,9 @@ static int parse(int argc, char **argv, ledger_args *a)
         case L_ORDER: slot = &a->order; break;
         case L_FROM: slot = &a->from; break;
         case L_MAX_QUERIES: slot = &a->max_queries; break;
+        case L_KEY_FILE: slot = &a->key_file; break;
+        case L_ANCHOR: slot = &a->anchor; break;
+        case L_TIME_LIMIT: slot = &a->time_limit; break;
         case L_UNIT:
             if (a->nunits == LEDGER_MAX_UNITS_ARGS)
                 return usage("at most %s --unit options", "256");
@@ -314,6 +333,8 @@ static char *filter_config(const ledger_args *a, int *rc)
     return s;
 }
 
+static int lib_fail(const dpa_error *err);
+
 static int only(const ledger_args *a, int allow_filter, int allow_units, int allow_spec,
                 int allow_auto)
 {
@@ -329,7 +350,69 @@ static int only(const ledger_args *a, int allow_filter, int allow_units, int all
         return usage("%s: --from belongs to import", a->sub);
     if (a->auto_units && !allow_auto)
         return usage("%s: --auto-units belongs to init", a->sub);
+    if (a->anchor && strcmp(a->sub, "verify"))
+        return usage("%s: --anchor belongs to verify", a->sub);
+    if (a->time_limit && strcmp(a->sub, "request"))
+        return usage("%s: --time-limit belongs to request", a->sub);
     return CLI_EXIT_OK;
+}
+
+/* The chain's key: --key-file FILE (its bytes, a final newline dropped) or
+ * DPACCT_LEDGER_KEY; none: *key = NULL.  An exit status. */
+#define LEDGER_MAX_KEY_BYTES 4096
+static int ledger_key(const ledger_args *a, unsigned char **key, size_t *len)
+{
+    const char *env = getenv("DPACCT_LEDGER_KEY");
+    *key = NULL;
+    *len = 0;
+    if (a->key_file) {
+        FILE *f = fopen(a->key_file, "rb");
+        unsigned char *buf = malloc(LEDGER_MAX_KEY_BYTES + 1);
+        size_t n = 0;
+        if (!f || !buf) {
+            free(buf);
+            if (f)
+                fclose(f);
+            return cli_fail(CLI_EXIT_USAGE, "ledger: cannot read the key file \"%s\": %s", a->key_file,
+                            strerror(errno));
+        }
+        n = fread(buf, 1, LEDGER_MAX_KEY_BYTES + 1, f);
+        fclose(f);
+        if (n > 0 && buf[n - 1] == '\n')
+            n--;
+        if (n == 0 || n > LEDGER_MAX_KEY_BYTES) {
+            free(buf);
+            return cli_fail(CLI_EXIT_USAGE, "ledger: the key file \"%s\" must hold 1 to %d bytes", a->key_file,
+                            LEDGER_MAX_KEY_BYTES);
+        }
+        *key = buf;
+        *len = n;
+    } else if (env && *env) {
+        *len = strlen(env);
+        *key = (unsigned char *)strdup(env);
+        if (!*key)
+            return cli_fail(CLI_EXIT_FAIL, "out of memory");
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Open the ledger with its key (read-only for status, history, verify and
+ * export: a read-only file or mount can be read).  NULL after reporting. */
+static dpa_ledger *open_ledger(const ledger_args *a, int readonly, int *rc)
+{
+    unsigned char *key;
+    size_t len;
+    dpa_error err;
+    dpa_ledger *l;
+    if ((*rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK)
+        return NULL;
+    l = dpa_ledger_open_keyed(a->path, readonly, key, len, &err);
+    if (key)
+        memset(key, 0, len);
+    free(key);
+    if (!l)
+        *rc = lib_fail(&err);
+    return l;
 }
 
 static int lib_fail(const dpa_error *err)
@@ -391,9 +474,20 @@ static int run_init(const ledger_args *a)
                 return usage("unit \"%s\" given twice", a->units[i]);
             }
     /* the ledger and its units in one transaction: a bad unit leaves nothing */
-    if (dpa_ledger_create(a->path, &o, &err) != DPA_OK) {
-        free(config);
-        return lib_fail(&err);
+    {
+        unsigned char *key;
+        size_t len;
+        dpa_status st;
+        if ((rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK) {
+            free(config);
+            return rc;
+        }
+        st = dpa_ledger_create_keyed(a->path, &o, key, len, &err);
+        free(key);
+        if (st != DPA_OK) {
+            free(config);
+            return lib_fail(&err);
+        }
     }
     free(config);
     if (a->json) {
@@ -419,10 +513,10 @@ static int run_add_unit(const ledger_args *a)
     config = filter_config(a, &rc);
     if (rc != CLI_EXIT_OK)
         return rc;
-    l = dpa_ledger_open(a->path, &err);
+    l = open_ledger(a, 0, &rc);
     if (!l) {
         free(config);
-        return lib_fail(&err);
+        return rc;
     }
     if (dpa_ledger_add_unit(l, a->units[0], config, &err) != DPA_OK) {
         free(config);
@@ -456,10 +550,19 @@ static int run_request(const ledger_args *a)
     rc = cli_read_spec(a->spec, &text, &to_free);
     if (rc != CLI_EXIT_OK)
         return rc;
-    l = dpa_ledger_open(a->path, &err);
+    l = open_ledger(a, 0, &rc);
     if (!l) {
         free(to_free);
-        return lib_fail(&err);
+        return rc;
+    }
+    if (a->time_limit) {
+        char *end;
+        double t = strtod(a->time_limit, &end);
+        if (end == a->time_limit || *end || dpa_ledger_set_decision_limit(l, t, &err) != DPA_OK) {
+            free(to_free);
+            dpa_ledger_close(l);
+            return usage("--time-limit: seconds in [0, 1e6] (0: no limit), got \"%s\"", a->time_limit);
+        }
     }
     if (dpa_ledger_request(l, a->units[0], text, &d, &err) != DPA_OK) {
         free(to_free);
@@ -509,10 +612,11 @@ typedef dpa_status (*ledger_json_fn)(dpa_ledger *l, const char *unit, char **jso
 static int ledger_json(const ledger_args *a, ledger_json_fn fn, const char *unit, char **json)
 {
     dpa_error err;
-    dpa_ledger *l = dpa_ledger_open(a->path, &err);
+    int rc;
+    dpa_ledger *l = open_ledger(a, 1, &rc);
     dpa_status st;
     if (!l)
-        return lib_fail(&err);
+        return rc;
     st = fn(l, unit, json, &err);
     dpa_ledger_close(l);
     return st == DPA_OK ? CLI_EXIT_OK : lib_fail(&err);
@@ -604,10 +708,10 @@ static int run_verify(const ledger_args *a)
     int rc, ok;
     if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK)
         return rc;
-    l = dpa_ledger_open(a->path, &err);
+    l = open_ledger(a, 1, &rc);
     if (!l)
-        return lib_fail(&err);
-    if (dpa_ledger_verify(l, &ok, &report, &err) != DPA_OK) {
+        return rc;
+    if (dpa_ledger_verify_anchor(l, a->anchor, &ok, &report, &err) != DPA_OK) {
         dpa_ledger_close(l);
         return lib_fail(&err);
     }
@@ -629,6 +733,9 @@ static int run_verify(const ledger_args *a)
         if (!ok)
             printf(", %lld problems", (long long)json_integer_value(json_object_get(root, "problems_found")));
         printf("\n");
+        if (ok)
+            printf("head: %s (keep it elsewhere; verify --anchor checks it later)\n",
+                   json_string_value(json_object_get(root, "head")));
         json_array_foreach(json_object_get(root, "problems"), i, p) {
             json_t *id = json_object_get(p, "request");
             printf("  unit %s", json_string_value(json_object_get(p, "unit")));
@@ -675,6 +782,19 @@ static int run_import(const ledger_args *a)
         return rc;
     if (!a->from)
         return usage("%s", "import needs --from FILE (or - for standard input)");
+    /* the input's size before reading it: a file larger than the limit, or
+     * one that is not a regular file or pipe (/dev/zero), is refused at once */
+    {
+        struct stat sb;
+        int fd_ok = !strcmp(a->from, "-") ? fstat(0, &sb) == 0
+                                          : (a->from[strspn(a->from, " \t\r\n")] != '{' && stat(a->from, &sb) == 0);
+        if (fd_ok && !S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode) && !S_ISSOCK(sb.st_mode))
+            return cli_fail(CLI_EXIT_USAGE, "ledger import: %s is not a regular file or a pipe",
+                            strcmp(a->from, "-") ? a->from : "standard input");
+        if (fd_ok && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size > LEDGER_MAX_EXPORT_BYTES)
+            return cli_fail(CLI_EXIT_USAGE, "ledger import: %s is larger than %zu MiB",
+                            strcmp(a->from, "-") ? a->from : "standard input", LEDGER_MAX_EXPORT_BYTES >> 20);
+    }
     /* a file, - or inline JSON, like a SPEC, but without the spec's size
      * limit: a ledger's history can be large */
     rc = cli_read_document(a->from, "ledger export", LEDGER_MAX_EXPORT_BYTES, &text, &to_free);
@@ -682,9 +802,20 @@ static int run_import(const ledger_args *a)
         return rc;
     /* the import replays the history inside its transaction and commits
      * only a ledger that verifies: no second replay here */
-    if (dpa_ledger_import_json(a->path, text, &err) != DPA_OK) {
-        free(to_free);
-        return lib_fail(&err);
+    {
+        unsigned char *key;
+        size_t len;
+        dpa_status st;
+        if ((rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK) {
+            free(to_free);
+            return rc;
+        }
+        st = dpa_ledger_import_json_keyed(a->path, text, key, len, &err);
+        free(key);
+        if (st != DPA_OK) {
+            free(to_free);
+            return lib_fail(&err);
+        }
     }
     free(to_free);
     if (a->json) {
@@ -693,6 +824,26 @@ static int run_import(const ledger_args *a)
         dpa_ledger_location_display(a->path, shown, sizeof shown);
         printf("imported into %s; verify: ok (the history was replayed before the import committed)\n", shown);
     }
+    return CLI_EXIT_OK;
+}
+
+static int run_upgrade(const ledger_args *a)
+{
+    dpa_error err;
+    unsigned char *key;
+    size_t len;
+    dpa_status st;
+    int rc;
+    if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK || (rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK)
+        return rc;
+    st = dpa_ledger_upgrade(a->path, key, len, &err);
+    free(key);
+    if (st != DPA_OK)
+        return lib_fail(&err);
+    if (a->json)
+        printf("{\"upgraded\": true}\n");
+    else
+        printf("upgraded; verify: ok (the history was replayed and chained before the upgrade committed)\n");
     return CLI_EXIT_OK;
 }
 
@@ -725,5 +876,7 @@ int cli_run_ledger(int argc, char **argv)
         return run_export(&a);
     if (!strcmp(a.sub, "import"))
         return run_import(&a);
+    if (!strcmp(a.sub, "upgrade"))
+        return run_upgrade(&a);
     return usage("unknown subcommand \"%s\" (init, add-unit, request, status, history, verify, export or import)", a.sub);
 }

@@ -14,26 +14,28 @@
 #include "dpacct/event.h"
 #include "dpacct/filter.h"
 #include "dpacct/ledger.h"
+#include "ledger/chain.h"
 #include "ledger/ledger_internal.h"
 #include "ledger/store.h"
-
-
-/* Problems listed by verify before it stops listing (it still counts them). */
-#define VERIFY_MAX_PROBLEMS 100
 
 static int is_server_uri(const char *loc)
 {
     return !strncmp(loc, "postgresql://", 13) || !strncmp(loc, "postgres://", 11);
 }
 
-dpa_status dpa_ledger_store_open(const char *loc, int create, dpa_store **out, dpa_error *err)
+dpa_status dpa_ledger_store_open(const char *loc, int mode, dpa_store **out, dpa_error *err)
 {
     *out = NULL;
     if (!loc || !*loc)
         return dpa_error_set(err, DPA_EINVAL, "ledger: empty location");
     if (is_server_uri(loc))
-        return create ? dpa_store_pg_create(loc, out, err) : dpa_store_pg_open(loc, out, err);
-    return create ? dpa_store_sqlite_create(loc, out, err) : dpa_store_sqlite_open(loc, out, err);
+        return mode == DPA_STORE_CREATE ? dpa_store_pg_create(loc, out, err) : dpa_store_pg_open(loc, mode, out, err);
+    if (!strcmp(loc, ":memory:") || !strncmp(loc, "file::memory:", 13))
+        return dpa_error_set(err, DPA_EINVAL, "ledger: \"%s\" is an in-memory SQLite database, which "
+                             "vanishes when the process ends: a ledger needs a file path (or a "
+                             "postgresql:// URI)", loc);
+    return mode == DPA_STORE_CREATE ? dpa_store_sqlite_create(loc, out, err)
+                                    : dpa_store_sqlite_open(loc, mode, out, err);
 }
 
 /* Filter from configuration and, if state != NULL, that state.  A stored
@@ -110,7 +112,19 @@ static dpa_status oom(dpa_error *err)
     return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
 }
 
+static dpa_status read_only(dpa_error *err)
+{
+    return dpa_error_set(err, DPA_EINVAL, "ledger: opened read-only (dpa_ledger_open_readonly): no "
+                         "requests or units can be added through it");
+}
+
 dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *opts, dpa_error *err)
+{
+    return dpa_ledger_create_keyed(location, opts, NULL, 0, err);
+}
+
+dpa_status dpa_ledger_create_keyed(const char *location, const dpa_ledger_init_opts *opts, const void *keydata,
+                                   size_t key_len, dpa_error *err)
 {
     dpa_filter *f;
     dpa_store *s;
@@ -127,50 +141,80 @@ dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *o
     dpa_filter_free(f);
     if (!config)
         return oom(err);
-    rc = dpa_ledger_store_open(location, 1, &s, err);
+    rc = dpa_ledger_store_open(location, DPA_STORE_CREATE, &s, err);
     if (rc != DPA_OK) {
         free(config);
         return rc;
     }
-    /* one transaction (opened by the store's create): metadata and the
-     * initial units, so a ledger exists whole or not at all */
+    /* one transaction (opened by the store's create): metadata, the
+     * chain's genesis and the initial units, so a ledger exists whole or not
+     * at all */
     dpa_store_now(now);
-    rc = s->ops->set_meta(s, "default_filter", config, err);
-    if (rc == DPA_OK)
-        rc = s->ops->set_meta(s, "auto_units", opts->auto_units ? "1" : "0", err);
-    if (rc == DPA_OK)
-        rc = s->ops->set_meta(s, "created", now, err);
-    if (rc == DPA_OK)
-        rc = s->ops->set_meta(s, "dpacct_version", DPACCT_VERSION, err);
-    for (size_t i = 0; rc == DPA_OK && i < opts->nunits; i++) {
-        dpa_store_unit u;
-        rc = check_unit_name(opts->units ? opts->units[i] : NULL, err);
-        if (rc == DPA_OK)
-            rc = new_unit_row(opts->units[i], config, &u, err);
-        if (rc == DPA_OK) {
-            rc = s->ops->insert_unit(s, &u, err);
-            dpa_store_unit_clear(&u);
+    {
+        const char *meta[DPA_CHAIN_NMETA] = {DPA_LEDGER_FORMAT, config, opts->auto_units ? "1" : "0", now,
+                                             DPACCT_VERSION, NULL, NULL};
+        dpa_chain_key key = {keydata, keydata ? key_len : 0};
+        rc = dpa_ledger_chain_start(s, &key, meta, err);
+        for (size_t i = 0; rc == DPA_OK && i < opts->nunits; i++) {
+            dpa_store_unit u;
+            rc = check_unit_name(opts->units ? opts->units[i] : NULL, err);
+            if (rc == DPA_OK)
+                rc = new_unit_row(opts->units[i], config, &u, err);
+            if (rc == DPA_OK) {
+                rc = dpa_ledger_chain_unit(s, &key, &u, err);
+                dpa_store_unit_clear(&u);
+            }
         }
     }
     if (rc == DPA_OK)
         rc = s->ops->commit(s, err);
     else
         s->ops->rollback(s);
-    s->ops->close(s);
-    if (rc != DPA_OK)
-        dpa_ledger_discard(location);
+    s->ops->close(s); /* after a failure: nothing is left at location */
     free(config);
     return rc;
 }
 
-void dpa_ledger_discard(const char *location)
+dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err)
 {
-    /* a server database keeps nothing of a rolled-back create */
-    if (!is_server_uri(location))
-        dpa_store_sqlite_unlink(location);
+    return dpa_ledger_open_keyed(location, 0, NULL, 0, err);
 }
 
-dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err)
+dpa_ledger *dpa_ledger_open_readonly(const char *location, dpa_error *err)
+{
+    return dpa_ledger_open_keyed(location, 1, NULL, 0, err);
+}
+
+/* The key against the ledger's chain kind and key check: a writer needs the
+ * key of a keyed ledger and no key for a plain one; a wrong key is refused. */
+static dpa_status check_key(dpa_ledger *l, dpa_error *err)
+{
+    char *kind = NULL, *check = NULL;
+    char mine[DPA_CHAIN_HEX];
+    dpa_chain_key key = {l->key, l->key_len};
+    dpa_status rc = l->store->ops->get_meta(l->store, "chain", &kind, err);
+    int keyed;
+    if (rc == DPA_OK)
+        rc = l->store->ops->get_meta(l->store, "key_check", &check, err);
+    keyed = kind && !strcmp(kind, "hmac-sha256");
+    if (rc == DPA_OK && keyed && l->key_len) {
+        rc = dpa_chain_key_check(&key, mine, err);
+        if (rc == DPA_OK && (!check || strcmp(check, mine)))
+            rc = dpa_error_set(err, DPA_EINVAL, "ledger: wrong key (it is not the key of this ledger)");
+    } else if (rc == DPA_OK && keyed && !l->readonly) {
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger: this ledger's chain is keyed (HMAC-SHA-256): requests "
+                           "need its key (--key-file FILE or DPACCT_LEDGER_KEY)");
+    } else if (rc == DPA_OK && !keyed && l->key_len) {
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger: this ledger has no key (its chain is plain SHA-256): "
+                           "open it without one");
+    }
+    free(kind);
+    free(check);
+    return rc;
+}
+
+dpa_ledger *dpa_ledger_open_keyed(const char *location, int readonly, const void *key, size_t key_len,
+                                  dpa_error *err)
 {
     dpa_ledger *l = calloc(1, sizeof *l);
     char *auto_units = NULL;
@@ -179,7 +223,19 @@ dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err)
         oom(err);
         return NULL;
     }
-    rc = dpa_ledger_store_open(location, 0, &l->store, err);
+    l->readonly = readonly;
+    l->decision_limit = DPA_LEDGER_DECISION_LIMIT;
+    if (key && key_len) {
+        l->key = malloc(key_len);
+        if (!l->key) {
+            free(l);
+            oom(err);
+            return NULL;
+        }
+        memcpy(l->key, key, key_len);
+        l->key_len = key_len;
+    }
+    rc = dpa_ledger_store_open(location, readonly ? DPA_STORE_READ : DPA_STORE_WRITE, &l->store, err);
     if (rc == DPA_OK)
         rc = l->store->ops->get_meta(l->store, "default_filter", &l->default_filter, err);
     if (rc == DPA_OK)
@@ -191,6 +247,8 @@ dpa_ledger *dpa_ledger_open(const char *location, dpa_error *err)
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: %s has no default filter (an incomplete ledger)",
                            shown);
     }
+    if (rc == DPA_OK)
+        rc = check_key(l, err);
     if (rc != DPA_OK) {
         free(auto_units);
         dpa_ledger_close(l);
@@ -207,7 +265,12 @@ void dpa_ledger_close(dpa_ledger *l)
         return;
     if (l->store)
         l->store->ops->close(l->store);
+    dpa_ledger_worker_stop(l->worker);
     free(l->default_filter);
+    if (l->key) {
+        memset(l->key, 0, l->key_len);
+        free(l->key);
+    }
     free(l);
 }
 
@@ -249,6 +312,8 @@ dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filt
     dpa_status rc;
     if (!l)
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL ledger");
+    if (l->readonly)
+        return read_only(err);
     rc = check_unit_name(unit, err);
     if (rc != DPA_OK)
         return rc;
@@ -257,7 +322,8 @@ dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filt
         return rc;
     rc = l->store->ops->begin_write(l->store, err);
     if (rc == DPA_OK) {
-        rc = l->store->ops->insert_unit(l->store, &u, err);
+        dpa_chain_key key = {l->key, l->key_len};
+        rc = dpa_ledger_chain_unit(l->store, &key, &u, err);
         if (rc == DPA_OK)
             rc = l->store->ops->commit(l->store, err);
         else
@@ -267,106 +333,155 @@ dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filt
     return rc;
 }
 
+/* Attempts of one request before it gives up (each lost attempt means
+ * another request on the unit committed meanwhile). */
+#define REQUEST_MAX_ATTEMPTS 10000
+
+/* The commit of a decision made on snapshot snap: in one write transaction,
+ * lock the unit, check that it is still as in the snapshot (its request
+ * count, state and configuration: the version check), append the request
+ * and store the new state.  *conflict = 1 (and nothing written) if the unit
+ * changed meanwhile. */
+static dpa_status commit_decision(dpa_ledger *l, dpa_store_unit *snap, int is_new, const char *spec_json,
+                                  const dpa_filter_decision *dec, char *after, long long *id, int *conflict,
+                                  dpa_error *err)
+{
+    dpa_store *s = l->store;
+    dpa_chain_key key = {l->key, l->key_len};
+    dpa_store_unit cur;
+    dpa_store_request r;
+    char now[40];
+    int found = 0;
+    dpa_status rc = s->ops->begin_write(s, err);
+    *conflict = 0;
+    memset(&cur, 0, sizeof cur);
+    if (rc != DPA_OK)
+        return rc;
+    rc = s->ops->get_unit(s, snap->name, 1, &cur, &found, err);
+    if (rc == DPA_OK && !found && is_new) {
+        /* an auto unit's first request: the unit and its request commit together */
+        rc = dpa_ledger_chain_unit(s, &key, snap, err);
+        if (rc == DPA_EINVAL) /* created meanwhile (a server backend): try again */
+            *conflict = 1;
+    } else if (rc == DPA_OK && (!found || cur.requests != snap->requests || strcmp(cur.state, snap->state) ||
+                                strcmp(cur.filter, snap->filter))) {
+        *conflict = 1;
+    }
+    if (rc == DPA_OK && !*conflict) {
+        dpa_store_now(now);
+        memset(&r, 0, sizeof r);
+        r.unit = snap->name;
+        r.time = now;
+        r.spec = (char *)spec_json;
+        r.accepted = dec->accepted;
+        r.reason = (char *)dec->reason;
+        r.state_before = snap->state;
+        r.state_after = after;
+        rc = dpa_ledger_chain_request(s, &key, &r, err);
+        if (rc == DPA_OK) {
+            char *before = snap->state;
+            snap->state = after;
+            snap->requests += 1;
+            snap->accepted += dec->accepted ? 1 : 0;
+            rc = s->ops->update_unit(s, snap, err);
+            snap->state = before;
+        }
+        *id = r.id;
+    }
+    if (rc == DPA_OK && !*conflict)
+        rc = s->ops->commit(s, err);
+    else
+        s->ops->rollback(s);
+    if (*conflict)
+        rc = DPA_OK;
+    dpa_store_unit_clear(&cur);
+    return rc;
+}
+
+/* A snapshot of the unit (a read transaction, no lock; its BEGIN also
+ * reconnects a handle whose server restarted), or the row of a new auto
+ * unit (*is_new = 1). */
+static dpa_status snapshot(dpa_ledger *l, const char *unit, dpa_store_unit *snap, int *is_new, dpa_error *err)
+{
+    dpa_store *s = l->store;
+    int found = 0;
+    dpa_status rc = s->ops->begin_read(s, err);
+    *is_new = 0;
+    if (rc == DPA_OK)
+        rc = s->ops->get_unit(s, unit, 0, snap, &found, err);
+    s->ops->rollback(s);
+    if (rc != DPA_OK || found)
+        return rc;
+    if (!l->auto_units)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: unknown unit \"%s\" (add it with `dpacct "
+                             "ledger add-unit`, or create the ledger with --auto-units)", unit);
+    *is_new = 1;
+    return new_unit_row(unit, l->default_filter, snap, err);
+}
+
 dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_json,
                               dpa_ledger_decision *out, dpa_error *err)
 {
-    dpa_store *s;
     dpa_spec *spec;
-    dpa_store_unit u;
-    dpa_store_request r;
-    dpa_filter *f = NULL;
     dpa_filter_decision dec;
-    char now[40];
-    char *after = NULL, *remaining = NULL;
-    int found = 0;
+    long long id = 0;
+    int attempt;
     dpa_status rc;
 
     if (out)
         memset(out, 0, sizeof *out);
     if (!l || !out || !spec_json)
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
+    if (l->readonly)
+        return read_only(err);
     rc = check_unit_name(unit, err);
     if (rc != DPA_OK)
         return rc;
-    /* Validate the spec before taking any lock. */
+    /* Validate the spec before anything else. */
     spec = dpa_spec_from_json(spec_json, err);
     if (!spec)
         return err ? err->status : DPA_EINVAL;
-    s = l->store;
-    memset(&u, 0, sizeof u);
-    rc = s->ops->begin_write(s, err);
-    if (rc != DPA_OK) {
-        dpa_spec_free(spec);
-        return rc;
-    }
-    rc = s->ops->get_unit(s, unit, 1, &u, &found, err);
-    if (rc == DPA_OK && !found) {
-        if (!l->auto_units) {
-            rc = dpa_error_set(err, DPA_EINVAL, "ledger: unknown unit \"%s\" (add it with `dpacct "
-                               "ledger add-unit`, or create the ledger with --auto-units)", unit);
-        } else {
-            rc = new_unit_row(unit, l->default_filter, &u, err);
-            if (rc == DPA_OK && (rc = s->ops->insert_unit(s, &u, err)) == DPA_EINVAL) {
-                /* created meanwhile by a concurrent first request (a server
-                 * backend locks rows, not the database): lock and use it */
-                dpa_store_unit_clear(&u);
-                rc = s->ops->get_unit(s, unit, 1, &u, &found, err);
-                if (rc == DPA_OK && !found)
-                    rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" vanished", unit);
-            }
+    /* Decide on a snapshot, outside any lock, then commit with a version
+     * check; another request on the unit committing meanwhile sends this
+     * one round again (docs/ledger.md). */
+    for (attempt = 0; attempt < REQUEST_MAX_ATTEMPTS; attempt++) {
+        dpa_store_unit snap;
+        char *after = NULL, *remaining = NULL;
+        int is_new = 0, conflict = 0;
+        memset(&snap, 0, sizeof snap);
+        rc = snapshot(l, unit, &snap, &is_new, err);
+        if (rc == DPA_OK)
+            rc = dpa_ledger_decide(&l->worker, snap.filter, snap.state, spec, l->decision_limit, unit, &dec, &after,
+                                   &remaining, err);
+        if (rc == DPA_OK)
+            rc = commit_decision(l, &snap, is_new, spec_json, &dec, after, &id, &conflict, err);
+        dpa_store_unit_clear(&snap);
+        free(after);
+        if (rc == DPA_OK && !conflict) {
+            out->accepted = dec.accepted;
+            out->request_id = id;
+            memcpy(out->reason, dec.reason, sizeof out->reason);
+            out->reason[sizeof out->reason - 1] = '\0';
+            out->remaining = remaining;
+            break;
         }
+        free(remaining);
+        if (rc != DPA_OK)
+            break;
     }
-    if (rc == DPA_OK) {
-        f = load_filter(u.filter, u.state, unit, err);
-        if (!f)
-            rc = err ? err->status : DPA_ESTORAGE;
-    }
-    if (rc == DPA_OK)
-        rc = dpa_filter_request(f, spec, &dec, err);
-    if (rc == DPA_OK) {
-        after = dpa_filter_state_json(f);
-        remaining = dpa_filter_remaining_json(f);
-        if (!after || !remaining)
-            rc = oom(err);
-    }
-    if (rc == DPA_OK) {
-        dpa_store_now(now);
-        memset(&r, 0, sizeof r);
-        r.unit = (char *)unit;
-        r.time = now;
-        r.spec = (char *)spec_json;
-        r.accepted = dec.accepted;
-        r.reason = dec.reason;
-        r.state_before = u.state;
-        r.state_after = after;
-        rc = s->ops->append_request(s, &r, err);
-        if (rc == DPA_OK) {
-            char *before = u.state;
-            u.state = after;
-            u.requests += 1;
-            u.accepted += dec.accepted ? 1 : 0;
-            rc = s->ops->update_unit(s, &u, err);
-            u.state = before;
-        }
-    }
-    if (rc == DPA_OK)
-        rc = s->ops->commit(s, err);
-    else
-        s->ops->rollback(s);
-    if (rc == DPA_OK) {
-        out->accepted = dec.accepted;
-        out->request_id = r.id;
-        memcpy(out->reason, dec.reason, sizeof out->reason);
-        out->reason[sizeof out->reason - 1] = '\0';
-        out->remaining = remaining;
-        remaining = NULL;
-    }
-    free(after);
-    free(remaining);
-    dpa_filter_free(f);
-    dpa_store_unit_clear(&u);
+    if (attempt == REQUEST_MAX_ATTEMPTS)
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" kept changing during %d attempts", unit,
+                           REQUEST_MAX_ATTEMPTS);
     dpa_spec_free(spec);
     return rc;
+}
+
+dpa_status dpa_ledger_set_decision_limit(dpa_ledger *l, double seconds, dpa_error *err)
+{
+    if (!l || !(seconds >= 0) || seconds > 1e6)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: a decision time limit is in [0, 1e6] seconds (0: none)");
+    l->decision_limit = seconds;
+    return DPA_OK;
 }
 
 /* ---- status and history ---- */
@@ -511,260 +626,3 @@ dpa_status dpa_ledger_history_json(dpa_ledger *l, const char *unit, char **json,
     return dump(arr, json, err);
 }
 
-/* ---- verify ---- */
-
-typedef struct verify_ctx {
-    dpa_filter *f;        /* replaying filter of the current unit */
-    const char *unit;
-    char *state;          /* the replayed state (the chain) */
-    long long requests, accepted, last_id;
-    json_t *problems;
-    long long nproblems;
-    dpa_status rc;        /* a failure of the replay itself (ENOMEM) */
-    dpa_error *err;
-} verify_ctx;
-
-static void problem(verify_ctx *c, long long id, const char *what)
-{
-    c->nproblems++;
-    if (json_array_size(c->problems) < VERIFY_MAX_PROBLEMS) {
-        json_t *o = json_object();
-        json_object_set_new(o, "unit", json_string(c->unit));
-        if (id > 0)
-            json_object_set_new(o, "request", json_integer(id));
-        json_object_set_new(o, "problem", json_string(what));
-        json_array_append_new(c->problems, o);
-    }
-}
-
-static int verify_request(void *vctx, const dpa_store_request *r)
-{
-    verify_ctx *c = vctx;
-    dpa_error e;
-    dpa_spec *spec;
-    dpa_filter_decision dec;
-    char msg[DPA_ERROR_MESSAGE_MAX + 96];
-    char *after;
-
-    c->requests++;
-    c->accepted += r->accepted ? 1 : 0;
-    if (r->id <= c->last_id)
-        problem(c, r->id, "request ids out of order");
-    c->last_id = r->id;
-    if (strcmp(r->state_before, c->state))
-        problem(c, r->id, "state_before differs from the state the previous request left");
-    spec = dpa_spec_from_json(r->spec, &e);
-    if (!spec) {
-        snprintf(msg, sizeof msg, "recorded spec does not parse: %s", e.message);
-        problem(c, r->id, msg);
-        /* go on from the recorded state, to check the rest of the chain */
-        goto follow_record;
-    }
-    if (dpa_filter_request(c->f, spec, &dec, &e) != DPA_OK) {
-        dpa_spec_free(spec);
-        if (e.status == DPA_ENOMEM) {
-            c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
-            return 1;
-        }
-        snprintf(msg, sizeof msg, "replay refused the request: %s", e.message);
-        problem(c, r->id, msg);
-        goto follow_record;
-    }
-    dpa_spec_free(spec);
-    if (dec.accepted != r->accepted)
-        problem(c, r->id, dec.accepted ? "recorded as rejected, replay accepts"
-                                       : "recorded as accepted, replay rejects");
-    after = dpa_filter_state_json(c->f);
-    if (!after) {
-        c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
-        return 1;
-    }
-    if (strcmp(after, r->state_after))
-        problem(c, r->id, "state_after differs from the replayed state");
-    free(c->state);
-    c->state = after;
-    if (dec.accepted == r->accepted && !strcmp(after, r->state_after))
-        return 0;
-follow_record:
-    /* Continue from the recorded state_after so that one bad record is
-     * reported once, not as a cascade. */
-    if (dpa_filter_set_state_json(c->f, r->state_after, &e) != DPA_OK)
-        problem(c, r->id, "recorded state_after does not load");
-    free(c->state);
-    c->state = strdup(r->state_after);
-    if (!c->state) {
-        c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
-        return 1;
-    }
-    return 0;
-}
-
-typedef struct unit_list {
-    dpa_store_unit *u;
-    size_t n, cap;
-    int oom;
-} unit_list;
-
-static int collect_unit(void *ctx, const dpa_store_unit *u)
-{
-    unit_list *L = ctx;
-    dpa_store_unit *c;
-    if (L->n == L->cap) {
-        size_t cap = L->cap ? 2 * L->cap : 16;
-        dpa_store_unit *p = realloc(L->u, cap * sizeof *p);
-        if (!p) {
-            L->oom = 1;
-            return 1;
-        }
-        L->u = p;
-        L->cap = cap;
-    }
-    c = &L->u[L->n];
-    memset(c, 0, sizeof *c);
-    c->name = strdup(u->name);
-    c->filter = strdup(u->filter);
-    c->initial_state = strdup(u->initial_state);
-    c->state = strdup(u->state);
-    c->created = strdup(u->created);
-    c->requests = u->requests;
-    c->accepted = u->accepted;
-    L->n++;
-    if (!c->name || !c->filter || !c->initial_state || !c->state || !c->created) {
-        L->oom = 1;
-        return 1;
-    }
-    return 0;
-}
-
-typedef struct orphan_ctx {
-    unit_list *units;
-    verify_ctx *vc;
-    long long total;
-} orphan_ctx;
-
-static int count_request(void *vctx, const dpa_store_request *r)
-{
-    orphan_ctx *c = vctx;
-    /* the units come in name order (each_unit): binary search */
-    size_t lo = 0, hi = c->units->n;
-    int known = 0;
-    while (lo < hi && !known) {
-        size_t mid = lo + (hi - lo) / 2;
-        int cmp = strcmp(c->units->u[mid].name, r->unit);
-        if (cmp == 0)
-            known = 1;
-        else if (cmp < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    c->total++;
-    if (!known) {
-        c->vc->unit = r->unit;
-        problem(c->vc, r->id, "request of a unit that does not exist");
-    }
-    return 0;
-}
-
-dpa_status dpa_ledger_verify(dpa_ledger *l, int *ok, char **report, dpa_error *err)
-{
-    dpa_status rc;
-    if (!l || !ok || !report)
-        return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
-    *ok = 0;
-    *report = NULL;
-    rc = l->store->ops->begin_read(l->store, err);
-    if (rc != DPA_OK)
-        return rc;
-    rc = dpa_ledger_verify_store(l->store, ok, report, err);
-    l->store->ops->rollback(l->store);
-    return rc;
-}
-
-dpa_status dpa_ledger_verify_store(dpa_store *store, int *ok, char **report, dpa_error *err)
-{
-    unit_list units = {0};
-    verify_ctx c;
-    orphan_ctx oc;
-    dpa_status rc;
-    json_t *root;
-    size_t nunits;
-    *ok = 0;
-    *report = NULL;
-    memset(&c, 0, sizeof c);
-    c.problems = json_array();
-    c.err = err;
-    rc = store->ops->each_unit(store, NULL, collect_unit, &units, err);
-    if (rc == DPA_OK && units.oom)
-        rc = oom(err);
-    for (size_t i = 0; rc == DPA_OK && i < units.n; i++) {
-        dpa_store_unit *u = &units.u[i];
-        dpa_error e;
-        char *canon;
-        c.unit = u->name;
-        c.requests = c.accepted = c.last_id = 0;
-        c.f = dpa_filter_new_json(u->filter, &e);
-        if (!c.f) {
-            problem(&c, 0, "stored filter configuration does not load");
-            continue;
-        }
-        if (dpa_filter_set_state_json(c.f, u->initial_state, &e) != DPA_OK) {
-            problem(&c, 0, "stored initial state does not load");
-            dpa_filter_free(c.f);
-            continue;
-        }
-        /* a unit starts with a full budget: its initial state is the fresh one */
-        {
-            dpa_filter *fresh = dpa_filter_new_json(u->filter, &e);
-            char *st0 = fresh ? dpa_filter_state_json(fresh) : NULL;
-            if (!st0 || strcmp(st0, u->initial_state))
-                problem(&c, 0, "initial state is not the full budget of the unit's filter");
-            free(st0);
-            dpa_filter_free(fresh);
-        }
-        canon = dpa_filter_config_json(c.f);
-        if (canon && strcmp(canon, u->filter))
-            problem(&c, 0, "stored filter configuration is not canonical");
-        free(canon);
-        c.state = strdup(u->initial_state);
-        if (!c.state) {
-            rc = oom(err);
-            dpa_filter_free(c.f);
-            break;
-        }
-        rc = store->ops->each_request(store, u->name, verify_request, &c, err);
-        if (rc == DPA_OK)
-            rc = c.rc;
-        if (rc == DPA_OK) {
-            if (strcmp(c.state, u->state))
-                problem(&c, 0, "stored current state differs from the replayed history");
-            if (c.requests != u->requests || c.accepted != u->accepted)
-                problem(&c, 0, "stored request counts differ from the history");
-        }
-        free(c.state);
-        c.state = NULL;
-        dpa_filter_free(c.f);
-        c.f = NULL;
-    }
-    memset(&oc, 0, sizeof oc);
-    oc.units = &units;
-    oc.vc = &c;
-    if (rc == DPA_OK)
-        rc = store->ops->each_request(store, NULL, count_request, &oc, err);
-    nunits = units.n;
-    for (size_t i = 0; i < units.n; i++)
-        dpa_store_unit_clear(&units.u[i]);
-    free(units.u);
-    if (rc != DPA_OK) {
-        json_decref(c.problems);
-        return rc;
-    }
-    *ok = c.nproblems == 0;
-    root = json_object();
-    json_object_set_new(root, "ok", json_boolean(*ok));
-    json_object_set_new(root, "units", json_integer((json_int_t)nunits));
-    json_object_set_new(root, "requests", json_integer(oc.total));
-    json_object_set_new(root, "problems_found", json_integer(c.nproblems));
-    json_object_set_new(root, "problems", c.problems);
-    return dump(root, report, err);
-}

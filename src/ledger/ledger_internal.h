@@ -4,26 +4,72 @@
 #define DPA_LEDGER_INTERNAL_H
 
 #include "dpacct/ledger.h"
+#include "dpacct/event.h"
+#include "dpacct/filter.h"
+#include "ledger/chain.h"
 #include "ledger/store.h"
 
 struct dpa_ledger {
     dpa_store *store;
     char *default_filter; /* canonical configuration */
     int auto_units;
+    int readonly;         /* opened by dpa_ledger_open_readonly */
+    double decision_limit; /* seconds; 0: none */
+    struct dpa_ledger_worker *worker; /* the decision thread (decide.c), or NULL */
+    unsigned char *key;   /* the chain's secret key (NULL: none) */
+    size_t key_len;
 };
 
 /* The backend of a location: a postgresql:// or postgres:// URI is
- * PostgreSQL, anything else an SQLite path.  create = 1 makes a new one. */
-dpa_status dpa_ledger_store_open(const char *loc, int create, dpa_store **out, dpa_error *err);
+ * PostgreSQL, anything else an SQLite path (":memory:" refused).  mode:
+ * DPA_STORE_CREATE makes a new one (store.h), DPA_STORE_WRITE opens it for
+ * requests, DPA_STORE_READ read-only, DPA_STORE_UPGRADE also format 1. */
+dpa_status dpa_ledger_store_open(const char *loc, int mode, dpa_store **out, dpa_error *err);
 
-/* Remove what a rolled-back create left at location (an SQLite file). */
-void dpa_ledger_discard(const char *location);
+/* Decide spec on a filter of configuration config in state state (a
+ * snapshot), within limit_s seconds (0: no limit) on *worker (started when
+ * NULL; set to NULL when a decision is abandoned): *dec, and the state and
+ * remaining budget after it (malloc'ed).  Past the limit: DPA_EUNSUPPORTED
+ * ("too costly to decide"), nothing decided (decide.c). */
+typedef struct dpa_ledger_worker dpa_ledger_worker;
+dpa_status dpa_ledger_decide(dpa_ledger_worker **worker, const char *config, const char *state,
+                             const dpa_spec *spec, double limit_s, const char *unit, dpa_filter_decision *dec,
+                             char **after, char **remaining, dpa_error *err);
+/* End a handle's decision thread (NULL: no-op). */
+void dpa_ledger_worker_stop(dpa_ledger_worker *w);
+
+/* msg with every password of the PostgreSQL URI uri (user information,
+ * password= in any case, raw and percent-decoded) replaced by "***", into
+ * out (NUL-terminated, truncated to n - 1 bytes).  libpq's own messages may
+ * quote the URI or a part of it. */
+void dpa_ledger_mask_secrets(const char *uri, const char *msg, char *out, size_t n);
 /* 1 if s is valid UTF-8 (no overlongs, surrogates or code points > 10FFFF). */
 int dpa_ledger_utf8_valid(const char *s);
 /* The unit-name rules of dpa_ledger_add_unit. */
 dpa_status dpa_ledger_check_unit_name(const char *unit, dpa_error *err);
-/* Replay every unit's history inside the caller's transaction (verify's
- * work; *problems_found counts what did not agree, *report as verify's). */
-dpa_status dpa_ledger_verify_store(dpa_store *s, int *ok, char **report, dpa_error *err);
+/* A copy of units (each_unit's callback dpa_ledger_collect_unit appends a
+ * deep copy of each; oom = 1 if one failed). */
+typedef struct dpa_ledger_unit_list {
+    dpa_store_unit *u;
+    size_t n, cap;
+    int oom;
+} dpa_ledger_unit_list;
+int dpa_ledger_collect_unit(void *ctx, const dpa_store_unit *u);
+
+/* Replay every unit's history and check the chain inside the caller's
+ * transaction (verify.c; anchor NULL or "LINKS:HASH"; *report as verify's). */
+dpa_status dpa_ledger_verify_store(dpa_store *s, const dpa_chain_key *key, const char *anchor, int *ok,
+                                   char **report, dpa_error *err);
+/* Write a new ledger's metadata (meta[i] the values of DPA_CHAIN_META_KEYS
+ * but "chain" and "key_check", which this sets from key) and its chain's
+ * genesis, in the caller's write transaction. */
+dpa_status dpa_ledger_chain_start(dpa_store *s, const dpa_chain_key *key, const char *const meta[DPA_CHAIN_NMETA],
+                                  dpa_error *err);
+/* Link a new unit (sets u->chain_index, chain_after, chain) or request
+ * (r->id = 0: the next id; sets r->id and r->chain) into the chain, under
+ * the head's lock, and store it; in the caller's write transaction. */
+dpa_status dpa_ledger_chain_unit(dpa_store *s, const dpa_chain_key *key, dpa_store_unit *u, dpa_error *err);
+dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_store_request *r,
+                                    dpa_error *err);
 
 #endif

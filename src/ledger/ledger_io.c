@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "dpacct/filter.h"
 #include "dpacct/ledger.h"
 #include "ledger/ledger_internal.h"
@@ -199,6 +198,13 @@ static dpa_status check_document(json_t *meta, json_t *units, json_t *requests, 
 
 dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_error *err)
 {
+    return dpa_ledger_import_json_keyed(location, json, NULL, 0, err);
+}
+
+dpa_status dpa_ledger_import_json_keyed(const char *location, const char *json, const void *keydata,
+                                        size_t key_len, dpa_error *err)
+{
+    dpa_chain_key key = {keydata, keydata ? key_len : 0};
     json_error_t je;
     json_t *root, *meta, *units, *requests, *o;
     const char **names = NULL;
@@ -231,15 +237,18 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
     }
     /* the store's create leaves its write transaction open: everything
      * below, the replay included, commits together or not at all */
-    rc = dpa_ledger_store_open(location, 1, &s, err);
+    rc = dpa_ledger_store_open(location, DPA_STORE_CREATE, &s, err);
     if (rc != DPA_OK) {
         json_decref(root);
         return rc;
     }
-    for (size_t k = 0; rc == DPA_OK && k < sizeof META_KEYS / sizeof *META_KEYS; k++) {
-        const char *v = json_string_value(json_object_get(meta, META_KEYS[k]));
-        if (v)
-            rc = s->ops->set_meta(s, META_KEYS[k], v, err);
+    /* the chain is built anew, in the export's order (units, then requests
+     * by id), after the export's own checks and with the replay below */
+    {
+        const char *mv[DPA_CHAIN_NMETA] = {DPA_LEDGER_FORMAT, NULL, NULL, NULL, NULL, NULL, NULL};
+        for (size_t k = 0; k < sizeof META_KEYS / sizeof *META_KEYS; k++)
+            mv[k + 1] = json_string_value(json_object_get(meta, META_KEYS[k]));
+        rc = dpa_ledger_chain_start(s, &key, mv, err);
     }
     json_array_foreach(units, i, o) {
         dpa_store_unit u;
@@ -256,7 +265,9 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
             rc = DPA_EINVAL;
             break;
         }
-        rc = s->ops->insert_unit(s, &u, err);
+        u.chain = NULL;
+        rc = dpa_ledger_chain_unit(s, &key, &u, err);
+        free(u.chain);
     }
     json_array_foreach(requests, i, o) {
         dpa_store_request r;
@@ -281,7 +292,7 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
             break;
         }
         r.accepted = !strcmp(decision, "accepted");
-        rc = s->ops->append_request(s, &r, err);
+        rc = dpa_ledger_chain_request(s, &key, &r, err);
     }
     if (rc == DPA_OK) {
         /* an import is only as good as its replay: a ledger whose history
@@ -289,7 +300,7 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
          * budget) is never committed */
         int ok = 0;
         char *report = NULL;
-        rc = dpa_ledger_verify_store(s, &ok, &report, err);
+        rc = dpa_ledger_verify_store(s, &key, NULL, &ok, &report, err);
         if (rc == DPA_OK && !ok) {
             json_t *rep = json_loads(report, 0, NULL);
             json_t *p0 = json_array_get(json_object_get(rep, "problems"), 0);
@@ -306,9 +317,7 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
         rc = s->ops->commit(s, err);
     else
         s->ops->rollback(s);
-    s->ops->close(s);
+    s->ops->close(s); /* after a failure: nothing is left at location */
     json_decref(root);
-    if (rc != DPA_OK)
-        dpa_ledger_discard(location);
     return rc;
 }

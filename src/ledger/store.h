@@ -35,6 +35,9 @@ typedef struct dpa_store_unit {
     long long requests;   /* recorded requests (accepted + rejected) */
     long long accepted;
     char *created;        /* UTC time, ISO 8601 */
+    long long chain_index; /* the unit's number among the units (1, 2, ...) */
+    long long chain_after; /* the last request id of the chain when it was added */
+    char *chain;          /* the unit's link of the hash chain (chain.h), hex */
 } dpa_store_unit;
 
 typedef struct dpa_store_request {
@@ -45,6 +48,7 @@ typedef struct dpa_store_request {
     int accepted;
     char *reason;
     char *state_before, *state_after;
+    char *chain;          /* the request's link of the hash chain (chain.h), hex */
 } dpa_store_request;
 
 void dpa_store_unit_clear(dpa_store_unit *u);
@@ -66,6 +70,14 @@ typedef struct dpa_store_ops {
     /* *value = NULL if the key is absent. */
     dpa_status (*get_meta)(dpa_store *s, const char *key, char **value, dpa_error *err);
     dpa_status (*set_meta)(dpa_store *s, const char *key, const char *value, dpa_error *err);
+    /* get_meta that, in a write transaction, also locks the key's row until
+     * commit or rollback (the chain's head: one writer extends it at a time). */
+    dpa_status (*lock_meta)(dpa_store *s, const char *key, char **value, dpa_error *err);
+    /* Upgrade the tables of format 1 to DPA_LEDGER_FORMAT (the chain columns),
+     * in the caller's write transaction. */
+    dpa_status (*upgrade_tables)(dpa_store *s, dpa_error *err);
+    /* Delete every request and unit (the upgrade rewrites them chained). */
+    dpa_status (*delete_all)(dpa_store *s, dpa_error *err);
     /* *found = 0 (out zeroed) if there is no such unit; lock = 1 inside a
      * write transaction locks the unit until commit or rollback. */
     dpa_status (*get_unit)(dpa_store *s, const char *name, int lock, dpa_store_unit *out,
@@ -89,22 +101,41 @@ struct dpa_store {
     const dpa_store_ops *ops;
 };
 
+/* The format tag of the ledgers this version writes (meta "format"). */
+#define DPA_LEDGER_FORMAT "dpacct-ledger 2"
+/* The format before the hash chain (upgraded by dpa_ledger_upgrade). */
+#define DPA_LEDGER_FORMAT_1 "dpacct-ledger 1"
+
+/* DPA_OK if format (the stored tag) is DPA_LEDGER_FORMAT; otherwise
+ * DPA_EINVAL saying what the location holds (shown: the location as it may
+ * be printed). */
+dpa_status dpa_store_check_format(const char *format, const char *shown, dpa_error *err);
+/* The columns the chain adds to the tables of format 1 (one statement each). */
+extern const char *const DPA_STORE_UPGRADE_SQL[4];
+
 /* ---- backends ---- */
 /* create: a new, empty ledger (tables and the format tag) with its write
  * transaction still OPEN: the caller adds the metadata and whatever else
- * belongs to the new ledger and commits (or rolls back, after which an
- * SQLite caller removes the file with dpa_store_sqlite_unlink): a ledger
- * exists whole or not at all. */
-/* SQLite (store_sqlite.c).  create: DPA_EINVAL if the path exists. */
+ * belongs to the new ledger and commits, which makes it appear whole, or
+ * rolls back or closes, which leaves nothing: a ledger exists whole or not
+ * at all, also when the process is killed. */
+/* SQLite (store_sqlite.c).  create: DPA_EINVAL if the path exists; the
+ * ledger is built in a temporary file beside it and linked to the path by
+ * the commit.  open: readonly = 1 opens the file read-only (status,
+ * history, verify, export: a mode 0444 file, a read-only directory or
+ * mount); DPA_ESTORAGE with SQLite's message for a corrupted file. */
 dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error *err);
 /* Remove an SQLite database file and its -wal and -shm files. */
 void dpa_store_sqlite_unlink(const char *path);
-dpa_status dpa_store_sqlite_open(const char *path, dpa_store **out, dpa_error *err);
+/* mode: DPA_STORE_READ, DPA_STORE_WRITE, DPA_STORE_UPGRADE (accepts
+ * format 1 too). */
+enum { DPA_STORE_READ, DPA_STORE_WRITE, DPA_STORE_CREATE, DPA_STORE_UPGRADE };
+dpa_status dpa_store_sqlite_open(const char *path, int mode, dpa_store **out, dpa_error *err);
 /* PostgreSQL (store_pg.c), location a libpq URI.  create: DPA_EINVAL if the
  * database already holds a ledger.  Without libpq at build time both return
  * DPA_EUNSUPPORTED with the reason. */
 dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err);
-dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err);
+dpa_status dpa_store_pg_open(const char *uri, int mode, dpa_store **out, dpa_error *err);
 
 /* The current UTC time as ISO 8601 with microseconds ("2026-11-23T17:45:01.123456Z"). */
 void dpa_store_now(char buf[40]);

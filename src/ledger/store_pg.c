@@ -40,13 +40,15 @@ dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
                          "found at build time; on Debian install libpq-dev and rebuild)");
 }
 
-dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
+dpa_status dpa_store_pg_open(const char *uri, int mode, dpa_store **out, dpa_error *err)
 {
+    (void)mode;
     return dpa_store_pg_create(uri, out, err);
 }
 
 #else
 
+#include "ledger/ledger_internal.h"
 #include "ledger/pq_api.h"
 #include <stdio.h>
 
@@ -55,6 +57,7 @@ typedef struct pg_store {
     dpa_pq_api pq; /* libpq, loaded by pg_connect */
     PGconn *conn;
     int in_txn;
+    char *uri; /* the location, to mask its passwords in libpq's messages */
 } pg_store;
 
 static const char SCHEMA[] =
@@ -66,7 +69,10 @@ static const char SCHEMA[] =
     " state TEXT NOT NULL,"
     " requests BIGINT NOT NULL DEFAULT 0 CHECK (requests >= 0),"
     " accepted BIGINT NOT NULL DEFAULT 0 CHECK (accepted >= 0 AND accepted <= requests),"
-    " created TEXT NOT NULL);"
+    " created TEXT NOT NULL,"
+    " chain_index BIGINT NOT NULL DEFAULT 0,"
+    " chain_after BIGINT NOT NULL DEFAULT 0,"
+    " chain TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id BIGSERIAL PRIMARY KEY,"
     " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
@@ -75,7 +81,8 @@ static const char SCHEMA[] =
     " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
     " reason TEXT NOT NULL,"
     " state_before TEXT NOT NULL,"
-    " state_after TEXT NOT NULL);"
+    " state_after TEXT NOT NULL,"
+    " chain TEXT NOT NULL DEFAULT '');"
     "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
 
 /* Error of a failed result (res may be NULL: connection-level failure). */
@@ -87,7 +94,7 @@ static dpa_status pg_fail(pg_store *s, PGresult *res, dpa_error *err, const char
     size_t n;
     if (!msg || !*msg)
         msg = pq->PQerrorMessage(s->conn);
-    snprintf(buf, sizeof buf, "%s", msg && *msg ? msg : "unknown error");
+    dpa_ledger_mask_secrets(s->uri, msg && *msg ? msg : "unknown error", buf, sizeof buf);
     n = strlen(buf);
     while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
         buf[--n] = '\0';
@@ -135,6 +142,7 @@ static void pg_close(dpa_store *b)
         pq->PQclear(pq->PQexec(s->conn, "ROLLBACK"));
     pq->PQfinish(s->conn);
     dpa_pq_unload(&s->pq);
+    free(s->uri);
     free(s);
 }
 
@@ -219,16 +227,17 @@ static void pg_rollback(dpa_store *b)
     s->in_txn = 0;
 }
 
-static dpa_status pg_get_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
+/* The value of a metadata key by sql (a SELECT of one value, $1 the key). */
+static dpa_status meta_query(pg_store *s, const char *sql, const char *key, char **value, const char *what,
+                             dpa_error *err)
 {
-    pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
     const char *v[1] = {key};
-    PGresult *res = pg_params(s, "SELECT value FROM dpacct_meta WHERE key = $1", 1, v);
+    PGresult *res = pg_params(s, sql, 1, v);
     dpa_status rc = DPA_OK;
     *value = NULL;
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
-        rc = pg_fail(s, res, err, "cannot read metadata");
+        rc = pg_fail(s, res, err, what);
     } else if (pq->PQntuples(res) == 1) {
         *value = dup_val(pq, res, 0, 0);
         if (!*value)
@@ -236,6 +245,12 @@ static dpa_status pg_get_meta(dpa_store *b, const char *key, char **value, dpa_e
     }
     pq->PQclear(res);
     return rc;
+}
+
+static dpa_status pg_get_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
+{
+    return meta_query((pg_store *)b, "SELECT value FROM dpacct_meta WHERE key = $1", key, value,
+                      "cannot read metadata", err);
 }
 
 static dpa_status pg_set_meta(dpa_store *b, const char *key, const char *value, dpa_error *err)
@@ -252,7 +267,7 @@ static dpa_status pg_set_meta(dpa_store *b, const char *key, const char *value, 
     return rc;
 }
 
-#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created"
+#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain"
 
 static int read_unit(const dpa_pq_api *pq, PGresult *res, int row, dpa_store_unit *u)
 {
@@ -264,7 +279,10 @@ static int read_unit(const dpa_pq_api *pq, PGresult *res, int row, dpa_store_uni
     u->requests = strtoll(pq->PQgetvalue(res, row, 4), NULL, 10);
     u->accepted = strtoll(pq->PQgetvalue(res, row, 5), NULL, 10);
     u->created = dup_val(pq, res, row, 6);
-    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created) {
+    u->chain_index = strtoll(pq->PQgetvalue(res, row, 7), NULL, 10);
+    u->chain_after = strtoll(pq->PQgetvalue(res, row, 8), NULL, 10);
+    u->chain = dup_val(pq, res, row, 9);
+    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain) {
         dpa_store_unit_clear(u);
         return -1;
     }
@@ -298,16 +316,18 @@ static dpa_status pg_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
-    char req[32], acc[32];
-    const char *v[7];
+    char req[32], acc[32], idx[32], after[32];
+    const char *v[10];
     PGresult *res;
     dpa_status rc = DPA_OK;
     snprintf(req, sizeof req, "%lld", u->requests);
     snprintf(acc, sizeof acc, "%lld", u->accepted);
+    snprintf(idx, sizeof idx, "%lld", u->chain_index);
+    snprintf(after, sizeof after, "%lld", u->chain_after);
     v[0] = u->name; v[1] = u->filter; v[2] = u->initial_state; v[3] = u->state;
-    v[4] = req; v[5] = acc; v[6] = u->created;
-    res = pg_params(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7) "
-                       "ON CONFLICT (name) DO NOTHING", 7, v);
+    v[4] = req; v[5] = acc; v[6] = u->created; v[7] = idx; v[8] = after; v[9] = u->chain ? u->chain : "";
+    res = pg_params(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+                       "ON CONFLICT (name) DO NOTHING", 10, v);
     if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
         rc = pg_fail(s, res, err, "cannot add a unit");
     else if (strcmp(pq->PQcmdTuples(res), "1"))
@@ -342,32 +362,28 @@ static dpa_status pg_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
     char idbuf[32];
-    const char *v[8];
+    const char *v[9];
     PGresult *res;
     dpa_status rc = DPA_OK;
     int with_id = r->id > 0;
     v[0] = r->unit; v[1] = r->time; v[2] = r->spec; v[3] = r->accepted ? "accepted" : "rejected";
     v[4] = r->reason ? r->reason : ""; v[5] = r->state_before; v[6] = r->state_after;
+    v[7] = r->chain ? r->chain : "";
     snprintf(idbuf, sizeof idbuf, "%lld", r->id);
-    v[7] = idbuf;
+    v[8] = idbuf;
     res = with_id
               ? pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
-                             "state_after, id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id", 8, v)
+                             "state_after, chain, id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+                          9, v)
               : pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
-                             "state_after) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id", 7, v);
+                             "state_after, chain) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id", 8, v);
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK || pq->PQntuples(res) != 1)
         rc = pg_fail(s, res, err, "cannot record the request");
     else
         r->id = strtoll(pq->PQgetvalue(res, 0, 0), NULL, 10);
     pq->PQclear(res);
-    if (rc == DPA_OK && with_id) {
-        /* an imported id: the sequence must continue after it */
-        res = pq->PQexec(s->conn, "SELECT setval(pg_get_serial_sequence('dpacct_requests', 'id'), "
-                              "(SELECT max(id) FROM dpacct_requests))");
-        if (pq->PQresultStatus(res) != PGRES_TUPLES_OK)
-            rc = pg_fail(s, res, err, "cannot advance the request id sequence");
-        pq->PQclear(res);
-    }
+    /* ids come from the chain's head (chain_store.c), not from the column's
+     * sequence, which therefore needs no advancing after explicit ids */
     return rc;
 }
 
@@ -456,7 +472,8 @@ static int request_row(void *vctx, PGresult *res)
     r.reason = dup_val(pq, res, 0, 5);
     r.state_before = dup_val(pq, res, 0, 6);
     r.state_after = dup_val(pq, res, 0, 7);
-    if (!r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after) {
+    r.chain = dup_val(pq, res, 0, 8);
+    if (!r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after || !r.chain) {
         dpa_store_request_clear(&r);
         it->oom = 1;
         return 1;
@@ -473,7 +490,7 @@ static dpa_status pg_each_request(dpa_store *b, const char *unit, dpa_store_requ
     const dpa_pq_api *pq = &s->pq;
     req_iter it = {pq, fn, ctx, 0};
     const char *v[1] = {unit};
-#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after"
+#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after, chain"
     dpa_status rc = each_row(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = $1 ORDER BY id"
                                      : "SELECT " REQ_COLS " FROM dpacct_requests ORDER BY id",
                              unit ? 1 : 0, unit ? v : NULL, request_row, &it, "cannot read the history", err);
@@ -482,9 +499,31 @@ static dpa_status pg_each_request(dpa_store *b, const char *unit, dpa_store_requ
     return rc;
 }
 
+static dpa_status pg_lock_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
+{
+    return meta_query((pg_store *)b, "SELECT value FROM dpacct_meta WHERE key = $1 FOR UPDATE", key, value,
+                      "cannot lock the chain's head", err);
+}
+
+static dpa_status pg_upgrade_tables(dpa_store *b, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    dpa_status rc = pg_cmd(s, "LOCK TABLE dpacct_meta, dpacct_units, dpacct_requests IN EXCLUSIVE MODE",
+                           "cannot lock the tables", err);
+    for (size_t i = 0; rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
+        rc = pg_cmd(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    return rc;
+}
+
+static dpa_status pg_delete_all(dpa_store *b, dpa_error *err)
+{
+    return pg_cmd((pg_store *)b, "DELETE FROM dpacct_requests; DELETE FROM dpacct_units",
+                  "cannot rewrite the tables", err);
+}
+
 static const dpa_store_ops PG_OPS = {
     "postgresql", pg_close, pg_begin_write, pg_begin_read, pg_commit, pg_rollback,
-    pg_get_meta, pg_set_meta, pg_get_unit, pg_insert_unit, pg_update_unit,
+    pg_get_meta, pg_set_meta, pg_lock_meta, pg_upgrade_tables, pg_delete_all, pg_get_unit, pg_insert_unit, pg_update_unit,
     pg_append_request, pg_each_unit, pg_each_request,
 };
 
@@ -524,7 +563,8 @@ static dpa_status pg_connect(const char *uri, pg_store **out, dpa_error *err)
     if (!s->conn || pq->PQstatus(s->conn) != CONNECTION_OK) {
         char msg[300];
         size_t k;
-        snprintf(msg, sizeof msg, "%s", s->conn ? pq->PQerrorMessage(s->conn) : "out of memory");
+        /* libpq's message may quote the URI or a part of it */
+        dpa_ledger_mask_secrets(uri, s->conn ? pq->PQerrorMessage(s->conn) : "out of memory", msg, sizeof msg);
         k = strlen(msg);
         while (k && (msg[k - 1] == '\n' || msg[k - 1] == ' '))
             msg[--k] = '\0';
@@ -536,7 +576,8 @@ static dpa_status pg_connect(const char *uri, pg_store **out, dpa_error *err)
         return rc;
     }
     pq->PQsetNoticeProcessor(s->conn, quiet_notice, NULL);
-    rc = pg_session(s, err);
+    s->uri = strdup(uri);
+    rc = s->uri ? pg_session(s, err) : dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     if (rc != DPA_OK) {
         pg_close(&s->base);
         return rc;
@@ -572,7 +613,7 @@ dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
     }
     pq->PQclear(res);
     if (rc == DPA_OK)
-        rc = pg_set_meta(&s->base, "format", "dpacct-ledger 1", err);
+        rc = pg_set_meta(&s->base, "format", DPA_LEDGER_FORMAT, err);
     if (rc != DPA_OK) {
         pg_rollback(&s->base);
         pg_close(&s->base);
@@ -584,7 +625,7 @@ dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
     return DPA_OK;
 }
 
-dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
+dpa_status dpa_store_pg_open(const char *uri, int mode, dpa_store **out, dpa_error *err)
 {
     pg_store *s;
     const dpa_pq_api *pq;
@@ -602,8 +643,10 @@ dpa_status dpa_store_pg_open(const char *uri, dpa_store **out, dpa_error *err)
                  ? dpa_error_set(err, DPA_EINVAL, "ledger: the database holds no dpacct ledger (create "
                                  "one with `dpacct ledger init`)")
                  : pg_fail(s, res, err, "cannot read metadata");
-    } else if (pq->PQntuples(res) != 1 || strcmp(pq->PQgetvalue(res, 0, 0), "dpacct-ledger 1")) {
-        rc = dpa_error_set(err, DPA_EINVAL, "ledger: the database holds no dpacct ledger of this version");
+    } else if (!(mode == DPA_STORE_UPGRADE && pq->PQntuples(res) == 1 &&
+                 !strcmp(pq->PQgetvalue(res, 0, 0), DPA_LEDGER_FORMAT_1))) {
+        rc = dpa_store_check_format(pq->PQntuples(res) == 1 ? pq->PQgetvalue(res, 0, 0) : NULL, "the database",
+                                    err);
     }
     pq->PQclear(res);
     free(format);

@@ -31,6 +31,9 @@ typedef struct sqlite_store {
     dpa_store base;
     sqlite3 *db;
     int in_txn;
+    /* a ledger being created: built in the temporary file tmp_path and
+     * published at final_path by its commit (NULL otherwise) */
+    char *tmp_path, *final_path;
 } sqlite_store;
 
 static const char SCHEMA[] =
@@ -42,7 +45,10 @@ static const char SCHEMA[] =
     " state TEXT NOT NULL,"
     " requests INTEGER NOT NULL DEFAULT 0 CHECK (requests >= 0),"
     " accepted INTEGER NOT NULL DEFAULT 0 CHECK (accepted >= 0 AND accepted <= requests),"
-    " created TEXT NOT NULL);"
+    " created TEXT NOT NULL,"
+    " chain_index INTEGER NOT NULL DEFAULT 0,"
+    " chain_after INTEGER NOT NULL DEFAULT 0,"
+    " chain TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
@@ -51,7 +57,8 @@ static const char SCHEMA[] =
     " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
     " reason TEXT NOT NULL,"
     " state_before TEXT NOT NULL,"
-    " state_after TEXT NOT NULL);"
+    " state_after TEXT NOT NULL,"
+    " chain TEXT NOT NULL DEFAULT '');"
     "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
 
 static dpa_status sq_fail(sqlite_store *s, dpa_error *err, const char *what)
@@ -64,6 +71,9 @@ static dpa_status sq_fail(sqlite_store *s, dpa_error *err, const char *what)
     if ((code & 0xff) == SQLITE_NOTADB)
         return dpa_error_set(err, DPA_EINVAL, "ledger: %s: the file is not a dpacct ledger "
                              "(not an SQLite database)", what);
+    if ((code & 0xff) == SQLITE_CORRUPT)
+        return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: the database is corrupted (SQLite: %s); "
+                             "restore it from a backup or an export", what, sqlite3_errmsg(s->db));
     return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: %s", what, sqlite3_errmsg(s->db));
 }
 
@@ -95,7 +105,56 @@ static void sq_close(dpa_store *b)
     if (s->in_txn)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_close(s->db);
+    /* a create that was not committed leaves nothing behind */
+    if (s->tmp_path)
+        dpa_store_sqlite_unlink(s->tmp_path);
+    free(s->tmp_path);
+    free(s->final_path);
     free(s);
+}
+
+/* fsync the directory holding path (a rename or link in it is then durable). */
+static void sync_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+/* Publish a committed new ledger: close its connection (which checkpoints
+ * the WAL into the file and removes it), then give the temporary file its
+ * final name with link(2), which fails rather than replace a file created
+ * there meanwhile, and drop the temporary name.  Before the link nothing
+ * exists at the final path; after it, the whole ledger does. */
+static dpa_status sq_publish(sqlite_store *s, dpa_error *err)
+{
+    dpa_status rc = DPA_OK;
+    int fd;
+    if (sqlite3_close(s->db) != SQLITE_OK)
+        return sq_fail(s, err, "cannot close the new ledger");
+    s->db = NULL;
+    fd = open(s->tmp_path, O_RDONLY);
+    if (fd < 0 || fsync(fd) != 0)
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot sync %s: %s", s->tmp_path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    if (rc == DPA_OK && link(s->tmp_path, s->final_path) != 0)
+        rc = errno == EEXIST
+                 ? dpa_error_set(err, DPA_EINVAL, "ledger: %s already exists (created meanwhile by "
+                                 "another process; a ledger is never overwritten)", s->final_path)
+                 : dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot create %s: %s", s->final_path,
+                                 strerror(errno));
+    dpa_store_sqlite_unlink(s->tmp_path);
+    free(s->tmp_path);
+    s->tmp_path = NULL;
+    if (rc == DPA_OK)
+        sync_dir(s->final_path);
+    return rc;
 }
 
 static dpa_status sq_begin_write(dpa_store *b, dpa_error *err)
@@ -125,6 +184,8 @@ static dpa_status sq_commit(dpa_store *b, dpa_error *err)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     }
     s->in_txn = 0;
+    if (st == DPA_OK && s->tmp_path)
+        st = sq_publish(s, err);
     return st;
 }
 
@@ -180,7 +241,7 @@ static dpa_status sq_set_meta(dpa_store *b, const char *key, const char *value, 
     return rc;
 }
 
-#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created"
+#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain"
 
 static int read_unit(sqlite3_stmt *st, dpa_store_unit *u)
 {
@@ -192,7 +253,10 @@ static int read_unit(sqlite3_stmt *st, dpa_store_unit *u)
     u->requests = sqlite3_column_int64(st, 4);
     u->accepted = sqlite3_column_int64(st, 5);
     u->created = dup_col(st, 6);
-    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created) {
+    u->chain_index = sqlite3_column_int64(st, 7);
+    u->chain_after = sqlite3_column_int64(st, 8);
+    u->chain = dup_col(st, 9);
+    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain) {
         dpa_store_unit_clear(u);
         return -1;
     }
@@ -231,7 +295,7 @@ static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    dpa_status rc = prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                             &st, err);
     int step;
     if (rc != DPA_OK)
@@ -243,6 +307,9 @@ static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
     sqlite3_bind_int64(st, 5, u->requests);
     sqlite3_bind_int64(st, 6, u->accepted);
     sqlite3_bind_text(st, 7, u->created, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 8, u->chain_index);
+    sqlite3_bind_int64(st, 9, u->chain_after);
+    sqlite3_bind_text(st, 10, u->chain ? u->chain : "", -1, SQLITE_STATIC);
     step = sqlite3_step(st);
     if (step != SQLITE_DONE) {
         if ((sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_CONSTRAINT)
@@ -279,7 +346,7 @@ static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
     dpa_status rc = prepare(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
-                               "state_after, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &st, err);
+                               "state_after, id, chain) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st, err);
     if (rc != DPA_OK)
         return rc;
     if (r->id > 0)
@@ -293,6 +360,7 @@ static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     sqlite3_bind_text(st, 5, r->reason ? r->reason : "", -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 6, r->state_before, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, r->state_after, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 9, r->chain ? r->chain : "", -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE)
         rc = sq_fail(s, err, "cannot record the request");
     else
@@ -336,7 +404,7 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after"
+#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after, chain"
     dpa_status rc = prepare(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 ORDER BY id"
                                     : "SELECT " REQ_COLS " FROM dpacct_requests ORDER BY id", &st, err);
     int step;
@@ -356,7 +424,9 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
         r.reason = dup_col(st, 5);
         r.state_before = dup_col(st, 6);
         r.state_after = dup_col(st, 7);
-        if (!decision || !r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after) {
+        r.chain = dup_col(st, 8);
+        if (!decision || !r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after ||
+            !r.chain) {
             free(decision);
             dpa_store_request_clear(&r);
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
@@ -375,9 +445,30 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
     return rc;
 }
 
+/* the write transaction (BEGIN IMMEDIATE) already holds the only write lock */
+static dpa_status sq_lock_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
+{
+    return sq_get_meta(b, key, value, err);
+}
+
+static dpa_status sq_upgrade_tables(dpa_store *b, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    dpa_status rc = DPA_OK;
+    for (size_t i = 0; rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
+        rc = sq_exec(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    return rc;
+}
+
+static dpa_status sq_delete_all(dpa_store *b, dpa_error *err)
+{
+    return sq_exec((sqlite_store *)b, "DELETE FROM dpacct_requests; DELETE FROM dpacct_units",
+                   "cannot rewrite the tables", err);
+}
+
 static const dpa_store_ops SQLITE_OPS = {
     "sqlite", sq_close, sq_begin_write, sq_begin_read, sq_commit, sq_rollback,
-    sq_get_meta, sq_set_meta, sq_get_unit, sq_insert_unit, sq_update_unit,
+    sq_get_meta, sq_set_meta, sq_lock_meta, sq_upgrade_tables, sq_delete_all, sq_get_unit, sq_insert_unit, sq_update_unit,
     sq_append_request, sq_each_unit, sq_each_request,
 };
 
@@ -397,6 +488,10 @@ static dpa_status sq_connect(const char *path, int flags, sqlite_store **out, dp
         return rc;
     }
     sqlite3_busy_timeout(s->db, DPA_SQLITE_BUSY_MS);
+    if (flags & SQLITE_OPEN_READONLY) {
+        *out = s; /* a reader writes nothing: no pragmas (they would open the WAL) */
+        return DPA_OK;
+    }
     /* synchronous = FULL: in WAL mode every commit is fsync'ed (NORMAL would
      * let the last commits roll back after a power loss). */
     rc = sq_exec(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
@@ -413,21 +508,40 @@ dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error 
 {
     sqlite_store *s;
     dpa_status rc;
+    struct stat sb;
+    char *tmp;
     int fd;
     *out = NULL;
-    /* Claim the path atomically: never overwrite an existing file. */
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    /* Fail early if the path is taken; the publishing link(2) checks again. */
+    if (lstat(path, &sb) == 0)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s already exists (a ledger is never "
+                             "overwritten; remove it first or choose another path)", path);
+    /* Built in a temporary file next to it and published by the commit
+     * (sq_publish): a process killed before then leaves at most a stray
+     * PATH.dpacct-tmp-XXXXXX, never a stub at PATH that blocks a retry. */
+    tmp = malloc(strlen(path) + 20);
+    if (!tmp)
+        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    sprintf(tmp, "%s.dpacct-tmp-XXXXXX", path);
+    fd = mkstemp(tmp);
     if (fd < 0) {
-        if (errno == EEXIST)
-            return dpa_error_set(err, DPA_EINVAL, "ledger: %s already exists (a ledger is never "
-                                 "overwritten; remove it first or choose another path)", path);
-        return dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot create %s: %s", path, strerror(errno));
-    }
-    close(fd);
-    rc = sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
-    if (rc != DPA_OK) {
-        dpa_store_sqlite_unlink(path);
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot create %s: %s", path, strerror(errno));
+        free(tmp);
         return rc;
+    }
+    fchmod(fd, 0644);
+    close(fd);
+    rc = sq_connect(tmp, SQLITE_OPEN_READWRITE, &s, err);
+    if (rc != DPA_OK) {
+        dpa_store_sqlite_unlink(tmp);
+        free(tmp);
+        return rc;
+    }
+    s->tmp_path = tmp;
+    s->final_path = strdup(path);
+    if (!s->final_path) {
+        sq_close(&s->base);
+        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     }
     /* WAL persists in the file: every later connection uses it. */
     rc = sq_exec(s, "PRAGMA journal_mode = WAL", "cannot switch to WAL mode", err);
@@ -436,10 +550,9 @@ dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error 
     if (rc == DPA_OK)
         rc = sq_exec(s, SCHEMA, "cannot create the tables", err);
     if (rc == DPA_OK)
-        rc = sq_set_meta(&s->base, "format", "dpacct-ledger 1", err);
+        rc = sq_set_meta(&s->base, "format", DPA_LEDGER_FORMAT, err);
     if (rc != DPA_OK) {
-        sq_close(&s->base);
-        dpa_store_sqlite_unlink(path);
+        sq_close(&s->base); /* removes the temporary file */
         return rc;
     }
     /* the write transaction stays open: the caller fills the ledger and
@@ -462,7 +575,83 @@ void dpa_store_sqlite_unlink(const char *path)
     free(side);
 }
 
-dpa_status dpa_store_sqlite_open(const char *path, dpa_store **out, dpa_error *err)
+/* Read the format tag.  Not an SQLite file, or no ledger tables: not a
+ * ledger (DPA_EINVAL); anything else (corruption, I/O): DPA_ESTORAGE with
+ * SQLite's message. */
+static dpa_status read_format(sqlite_store *s, const char *path, char **format, dpa_error *err)
+{
+    sqlite3_stmt *st;
+    int step, code;
+    dpa_status rc = DPA_OK;
+    *format = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM dpacct_meta WHERE key = 'format'", -1, &st, NULL) ==
+        SQLITE_OK) {
+        step = sqlite3_step(st);
+        if (step == SQLITE_ROW) {
+            *format = dup_col(st, 0);
+            if (!*format)
+                rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+        } else if (step != SQLITE_DONE) {
+            rc = sq_fail(s, err, "cannot read the ledger's metadata");
+        }
+        sqlite3_finalize(st);
+        return rc;
+    }
+    code = sqlite3_extended_errcode(s->db) & 0xff;
+    if (code == SQLITE_NOTADB || code == SQLITE_ERROR) /* not SQLite; "no such table" */
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
+    return sq_fail(s, err, "cannot read the ledger's metadata");
+}
+
+/* 1 if the -wal file of path exists. */
+static int has_wal(const char *path)
+{
+    size_t n = strlen(path) + 5;
+    char *wal = malloc(n);
+    int yes;
+    if (!wal)
+        return 1;
+    snprintf(wal, n, "%s-wal", path);
+    yes = access(wal, F_OK) == 0;
+    free(wal);
+    return yes;
+}
+
+/* Read-only connection.  WAL readers need the -shm file; where it cannot
+ * be created (a read-only directory or mount) and no -wal file exists (every
+ * commit is then in the database file), the file is opened as immutable:
+ * nothing can write it there. */
+static dpa_status sq_connect_readonly(const char *path, sqlite_store **out, dpa_error *err)
+{
+    dpa_status rc = sq_connect(path, SQLITE_OPEN_READONLY, out, err);
+    char *format = NULL;
+    dpa_error e;
+    char *uri;
+    if (rc != DPA_OK)
+        return rc;
+    if (read_format(*out, path, &format, &e) == DPA_OK || has_wal(path) ||
+        ((sqlite3_extended_errcode((*out)->db) & 0xff) != SQLITE_CANTOPEN &&
+         (sqlite3_extended_errcode((*out)->db) & 0xff) != SQLITE_READONLY)) {
+        free(format);
+        return DPA_OK; /* read_format reports the failure again, if any */
+    }
+    sq_close(&(*out)->base);
+    *out = NULL;
+    uri = sqlite3_mprintf("file:%q?immutable=1", path);
+    for (char *p = uri ? uri + 5 : NULL; p && *p && *p != '?'; p++)
+        if (*p == '#' || *p == '%') { /* not expressible without encoding: give up */
+            sqlite3_free(uri);
+            uri = NULL;
+            break;
+        }
+    if (!uri)
+        return sq_connect(path, SQLITE_OPEN_READONLY, out, err);
+    rc = sq_connect(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, out, err);
+    sqlite3_free(uri);
+    return rc;
+}
+
+dpa_status dpa_store_sqlite_open(const char *path, int mode, dpa_store **out, dpa_error *err)
 {
     sqlite_store *s;
     dpa_status rc;
@@ -472,23 +661,21 @@ dpa_status dpa_store_sqlite_open(const char *path, dpa_store **out, dpa_error *e
     if (stat(path, &sb) != 0)
         return dpa_error_set(err, DPA_EINVAL, "ledger: %s: %s (create one with `dpacct ledger init`)",
                              path, strerror(errno));
-    rc = sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
+    if (S_ISDIR(sb.st_mode))
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s is a directory, not a ledger", path);
+    rc = mode == DPA_STORE_READ ? sq_connect_readonly(path, &s, err) : sq_connect(path, SQLITE_OPEN_READWRITE, &s, err);
     if (rc != DPA_OK)
         return rc;
-    rc = sq_get_meta(&s->base, "format", &format, err);
+    rc = read_format(s, path, &format, err);
+    if (rc == DPA_OK && !format)
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
+    if (rc == DPA_OK && !(mode == DPA_STORE_UPGRADE && !strcmp(format, DPA_LEDGER_FORMAT_1)))
+        rc = dpa_store_check_format(format, path, err);
+    free(format);
     if (rc != DPA_OK) {
-        /* "file is not a database", "no such table": not a ledger */
-        sq_close(&s->base);
-        return dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
-    }
-    if (!format || strcmp(format, "dpacct-ledger 1")) {
-        rc = dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger%s%s", path,
-                           format ? " of this version: " : "", format ? format : "");
-        free(format);
         sq_close(&s->base);
         return rc;
     }
-    free(format);
     *out = &s->base;
     return DPA_OK;
 }

@@ -1,0 +1,121 @@
+/* The ledger's hash chain: SHA-256, or HMAC-SHA-256 under a secret key.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every record that makes a ledger's history enters one chain, in commit
+ * order: the metadata (genesis), each unit as added (its name, filter
+ * configuration, initial state, creation time, its number among the units
+ * and the last request id before it) and each request (every stored field,
+ * its id included).  A link is
+ *
+ *   h_k = H(key; "dpacct-chain 1" | h_{k-1} | len(f_1) | f_1 | ... | len(f_m) | f_m)
+ *
+ * with h_0 = 64 zeros, lengths as 8-byte big-endian integers (so no two
+ * field lists have the same encoding) and H SHA-256 (no key) or
+ * HMAC-SHA-256 (a key).  The hashes come from OpenSSL's libcrypto, a
+ * maintained implementation (docs/ledger.md: the threat model). */
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ledger/chain.h"
+
+static const char TAG[] = "dpacct-chain 1";
+
+dpa_status dpa_chain_link(const dpa_chain_key *key, const char *prev, const char *const *fields,
+                          size_t nfields, char out[DPA_CHAIN_HEX], dpa_error *err)
+{
+    size_t n = sizeof TAG - 1 + DPA_CHAIN_HEX - 1, off = 0;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    unsigned char *buf;
+    int ok;
+    for (size_t i = 0; i < nfields; i++)
+        n += 8 + strlen(fields[i]);
+    buf = malloc(n);
+    if (!buf)
+        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    memcpy(buf, TAG, sizeof TAG - 1);
+    off = sizeof TAG - 1;
+    memcpy(buf + off, prev, DPA_CHAIN_HEX - 1);
+    off += DPA_CHAIN_HEX - 1;
+    for (size_t i = 0; i < nfields; i++) {
+        unsigned long long len = strlen(fields[i]);
+        for (int b = 7; b >= 0; b--)
+            buf[off++] = (unsigned char)(len >> (8 * b));
+        memcpy(buf + off, fields[i], (size_t)len);
+        off += (size_t)len;
+    }
+    if (key && key->len)
+        ok = HMAC(EVP_sha256(), key->data, (int)key->len, buf, n, md, &mdlen) != NULL;
+    else
+        ok = EVP_Digest(buf, n, md, &mdlen, EVP_sha256(), NULL) == 1;
+    free(buf);
+    if (!ok || mdlen != 32)
+        return dpa_error_set(err, DPA_ESTORAGE, "ledger: SHA-256 failed (libcrypto)");
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return DPA_OK;
+}
+
+dpa_status dpa_chain_key_check(const dpa_chain_key *key, char out[DPA_CHAIN_HEX], dpa_error *err)
+{
+    static const char *const what[] = {"dpacct ledger key check"};
+    return dpa_chain_link(key, DPA_CHAIN_ZERO, what, 1, out, err);
+}
+
+dpa_status dpa_chain_unit(const dpa_chain_key *key, const char *prev, const dpa_store_unit *u,
+                          char out[DPA_CHAIN_HEX], dpa_error *err)
+{
+    char idx[32], after[32];
+    const char *f[7];
+    snprintf(idx, sizeof idx, "%lld", u->chain_index);
+    snprintf(after, sizeof after, "%lld", u->chain_after);
+    f[0] = "unit"; f[1] = u->name; f[2] = u->filter; f[3] = u->initial_state; f[4] = u->created;
+    f[5] = idx; f[6] = after;
+    return dpa_chain_link(key, prev, f, 7, out, err);
+}
+
+dpa_status dpa_chain_request(const dpa_chain_key *key, const char *prev, const dpa_store_request *r,
+                             char out[DPA_CHAIN_HEX], dpa_error *err)
+{
+    char id[32];
+    const char *f[9];
+    snprintf(id, sizeof id, "%lld", r->id);
+    f[0] = "request"; f[1] = id; f[2] = r->unit; f[3] = r->time; f[4] = r->spec;
+    f[5] = r->accepted ? "accepted" : "rejected"; f[6] = r->reason ? r->reason : "";
+    f[7] = r->state_before; f[8] = r->state_after;
+    return dpa_chain_link(key, prev, f, 9, out, err);
+}
+
+/* The metadata that enters the genesis link, in this order. */
+const char *const DPA_CHAIN_META_KEYS[DPA_CHAIN_NMETA] = {
+    "format", "default_filter", "auto_units", "created", "dpacct_version", "chain", "key_check"};
+
+dpa_status dpa_chain_genesis(const dpa_chain_key *key, const char *const values[DPA_CHAIN_NMETA],
+                             char out[DPA_CHAIN_HEX], dpa_error *err)
+{
+    const char *f[1 + 2 * DPA_CHAIN_NMETA];
+    f[0] = "meta";
+    for (int i = 0; i < DPA_CHAIN_NMETA; i++) {
+        f[1 + 2 * i] = DPA_CHAIN_META_KEYS[i];
+        f[2 + 2 * i] = values[i] ? values[i] : "";
+    }
+    return dpa_chain_link(key, DPA_CHAIN_ZERO, f, 1 + 2 * DPA_CHAIN_NMETA, out, err);
+}
+
+int dpa_chain_head_parse(const char *text, dpa_chain_head *h)
+{
+    int used = 0;
+    memset(h, 0, sizeof *h);
+    if (!text || sscanf(text, "%lld %lld %lld %64[0-9a-f]%n", &h->links, &h->last_request, &h->units, h->hash,
+                        &used) != 4 || text[used] != '\0' || strlen(h->hash) != 64)
+        return -1;
+    return 0;
+}
+
+void dpa_chain_head_format(const dpa_chain_head *h, char *buf, size_t n)
+{
+    snprintf(buf, n, "%lld %lld %lld %s", h->links, h->last_request, h->units, h->hash);
+}

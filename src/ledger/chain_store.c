@@ -1,0 +1,114 @@
+/* The ledger's hash chain in the store: the genesis of a new ledger, and a
+ * new unit or request linked to the chain's head.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The head (meta "chain_head", chain.h) is read with lock_meta, which on a
+ * server backend locks its row until commit: writers extend the chain one
+ * at a time, for the few statements of a commit (the decision itself is not
+ * under this lock), so the links are in commit order.  A request's id is the
+ * head's last request id + 1, taken under the same lock, so request ids
+ * follow the chain. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ledger/chain.h"
+#include "ledger/ledger_internal.h"
+#include "ledger/store.h"
+
+dpa_status dpa_ledger_chain_start(dpa_store *s, const dpa_chain_key *key, const char *const meta[DPA_CHAIN_NMETA],
+                                  dpa_error *err)
+{
+    const char *val[DPA_CHAIN_NMETA];
+    char check[DPA_CHAIN_HEX] = "", head[200];
+    dpa_chain_head h;
+    dpa_status rc = DPA_OK;
+    int keyed = key && key->len;
+    if (keyed)
+        rc = dpa_chain_key_check(key, check, err);
+    for (int i = 0; i < DPA_CHAIN_NMETA; i++)
+        val[i] = meta[i] ? meta[i] : "";
+    val[5] = keyed ? "hmac-sha256" : "sha256";
+    val[6] = check;
+    /* "format" is the store's own (set by its create or upgrade) */
+    for (int i = 1; rc == DPA_OK && i < DPA_CHAIN_NMETA; i++)
+        rc = s->ops->set_meta(s, DPA_CHAIN_META_KEYS[i], val[i], err);
+    memset(&h, 0, sizeof h);
+    if (rc == DPA_OK)
+        rc = dpa_chain_genesis(key, val, h.hash, err);
+    dpa_chain_head_format(&h, head, sizeof head);
+    if (rc == DPA_OK)
+        rc = s->ops->set_meta(s, "chain_head", head, err);
+    return rc;
+}
+
+/* The head, locked. */
+static dpa_status lock_head(dpa_store *s, dpa_chain_head *h, dpa_error *err)
+{
+    char *text = NULL;
+    dpa_status rc = s->ops->lock_meta(s, "chain_head", &text, err);
+    if (rc == DPA_OK && dpa_chain_head_parse(text, h) != 0)
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: the chain's head in the metadata is missing or "
+                           "malformed (run `dpacct ledger verify`)");
+    free(text);
+    return rc;
+}
+
+static dpa_status store_head(dpa_store *s, const dpa_chain_head *h, dpa_error *err)
+{
+    char head[200];
+    dpa_chain_head_format(h, head, sizeof head);
+    return s->ops->set_meta(s, "chain_head", head, err);
+}
+
+dpa_status dpa_ledger_chain_unit(dpa_store *s, const dpa_chain_key *key, dpa_store_unit *u, dpa_error *err)
+{
+    dpa_chain_head h;
+    char link[DPA_CHAIN_HEX];
+    dpa_status rc = lock_head(s, &h, err);
+    if (rc != DPA_OK)
+        return rc;
+    u->chain_index = h.units + 1;
+    u->chain_after = h.last_request;
+    rc = dpa_chain_unit(key, h.hash, u, link, err);
+    if (rc != DPA_OK)
+        return rc;
+    free(u->chain);
+    u->chain = strdup(link);
+    if (!u->chain)
+        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    rc = s->ops->insert_unit(s, u, err);
+    if (rc != DPA_OK)
+        return rc;
+    h.units++;
+    h.links++;
+    memcpy(h.hash, link, sizeof h.hash);
+    return store_head(s, &h, err);
+}
+
+dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_store_request *r,
+                                    dpa_error *err)
+{
+    dpa_chain_head h;
+    char link[DPA_CHAIN_HEX];
+    char *saved = r->chain;
+    dpa_status rc = lock_head(s, &h, err);
+    if (rc != DPA_OK)
+        return rc;
+    if (r->id == 0)
+        r->id = h.last_request + 1;
+    else if (r->id <= h.last_request)
+        return dpa_error_set(err, DPA_EINVAL, "ledger: request id %lld is not after the chain's last (%lld)",
+                             r->id, h.last_request);
+    rc = dpa_chain_request(key, h.hash, r, link, err);
+    if (rc != DPA_OK)
+        return rc;
+    r->chain = link;
+    rc = s->ops->append_request(s, r, err);
+    r->chain = saved;
+    if (rc != DPA_OK)
+        return rc;
+    h.last_request = r->id;
+    h.links++;
+    memcpy(h.hash, link, sizeof h.hash);
+    return store_head(s, &h, err);
+}
