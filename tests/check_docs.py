@@ -185,6 +185,10 @@ def run_block(cmds, binary, src):
         env = dict(os.environ, HOME=tmp, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
                    LC_ALL="C")
         env.pop("DPACCT_WISDOM", None)
+        # under the sanitizers: LeakSanitizer's list of the suppressions it used
+        # (tests/lsan.supp) is a report about the run, not the command's output
+        if env.get("LSAN_OPTIONS"):
+            env["LSAN_OPTIONS"] += ":print_suppressions=0"
         r = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=TIMEOUT, check=False)
