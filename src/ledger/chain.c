@@ -12,14 +12,24 @@
  * with h_0 = 64 zeros, lengths as 8-byte big-endian integers (so no two
  * field lists have the same encoding) and H SHA-256 (no key) or
  * HMAC-SHA-256 (a key).  The hashes come from OpenSSL's libcrypto, a
- * maintained implementation (docs/ledger.md: the threat model). */
+ * maintained implementation (docs/ledger.md: the threat model), loaded with
+ * dlopen when a link is computed, as libpq and cairo are (src/num/dynlib.h):
+ * linked, it cost every process (every `dpacct epsilon`, every Python
+ * import) about 1.3 ms of start-up for a library only ledgers use.  Every
+ * call opens it anew: after the first, dlopen only finds the mapped library
+ * (microseconds, against a ledger transaction's milliseconds), and nothing is
+ * kept between calls. */
+#include <dlfcn.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ledger/chain.h"
+#include "num/dynlib.h"
+
+/* libcrypto's run-time names (Debian 12: libssl3), then the development link */
+static const char *const CRYPTO_SONAMES[] = {"libcrypto.so.3", "libcrypto.so"};
 
 static const char TAG[] = "dpacct-chain 1";
 
@@ -47,10 +57,23 @@ dpa_status dpa_chain_link(const dpa_chain_key *key, const char *prev, const char
         memcpy(buf + off, fields[i], (size_t)len);
         off += (size_t)len;
     }
-    if (key && key->len)
-        ok = HMAC(EVP_sha256(), key->data, (int)key->len, buf, n, md, &mdlen) != NULL;
+    char why[256];
+    void *lib = dpa_dynlib_open(CRYPTO_SONAMES, sizeof CRYPTO_SONAMES / sizeof *CRYPTO_SONAMES, why, sizeof why);
+    if (!lib) {
+        free(buf);
+        return dpa_error_set(err, DPA_ESTORAGE, "ledger: the hash chain needs libcrypto at run time (%s); on "
+                             "Debian install libssl3", why);
+    }
+    __typeof__(&EVP_sha256) sha256 = (__typeof__(&EVP_sha256))dlsym(lib, "EVP_sha256");
+    __typeof__(&HMAC) hmac = (__typeof__(&HMAC))dlsym(lib, "HMAC");
+    __typeof__(&EVP_Digest) digest = (__typeof__(&EVP_Digest))dlsym(lib, "EVP_Digest");
+    if (!sha256 || !hmac || !digest)
+        ok = 0;
+    else if (key && key->len)
+        ok = hmac(sha256(), key->data, (int)key->len, buf, n, md, &mdlen) != NULL;
     else
-        ok = EVP_Digest(buf, n, md, &mdlen, EVP_sha256(), NULL) == 1;
+        ok = digest(buf, n, md, &mdlen, sha256(), NULL) == 1;
+    dlclose(lib);
     free(buf);
     if (!ok || mdlen != 32)
         return dpa_error_set(err, DPA_ESTORAGE, "ledger: SHA-256 failed (libcrypto)");
