@@ -161,21 +161,6 @@ def _as_dpacct(event, nb="add_remove"):
     return replace_one_sensitivity(out) if nb == "replace" else out
 
 
-def _sensitivity_2(d):
-    if isinstance(d, list):
-        return [_sensitivity_2(x) for x in d]
-    if not isinstance(d, dict):
-        return d
-    out = {}
-    for k, v in d.items():
-        if k in _SUM_LEAVES and isinstance(v, dict) and "sensitivity" not in v:
-            v = dict(v, sensitivity=2)
-        out[k] = _sensitivity_2(v)
-    return out
-
-
-
-
 class DpacctAccountant(_Base):
     """A dp_accounting PrivacyAccountant whose answers are dpacct's
     certified bounds (module docstring).
