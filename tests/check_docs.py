@@ -55,22 +55,27 @@ SEP = "@@docs-test-separator@@"
 TIMEOUT = 600
 
 
-def blocks(path):
-    """Yields (line of the fence, (skip kind, reason) or (None, None),
-    [(line, command, expected output)])."""
-    lines = open(path, encoding="utf-8").read().split("\n")
+def fenced(lines):
+    """Yields (index of the opening fence, the lines between the fences) for
+    every fenced code block of a document's lines."""
     i = 0
     while i < len(lines):
         m = FENCE_RE.match(lines[i])
         if not m:
             i += 1
             continue
-        fence, start = m.group(1), i
         j = i + 1
-        while j < len(lines) and not lines[j].startswith(fence):
+        while j < len(lines) and not lines[j].startswith(m.group(1)):
             j += 1
-        body = lines[i + 1:j]
+        yield i, lines[i + 1:j]
         i = j + 1
+
+
+def blocks(path):
+    """Yields (line of the fence, (skip kind, reason) or (None, None),
+    [(line, command, expected output)])."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    for start, body in fenced(lines):
         if not any(l.startswith("$ ") for l in body):
             continue
         k = start - 1
@@ -270,23 +275,13 @@ def check_source_copies(src, path, failures):
         # a distinctive first line (a comment, a title), not "{" of every JSON file
         if len(first) >= 20 and re.search(r"[A-Za-z]{3}", first):
             firsts.setdefault(first, []).append((f, text))
-    i = 0
-    while i < len(lines):
-        m = FENCE_RE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        j = i + 1
-        while j < len(lines) and not lines[j].startswith(m.group(1)):
-            j += 1
-        body = lines[i + 1:j]
+    for i, body in fenced(lines):
         if body and body[0] in firsts:
             shown = "\n".join(body).rstrip()
             if not any(text.rstrip() == shown for _, text in firsts[body[0]]):
                 names = ", ".join(os.path.relpath(f, src) for f, _ in firsts[body[0]])
                 failures.append("%s:%d: the code block is not a copy of %s" % (
                     os.path.relpath(path, src), i + 1, names))
-        i = j + 1
 
 
 def main():
