@@ -259,8 +259,13 @@ import sqlite3; c=sqlite3.connect('$TMP/keyed.db')
 c.execute(\"UPDATE dpacct_units SET filter=replace(filter, ':1}', ':100}')\"); c.commit()"
 run ledger verify "$TMP/keyed.db" --key-file "$TMP/key" --anchor "$head"
 check "verify detects a budget edited in the database" eval 'rc_is 1 && out_has "INCONSISTENT"'
-run ledger request "$P" --unit carol --spec '{"pure": {"epsilon": 0.01}}' --time-limit 0.000001
-check "a decision past --time-limit: exit 2, too costly, nothing recorded" eval 'rc_is 2 && err_has "too costly to decide"'
+# an exponential-mechanism query under gdp-residue takes about a second to
+# decide (its bounded-range pair against G_mu), far past a 1 ms limit
+run ledger init "$TMP/slow.db" --filter gdp-residue --mu 1 --unit u
+run ledger request "$TMP/slow.db" --unit u --spec '{"exponential_mechanism": {"epsilon": 0.5}}' --time-limit 0.001
+check "a decision past --time-limit: exit 2, too costly" eval 'rc_is 2 && err_has "too costly to decide"'
+run ledger history "$TMP/slow.db" --unit u
+check "a decision past --time-limit: nothing recorded" eval 'rc_is 0 && out_has "no requests"'
 
 # libpq is loaded when a PostgreSQL ledger is opened: without it (hidden in a
 # private mount namespace, where that is allowed: root, as in CI) such a
