@@ -323,8 +323,10 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
                                  "verify report), got \"%s\"", anchor);
     }
     rc = chain_genesis(store, key, genesis, &stored_head, err);
-    if (rc != DPA_OK)
+    if (rc != DPA_OK) {
+        free(stored_head); /* read before the key check that failed */
         return rc;
+    }
     memset(&c, 0, sizeof c);
     c.problems = json_array();
     c.err = err;
