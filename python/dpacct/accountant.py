@@ -140,12 +140,7 @@ def _spec_to_json(p):
 def canonical_spec(spec: Any, neighboring: Any = None) -> str:
     """The library's canonical JSON of a spec (every default written, numbers
     as %.17g); raises InvalidSpecError with the JSON path if it is invalid."""
-    p = _parse_spec(spec_json(spec, neighboring))
-    try:
-        return _spec_to_json(p)
-    finally:
-        with _lib.LOCK:
-            _lib.load().dpa_spec_free(p)
+    return _on_spec(spec, neighboring, _spec_to_json)
 
 
 # -------------------------------------------------------------- options ---
