@@ -236,6 +236,52 @@ double dpa_dpsgd_steps(double epochs, double dataset_size, double batch_size);
  * from a dpsgd leaf, else 0. */
 int dpa_event_is_dpsgd(const dpa_event *e);
 
+/* Banded matrix factorization (DP-BandMF / DP-FTRL; docs/bandmf.md, JSON
+ * {"bandmf": {...}} in docs/spec.md): n = iterations steps releasing
+ * C X + Z, C the n x n lower-triangular Toeplitz strategy whose first column
+ * is coefficients[0..bands-1] (b = bands bands, zeros below), X the
+ * per-example gradients clipped to norm 1 (add/remove neighbours), Z of
+ * i.i.d. N(0, noise^2) entries.  Participation:
+ *   rate > 0 (participations = separation = 0): cyclic Poisson sampling
+ *     over b groups (Choquette-Choo et al. 2023, arXiv 2306.08153; jax_
+ *     privacy's amplified_bandmf_event with its max-column-norm-1
+ *     normalization replaced by the given coefficients):
+ *       repeat(ceil(n/b), poisson(rate, gaussian(noise, ||c||_2))),
+ *     ||c||_2 rounded up; needs b <= n.  The bracket is that of the
+ *     theorem's dominating pair: its upper bound is an upper bound for
+ *     BandMF, its lower bound one for BandMF when b divides n (see
+ *     dpa_event_bandmf_instance otherwise).
+ *   rate = 0: fixed participation, each example in at most `participations`
+ *     = k steps, at least `separation` >= b apart (0: b); needs
+ *     (k - 1) sep + 1 <= n.  The Gaussian mechanism with sensitivity
+ *     sqrt(sum_l m_l c_l^2), m_l = min(k, ceil((n - l)/sep)), written
+ *     exactly as the composition of repeat(m_l, gaussian(noise, |c_l|)):
+ *     tight, so both bounds hold for BandMF.
+ * c0 > 0; every |c_l| 0 or in [1e-100, 1e100]; at most DPA_BANDMF_MAX_BANDS
+ * bands; integer iterations in [1, DPA_MAX_COUNT].  Add/remove neighbouring
+ * only (under replace-one neighbours pass 2 c).  The event is the expanded
+ * tree (the writer gives it back expanded).  Methods: every one that takes
+ * gaussian leaves and poisson-subsampled Gaussians (exact for the fixed
+ * case; pld, phi, rdp, clt, gdp; auto). */
+#define DPA_BANDMF_MAX_BANDS 1000000
+#define DPA_BANDMF_MIN_COEF 1e-100
+#define DPA_BANDMF_MAX_COEF 1e100
+dpa_event *dpa_event_bandmf(const double *coefficients, size_t bands, double noise, double iterations,
+                            double rate, double participations, double separation, dpa_error *err);
+/* An event every bracket of which lower-bounds BandMF itself (same
+ * arguments): for fixed participation dpa_event_bandmf; for cyclic Poisson
+ * the attained instance of one example of group 0 (steps 0, b, 2b, ...)
+ * with a constant gradient, ceil(n/b) - 1 rounds at ||c||_2 and the last at
+ * the norm of the first n - (ceil(n/b) - 1) b coefficients, both rounded
+ * down.  Use its lower bound with dpa_event_bandmf's upper bound. */
+dpa_event *dpa_event_bandmf_instance(const double *coefficients, size_t bands, double noise, double iterations,
+                                     double rate, double participations, double separation, dpa_error *err);
+/* The L2 sensitivity of the strategy, rounded up (round_up = 1) or down:
+ * participations = 0: the largest column norm ||c[0..min(b, n)-1]||_2;
+ * else sqrt(sum_l m_l c_l^2) as above.  NaN for invalid arguments. */
+double dpa_bandmf_sensitivity(const double *coefficients, size_t bands, double iterations, double participations,
+                              double separation, int round_up);
+
 /* Repeat-and-select (Papernot & Steinke 2022, "Hyperparameter tuning with
  * Renyi differential privacy"; dp_accounting's RepeatAndSelectDpEvent): the
  * child runs K times, K random with the given mean, and only the best run

@@ -64,6 +64,21 @@ typedef struct dpa_ev_dpsgd {
  * be valid except possibly for its step count (checked here; event_dpsgd.c). */
 dpa_event *dpa_ev_dpsgd_expand(const dpa_ev_dpsgd *d, dpa_error *err);
 
+/* The field of a bandmf run a problem is about (event_bandmf.c); the
+ * JSON reader turns it into the path of the offending key. */
+typedef enum dpa_bandmf_field {
+    DPA_BANDMF_COEFFICIENTS, DPA_BANDMF_NOISE, DPA_BANDMF_ITERATIONS, DPA_BANDMF_RATE, DPA_BANDMF_EPOCHS,
+    DPA_BANDMF_SEPARATION
+} dpa_bandmf_field;
+/* 0 if the run is valid (dpa_event_bandmf's domain); else 1 with the field,
+ * the coefficient's index (SIZE_MAX: the whole array or another field) and
+ * the problem text ("must be ..., got V"). */
+int dpa_ev_bandmf_problem(const double *c, size_t bands, double noise, double iterations, double rate,
+                          double participations, double separation, dpa_bandmf_field *f, size_t *index,
+                          char *problem, size_t n);
+/* The key of field f ("coefficients", "noise_multiplier", ...). */
+const char *dpa_ev_bandmf_field_name(dpa_bandmf_field f);
+
 struct dpa_spec {
     dpa_event *root;
     dpa_neighboring nb;
