@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the man page docs/dpacct.1 from the command's own help texts
-# (src/cli/help.c, `dpacct ledger --help` in src/cli/ledger.c) with help2man,
+# (src/cli/help.c, `dpacct bandmf --help` in src/cli/bandmf.c, `dpacct ledger
+# --help` in src/cli/ledger_args.c) with help2man,
 # plus the sections help does not hold (exit status, environment, files,
 # diagnostics, see also) from docs/dpacct.h2m.  The help texts are the one
 # source: `dpacct help CMD` prints them, the man page is made from them.
@@ -11,7 +12,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COMMANDS="epsilon delta profile calibrate renyi curve report dpsgd ledger"
+COMMANDS="epsilon delta profile calibrate renyi curve report dpsgd bandmf ledger"
 
 # --document BIN: the help texts as one document in help2man's layout:
 # every command's usage lines first (SYNOPSIS), the tool's description, then
@@ -104,7 +105,7 @@ LC_ALL=C SOURCE_DATE_EPOCH=1735689600 help2man --no-info --section 1 \
 {
   head -n 1 "$W/raw"
   echo '.\" dpacct(1): the manual of the dpacct command, made by scripts/man.sh from the'
-  echo '.\" help texts (src/cli/help.c, src/cli/ledger.c) and docs/dpacct.h2m: edit those.'
+  echo '.\" help texts (src/cli/help.c, bandmf.c, ledger_args.c) and docs/dpacct.h2m: edit those.'
   echo '.\" SPDX-License-Identifier: GPL-3.0-or-later'
   tail -n +2 "$W/raw"
 } > "$W/page"

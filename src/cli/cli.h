@@ -181,6 +181,10 @@ int cli_run_dpsgd(const cli_args *a);
  * dpsgd_steps): dpa_dpsgd_steps.  0 if it exceeds CLI_MAX_DPSGD_COUNT. */
 unsigned long long cli_dpsgd_steps(double epochs, unsigned long long n, unsigned long long b);
 
+/* ---- bandmf.c: `dpacct bandmf` (argv[1] is "bandmf"; its own options) ---- */
+int cli_run_bandmf(int argc, char **argv);
+void cli_print_bandmf_help(void);
+
 /* ---- curve.c ---- */
 int cli_run_curve(const cli_args *a, const char *spec_text);
 /* ---- renyi (curve.c), report (report.c) ---- */

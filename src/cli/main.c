@@ -3,6 +3,7 @@
  *
  *   dpacct epsilon|delta|profile|calibrate|renyi|curve|report [OPTIONS] SPEC
  *   dpacct dpsgd --dataset-size N --batch-size B (--epochs E | --steps T) --noise S --delta D
+ *   dpacct bandmf (--coefficients L | --bands B) --noise S --iterations N (--rate Q | --epochs K) --delta D
  *   dpacct ledger SUBCOMMAND PATH [OPTIONS]
  *   dpacct help [COMMAND] | --help | --version | CMD --help
  *
@@ -88,10 +89,14 @@ static int help_command(int argc, char **argv)
         cli_print_ledger_help();
         return CLI_EXIT_OK;
     }
+    if (!strcmp(argv[2], "bandmf")) {
+        cli_print_bandmf_help();
+        return CLI_EXIT_OK;
+    }
     cmd = cli_command_lookup(argv[2]);
     if (cmd < 0) {
         cli_fail(CLI_EXIT_USAGE, "help: unknown command \"%s\" (expected epsilon, delta, profile, "
-                 "calibrate, renyi, curve, report, dpsgd or ledger)", argv[2]);
+                 "calibrate, renyi, curve, report, dpsgd, bandmf or ledger)", argv[2]);
         cli_print_try_help(-1);
         return CLI_EXIT_USAGE;
     }
@@ -105,7 +110,7 @@ int main(int argc, char **argv)
 
     if (argc < 2) {
         cli_fail(CLI_EXIT_USAGE, "missing command (epsilon, delta, profile, calibrate, renyi, curve, "
-                 "report, dpsgd, ledger or help)");
+                 "report, dpsgd, bandmf, ledger or help)");
         cli_print_try_help(-1);
         return cli_finish(CLI_EXIT_USAGE);
     }
@@ -116,10 +121,12 @@ int main(int argc, char **argv)
     cli_set_json_errors(cli_wants_json(argc, argv, 2));
     if (!strcmp(argv[1], "ledger"))
         return cli_finish(cli_run_ledger(argc, argv));
+    if (!strcmp(argv[1], "bandmf"))
+        return cli_finish(cli_run_bandmf(argc, argv));
     cmd = cli_command_lookup(argv[1]);
     if (cmd < 0) {
         cli_fail(CLI_EXIT_USAGE, "unknown command \"%s\" (expected epsilon, delta, "
-                 "profile, calibrate, renyi, curve, report, dpsgd, ledger or help)", argv[1]);
+                 "profile, calibrate, renyi, curve, report, dpsgd, bandmf, ledger or help)", argv[1]);
         cli_print_try_help(-1);
         return cli_finish(CLI_EXIT_USAGE);
     }
