@@ -322,7 +322,7 @@ static int print(const bandmf_args *a, double noise, const dpa_result *r, const 
     cli_format_shortest(s1, sizeof s1, noise);
     cli_format_shortest(s2, sizeof s2, a->n);
     cli_format(s3, sizeof s3, sens, 10, DPA_ROUND_UP);
-    printf("BandMF: %zu bands, %s iterations, noise multiplier %s\n", a->b, s2, s1);
+    printf("BandMF: %zu band%s, %s iterations, noise multiplier %s\n", a->b, a->b == 1 ? "" : "s", s2, s1);
     if (a->rate != 0) {
         cli_format_shortest(s1, sizeof s1, a->rate);
         cli_format_shortest(s2, sizeof s2, rounds);
