@@ -35,7 +35,7 @@ __all__ = [
     "randomized_response", "pure", "approx", "zcdp", "gdp", "no_op", "non_private",
     "privacy_loss", "privacy_profile", "mixture_of_gaussians", "exponential_mechanism",
     "permute_and_flip", "report_noisy_max", "tree_aggregation", "laplace_svt", "gaussian_svt",
-    "dpsgd", "compose", "repeat", "poisson", "sample", "sample_with_replacement", "truncated_poisson",
+    "dpsgd", "bandmf", "compose", "repeat", "poisson", "sample", "sample_with_replacement", "truncated_poisson",
     "repeat_and_select", "from_dict", "from_json", "as_event", "check_nesting", "MAX_DEPTH",
 ]
 
@@ -414,6 +414,42 @@ def dpsgd(dataset_size: Any, batch_size: Any, noise: Any, *, epochs: Any = None,
     return Event(k, params, (), "replace" if sampling == "without_replacement" else "add_remove")
 
 
+def bandmf(coefficients: Any, noise_multiplier: Any, iterations: Any, *, rate: Any = None, epochs: Any = None,
+           separation: Any = None) -> Event:
+    """Banded matrix factorization (DP-BandMF / DP-FTRL; docs/bandmf.md, the
+    bandmf leaf of docs/spec.md): `iterations` steps releasing C X + Z, C the
+    lower-triangular Toeplitz strategy with first column `coefficients`
+    (c0 > 0, then any signs; b = len(coefficients) bands), X the gradients
+    clipped to norm 1, Z Gaussian of standard deviation noise_multiplier
+    (add/remove neighbours).  Exactly one participation:
+
+    - rate=q: cyclic Poisson sampling over b groups (Choquette-Choo et al.
+      2023): ceil(n / b) Poisson(q)-subsampled Gaussians of sensitivity
+      ||c||_2 (jax_privacy's amplified_bandmf_event with the given C in
+      place of its max-column-norm-1 normalization); needs b <= n;
+    - epochs=k (separation=m >= b, default b): at most k participations at
+      least m apart; one Gaussian of sensitivity sqrt(sum of the squared
+      norms of the columns 0, m, 2m, ..., truncated at step n).
+
+    "?" is allowed for noise_multiplier and rate (dpacct.calibrate)."""
+    k = "bandmf"
+    if (rate is None) == (epochs is None):
+        raise InvalidSpecError("bandmf: give exactly one of rate (cyclic Poisson) and epochs (fixed participation)")
+    if rate is not None and separation is not None:
+        raise InvalidSpecError("bandmf: separation goes with epochs (fixed participation)")
+    if rate is not None:
+        part = {"poisson": {"rate": _num(k, "rate", rate)}}
+    else:
+        fixed = {"epochs": _num(k, "epochs", epochs, placeholder=False)}
+        if separation is not None:
+            fixed["separation"] = _num(k, "separation", separation, placeholder=False)
+        part = {"fixed": fixed}
+    return Event(k, {"coefficients": _array(k, "coefficients", coefficients),
+                     "noise_multiplier": _num(k, "noise_multiplier", noise_multiplier),
+                     "iterations": _num(k, "iterations", iterations, placeholder=False),
+                     "participation": part}, (), "add_remove")
+
+
 # ----------------------------------------------------------- combinators ---
 
 def as_event(x: Any) -> Event:
@@ -569,6 +605,10 @@ def from_dict(d: Any, _path: str = "", _top: bool = True) -> Event:
             params[k] = _array(here, k, v)
         elif isinstance(v, str):
             params[k] = v  # "?" (or an error the library will name)
+        elif isinstance(v, dict) and kind == "bandmf" and k == "participation":
+            params[k] = {pk: ({kk: vv if isinstance(vv, str) else _num(here + "/participation/" + pk, kk, vv)
+                               for kk, vv in pv.items()} if isinstance(pv, dict) else pv)
+                         for pk, pv in v.items()}  # checked by the library, with paths
         else:
             params[k] = _num(here, k, v)
     return Event(kind, params, children, nb)
