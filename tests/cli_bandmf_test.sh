@@ -84,6 +84,7 @@ usage_error "too many participations" "epochs" bandmf --coefficients 1,1 --noise
 usage_error "non-integer iterations" "iterations" bandmf --coefficients 1 --noise 1 --iterations 10.5 --rate 0.1 --delta 1e-5
 usage_error "rate > 1" "rate" bandmf --coefficients 1 --noise 1 --iterations 10 --rate 1.5 --delta 1e-5
 usage_error "unknown option" "--bogus" bandmf --coefficients 1 --noise 1 --bogus 1 --iterations 10 --rate 0.1 --delta 1e-5
+usage_error "abbreviated option" "--nois" bandmf --coefficients 1 --nois 1 --iterations 10 --rate 0.1 --delta 1e-5
 run bandmf --coefficients 0 --noise 1 --iterations 10 --rate 0.1 --delta 1e-5 --json
 check "JSON error" eval 'rc_is 2 && [ ! -s "$TMP/out" ] && json_line "$TMP/err" "d[\"error\"][\"exit_status\"] == 2"'
 

@@ -159,6 +159,20 @@ static int parse(int argc, char **argv, bandmf_args *a)
         {NULL, 0, NULL, 0}};
     int c, rc = CLI_EXIT_OK, have_c = 0;
     dpa_error err;
+    /* exact names only, as the other commands (getopt_long would take an
+     * abbreviation) */
+    for (int i = 2; i < argc && strcmp(argv[i], "--"); i++) {
+        size_t len = strcspn(argv[i], "=");
+        const struct option *o = opts;
+        if (strncmp(argv[i], "--", 2))
+            continue;
+        while (o->name && !(strlen(o->name) == len - 2 && !strncmp(o->name, argv[i] + 2, len - 2)))
+            o++;
+        if (!o->name)
+            return usage("unknown option %s", argv[i]);
+        if (o->has_arg == required_argument && !argv[i][len])
+            i++; /* its value */
+    }
     optind = 2;
     opterr = 0;
     while (rc == CLI_EXIT_OK && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
