@@ -158,7 +158,8 @@ double dpa_bandmf_sensitivity(const double *c, size_t bands, double iterations, 
                               double separation, int round_up)
 {
     double sep = separation != 0 ? separation : (double)bands;
-    if (!c || bands == 0 || !is_count(iterations) || participations < 0)
+    if (!c || bands == 0 || !is_count(iterations) || (participations != 0 && !is_count(participations)) ||
+        !is_count(sep))
         return NAN;
     return norm_dir(c, bands, iterations, participations, sep, round_up);
 }
