@@ -339,7 +339,8 @@ static int set_value(cli_args *a, opt_id id, const char *val)
         if (!strcmp(val, "poisson")) a->sampling = CLI_SAMPLING_POISSON;
         else if (!strcmp(val, "without_replacement")) a->sampling = CLI_SAMPLING_WOR;
         else if (!strcmp(val, "shuffle")) a->sampling = CLI_SAMPLING_SHUFFLE;
-        else return bad_value(id, "poisson, without_replacement or shuffle", val);
+        else if (!strcmp(val, "random_allocation")) a->sampling = CLI_SAMPLING_RA;
+        else return bad_value(id, "poisson, without_replacement, random_allocation or shuffle", val);
         return CLI_EXIT_OK;
     case OPT_FROM:
         a->given_from = 1;

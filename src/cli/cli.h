@@ -44,7 +44,7 @@ enum { CLI_LOG_NONE = 0, CLI_LOG_X = 1, CLI_LOG_Y = 2, CLI_LOG_DEFAULT = 4 };
 #define CLI_MAX_SPECS 8
 #define CLI_MAX_TITLE 200
 /* dpsgd --sampling */
-enum { CLI_SAMPLING_POISSON = 0, CLI_SAMPLING_WOR, CLI_SAMPLING_SHUFFLE };
+enum { CLI_SAMPLING_POISSON = 0, CLI_SAMPLING_WOR, CLI_SAMPLING_SHUFFLE, CLI_SAMPLING_RA };
 
 /* Bounds of the accepted option values (the library's documented domains). */
 #define CLI_MAX_POINTS 1000000u
@@ -99,7 +99,7 @@ typedef struct cli_args {
     /* dpsgd */
     unsigned long long dataset_size, batch_size, steps;
     double epochs, noise;
-    int sampling;        /* CLI_SAMPLING_* as given (shuffle kept, for the note) */
+    int sampling;        /* CLI_SAMPLING_* */
 } cli_args;
 
 /* ---- report_error.c ---- */
