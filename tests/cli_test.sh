@@ -524,11 +524,17 @@ check "tradeoff plot with every method and the diagonal" eval 'rc_is 0 && grep -
 # names the library, and the output file is left as it was
 CAIRO_LIB=$(ldconfig -p 2>/dev/null | awk '/libcairo\.so\.2 /{print $NF; exit}')
 if [ -n "$CAIRO_LIB" ] && unshare -m true 2>/dev/null; then
-    echo keep >"$TMP/keep.svg"
-    unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" curve -o "$3" "$4"' sh "$CAIRO_LIB" "$BIN" "$TMP/keep.svg" "$GAUSS" \
+    for ext in png pdf; do
+        echo keep >"$TMP/keep.$ext"
+        unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" curve -o "$3" "$4"' sh "$CAIRO_LIB" "$BIN" "$TMP/keep.$ext" "$GAUSS" \
+            >"$TMP/out" 2>"$TMP/err"; rc=$?
+        check "without cairo a $ext plot fails, names the library, leaves the file" \
+            eval 'rc_is 1 && err_has "plots need cairo at run time" && err_has "libcairo2" && [ "$(cat "$TMP/keep.$ext")" = keep ]'
+    done
+    unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" curve -o "$3" "$4"' sh "$CAIRO_LIB" "$BIN" "$TMP/nocairo.svg" "$GAUSS" \
         >"$TMP/out" 2>"$TMP/err"; rc=$?
-    check "without cairo a plot fails, names the library, leaves the file" \
-        eval 'rc_is 1 && err_has "plots need cairo at run time" && err_has "libcairo2" && [ "$(cat "$TMP/keep.svg")" = keep ]'
+    check "without cairo an SVG plot is still written (SVG is written directly)" \
+        eval 'rc_is 0 && grep -q "<text" "$TMP/nocairo.svg"'
     unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" epsilon --delta 1e-5 "$3"' sh "$CAIRO_LIB" "$BIN" "$GAUSS" \
         >"$TMP/out" 2>"$TMP/err"; rc=$?
     check "without cairo everything but plots works" eval 'rc_is 0 && out_has "epsilon <="'

@@ -15,8 +15,20 @@ to the sum of per-example gradients clipped to norm C, is
       of the other steps; replace-one neighbouring, where replacing one
       example moves the clipped sum by up to 2C:
           repeat(T, sample(n, B, gaussian(sigma=noise_multiplier, sensitivity=2)))
-      (This is not an analysis of shuffling the data once per epoch into
-      disjoint batches; no accountant here covers that.)
+  sampling="random_allocation" (balls in bins): each example takes part in
+      exactly one of the t = ceil(dataset_size / batch_size) steps of each
+      epoch, chosen uniformly at random; add/remove neighbouring; whole epochs
+      E, T = E * t:
+          repeat(E, random_allocation(gaussian(sigma=noise_multiplier), t, 1))
+  sampling="shuffle": one random permutation per epoch cut into batches of
+      batch_size; replace-one neighbouring.  No single pair describes it:
+      dpsgd_epsilon returns a certified bracket whose upper end assumes no
+      amplification (each epoch one Gaussian release of sensitivity 2C,
+      repeat(ceil(T / t), gaussian(sigma, sensitivity=2))) and whose lower
+      end is the exact privacy of Chua et al.'s pair of datasets (random
+      allocation of a shift 2C over the complete batches of each complete
+      epoch); calibration meets the upper end.  dpsgd_event gives the upper
+      end's event.
 
 Step count: steps if given; otherwise T = ceil(epochs * dataset_size /
 batch_size) (TF Privacy's convention), or ceil(epochs / sample_rate) when
@@ -39,7 +51,8 @@ from ._results import _Frozen, fmt_up, fmt_down, digits_for, fmt_near, EpsilonRe
 __all__ = ["dpsgd_steps", "dpsgd_event", "dpsgd_epsilon", "get_noise_multiplier",
            "dpsgd_calibrate", "compute_dp_sgd_privacy", "compute_noise", "DpsgdPlan"]
 
-SAMPLINGS = ("poisson", "without_replacement")
+SAMPLINGS = ("poisson", "without_replacement", "random_allocation", "shuffle")
+_PER_EPOCH = ("random_allocation", "shuffle")
 # Opacus accountant names -> dpacct methods ("prv" is a numerical PLD accountant)
 _OPACUS_ACCOUNTANTS = {"rdp": "rdp", "prv": "pld", "gdp": "gdp", "pld": "pld"}
 
@@ -98,19 +111,73 @@ def _setup(noise_multiplier, sample_rate, steps, epochs, dataset_size, batch_siz
         raise _bad("give sample_rate, or dataset_size and batch_size")
     if (steps is None) == (epochs is None):
         raise _bad("give exactly one of steps and epochs")
+    unit = 1
+    if sampling in _PER_EPOCH:
+        if n is None:
+            raise _bad('sampling="%s" needs dataset_size and batch_size' % sampling)
+        unit = -(-n // b)  # steps per epoch: ceil(n / b)
     if steps is None:
-        t = dpsgd_steps(epochs=epochs, dataset_size=n, batch_size=b, sample_rate=q)
+        if sampling in _PER_EPOCH:
+            if epochs != "?" and (not epochs > 0 or float(epochs) != math.floor(float(epochs))):
+                raise _bad('epochs: sampling="%s" takes whole epochs, got %r' % (sampling, epochs))
+            t = epochs if epochs == "?" else int(epochs) * unit
+        else:
+            t = dpsgd_steps(epochs=epochs, dataset_size=n, batch_size=b, sample_rate=q)
     else:
         t = steps if isinstance(steps, str) else _positive_int(steps, "steps")
+        if sampling == "random_allocation" and not isinstance(t, str) and t % unit:
+            raise _bad('steps: sampling="random_allocation" takes whole epochs: a multiple of '
+                       'ceil(dataset_size / batch_size) = %d, got %d' % (unit, t))
+    count = t if isinstance(t, str) or unit == 1 else -(-t // unit)
     if sampling == "poisson":
         step = ev.poisson(ev.gaussian(noise_multiplier), q)
         nb = "add_remove"
+    elif sampling == "random_allocation":
+        step = ev.random_allocation(ev.gaussian(noise_multiplier), unit, 1)
+        nb = "add_remove"
+    elif sampling == "shuffle":
+        step = ev.gaussian(noise_multiplier, sensitivity=2)
+        nb = "replace"
     else:
         if n is None:
             raise _bad('sampling="without_replacement" needs dataset_size and batch_size')
         step = ev.sample(ev.gaussian(noise_multiplier, sensitivity=2), n, b)
         nb = "replace"
-    return ev.repeat(step, t).with_neighboring(nb), q, t, n, b
+    return ev.repeat(step, count).with_neighboring(nb), q, t, n, b
+
+
+def _shuffle_lower_event(noise_multiplier, t, n, b):
+    """Chua et al.'s pair for shuffling (docs/sampling.md): random allocation
+    of a shift 2C over the floor(n / b) complete batches of each complete
+    epoch, the partial batch's output left out (a post-processing: Poisson
+    at rate floor(n / b) * b / n); None when no epoch is complete."""
+    full, unit = n // b, -(-n // b)
+    epochs = t // unit
+    if epochs == 0:
+        return None
+    ra = ev.random_allocation(ev.gaussian(noise_multiplier, sensitivity=2), full, 1)
+    if full * b != n:
+        ra = ev.poisson(ra, full * b / n)
+    return ev.repeat(ra, epochs).with_neighboring("add_remove")
+
+
+def _with_shuffle_lower(result, noise_multiplier, t, n, b, method, **options):
+    """result (the no-amplification upper end) with the lower end of Chua et
+    al.'s pair: shuffle's bracket."""
+    low_ev = _shuffle_lower_event(noise_multiplier, t, n, b)
+    fields = result.as_dict()
+    if low_ev is None:
+        lower, certified = 0.0, result.certified
+    else:
+        with Accountant(low_ev, method, **options) as acc:
+            low = acc.epsilon(result.at)
+        if not low.lower <= result.upper:
+            raise RuntimeError("internal error: a shuffle lower bound above its upper bound")
+        lower, certified = low.lower, result.certified and low.certified
+    fields.update(lower=lower, certified=certified,
+                  note="shuffle bracket: upper with no amplification, lower from Chua et al.'s pair of "
+                       "datasets (docs/sampling.md)")
+    return type(result)(**fields)
 
 
 def dpsgd_event(noise_multiplier: Any, *, sample_rate: Any = None, steps: Any = None, epochs: Any = None,
@@ -150,10 +217,14 @@ def dpsgd_epsilon(*, noise_multiplier: Any, delta: Optional[float] = None, targe
     d = _one(delta, target_delta, ("delta", "target_delta"))
     if d is None:
         raise _bad("give delta (or target_delta)")
-    event = _setup(noise_multiplier, sample_rate, steps, epochs, _one(dataset_size, n, ("dataset_size", "n")),
-                   batch_size, sampling)[0]
-    with Accountant(event, _method(accountant, method), **options) as acc:
-        return acc.epsilon(d)
+    event, _, t, n_, b = _setup(noise_multiplier, sample_rate, steps, epochs,
+                                _one(dataset_size, n, ("dataset_size", "n")), batch_size, sampling)
+    m = _method(accountant, method)
+    with Accountant(event, m, **options) as acc:
+        r = acc.epsilon(d)
+    if sampling == "shuffle":
+        r = _with_shuffle_lower(r, noise_multiplier, t, n_, b, m, **options)
+    return r
 
 
 def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_rate: Any = None,
@@ -233,7 +304,10 @@ def dpsgd_calibrate(*, target_epsilon: float, target_delta: float, solve: str = 
     cal = calibrate(tmpl, target_epsilon, target_delta, m, rel_tol=rel_tol, **options)
     nm = cal.value if solve == "noise_multiplier" else noise_multiplier
     if solve in ("steps", "epochs"):
-        t = cal.value
+        t = cal.value * (-(-n // b) if sampling in _PER_EPOCH else 1)
+    result = cal.result
+    if sampling == "shuffle":
+        result = _with_shuffle_lower(result, nm, t, n, b, m, **options)
     if solve == "sample_rate":
         q = cal.value
         if n is not None:
@@ -246,7 +320,7 @@ def dpsgd_calibrate(*, target_epsilon: float, target_delta: float, solve: str = 
         whole = int(math.floor(epochs_f + 1e-9 * max(1.0, epochs_f)))
     return DpsgdPlan(noise_multiplier=nm, sample_rate=q, steps=t, epochs=epochs_f, whole_epochs=whole,
                      dataset_size=n, batch_size=b, sampling=sampling, solved=solve,
-                     result=cal.result, calibration=cal)
+                     result=result, calibration=cal)
 
 
 # ---------------------------------------------------------- TF Privacy ---

@@ -522,6 +522,17 @@ def truncated_poisson(event: Any, rate: Any, max_batch: Any, n: Any) -> Event:
                      "n": _num(k, "n", n)}, [ev], ev.neighboring)
 
 
+def random_allocation(event: Any, steps: Any, selected: Any = 1) -> Event:
+    """One epoch of `steps` steps in which the accounted record takes part in
+    exactly `selected` of them, chosen uniformly at random (selected=1: balls
+    in bins), each step running `event` on its batch; add_remove
+    neighbouring; epochs by repeat (docs/sampling.md)."""
+    ev = as_event(event)
+    k = "random_allocation"
+    return Event(k, {"steps": _num(k, "steps", steps), "selected": _num(k, "selected", selected)}, [ev],
+                 ev.neighboring)
+
+
 def repeat_and_select(event: Any, mean: Any, shape: Any = None) -> Event:
     """The event run K times (K random with mean `mean` >= 1) and only the best
     run released (Papernot & Steinke 2022): K truncated negative binomial with

@@ -21,15 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "plot.h"
 
 typedef enum opt_id {
     OPT_DELTA, OPT_EPSILON, OPT_FROM, OPT_TO, OPT_POINTS, OPT_TOLERANCE,
     OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_THREADS, OPT_RDP_CONV, OPT_ORDER, OPT_KIND,
     OPT_FORMAT, OPT_OUTPUT, OPT_AT, OPT_JSON, OPT_LOG, OPT_GDP_MU,
-    OPT_DATASET_SIZE, OPT_BATCH_SIZE, OPT_EPOCHS, OPT_STEPS, OPT_NOISE, OPT_SAMPLING, OPT_COUNT
+    OPT_DATASET_SIZE, OPT_BATCH_SIZE, OPT_EPOCHS, OPT_STEPS, OPT_NOISE, OPT_SAMPLING,
+    OPT_TITLE, OPT_SIZE, OPT_DPI, OPT_LOG_SCALE, OPT_LABEL, OPT_COUNT
 } opt_id;
 
-#define BIT(c) (1u << (c))
+#define BIT(c) (1ull << (c))
 /* the commands that account (renyi takes only --order and --json) */
 #define ALL_COMMANDS \
     (BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE) | BIT(CLI_CALIBRATE) | BIT(CLI_CURVE) | BIT(CLI_REPORT) | \
@@ -68,6 +70,11 @@ static const opt_def options[OPT_COUNT] = {
     [OPT_STEPS] = {"steps", BIT(CLI_DPSGD), 1},
     [OPT_NOISE] = {"noise", BIT(CLI_DPSGD), 1},
     [OPT_SAMPLING] = {"sampling", BIT(CLI_DPSGD), 1},
+    [OPT_TITLE] = {"title", BIT(CLI_CURVE), 1},
+    [OPT_SIZE] = {"size", BIT(CLI_CURVE), 1},
+    [OPT_DPI] = {"dpi", BIT(CLI_CURVE), 1},
+    [OPT_LOG_SCALE] = {"log-scale", BIT(CLI_CURVE), 1},
+    [OPT_LABEL] = {"label", BIT(CLI_CURVE), 1},
 };
 
 /* Options each command requires. */
@@ -215,13 +222,54 @@ static int set_format(cli_args *a, const char *val)
         else if (!strcmp(val, "json")) a->format = CLI_FORMAT_JSON;
         else if (!strcmp(val, "svg")) a->format = CLI_FORMAT_SVG;
         else if (!strcmp(val, "png")) a->format = CLI_FORMAT_PNG;
-        else return bad_value(OPT_FORMAT, "csv, json, svg or png", val);
+        else if (!strcmp(val, "pdf")) a->format = CLI_FORMAT_PDF;
+        else return bad_value(OPT_FORMAT, "csv, json, svg, png or pdf", val);
         return CLI_EXIT_OK;
     }
     if (!strcmp(val, "text")) a->format = CLI_FORMAT_TEXT;
     else if (!strcmp(val, "csv")) a->format = CLI_FORMAT_CSV;
     else if (!strcmp(val, "json")) a->format = CLI_FORMAT_JSON;
     else return bad_value(OPT_FORMAT, "text, csv or json", val);
+    return CLI_EXIT_OK;
+}
+
+/* --size WxH in points (1/72 inch), each in [CLI_PLOT_MIN_SIZE, CLI_PLOT_MAX_SIZE] */
+static int set_size(cli_args *a, const char *val)
+{
+    char *end;
+    double w, h;
+    errno = 0;
+    w = strtod(val, &end);
+    if (end == val || (*end != 'x' && *end != 'X'))
+        return bad_value(OPT_SIZE, "WIDTHxHEIGHT in points, each in [200, 5000]", val);
+    const char *hs = end + 1;
+    h = strtod(hs, &end);
+    if (end == hs || *end || errno || !(w >= CLI_PLOT_MIN_SIZE && w <= CLI_PLOT_MAX_SIZE) ||
+        !(h >= CLI_PLOT_MIN_SIZE && h <= CLI_PLOT_MAX_SIZE))
+        return bad_value(OPT_SIZE, "WIDTHxHEIGHT in points, each in [200, 5000]", val);
+    a->width = w;
+    a->height = h;
+    return CLI_EXIT_OK;
+}
+
+/* --label L1,L2,...: one legend label per SPEC (commas separate them) */
+static int set_labels(cli_args *a, const char *val)
+{
+    size_t n = 0;
+    const char *p = val;
+    for (;;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (n == CLI_MAX_SPECS || len == 0 || len >= sizeof a->labels[0])
+            return bad_value(OPT_LABEL, "comma-separated labels, one per SPEC (at most 8, each 1 to 63 bytes)",
+                             val);
+        memcpy(a->labels[n], p, len);
+        a->labels[n][len] = '\0';
+        n++;
+        if (!c) break;
+        p = c + 1;
+    }
+    a->nlabels = n;
     return CLI_EXIT_OK;
 }
 
@@ -291,7 +339,8 @@ static int set_value(cli_args *a, opt_id id, const char *val)
         if (!strcmp(val, "poisson")) a->sampling = CLI_SAMPLING_POISSON;
         else if (!strcmp(val, "without_replacement")) a->sampling = CLI_SAMPLING_WOR;
         else if (!strcmp(val, "shuffle")) a->sampling = CLI_SAMPLING_SHUFFLE;
-        else return bad_value(id, "poisson, without_replacement or shuffle", val);
+        else if (!strcmp(val, "random_allocation")) a->sampling = CLI_SAMPLING_RA;
+        else return bad_value(id, "poisson, without_replacement, random_allocation or shuffle", val);
         return CLI_EXIT_OK;
     case OPT_FROM:
         a->given_from = 1;
@@ -327,6 +376,23 @@ static int set_value(cli_args *a, opt_id id, const char *val)
         if (!*val) return bad_value(id, "a file path", val);
         a->output = val;
         return CLI_EXIT_OK;
+    case OPT_TITLE:
+        if (strlen(val) > CLI_MAX_TITLE) return bad_value(id, "a title of at most 200 bytes", val);
+        a->title = val;
+        return CLI_EXIT_OK;
+    case OPT_SIZE:
+        return set_size(a, val);
+    case OPT_DPI:
+        return real_in(id, val, CLI_PLOT_MIN_DPI, 0, CLI_PLOT_MAX_DPI, 0, "a number in [36, 1200]", &a->dpi);
+    case OPT_LOG_SCALE:
+        if (!strcmp(val, "none")) a->log_scale_axes = CLI_LOG_NONE;
+        else if (!strcmp(val, "x")) a->log_scale_axes = CLI_LOG_X;
+        else if (!strcmp(val, "y")) a->log_scale_axes = CLI_LOG_Y;
+        else if (!strcmp(val, "xy")) a->log_scale_axes = CLI_LOG_X | CLI_LOG_Y;
+        else return bad_value(id, "none, x, y or xy", val);
+        return CLI_EXIT_OK;
+    case OPT_LABEL:
+        return set_labels(a, val);
     case OPT_AT:
         a->given_at = 1;
         return real_in(id, val, 0, 0, 1, 0, "a number in [0, 1]", &a->at);
@@ -428,6 +494,13 @@ static int take_spec(cli_args *a, const char *arg)
 {
     if (a->cmd == CLI_DPSGD)
         return usage_error(a, "takes no SPEC (the run is described by its options), got \"%s\"", arg);
+    if (a->cmd == CLI_CURVE) { /* several specs on one plot */
+        if (a->nspecs == CLI_MAX_SPECS)
+            return usage_error(a, "more than %d SPECs", CLI_MAX_SPECS);
+        if (!a->spec) a->spec = arg;
+        a->specs[a->nspecs++] = arg;
+        return CLI_EXIT_OK;
+    }
     if (a->spec)
         return usage_error(a, "more than one SPEC (\"%s\" and \"%s\"); give exactly one",
                            a->spec, arg);
@@ -475,7 +548,7 @@ static int check_dpsgd(const cli_args *a)
 
 static int check_complete(cli_args *a)
 {
-    unsigned missing = required[a->cmd] & ~a->given;
+    unsigned long long missing = required[a->cmd] & ~a->given;
     for (int i = 0; i < OPT_COUNT; i++)
         if (missing & BIT(i))
             return usage_error(a, "missing required option --%s", options[i].name);
@@ -486,6 +559,10 @@ static int check_complete(cli_args *a)
                            "or inline JSON)");
     if (a->cmd == CLI_CURVE && (a->given & BIT(OPT_AT)) && a->kind != CLI_KIND_TRADEOFF)
         return usage_error(a, "--at applies to --kind tradeoff only");
+    if (a->cmd == CLI_CURVE && a->nspecs > 1 && (a->given & BIT(OPT_AT)))
+        return usage_error(a, "--at takes one SPEC, got %zu", a->nspecs);
+    if (a->cmd == CLI_CURVE && a->nlabels && a->nlabels != a->nspecs)
+        return usage_error(a, "--label gives %zu labels for %zu SPECs (one each)", a->nlabels, a->nspecs);
     if (a->cmd == CLI_CURVE && (a->given & BIT(OPT_FROM)) && (a->given & BIT(OPT_TO)) && !(a->from < a->to))
         return cli_fail(CLI_EXIT_USAGE, "--from must be less than --to, got %.17g and %.17g", a->from, a->to);
     if (a->cmd == CLI_PROFILE && !(a->from < a->to))
@@ -519,6 +596,7 @@ static void init_args(cli_args *a, cli_command cmd)
     a->tolerance = CLI_DEFAULT_TOLERANCE;
     a->points = CLI_DEFAULT_POINTS;
     a->nvalues = 1;
+    a->log_scale_axes = CLI_LOG_DEFAULT;
     dpa_options_init(&a->opt);
     /* the FFT plan cache of the PLD method (docs/cli.md "FFT plan cache") */
     a->opt.fft_cache_dir = dpa_wisdom_default_dir(a->fft_cache_dir, sizeof a->fft_cache_dir);

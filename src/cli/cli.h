@@ -36,9 +36,15 @@ typedef enum cli_command {
 } cli_command;
 
 enum { CLI_KIND_PROFILE = 0, CLI_KIND_TRADEOFF, CLI_KIND_RENYI };
-enum { CLI_FORMAT_DEFAULT = 0, CLI_FORMAT_CSV, CLI_FORMAT_JSON, CLI_FORMAT_SVG, CLI_FORMAT_PNG, CLI_FORMAT_TEXT };
+enum { CLI_FORMAT_DEFAULT = 0, CLI_FORMAT_CSV, CLI_FORMAT_JSON, CLI_FORMAT_SVG, CLI_FORMAT_PNG, CLI_FORMAT_TEXT,
+       CLI_FORMAT_PDF };
+/* curve --log-scale: bits */
+enum { CLI_LOG_NONE = 0, CLI_LOG_X = 1, CLI_LOG_Y = 2, CLI_LOG_DEFAULT = 4 };
+/* curve: most SPECs on one plot, and the longest --title */
+#define CLI_MAX_SPECS 8
+#define CLI_MAX_TITLE 200
 /* dpsgd --sampling */
-enum { CLI_SAMPLING_POISSON = 0, CLI_SAMPLING_WOR, CLI_SAMPLING_SHUFFLE };
+enum { CLI_SAMPLING_POISSON = 0, CLI_SAMPLING_WOR, CLI_SAMPLING_SHUFFLE, CLI_SAMPLING_RA };
 
 /* Bounds of the accepted option values (the library's documented domains). */
 #define CLI_MAX_POINTS 1000000u
@@ -59,7 +65,7 @@ typedef struct cli_args {
     cli_command cmd;
     double delta, epsilon, from, to, tolerance;
     size_t points;
-    unsigned given;      /* bit (1u << option id) for each option seen */
+    unsigned long long given; /* bit (1ull << option id) for each option seen */
     dpa_options opt;
     int all_methods;     /* --method all (epsilon and delta) */
     double order_re, order_im; /* renyi --order */
@@ -71,7 +77,16 @@ typedef struct cli_args {
     double at;           /* --at X (tradeoff) */
     int given_from, given_to, given_points, given_at;
     int json;
-    const char *spec;    /* the SPEC argument (borrowed from argv) */
+    const char *spec;    /* the SPEC argument (borrowed from argv); curve: the first */
+    /* curve: every SPEC (borrowed), their legend labels (--label), the
+     * figure's title, size in points, PNG resolution, log axes */
+    const char *specs[CLI_MAX_SPECS];
+    size_t nspecs;
+    char labels[CLI_MAX_SPECS][64];
+    size_t nlabels;
+    const char *title;
+    double width, height, dpi;
+    int log_scale_axes;  /* CLI_LOG_* bits; CLI_LOG_DEFAULT: the kind's default */
     char spec_name[256]; /* the label ("name") of the spec's root event, "" if none:
                           * echoed in the output (docs/spec.md, Labels) */
     /* epsilon --delta / delta --epsilon: the list of values (values[0] is
@@ -84,7 +99,7 @@ typedef struct cli_args {
     /* dpsgd */
     unsigned long long dataset_size, batch_size, steps;
     double epochs, noise;
-    int sampling;        /* CLI_SAMPLING_* as given (shuffle kept, for the note) */
+    int sampling;        /* CLI_SAMPLING_* */
 } cli_args;
 
 /* ---- report_error.c ---- */

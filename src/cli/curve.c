@@ -47,13 +47,33 @@ static int alloc_curve(curve *c, size_t n)
     return c->x && c->up && c->lo ? 0 : -1;
 }
 
-static double grid(double from, double to, size_t i, size_t n)
+/* Point i of n from `from` to `to`: evenly spaced, or evenly in log10 when
+ * the x axis is logarithmic (then from > 0, checked by the callers). */
+static double grid(const cli_args *a, double from, double to, size_t i, size_t n)
 {
     if (i == 0) return from;
     if (i == n - 1) return to;
     double t = (double)i / (double)(n - 1);
+    if (cli_curve_logx(a)) return exp(log(from) * (1 - t) + log(to) * t);
     return from * (1 - t) + to * t;
 }
+
+int cli_curve_logx(const cli_args *a)
+{
+    return a->log_scale_axes != CLI_LOG_DEFAULT && (a->log_scale_axes & CLI_LOG_X);
+}
+
+/* With a log x axis: the lower end of the range must be > 0. */
+static int check_logx_from(const cli_args *a, double from)
+{
+    if (cli_curve_logx(a) && !(from > 0))
+        return cli_fail(CLI_EXIT_USAGE, "curve: --log-scale x needs --from > 0 (log-spaced points), got %.17g", from);
+    return CLI_EXIT_OK;
+}
+
+/* the lower end of the x range on a log axis when --from is not given: this
+ * fraction of the upper end (four decades) */
+#define LOGX_DEFAULT_SPAN 1e-4
 
 /* The methods a curve is drawn for. */
 static size_t methods_of(const cli_args *a, dpa_method *m)
@@ -104,12 +124,17 @@ int cli_curves_profile(const cli_args *a, const dpa_spec *spec, curves *cs)
                 continue;
             }
             to = isfinite(r.upper) && r.upper > from ? fmax(r.upper * 1.05, from + 1e-3) : from + 10;
+            if (cli_curve_logx(a) && !a->given_from) from = to * LOGX_DEFAULT_SPAN;
+        }
+        if (check_logx_from(a, from) != CLI_EXIT_OK) {
+            dpa_accountant_free(acc);
+            return CLI_EXIT_USAGE;
         }
         if (alloc_curve(c, cs->n)) {
             dpa_accountant_free(acc);
             return cli_fail(CLI_EXIT_FAIL, "out of memory");
         }
-        for (size_t i = 0; i < cs->n; i++) c->x[i] = grid(from, to, i, cs->n);
+        for (size_t i = 0; i < cs->n; i++) c->x[i] = grid(a, from, to, i, cs->n);
         dpa_status st = dpa_accountant_profile(acc, c->x, cs->n, c->up, c->lo, &err);
         dpa_result r0;
         c->certified = 1;
@@ -175,6 +200,8 @@ int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs)
     double from = a->given_from ? a->from : 0, to = a->given_to ? a->to : 1;
     if (a->given_at) from = to = a->at;
     if (!(from >= 0 && to <= 1)) return cli_fail(CLI_EXIT_USAGE, "curve: alpha must lie in [0, 1] (--from, --to)");
+    if (cli_curve_logx(a) && !a->given_from && !a->given_at) from = to * LOGX_DEFAULT_SPAN;
+    if (!a->given_at && check_logx_from(a, from) != CLI_EXIT_OK) return CLI_EXIT_USAGE;
     cs->n = a->given_at ? 1 : a->given_points ? a->points : CURVE_POINTS;
     for (size_t k = 0; k < nm; k++) {
         curve *c = &cs->c[cs->nc++];
@@ -219,7 +246,7 @@ int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs)
         }
         for (size_t i = 0; i < cs->n; i++) {
             double lo, hi;
-            c->x[i] = cs->n == 1 ? from : grid(from, to, i, cs->n);
+            c->x[i] = cs->n == 1 ? from : grid(a, from, to, i, cs->n);
             if (dpa_tf_eval_bounds(f, c->x[i], &lo, &hi, NULL, NULL, &err) != DPA_OK) {
                 dpa_tf_free(f);
                 return cli_fail_status(err.status, &err);
@@ -296,7 +323,7 @@ int cli_curves_renyi(const cli_args *a, const dpa_spec *spec, curves *cs)
     for (size_t i = 0; i < cs->n; i++) {
         dpa_error err;
         dpa_renyi_result r;
-        c->x[i] = grid(from, to, i, cs->n);
+        c->x[i] = grid(a, from, to, i, cs->n);
         dpa_error_clear(&err);
         dpa_status st = dpa_renyi(spec, c->x[i], 0, &r, &err);
         if (st != DPA_OK) return cli_fail_status(st, &err);
@@ -337,23 +364,49 @@ static int write_text(const cli_args *a, const char *text)
                : CLI_EXIT_OK;
 }
 
-static int emit_csv(const cli_args *a, const curves *cs)
+/* s as a CSV field and a comma (quoted, with doubled quotes, if it holds
+ * a comma or a quote); returns the bytes written (labels are < 64 bytes:
+ * at most 130) */
+static size_t csv_field(char *out, size_t cap, const char *s)
 {
-    size_t cap = 256 + cs->nc * cs->n * 80, len = 0;
+    size_t n = 0;
+    int quote = strpbrk(s, ",\"") != NULL;
+    if (cap < 2 * strlen(s) + 4) return 0;
+    if (quote) out[n++] = '"';
+    for (; *s; s++) {
+        if (*s == '"') out[n++] = '"';
+        out[n++] = *s;
+    }
+    if (quote) out[n++] = '"';
+    out[n++] = ',';
+    out[n] = '\0';
+    return n;
+}
+
+/* CSV: "method,x,upper[,lower]" rows; with several SPECs a first column
+ * "spec" holds each row's label (labels of plain text, no commas: --label
+ * splits at commas, and spec names with commas or quotes are quoted). */
+static int emit_csv(const cli_args *a, const curves *cs, size_t ns, char (*labels)[64])
+{
+    size_t cap = 256, len = 0;
+    for (size_t j = 0; j < ns; j++) cap += cs[j].nc * cs[j].n * 160;
     char *buf = malloc(cap);
     if (!buf) return cli_fail(CLI_EXIT_FAIL, "out of memory");
-    const char *ln = lo_name(cs->kind);
-    len += (size_t)snprintf(buf + len, cap - len, "method,%s,%s%s%s\n", x_name(cs->kind), up_name(cs->kind),
-                            ln ? "," : "", ln ? ln : "");
-    for (size_t k = 0; k < cs->nc; k++) {
-        const curve *c = &cs->c[k];
-        if (!c->ok) continue;
-        for (size_t i = 0; i < cs->n; i++) {
-            len += (size_t)snprintf(buf + len, cap - len, "%s,%.17g,%.17g", dpa_method_name(c->method), c->x[i], c->up[i]);
-            if (ln) len += (size_t)snprintf(buf + len, cap - len, ",%.17g", c->lo[i]);
-            len += (size_t)snprintf(buf + len, cap - len, "\n");
+    const char *ln = lo_name(cs[0].kind);
+    len += (size_t)snprintf(buf + len, cap - len, "%smethod,%s,%s%s%s\n", ns > 1 ? "spec," : "", x_name(cs[0].kind),
+                            up_name(cs[0].kind), ln ? "," : "", ln ? ln : "");
+    for (size_t j = 0; j < ns; j++)
+        for (size_t k = 0; k < cs[j].nc; k++) {
+            const curve *c = &cs[j].c[k];
+            if (!c->ok) continue;
+            for (size_t i = 0; i < cs[j].n; i++) {
+                if (ns > 1) len += csv_field(buf + len, cap - len, labels[j]);
+                len += (size_t)snprintf(buf + len, cap - len, "%s,%.17g,%.17g", dpa_method_name(c->method), c->x[i],
+                                        c->up[i]);
+                if (ln) len += (size_t)snprintf(buf + len, cap - len, ",%.17g", c->lo[i]);
+                len += (size_t)snprintf(buf + len, cap - len, "\n");
+            }
         }
-    }
     int rc = write_text(a, buf);
     free(buf);
     return rc;
@@ -364,11 +417,11 @@ static json_t *num(double x)
     return isinf(x) ? json_string(x > 0 ? "inf" : "-inf") : json_real(x);
 }
 
-static int emit_json(const cli_args *a, const curves *cs)
+/* The "curves" array of one spec. */
+static json_t *curves_json(const curves *cs)
 {
-    static const char *const kinds[] = {"profile", "tradeoff", "renyi"};
-    json_t *o = json_object(), *arr = json_array();
-    int ok = o && arr;
+    json_t *arr = json_array();
+    int ok = arr != NULL;
     const char *ln = lo_name(cs->kind);
     for (size_t k = 0; ok && k < cs->nc; k++) {
         const curve *c = &cs->c[k];
@@ -391,7 +444,32 @@ static int emit_json(const cli_args *a, const curves *cs)
         }
         ok = ok && !json_array_append_new(arr, m);
     }
-    ok = ok && !json_object_set_new(o, "kind", json_string(kinds[cs->kind])) && !json_object_set_new(o, "curves", arr);
+    if (!ok) {
+        json_decref(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+/* JSON: {"kind", "curves"} for one SPEC; {"kind", "specs": [{"label",
+ * "curves"}]} for several. */
+static int emit_json(const cli_args *a, const curves *cs, size_t ns, char (*labels)[64])
+{
+    static const char *const kinds[] = {"profile", "tradeoff", "renyi"};
+    json_t *o = json_object();
+    int ok = o && !json_object_set_new(o, "kind", json_string(kinds[cs[0].kind]));
+    if (ns == 1) {
+        json_t *arr = curves_json(&cs[0]);
+        ok = ok && arr && !json_object_set_new(o, "curves", arr);
+    } else {
+        json_t *specs = json_array();
+        ok = ok && specs && !json_object_set_new(o, "specs", specs);
+        for (size_t j = 0; ok && j < ns; j++) {
+            json_t *e = json_object(), *arr = curves_json(&cs[j]);
+            ok = e && arr && !json_object_set_new(e, "label", json_string(labels[j])) &&
+                 !json_object_set_new(e, "curves", arr) && !json_array_append_new(specs, e);
+        }
+    }
     char *text = ok ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!text) return cli_fail(CLI_EXIT_FAIL, "out of memory while building the JSON output");
@@ -409,66 +487,16 @@ static int emit_json(const cli_args *a, const curves *cs)
     return rc;
 }
 
-/* The figure of a set of curves (the caller owns the series array). */
-void cli_curves_figure(const curves *cs, cli_figure *f, cli_series *se, char (*labels)[64])
+static int emit_plot(const cli_args *a, const curves *cs, size_t ns, char (*labels)[64], cli_plot_format fmt)
 {
-    memset(f, 0, sizeof *f);
-    f->xmin = f->xmax = f->ymin = f->ymax = NAN;
-    size_t ns = 0;
-    for (size_t k = 0; k < cs->nc; k++) {
-        const curve *c = &cs->c[k];
-        if (!c->ok) continue;
-        const char *m = dpa_method_name(c->method);
-        if (cs->kind == CLI_KIND_RENYI) {
-            snprintf(labels[ns], 64, "remove: D(P||Q)%s", c->certified ? "" : " (estimate)");
-            se[ns] = (cli_series){labels[ns], c->x, c->up, cs->n, 0, 0, NULL};
-            ns++;
-            snprintf(labels[ns], 64, "add: D(Q||P)%s", c->certified ? "" : " (estimate)");
-            se[ns] = (cli_series){labels[ns], c->x, c->lo, cs->n, 1, 1, NULL};
-            ns++;
-            continue;
-        }
-        snprintf(labels[ns], 64, "%s%s", m,
-                 !c->certified ? " (estimate)" : cs->kind == CLI_KIND_PROFILE && c->method != DPA_METHOD_RDP ? " (bracket)" : "");
-        se[ns] = (cli_series){labels[ns], c->x, c->up, cs->n, c->method == DPA_METHOD_RDP, (int)k,
-                              cs->kind == CLI_KIND_PROFILE && c->method != DPA_METHOD_RDP ? c->lo : NULL};
-        ns++;
-    }
-    f->series = se;
-    f->nseries = ns;
-    if (cs->kind == CLI_KIND_PROFILE) {
-        f->title = "Privacy profile";
-        f->xlabel = "epsilon";
-        f->ylabel = "delta(epsilon)  (certified upper and lower bounds)";
-        f->logy = 1;
-        /* down to 1e-12 at most: below that nothing is claimed */
-        f->ymin = 1e-12;
-    } else if (cs->kind == CLI_KIND_TRADEOFF) {
-        f->title = "Tradeoff curve (lower bound)";
-        f->xlabel = "type I error alpha (false positive rate of a membership test)";
-        f->ylabel = "type II error beta >= curve";
-        f->xmin = f->ymin = 0;
-        f->xmax = f->ymax = 1;
-        f->ref_label = "perfect privacy: beta = 1 - alpha";
-        f->ref_x0 = 0;
-        f->ref_y0 = 1;
-        f->ref_x1 = 1;
-        f->ref_y1 = 0;
-    } else {
-        f->title = "Renyi divergence";
-        f->xlabel = "order alpha";
-        f->ylabel = "D_alpha (certified upper bound)";
-        f->logy = 1;
-    }
-}
-
-static int emit_plot(const cli_args *a, const curves *cs, cli_plot_format fmt)
-{
-    cli_series se[2 * DPA_METHOD_COUNT];
-    char labels[2 * DPA_METHOD_COUNT][64];
+    cli_series se[CLI_MAX_SPECS * 2 * DPA_METHOD_COUNT];
+    char slabels[CLI_MAX_SPECS * 2 * DPA_METHOD_COUNT][CLI_SERIES_LABEL];
+    const char *names[CLI_MAX_SPECS];
     cli_figure f;
     char msg[256];
-    cli_curves_figure(cs, &f, se, labels);
+    for (size_t j = 0; j < ns; j++) names[j] = labels[j];
+    cli_curves_figure_multi(cs, ns, ns > 1 ? names : NULL, &f, se, slabels);
+    cli_curves_figure_options(a, &f);
     if (cli_plot_write(&f, fmt, a->output ? a->output : "-", msg, sizeof msg)) return cli_fail(CLI_EXIT_FAIL, "%s", msg);
     return CLI_EXIT_OK;
 }
@@ -481,37 +509,69 @@ static int format_of(const cli_args *a)
     const char *dot = a->output ? strrchr(a->output, '.') : NULL;
     if (dot && !strcmp(dot, ".svg")) return CLI_FORMAT_SVG;
     if (dot && !strcmp(dot, ".png")) return CLI_FORMAT_PNG;
+    if (dot && !strcmp(dot, ".pdf")) return CLI_FORMAT_PDF;
     if (dot && !strcmp(dot, ".json")) return CLI_FORMAT_JSON;
     return CLI_FORMAT_CSV;
 }
 
-int cli_run_curve(const cli_args *a, const char *text)
+/* The legend label of SPEC j: --label, else the spec's "name", else the
+ * file's name, else "spec J" (inline JSON, standard input). */
+static void spec_label(const cli_args *a, size_t j, const char *text, char *out, size_t n)
+{
+    char name[64];
+    const char *arg = a->specs[j], *slash = strrchr(arg, '/');
+    cli_spec_name(text, name, sizeof name);
+    if (a->nlabels) snprintf(out, n, "%s", a->labels[j]);
+    else if (name[0]) snprintf(out, n, "%s", name);
+    else if (strcmp(arg, "-") && arg[strspn(arg, " \t\r\n")] != '{') snprintf(out, n, "%s", slash ? slash + 1 : arg);
+    else snprintf(out, n, "spec %zu", j + 1);
+}
+
+/* The curves of one spec. */
+static int curves_of(const cli_args *a, const char *text, curves *cs)
 {
     dpa_error err;
     dpa_error_clear(&err);
     dpa_spec *spec = dpa_spec_from_json(text, &err);
     if (!spec) return cli_fail_status(DPA_EINVAL, &err);
-    int fmt = format_of(a);
-    if (fmt == CLI_FORMAT_PNG && !a->output) {
-        dpa_spec_free(spec);
-        return cli_fail(CLI_EXIT_USAGE, "curve: PNG output needs -o FILE (binary data is not written to a terminal)");
-    }
-    curves cs;
-    memset(&cs, 0, sizeof cs);
-    cs.kind = a->kind;
-    int rc;
-    if (a->kind == CLI_KIND_RENYI) rc = cli_curves_renyi(a, spec, &cs);
-    else if (a->kind == CLI_KIND_PROFILE) rc = cli_curves_profile(a, spec, &cs);
-    else rc = cli_curves_tradeoff(a, spec, &cs);
+    cs->kind = a->kind;
+    int rc = a->kind == CLI_KIND_RENYI     ? cli_curves_renyi(a, spec, cs)
+             : a->kind == CLI_KIND_PROFILE ? cli_curves_profile(a, spec, cs)
+                                           : cli_curves_tradeoff(a, spec, cs);
     dpa_spec_free(spec);
-    if (rc == CLI_EXIT_OK && a->given_at) {
-        rc = emit_at(a, &cs);
-    } else if (rc == CLI_EXIT_OK) {
-        if (fmt == CLI_FORMAT_CSV) rc = emit_csv(a, &cs);
-        else if (fmt == CLI_FORMAT_JSON) rc = emit_json(a, &cs);
-        else rc = emit_plot(a, &cs, fmt == CLI_FORMAT_SVG ? CLI_PLOT_SVG : CLI_PLOT_PNG);
+    return rc;
+}
+
+int cli_run_curve(const cli_args *a, const char *text)
+{
+    int fmt = format_of(a), rc = CLI_EXIT_OK;
+    if ((fmt == CLI_FORMAT_PNG || fmt == CLI_FORMAT_PDF) && !a->output)
+        return cli_fail(CLI_EXIT_USAGE, "curve: %s output needs -o FILE (binary data is not written to a terminal)",
+                        fmt == CLI_FORMAT_PNG ? "PNG" : "PDF");
+    if (a->nspecs > 1 && a->given_at) return cli_fail(CLI_EXIT_USAGE, "curve: --at takes one SPEC");
+    curves *cs = calloc(CLI_MAX_SPECS, sizeof *cs); /* several KB each: not on the stack */
+    char labels[CLI_MAX_SPECS][64];
+    size_t ns = a->nspecs ? a->nspecs : 1, done = 0;
+    if (!cs) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+    for (size_t j = 0; j < ns && rc == CLI_EXIT_OK; j++, done++) {
+        const char *t = text;
+        char *to_free = NULL;
+        if (j > 0 && (rc = cli_read_spec(a->specs[j], &t, &to_free)) != CLI_EXIT_OK) break;
+        if (a->nspecs) spec_label(a, j, t, labels[j], sizeof labels[j]);
+        else snprintf(labels[j], sizeof labels[j], "spec 1");
+        rc = curves_of(a, t, &cs[j]);
+        free(to_free);
     }
-    cli_curves_free(&cs);
+    if (rc == CLI_EXIT_OK && a->given_at) {
+        rc = emit_at(a, &cs[0]);
+    } else if (rc == CLI_EXIT_OK) {
+        if (fmt == CLI_FORMAT_CSV) rc = emit_csv(a, cs, ns, labels);
+        else if (fmt == CLI_FORMAT_JSON) rc = emit_json(a, cs, ns, labels);
+        else rc = emit_plot(a, cs, ns, labels,
+                            fmt == CLI_FORMAT_SVG ? CLI_PLOT_SVG : fmt == CLI_FORMAT_PNG ? CLI_PLOT_PNG : CLI_PLOT_PDF);
+    }
+    for (size_t j = 0; j < done; j++) cli_curves_free(&cs[j]);
+    free(cs);
     return rc;
 }
 

@@ -28,8 +28,21 @@ int cli_curves_profile(const cli_args *a, const dpa_spec *spec, curves *cs);
 int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs);
 int cli_curves_renyi(const cli_args *a, const dpa_spec *spec, curves *cs);
 void cli_curves_free(curves *cs);
+/* curve_figure.c */
+/* the longest legend label of a series */
+#define CLI_SERIES_LABEL 96
 /* The figure of cs: se needs 2 * DPA_METHOD_COUNT series, labels as many. */
-void cli_curves_figure(const curves *cs, cli_figure *f, cli_series *se, char (*labels)[64]);
+void cli_curves_figure(const curves *cs, cli_figure *f, cli_series *se, char (*labels)[CLI_SERIES_LABEL]);
+/* The figure of ns sets of curves of one kind on one plot, their legend
+ * entries prefixed with names[j] (NULL: one set, no prefix): se needs
+ * ns * 2 * DPA_METHOD_COUNT series, labels as many. */
+void cli_curves_figure_multi(const curves *cs, size_t ns, const char *const *names, cli_figure *f, cli_series *se,
+                             char (*labels)[CLI_SERIES_LABEL]);
+/* The command line's title, size, resolution and log axes applied to f. */
+void cli_curves_figure_options(const cli_args *a, cli_figure *f);
+
+/* curve.c: 1 if the x axis is logarithmic (--log-scale x or xy) */
+int cli_curve_logx(const cli_args *a);
 
 /* report.c */
 int cli_run_report(const cli_args *a, const char *spec_text);

@@ -1,187 +1,33 @@
-/* dpacct command-line front end: `dpacct dpsgd`, DP-SGD in its own terms.
+/* dpacct command-line front end: `dpacct dpsgd`, DP-SGD in its own terms:
+ * the run's evaluation, the calibration of one quantity, and the output.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * A training run of T steps, each adding N(0, (noise * C)^2) to the sum of
- * the per-example gradients clipped to norm C, is the spec
- *   poisson (default):   repeat(T, poisson(q = B/N, gaussian(sigma = noise)))
- *                        under add/remove neighbours;
- *   without_replacement: repeat(T, sample(N, B, gaussian(noise, sensitivity 2)))
- *                        under replace-one neighbours (one replaced example
- *                        moves the clipped sum by up to 2C);
- * the conventions of the Python package (python/dpacct/dpsgd.py).  With
- * --epochs E the step count is T = ceil(E N / B), computed exactly (a quotient
- * within 1e-9, relative, of an integer counts as that integer).  The command
+ * dpsgd_run.c says which spec each sampling is accounted as.  The command
  * builds that spec and runs it through the library as `dpacct epsilon` would
  * (so the two agree bit for bit), or calibrates one quantity:
  *   --noise       a template with sigma "?", dpa_calibrate (smallest);
- *   --epochs/--steps  a template with count "?", dpa_calibrate (largest T);
+ *   --epochs/--steps  a template with count "?", dpa_calibrate (largest
+ *                 count: steps, or epochs where epochs are the unit);
  *   --batch-size  an integer search over B (the step count moves with B
  *                 when the epochs are fixed, so no template has B as its
- *                 one parameter): docs/cli.md says what it assumes. */
+ *                 one parameter): docs/cli.md says what it assumes.
+ * shuffle is a bracket of two specs: its upper bound (and every
+ * calibration) from the certified no-amplification spec, its lower bound
+ * from the lower-bound pair's spec. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "dpsgd_run.h"
 
 enum { SOLVE_NONE = 0, SOLVE_NOISE, SOLVE_STEPS, SOLVE_BATCH };
-
-/* The run, as far as it is known. */
-typedef struct run_desc {
-    unsigned long long n, b, t; /* dataset size, batch size, steps (0: unknown) */
-    double epochs;              /* --epochs (0: not given) */
-    double noise;               /* noise multiplier (0: unknown) */
-    int wor;                    /* without replacement (also --sampling shuffle) */
-} run_desc;
-
-/* --------------------------------------------------------- step count --- */
 
 /* The library's step count (dpa_dpsgd_steps: ceil with the 1e-9 snap,
  * computed exactly), shared with the dpsgd spec leaf. */
 unsigned long long cli_dpsgd_steps(double epochs, unsigned long long n, unsigned long long b)
 {
     return (unsigned long long)dpa_dpsgd_steps(epochs, (double)n, (double)b);
-}
-
-/* floor(t b / n) exactly. */
-static unsigned long long whole_epochs(unsigned long long t, unsigned long long b, unsigned long long n)
-{
-#if defined(__SIZEOF_INT128__)
-    __extension__ typedef unsigned __int128 u128;
-    return (unsigned long long)((u128)t * b / n);
-#else
-    return (unsigned long long)floorl((long double)t * (long double)b / (long double)n);
-#endif
-}
-
-/* ------------------------------------------------------------- specs --- */
-
-/* The spec (or, with "?" for the noise or the count, the template) of the
- * run as JSON text.  noise_q / count_q: write "?" there. */
-static void spec_text(char *buf, size_t size, const run_desc *r, int noise_q, int count_q)
-{
-    char sigma[CLI_NUM_BUF], rate[CLI_NUM_BUF], count[32];
-    if (noise_q)
-        snprintf(sigma, sizeof sigma, "\"?\"");
-    else
-        cli_format_shortest(sigma, sizeof sigma, r->noise);
-    if (count_q)
-        snprintf(count, sizeof count, "\"?\"");
-    else
-        snprintf(count, sizeof count, "%llu", r->t);
-    if (r->wor) {
-        snprintf(buf, size,
-                 "{\"repeat\": {\"count\": %s, \"event\": {\"sample\": {\"n\": %llu, \"m\": %llu, "
-                 "\"event\": {\"gaussian\": {\"sigma\": %s, \"sensitivity\": 2}}}}}, \"neighboring\": \"replace\"}",
-                 count, r->n, r->b, sigma);
-        return;
-    }
-    cli_format_shortest(rate, sizeof rate, (double)r->b / (double)r->n);
-    snprintf(buf, size,
-             "{\"repeat\": {\"count\": %s, \"event\": {\"poisson\": {\"rate\": %s, "
-             "\"event\": {\"gaussian\": {\"sigma\": %s, \"sensitivity\": 1}}}}}, \"neighboring\": \"add_remove\"}",
-             count, rate, sigma);
-}
-
-#define SPEC_BUF 512
-
-/* The canonical JSON of the run's spec (malloc'd), NULL on failure. */
-static char *canonical_spec(const run_desc *r)
-{
-    char text[SPEC_BUF];
-    dpa_error err;
-    dpa_spec *s;
-    char *out;
-    spec_text(text, sizeof text, r, 0, 0);
-    dpa_error_clear(&err);
-    s = dpa_spec_from_json(text, &err);
-    if (!s)
-        return NULL;
-    out = dpa_spec_to_json(s);
-    dpa_spec_free(s);
-    return out;
-}
-
-/* ----------------------------------------------------------- wording --- */
-
-static const char *sampling_name(const run_desc *r)
-{
-    return r->wor ? "without_replacement" : "poisson";
-}
-
-#define SHUFFLE_WARNING                                                                             \
-    "--sampling shuffle is analysed as without_replacement: a batch of exactly B examples drawn "  \
-    "independently at every step, not one random permutation per epoch cut into disjoint "        \
-    "batches; shuffling can be less private than this analysis (Chua et al. 2024), and no "       \
-    "accountant here covers it"
-
-static void print_sampling(FILE *f, const cli_args *a, const run_desc *r)
-{
-    char q[CLI_NUM_BUF];
-    if (r->wor) {
-        fprintf(f, "sampling: without_replacement%s: every step trains on exactly B = %llu of the N = %llu "
-               "examples, drawn uniformly and independently of the other steps; replace-one neighbours "
-               "(sensitivity 2C)\n",
-               a->sampling == CLI_SAMPLING_SHUFFLE ? " (given as shuffle)" : "", r->b, r->n);
-        if (a->sampling == CLI_SAMPLING_SHUFFLE)
-            fprintf(f, "note: %s\n", SHUFFLE_WARNING);
-        return;
-    }
-    cli_format_shortest(q, sizeof q, (double)r->b / (double)r->n);
-    fprintf(f, "sampling: poisson: every step keeps each example independently with probability "
-           "q = B/N = %s; add/remove neighbours\n", q);
-}
-
-/* "steps: T = 14063 = ceil(60 * 60000 / 256) (step count: ceil of epochs * N / B)" */
-static void print_steps(FILE *f, const run_desc *r, const char *how)
-{
-    char e[CLI_NUM_BUF], ep[CLI_NUM_BUF];
-    if (r->epochs > 0) {
-        cli_format_shortest(e, sizeof e, r->epochs);
-        fprintf(f, "steps: T = %llu = ceil(%s * %llu / %llu)   (%s epochs; step count: ceil(epochs * N / B))\n",
-               r->t, e, r->n, r->b, e);
-        return;
-    }
-    cli_format(ep, sizeof ep, (double)r->t * (double)r->b / (double)r->n, 6, DPA_ROUND_DOWN);
-    fprintf(f, "steps: T = %llu   (%s; %s epochs = T * B / N, %llu whole)\n", r->t, how, ep,
-           whole_epochs(r->t, r->b, r->n));
-}
-
-static void print_run_line(FILE *f, const run_desc *r, int show_noise)
-{
-    char s[CLI_NUM_BUF];
-    fprintf(f, "DP-SGD: N = %llu examples, batch size B = %llu", r->n, r->b);
-    if (show_noise) {
-        cli_format_shortest(s, sizeof s, r->noise);
-        fprintf(f, ", noise multiplier %s", s);
-    }
-    fputc('\n', f);
-}
-
-/* The run's fields in JSON: dataset_size, batch_size, sample_rate, steps,
- * epochs, whole_epochs, step_count, noise_multiplier, sampling,
- * neighboring, spec (the spec object), warning. */
-static void put_run(json_t *o, const cli_args *a, const run_desc *r, const char *step_count, int *ok)
-{
-    char *spec = canonical_spec(r);
-    json_t *sj = spec ? json_loads(spec, 0, NULL) : NULL;
-    free(spec);
-#define PUT(k, v) do { json_t *v_ = (v); if (!v_ || json_object_set_new(o, (k), v_)) *ok = 0; } while (0)
-    PUT("dataset_size", json_integer((json_int_t)r->n));
-    PUT("batch_size", json_integer((json_int_t)r->b));
-    PUT("sample_rate", json_real((double)r->b / (double)r->n));
-    PUT("steps", json_integer((json_int_t)r->t));
-    PUT("epochs", json_real(r->epochs > 0 ? r->epochs : (double)r->t * (double)r->b / (double)r->n));
-    PUT("whole_epochs", json_integer((json_int_t)whole_epochs(r->t, r->b, r->n)));
-    PUT("step_count", json_string(step_count));
-    PUT("noise_multiplier", json_real(r->noise));
-    PUT("sampling", json_string(sampling_name(r)));
-    PUT("neighboring", json_string(r->wor ? "replace" : "add_remove"));
-    PUT("spec", sj);
-    if (a->sampling == CLI_SAMPLING_SHUFFLE)
-        PUT("warning", json_string(SHUFFLE_WARNING));
-#undef PUT
 }
 
 static const char *step_count_text(const run_desc *r, int solve)
@@ -193,17 +39,15 @@ static const char *step_count_text(const run_desc *r, int solve)
 
 /* ------------------------------------------------------ evaluation --- */
 
-/* eps bounds of the run at delta (r complete). gdp: also the mu-GDP
- * bracket (NULL: not asked). */
-static int evaluate(const cli_args *a, const run_desc *run, dpa_result *res, dpa_gdp_mu *g)
+/* eps bounds at a->delta of the spec `text`. g: also the mu-GDP bracket
+ * (NULL: not asked). */
+static int evaluate_text(const cli_args *a, const char *text, dpa_result *res, dpa_gdp_mu *g)
 {
-    char text[SPEC_BUF];
     dpa_error err;
     dpa_spec *spec;
     dpa_accountant *acc;
     dpa_status s;
 
-    spec_text(text, sizeof text, run, 0, 0);
     dpa_error_clear(&err);
     spec = dpa_spec_from_json(text, &err);
     if (!spec)
@@ -229,19 +73,50 @@ static int evaluate(const cli_args *a, const run_desc *run, dpa_result *res, dpa
     return rc;
 }
 
-static int too_many_steps(const run_desc *r)
+/* shuffle: the lower end of the bracket from the lower-bound pair's spec
+ * (0 when no epoch is complete); res holds the upper spec's result. */
+static int shuffle_lower(const cli_args *a, const run_desc *run, dpa_result *res)
 {
-    char e[CLI_NUM_BUF];
-    cli_format_shortest(e, sizeof e, r->epochs);
-    return cli_fail(CLI_EXIT_USAGE, "dpsgd: %s epochs of %llu examples in batches of %llu is more than "
-                    "1e15 steps", e, r->n, r->b);
+    char text[SPEC_BUF];
+    dpa_result low;
+    double upper = res->upper;
+    if (!dpsgd_spec_text(text, sizeof text, run, 0, 0, RUN_SPEC_LOWER)) {
+        res->lower = 0;
+    } else {
+        int rc = evaluate_text(a, text, &low, NULL);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        /* the pair's eps is at most the no-amplification bound: the random
+         * allocation pair is a post-processing of the Gaussian one */
+        if (!(low.lower <= upper))
+            return cli_library_bug("a shuffle lower bound above its upper bound");
+        res->lower = low.lower;
+        res->certified = res->certified && low.certified;
+        res->accuracy_met = res->accuracy_met && low.accuracy_met;
+    }
+    snprintf(res->note, sizeof res->note, "shuffle bracket: upper with no amplification, lower from Chua et al.'s "
+             "pair of datasets (docs/sampling.md)");
+    return CLI_EXIT_OK;
+}
+
+/* eps bounds of the run at delta (r complete). g: also the mu-GDP
+ * bracket (NULL: not asked; refused for shuffle by the caller).  lower:
+ * shuffle's lower end too (searches need only the certified upper end). */
+static int evaluate(const cli_args *a, const run_desc *run, dpa_result *res, dpa_gdp_mu *g, int lower)
+{
+    char text[SPEC_BUF];
+    dpsgd_spec_text(text, sizeof text, run, 0, 0, RUN_SPEC_MAIN);
+    int rc = evaluate_text(a, text, res, g);
+    if (rc == CLI_EXIT_OK && run->sampling == CLI_SAMPLING_SHUFFLE && lower)
+        rc = shuffle_lower(a, run, res);
+    return rc;
 }
 
 static int run_epsilon(const cli_args *a, run_desc *run)
 {
     dpa_result res;
     dpa_gdp_mu g, *gp = a->gdp_mu ? &g : NULL;
-    int rc = evaluate(a, run, &res, gp);
+    int rc = evaluate(a, run, &res, gp, 1);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (a->json) {
@@ -250,7 +125,7 @@ static int run_epsilon(const cli_args *a, run_desc *run)
         if (!o)
             return cli_emit_json(NULL, 0);
         json_object_set_new(o, "query", json_string("dpsgd"));
-        put_run(o, a, run, step_count_text(run, SOLVE_NONE), &ok);
+        dpsgd_put_run(o, run, step_count_text(run, SOLVE_NONE), &ok);
         return cli_emit_json(o, ok);
     }
     /* the run's description goes between "at delta" and the method */
@@ -259,9 +134,9 @@ static int run_epsilon(const cli_args *a, run_desc *run)
     FILE *mem = open_memstream(&buf, &len);
     if (!mem)
         return cli_fail(CLI_EXIT_FAIL, "out of memory");
-    print_run_line(mem, run, 1);
-    print_steps(mem, run, "given with --steps");
-    print_sampling(mem, a, run);
+    dpsgd_print_run_line(mem, run, 1);
+    dpsgd_print_steps(mem, run, "given with --steps");
+    dpsgd_print_sampling(mem, run);
     if (fclose(mem) != 0 || !buf) {
         free(buf);
         return cli_fail(CLI_EXIT_FAIL, "out of memory");
@@ -284,12 +159,9 @@ typedef struct calib_out {
 static int set_batch(run_desc *run, unsigned long long b)
 {
     run->b = b;
-    if (run->epochs > 0) {
-        run->t = cli_dpsgd_steps(run->epochs, run->n, b);
-        if (run->t == 0)
-            return too_many_steps(run);
-    }
-    return CLI_EXIT_OK;
+    if (run->epochs > 0)
+        return dpsgd_steps_from_epochs(run);
+    return dpsgd_check_steps(run);
 }
 
 /* Feasibility of the run with the batch size (SOLVE_BATCH) or the step
@@ -301,9 +173,9 @@ static int feasible_at(const cli_args *a, run_desc *run, int solve, unsigned lon
     if (solve == SOLVE_BATCH)
         rc = set_batch(run, v);
     else
-        run->t = v;
+        run->t = v * dpsgd_unit(run);
     if (rc == CLI_EXIT_OK)
-        rc = evaluate(a, run, res, NULL);
+        rc = evaluate(a, run, res, NULL, 0);
     if (rc != CLI_EXIT_OK)
         return rc;
     ++*evals;
@@ -350,14 +222,14 @@ static int bisect_count(const cli_args *a, run_desc *run, int solve, int geometr
  * an infeasible T + 1. */
 static int finish_steps(const cli_args *a, run_desc *run, calib_out *out)
 {
-    unsigned long long good = run->t, bad = 0, inc = 1;
+    unsigned long long unit = dpsgd_unit(run), good = run->t / unit, bad = 0, inc = 1;
     dpa_result res, rgood = out->at;
     int ok, rc;
 
     while (bad == 0) {
         unsigned long long v = good + inc;
-        if (v > CLI_MAX_DPSGD_COUNT)
-            v = CLI_MAX_DPSGD_COUNT;
+        if (v > CLI_MAX_DPSGD_COUNT / unit)
+            v = CLI_MAX_DPSGD_COUNT / unit;
         if (v <= good)
             break; /* the whole domain meets the target */
         rc = feasible_at(a, run, SOLVE_STEPS, v, &res, &ok, &out->evaluations);
@@ -374,9 +246,9 @@ static int finish_steps(const cli_args *a, run_desc *run, calib_out *out)
     rc = bisect_count(a, run, SOLVE_STEPS, 0, &good, &bad, &rgood, &out->evaluations);
     if (rc != CLI_EXIT_OK)
         return rc;
-    run->t = good;
-    out->value = (double)good;
-    out->infeasible = bad ? (double)bad : NAN;
+    run->t = good * unit;
+    out->value = (double)run->t;
+    out->infeasible = bad ? (double)(bad * unit) : NAN;
     out->at = rgood;
     return CLI_EXIT_OK;
 }
@@ -391,7 +263,7 @@ static int calibrate_template(const cli_args *a, run_desc *run, int solve, calib
     dpa_status s;
     int rc;
 
-    spec_text(text, sizeof text, run, solve == SOLVE_NOISE, solve == SOLVE_STEPS);
+    dpsgd_spec_text(text, sizeof text, run, solve == SOLVE_NOISE, solve == SOLVE_STEPS, RUN_SPEC_MAIN);
     dpa_error_clear(&err);
     t = dpa_template_from_json(text, &err);
     if (!t)
@@ -407,7 +279,8 @@ static int calibrate_template(const cli_args *a, run_desc *run, int solve, calib
     if (s != DPA_OK) {
         if (s == DPA_ENUMERIC)
             return cli_fail(CLI_EXIT_FAIL, "dpsgd: no %s meets epsilon <= %g at delta = %g (%s)",
-                            solve == SOLVE_NOISE ? "noise multiplier" : "step count", a->epsilon, a->delta,
+                            solve == SOLVE_NOISE ? "noise multiplier" : dpsgd_unit(run) > 1 ? "epoch count" : "step count",
+                            a->epsilon, a->delta,
                             err.message);
         return cli_fail_status(s, &err);
     }
@@ -426,7 +299,7 @@ static int calibrate_template(const cli_args *a, run_desc *run, int solve, calib
         run->noise = c.value;
         return CLI_EXIT_OK;
     }
-    run->t = (unsigned long long)c.value;
+    run->t = (unsigned long long)c.value * dpsgd_unit(run);
     return finish_steps(a, run, out);
 }
 
@@ -515,7 +388,7 @@ static int print_calibration(const cli_args *a, const run_desc *run, int solve, 
         PUT("certified", json_boolean(c->at.certified));
 #undef PUT
         if (o)
-            put_run(o, a, run, step_count_text(run, solve), &ok);
+            dpsgd_put_run(o, run, step_count_text(run, solve), &ok);
         return cli_emit_json(o, ok);
     }
     format_value(v, sizeof v, a, solve, c->value, noise ? DPA_ROUND_UP : DPA_ROUND_DOWN);
@@ -525,16 +398,16 @@ static int print_calibration(const cli_args *a, const run_desc *run, int solve, 
            noise ? "noise multiplier" : solve == SOLVE_STEPS ? "steps" : "batch size", v,
            noise ? "smallest" : "largest", e, d);
     if (solve == SOLVE_STEPS) {
-        unsigned long long w = whole_epochs(run->t, run->b, run->n);
+        unsigned long long w = dpsgd_whole_epochs(run->t, run->b, run->n);
         char ep[CLI_NUM_BUF];
         cli_format(ep, sizeof ep, (double)run->t * (double)run->b / (double)run->n, 6, DPA_ROUND_DOWN);
         printf("epochs: %s   (= T * B / N); whole epochs: %llu (%llu steps = ceil(%llu * N / B))\n", ep, w,
                w ? cli_dpsgd_steps((double)w, run->n, run->b) : 0ull, w);
     }
-    print_run_line(stdout, run, !noise);
+    dpsgd_print_run_line(stdout, run, !noise);
     if (solve != SOLVE_STEPS)
-        print_steps(stdout, run, "given with --steps");
-    print_sampling(stdout, a, run);
+        dpsgd_print_steps(stdout, run, "given with --steps");
+    dpsgd_print_sampling(stdout, run);
     cli_human_bounds("epsilon", c->at.upper, c->at.lower, "certified upper bound at this value");
     if (isnan(c->infeasible)) {
         puts("nearest infeasible value: none (the whole domain meets the target)");
@@ -560,6 +433,10 @@ static int run_calibrate(const cli_args *a, run_desc *run, int solve)
         rc = calibrate_batch(a, run, &c);
     else
         rc = calibrate_template(a, run, solve, &c);
+    /* shuffle: the calibration met the certified upper bound; the bracket
+     * at the value found has the lower-bound pair's end too */
+    if (rc == CLI_EXIT_OK && run->sampling == CLI_SAMPLING_SHUFFLE)
+        rc = shuffle_lower(a, run, &c.at);
     return rc != CLI_EXIT_OK ? rc : print_calibration(a, run, solve, &c);
 }
 
@@ -573,17 +450,17 @@ int cli_run_dpsgd(const cli_args *a)
     run.b = a->batch_size;
     run.epochs = a->epochs;
     run.noise = a->noise;
-    run.wor = a->sampling != CLI_SAMPLING_POISSON;
+    run.sampling = a->sampling;
     run.t = a->steps;
     if (a->epsilon > 0)
         solve = run.noise == 0 ? SOLVE_NOISE : run.b == 0 ? SOLVE_BATCH : SOLVE_STEPS;
-    if (run.epochs > 0 && run.b > 0) {
-        run.t = cli_dpsgd_steps(run.epochs, run.n, run.b);
-        if (run.t == 0)
-            return too_many_steps(&run);
-    }
-    if (a->sampling == CLI_SAMPLING_SHUFFLE && !a->json)
-        fprintf(stderr, "dpacct: warning: %s\n", SHUFFLE_WARNING);
+    if (run.epochs > 0 && run.b > 0 && (rc = dpsgd_steps_from_epochs(&run)) != CLI_EXIT_OK)
+        return rc;
+    if (run.t > 0 && run.b > 0 && (rc = dpsgd_check_steps(&run)) != CLI_EXIT_OK)
+        return rc;
+    if (a->gdp_mu && run.sampling == CLI_SAMPLING_SHUFFLE)
+        return cli_fail(CLI_EXIT_USAGE, "dpsgd: --gdp-mu is not available for --sampling shuffle (its bracket "
+                        "comes from two different pairs)");
     if (solve == SOLVE_NONE)
         rc = run_epsilon(a, &run);
     else

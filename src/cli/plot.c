@@ -1,21 +1,20 @@
-/* dpacct command-line front end: line charts with cairo (see plot.h).
+/* dpacct command-line front end: line charts (see plot.h), drawn on a
+ * canvas (canvas.h): the layout, axes, series, bands and legend.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cairo_api.h"
+#include "canvas.h"
 #include "plot.h"
+#include "plot_render.h"
 
-/* Canvas and plot area, in points (SVG) / pixels (PNG). */
-#define W 760.0
-#define H 500.0
-#define ML 84.0  /* left margin: tick labels and the y label */
+/* Margins, in points. */
+#define ML 84.0  /* left: tick labels and the y label */
 #define MR 24.0
-#define MT 44.0  /* title */
-#define MB 64.0  /* tick labels and the x label */
+#define MT 44.0  /* top: the title */
+#define MB 64.0  /* bottom: tick labels and the x label */
 #define FOOT 18.0
-#define FONT "DejaVu Sans"
 
 static const double palette[8][3] = {
     {0.12, 0.47, 0.71}, {0.84, 0.15, 0.16}, {0.17, 0.63, 0.17}, {0.58, 0.40, 0.74},
@@ -23,23 +22,35 @@ static const double palette[8][3] = {
 };
 
 typedef struct frame {
-    double x0, x1, y0, y1;       /* data ranges (y in log10 units on a log axis) */
+    double x0, x1, y0, y1;       /* data ranges (log10 units on a log axis) */
     double px0, px1, py0, py1;   /* plot area: left, right, top, bottom */
-    int logy;
+    int logx, logy;
+    double w, h;                 /* the canvas */
 } frame;
+
+void cli_plot_size(const cli_figure *fig, double *w, double *h)
+{
+    *w = fig->width > 0 ? fig->width : CLI_PLOT_WIDTH;
+    *h = fig->height > 0 ? fig->height : CLI_PLOT_HEIGHT;
+}
+
+/* a data value on an axis (log10 on a log axis); NAN if not drawable */
+static double axis_value(int logscale, double v)
+{
+    if (!isfinite(v)) return NAN;
+    if (logscale) return v > 0 ? log10(v) : NAN;
+    return v;
+}
 
 static double fx(const frame *f, double x)
 {
+    x = axis_value(f->logx, x);
     return f->px0 + (x - f->x0) / (f->x1 - f->x0) * (f->px1 - f->px0);
 }
 
-/* y in data units (not yet logged); NAN if not drawable */
 static double fy(const frame *f, double y)
 {
-    if (f->logy) {
-        if (!(y > 0)) return NAN;
-        y = log10(y);
-    }
+    y = axis_value(f->logy, y);
     return f->py1 - (y - f->y0) / (f->y1 - f->y0) * (f->py1 - f->py0);
 }
 
@@ -50,17 +61,39 @@ static double nice_step(double range, double target)
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
+/* One axis's range from the data (lo, hi: NAN if none) and the figure's
+ * fixed ends (NAN: from the data). */
+static void axis_range(double dlo, double dhi, double flo, double fhi, int logscale, double empty_lo, double empty_hi,
+                       double *lo, double *hi)
+{
+    if (!isfinite(dlo)) {
+        dlo = empty_lo;
+        dhi = empty_hi;
+    }
+    if (isfinite(flo)) dlo = logscale ? (flo > 0 ? log10(flo) : dlo) : flo;
+    if (isfinite(fhi)) dhi = logscale ? (fhi > 0 ? log10(fhi) : dhi) : fhi;
+    if (logscale) { /* whole decades */
+        dlo = floor(dlo);
+        dhi = ceil(dhi);
+    }
+    if (!(dhi > dlo)) {
+        dlo -= logscale ? 1 : 0.5;
+        dhi += logscale ? 1 : 0.5;
+    }
+    *lo = dlo;
+    *hi = dhi;
+}
+
 static void data_ranges(const cli_figure *fig, frame *f)
 {
     double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
     for (size_t s = 0; s < fig->nseries; s++) {
         const cli_series *se = &fig->series[s];
         for (size_t i = 0; i < se->n; i++) {
-            double x = se->x[i];
+            double x = axis_value(fig->logx, se->x[i]);
             for (int b = 0; b < (se->band_lo ? 2 : 1); b++) {
-                double y = b ? se->band_lo[i] : se->y[i];
-                if (!isfinite(x) || !isfinite(y) || (fig->logy && !(y > 0))) continue;
-                if (fig->logy) y = log10(y);
+                double y = axis_value(fig->logy, b ? se->band_lo[i] : se->y[i]);
+                if (!isfinite(x) || !isfinite(y)) continue;
                 xmin = fmin(xmin, x);
                 xmax = fmax(xmax, x);
                 ymin = fmin(ymin, y);
@@ -68,41 +101,35 @@ static void data_ranges(const cli_figure *fig, frame *f)
             }
         }
     }
-    if (!isfinite(xmin)) { xmin = 0; xmax = 1; }
-    if (!isfinite(ymin)) { ymin = fig->logy ? -10 : 0; ymax = fig->logy ? 0 : 1; }
-    if (isfinite(fig->xmin)) xmin = fig->xmin;
-    if (isfinite(fig->xmax)) xmax = fig->xmax;
-    if (isfinite(fig->ymin)) ymin = fig->logy ? log10(fig->ymin) : fig->ymin;
-    if (isfinite(fig->ymax)) ymax = fig->logy ? log10(fig->ymax) : fig->ymax;
-    if (fig->logy) { /* whole decades */
-        ymin = floor(ymin);
-        ymax = ceil(ymax);
-    }
-    if (!(xmax > xmin)) { xmin -= 0.5; xmax += 0.5; }
-    if (!(ymax > ymin)) { ymin -= fig->logy ? 1 : 0.5; ymax += fig->logy ? 1 : 0.5; }
-    f->x0 = xmin;
-    f->x1 = xmax;
-    f->y0 = ymin;
-    f->y1 = ymax;
+    if (!isfinite(xmin)) xmin = xmax = NAN;
+    if (!isfinite(ymin)) ymin = ymax = NAN;
+    axis_range(xmin, xmax, fig->xmin, fig->xmax, fig->logx, fig->logx ? -1 : 0, fig->logx ? 0 : 1, &f->x0, &f->x1);
+    axis_range(ymin, ymax, fig->ymin, fig->ymax, fig->logy, fig->logy ? -10 : 0, fig->logy ? 0 : 1, &f->y0, &f->y1);
+    f->logx = fig->logx;
     f->logy = fig->logy;
+    cli_plot_size(fig, &f->w, &f->h);
     f->px0 = ML;
-    f->px1 = W - MR;
+    f->px1 = f->w - MR;
     f->py0 = MT;
-    f->py1 = H - MB - (fig->footnote ? FOOT : 0);
+    f->py1 = f->h - MB - (fig->footnote ? FOOT : 0);
 }
 
-static void set_color(const cli_cairo *cx, cairo_t *cr, int c, double alpha)
+static void set_color(plot_canvas *c, int k, double alpha)
 {
-    const double *p = palette[((c % 8) + 8) % 8];
-    cx->cairo_set_source_rgba(cr, p[0], p[1], p[2], alpha);
+    const double *p = palette[((k % 8) + 8) % 8];
+    c->ops->set_color(c, p[0], p[1], p[2], alpha);
 }
 
-static void text_at(const cli_cairo *cx, cairo_t *cr, const char *s, double x, double y, double ax, double ay)
+static void grey(plot_canvas *c, double v)
 {
-    cairo_text_extents_t e;
-    cx->cairo_text_extents(cr, s, &e);
-    cx->cairo_move_to(cr, x - ax * e.width - e.x_bearing, y - ay * e.height - e.y_bearing);
-    cx->cairo_show_text(cr, s);
+    c->ops->set_color(c, v, v, v, 1);
+}
+
+static void line(plot_canvas *c, double x0, double y0, double x1, double y1)
+{
+    c->ops->move_to(c, x0, y0);
+    c->ops->line_to(c, x1, y1);
+    c->ops->stroke(c);
 }
 
 /* Tick label: %g, with "1e-05" shortened to "1e-5". */
@@ -121,282 +148,164 @@ static void tick_label(char *buf, size_t n, double v)
     }
 }
 
-static void draw_axes(const cli_cairo *cx, cairo_t *cr, const cli_figure *fig, const frame *f)
+/* The label of tick t of an axis (t in log10 units on a log axis). */
+static void axis_tick_label(char *buf, size_t n, int logscale, double t)
+{
+    if (!logscale) tick_label(buf, n, t);
+    else if (lround(t) == 0) snprintf(buf, n, "1");
+    else snprintf(buf, n, "1e%ld", lround(t));
+}
+
+/* Tick spacing: decades on a log axis (at most ~8 labels), else nice. */
+static double tick_step(int logscale, double lo, double hi, double target)
+{
+    return logscale ? fmax(1.0, ceil((hi - lo) / 8)) : nice_step(hi - lo, target);
+}
+
+static void draw_axes(plot_canvas *c, const cli_figure *fig, const frame *f)
 {
     char buf[64];
-    cx->cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cx->cairo_set_font_size(cr, 12);
-    cx->cairo_set_line_width(cr, 1);
-    /* x ticks and grid */
-    double sx = nice_step(f->x1 - f->x0, 6);
+    c->ops->set_line(c, 1, 0, 0);
+    double sx = tick_step(f->logx, f->x0, f->x1, 6);
     for (double t = ceil(f->x0 / sx - 1e-9) * sx; t <= f->x1 + 1e-9 * sx; t += sx) {
-        double X = fx(f, t);
-        cx->cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
-        cx->cairo_move_to(cr, X, f->py0);
-        cx->cairo_line_to(cr, X, f->py1);
-        cx->cairo_stroke(cr);
-        cx->cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-        tick_label(buf, sizeof buf, t);
-        text_at(cx, cr, buf, X, f->py1 + 8, 0.5, 0);
+        double X = f->px0 + (t - f->x0) / (f->x1 - f->x0) * (f->px1 - f->px0);
+        grey(c, 0.9);
+        line(c, X, f->py0, X, f->py1);
+        grey(c, 0.2);
+        axis_tick_label(buf, sizeof buf, f->logx, t);
+        c->ops->text(c, buf, X, f->py1 + 8, 0.5, 0, 12, 0, 0);
     }
-    /* y ticks and grid: decades on a log axis (at most ~8 labels) */
-    double sy = f->logy ? fmax(1.0, ceil((f->y1 - f->y0) / 8)) : nice_step(f->y1 - f->y0, 6);
+    double sy = tick_step(f->logy, f->y0, f->y1, 6);
     for (double t = ceil(f->y0 / sy - 1e-9) * sy; t <= f->y1 + 1e-9 * sy; t += sy) {
         double Y = f->py1 - (t - f->y0) / (f->y1 - f->y0) * (f->py1 - f->py0);
-        cx->cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
-        cx->cairo_move_to(cr, f->px0, Y);
-        cx->cairo_line_to(cr, f->px1, Y);
-        cx->cairo_stroke(cr);
-        cx->cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-        if (f->logy) snprintf(buf, sizeof buf, "1e%d", (int)lround(t));
-        else tick_label(buf, sizeof buf, t);
-        if (f->logy && lround(t) == 0) snprintf(buf, sizeof buf, "1");
-        text_at(cx, cr, buf, f->px0 - 8, Y, 1, 0.5);
+        grey(c, 0.9);
+        line(c, f->px0, Y, f->px1, Y);
+        grey(c, 0.2);
+        axis_tick_label(buf, sizeof buf, f->logy, t);
+        c->ops->text(c, buf, f->px0 - 8, Y, 1, 0.5, 12, 0, 0);
     }
-    /* frame */
-    cx->cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    cx->cairo_rectangle(cr, f->px0, f->py0, f->px1 - f->px0, f->py1 - f->py0);
-    cx->cairo_stroke(cr);
-    /* labels and title */
-    cx->cairo_set_font_size(cr, 13);
-    if (fig->xlabel) text_at(cx, cr, fig->xlabel, (f->px0 + f->px1) / 2, f->py1 + 30, 0.5, 0);
-    if (fig->ylabel) {
-        cx->cairo_save(cr);
-        cx->cairo_translate(cr, 18, (f->py0 + f->py1) / 2);
-        cx->cairo_rotate(cr, -M_PI / 2);
-        text_at(cx, cr, fig->ylabel, 0, 0, 0.5, 0.5);
-        cx->cairo_restore(cr);
-    }
-    if (fig->title) {
-        cx->cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-        cx->cairo_set_font_size(cr, 15);
-        text_at(cx, cr, fig->title, W / 2, 14, 0.5, 0);
-        cx->cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    }
+    grey(c, 0.2);
+    c->ops->rectangle(c, f->px0, f->py0, f->px1 - f->px0, f->py1 - f->py0);
+    c->ops->stroke(c);
+    if (fig->xlabel) c->ops->text(c, fig->xlabel, (f->px0 + f->px1) / 2, f->py1 + 30, 0.5, 0, 13, 0, 0);
+    if (fig->ylabel) c->ops->text(c, fig->ylabel, 18, (f->py0 + f->py1) / 2, 0.5, 0.5, 13, 0, 1);
+    if (fig->title) c->ops->text(c, fig->title, f->w / 2, 14, 0.5, 0, 15, 1, 0);
     if (fig->footnote) {
-        cx->cairo_set_font_size(cr, 10);
-        cx->cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
-        text_at(cx, cr, fig->footnote, f->px0, H - FOOT + 2, 0, 0);
+        grey(c, 0.35);
+        c->ops->text(c, fig->footnote, f->px0, f->h - FOOT + 2, 0, 0, 10, 0, 0);
     }
 }
 
 /* A polyline through the drawable points of (x, y), broken at the others. */
-static void polyline(const cli_cairo *cx, cairo_t *cr, const frame *f, const double *x, const double *y, size_t n)
+static void polyline(plot_canvas *c, const frame *f, const double *x, const double *y, size_t n)
 {
     int pen = 0;
     for (size_t i = 0; i < n; i++) {
-        double X = isfinite(x[i]) ? fx(f, x[i]) : NAN, Y = isfinite(y[i]) ? fy(f, y[i]) : NAN;
+        double X = fx(f, x[i]), Y = fy(f, y[i]);
         if (!isfinite(X) || !isfinite(Y)) {
             pen = 0;
             continue;
         }
-        if (pen) cx->cairo_line_to(cr, X, Y);
-        else cx->cairo_move_to(cr, X, Y);
+        if (pen) c->ops->line_to(c, X, Y);
+        else c->ops->move_to(c, X, Y);
         pen = 1;
     }
 }
 
-static void draw_series(const cli_cairo *cx, cairo_t *cr, const cli_figure *fig, const frame *f)
+/* The band between se->y and se->band_lo, where both draw. */
+static void draw_band(plot_canvas *c, const frame *f, const cli_series *se)
 {
-    cx->cairo_save(cr);
-    cx->cairo_rectangle(cr, f->px0, f->py0, f->px1 - f->px0, f->py1 - f->py0);
-    cx->cairo_clip(cr);
-    if (fig->ref_label) {
-        double dash[] = {6, 4};
-        cx->cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
-        cx->cairo_set_dash(cr, dash, 2, 0);
-        cx->cairo_set_line_width(cr, 1.2);
-        double xs[2] = {fig->ref_x0, fig->ref_x1}, ys[2] = {fig->ref_y0, fig->ref_y1};
-        polyline(cx, cr, f, xs, ys, 2);
-        cx->cairo_stroke(cr);
-        cx->cairo_set_dash(cr, NULL, 0, 0);
-    }
-    for (size_t s = 0; s < fig->nseries; s++) {
-        const cli_series *se = &fig->series[s];
-        if (!se->band_lo) continue;
-        /* the band: upper points forward, lower points back, where both draw */
-        size_t i = 0;
-        while (i < se->n) {
-            size_t j = i;
-            while (j < se->n && isfinite(fy(f, se->y[j])) && isfinite(fy(f, se->band_lo[j])) && isfinite(se->x[j])) j++;
-            if (j > i + 1) {
-                cx->cairo_move_to(cr, fx(f, se->x[i]), fy(f, se->y[i]));
-                for (size_t k = i + 1; k < j; k++) cx->cairo_line_to(cr, fx(f, se->x[k]), fy(f, se->y[k]));
-                for (size_t k = j; k-- > i;) cx->cairo_line_to(cr, fx(f, se->x[k]), fy(f, se->band_lo[k]));
-                cx->cairo_close_path(cr);
-                set_color(cx, cr, se->color, 0.18);
-                cx->cairo_fill(cr);
-            }
-            i = j + 1;
+    size_t i = 0;
+    while (i < se->n) {
+        size_t j = i;
+        while (j < se->n && isfinite(fx(f, se->x[j])) && isfinite(fy(f, se->y[j])) && isfinite(fy(f, se->band_lo[j])))
+            j++;
+        if (j > i + 1) {
+            c->ops->move_to(c, fx(f, se->x[i]), fy(f, se->y[i]));
+            for (size_t k = i + 1; k < j; k++) c->ops->line_to(c, fx(f, se->x[k]), fy(f, se->y[k]));
+            for (size_t k = j; k-- > i;) c->ops->line_to(c, fx(f, se->x[k]), fy(f, se->band_lo[k]));
+            c->ops->close_path(c);
+            set_color(c, se->color, 0.18);
+            c->ops->fill(c);
         }
+        i = j + 1;
     }
-    for (size_t s = 0; s < fig->nseries; s++) {
-        const cli_series *se = &fig->series[s];
-        double dash[] = {7, 4};
-        cx->cairo_set_dash(cr, se->dashed ? dash : NULL, se->dashed ? 2 : 0, 0);
-        cx->cairo_set_line_width(cr, 2);
-        set_color(cx, cr, se->color, 1);
-        polyline(cx, cr, f, se->x, se->y, se->n);
-        cx->cairo_stroke(cr);
-    }
-    cx->cairo_set_dash(cr, NULL, 0, 0);
-    cx->cairo_restore(cr);
 }
 
-static void draw_legend(const cli_cairo *cx, cairo_t *cr, const cli_figure *fig, const frame *f)
+static void draw_series(plot_canvas *c, const cli_figure *fig, const frame *f)
+{
+    c->ops->clip_begin(c, f->px0, f->py0, f->px1 - f->px0, f->py1 - f->py0);
+    if (fig->ref_label) {
+        grey(c, 0.45);
+        c->ops->set_line(c, 1.2, 6, 4);
+        double xs[2] = {fig->ref_x0, fig->ref_x1}, ys[2] = {fig->ref_y0, fig->ref_y1};
+        polyline(c, f, xs, ys, 2);
+        c->ops->stroke(c);
+    }
+    /* estimates first, then certified curves on top of them; bands below
+     * every line */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t s = 0; s < fig->nseries; s++) {
+            const cli_series *se = &fig->series[s];
+            if (se->band_lo && (se->estimate != 0) == (pass == 0)) draw_band(c, f, se);
+        }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t s = 0; s < fig->nseries; s++) {
+            const cli_series *se = &fig->series[s];
+            if ((se->estimate != 0) != (pass == 0)) continue;
+            c->ops->set_line(c, 2, se->dashed ? 7 : 0, 4);
+            set_color(c, se->color, 1);
+            polyline(c, f, se->x, se->y, se->n);
+            c->ops->stroke(c);
+        }
+    c->ops->set_line(c, 1, 0, 0);
+    c->ops->clip_end(c);
+}
+
+static void draw_legend(plot_canvas *c, const cli_figure *fig, const frame *f)
 {
     size_t n = fig->ref_label ? 1 : 0;
     double wmax = 0;
-    cx->cairo_set_font_size(cr, 12);
     for (size_t s = 0; s <= fig->nseries; s++) {
         const char *l = s < fig->nseries ? fig->series[s].label : fig->ref_label;
         if (!l) continue;
         if (s < fig->nseries) n++;
-        cairo_text_extents_t e;
-        cx->cairo_text_extents(cr, l, &e);
-        wmax = fmax(wmax, e.x_advance);
+        wmax = fmax(wmax, c->ops->text_width(c, l, 12));
     }
     if (!n) return;
-    double lh = 18, bw = wmax + 48, bh = n * lh + 10, bx = f->px1 - bw - 10, by = f->py0 + 10;
-    cx->cairo_set_source_rgba(cr, 1, 1, 1, 0.9);
-    cx->cairo_rectangle(cr, bx, by, bw, bh);
-    cx->cairo_fill_preserve(cr);
-    cx->cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
-    cx->cairo_set_line_width(cr, 1);
-    cx->cairo_stroke(cr);
+    double lh = 18, bw = wmax + 48, bh = (double)n * lh + 10, bx = f->px1 - bw - 10, by = f->py0 + 10;
+    c->ops->set_color(c, 1, 1, 1, 0.9);
+    c->ops->rectangle(c, bx, by, bw, bh);
+    c->ops->fill(c);
+    grey(c, 0.6);
+    c->ops->set_line(c, 1, 0, 0);
+    c->ops->rectangle(c, bx, by, bw, bh);
+    c->ops->stroke(c);
     double y = by + 5 + lh / 2;
     for (size_t s = 0; s <= fig->nseries; s++) {
         int ref = s == fig->nseries;
         const char *l = ref ? fig->ref_label : fig->series[s].label;
         if (!l) continue;
-        double dash[] = {6, 4};
         int dashed = ref || fig->series[s].dashed;
-        cx->cairo_set_dash(cr, dashed ? dash : NULL, dashed ? 2 : 0, 0);
-        cx->cairo_set_line_width(cr, ref ? 1.2 : 2);
-        if (ref) cx->cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
-        else set_color(cx, cr, fig->series[s].color, 1);
-        cx->cairo_move_to(cr, bx + 8, y);
-        cx->cairo_line_to(cr, bx + 36, y);
-        cx->cairo_stroke(cr);
-        cx->cairo_set_dash(cr, NULL, 0, 0);
-        cx->cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-        text_at(cx, cr, l, bx + 42, y, 0, 0.5);
+        c->ops->set_line(c, ref ? 1.2 : 2, dashed ? 6 : 0, 4);
+        if (ref) grey(c, 0.45);
+        else set_color(c, fig->series[s].color, 1);
+        line(c, bx + 8, y, bx + 36, y);
+        c->ops->set_line(c, 1, 0, 0);
+        grey(c, 0.1);
+        c->ops->text(c, l, bx + 42, y, 0, 0.5, 12, 0, 0);
         y += lh;
     }
 }
 
-static void draw(const cli_cairo *cx, cairo_t *cr, const cli_figure *fig)
+void cli_plot_draw(plot_canvas *c, const cli_figure *fig)
 {
     frame f;
     data_ranges(fig, &f);
-    cx->cairo_set_source_rgb(cr, 1, 1, 1);
-    cx->cairo_paint(cr);
-    draw_axes(cx, cr, fig, &f);
-    draw_series(cx, cr, fig, &f);
-    draw_legend(cx, cr, fig, &f);
-}
-
-/* ---- output ---- */
-
-typedef struct sink {
-    FILE *fp;           /* file output, or */
-    char *buf;          /* memory output */
-    size_t len, cap;
-    int failed;
-} sink;
-
-static cairo_status_t sink_write(void *closure, const unsigned char *data, unsigned int length)
-{
-    sink *s = closure;
-    if (s->fp) {
-        if (fwrite(data, 1, length, s->fp) != length) s->failed = 1;
-        return s->failed ? CAIRO_STATUS_WRITE_ERROR : CAIRO_STATUS_SUCCESS;
-    }
-    if (s->len + length + 1 > s->cap) {
-        size_t nc = s->cap ? 2 * s->cap : 65536;
-        while (nc < s->len + length + 1) nc *= 2;
-        char *nb = realloc(s->buf, nc);
-        if (!nb) {
-            s->failed = 1;
-            return CAIRO_STATUS_NO_MEMORY;
-        }
-        s->buf = nb;
-        s->cap = nc;
-    }
-    memcpy(s->buf + s->len, data, length);
-    s->len += length;
-    s->buf[s->len] = '\0';
-    return CAIRO_STATUS_SUCCESS;
-}
-
-static int render(const cli_cairo *cx, const cli_figure *fig, cli_plot_format fmt, sink *out, char *msg,
-                  size_t msg_len)
-{
-    cairo_surface_t *surf = fmt == CLI_PLOT_SVG ? cx->cairo_svg_surface_create_for_stream(sink_write, out, W, H)
-                                                : cx->cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)W, (int)H);
-    cairo_status_t st = cx->cairo_surface_status(surf);
-    if (st == CAIRO_STATUS_SUCCESS) {
-        cairo_t *cr = cx->cairo_create(surf);
-        draw(cx, cr, fig);
-        st = cx->cairo_status(cr);
-        cx->cairo_destroy(cr);
-        if (st == CAIRO_STATUS_SUCCESS && fmt == CLI_PLOT_PNG)
-            st = cx->cairo_surface_write_to_png_stream(surf, sink_write, out);
-        cx->cairo_surface_finish(surf);
-        if (st == CAIRO_STATUS_SUCCESS) st = cx->cairo_surface_status(surf);
-    }
-    cx->cairo_surface_destroy(surf);
-    if (st != CAIRO_STATUS_SUCCESS || out->failed) {
-        snprintf(msg, msg_len, "drawing the plot failed: %s",
-                 out->failed ? "write error" : cx->cairo_status_to_string(st));
-        return -1;
-    }
-    return 0;
-}
-
-int cli_plot_write(const cli_figure *fig, cli_plot_format fmt, const char *path, char *msg, size_t msg_len)
-{
-    sink s = {0};
-    cli_cairo cx;
-    int to_stdout = !strcmp(path, "-");
-    /* cairo first: a missing cairo must not leave the file truncated */
-    if (cli_cairo_load(&cx, msg, msg_len))
-        return -1;
-    s.fp = to_stdout ? stdout : fopen(path, "wb");
-    if (!s.fp) {
-        snprintf(msg, msg_len, "cannot open %s for writing", path);
-        cli_cairo_unload(&cx);
-        return -1;
-    }
-    int rc = render(&cx, fig, fmt, &s, msg, msg_len);
-    cli_cairo_unload(&cx);
-    if (to_stdout) {
-        if (fflush(stdout) != 0 && rc == 0) {
-            snprintf(msg, msg_len, "error writing to standard output");
-            rc = -1;
-        }
-    } else if (fclose(s.fp) != 0 && rc == 0) {
-        snprintf(msg, msg_len, "error writing %s", path);
-        rc = -1;
-    }
-    return rc;
-}
-
-int cli_plot_svg_string(const cli_figure *fig, char **out, char *msg, size_t msg_len)
-{
-    sink s = {0};
-    cli_cairo cx;
-    if (cli_cairo_load(&cx, msg, msg_len)) {
-        *out = NULL;
-        return -1;
-    }
-    int rc = render(&cx, fig, CLI_PLOT_SVG, &s, msg, msg_len);
-    cli_cairo_unload(&cx);
-    if (rc) {
-        free(s.buf);
-        *out = NULL;
-        return rc;
-    }
-    *out = s.buf;
-    return 0;
+    c->ops->set_color(c, 1, 1, 1, 1);
+    c->ops->rectangle(c, 0, 0, f.w, f.h);
+    c->ops->fill(c);
+    draw_axes(c, fig, &f);
+    draw_series(c, fig, &f);
+    draw_legend(c, fig, &f);
 }

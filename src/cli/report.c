@@ -228,7 +228,7 @@ static void section_mia(page *p, const curves *tc)
 static void put_svg(page *p, const curves *cs)
 {
     cli_series se[2 * DPA_METHOD_COUNT];
-    char labels[2 * DPA_METHOD_COUNT][64];
+    char labels[2 * DPA_METHOD_COUNT][CLI_SERIES_LABEL];
     cli_figure f;
     char msg[256], *svg = NULL;
     cli_curves_figure(cs, &f, se, labels);
