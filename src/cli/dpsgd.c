@@ -23,13 +23,6 @@
 
 enum { SOLVE_NONE = 0, SOLVE_NOISE, SOLVE_STEPS, SOLVE_BATCH };
 
-/* The library's step count (dpa_dpsgd_steps: ceil with the 1e-9 snap,
- * computed exactly), shared with the dpsgd spec leaf. */
-unsigned long long cli_dpsgd_steps(double epochs, unsigned long long n, unsigned long long b)
-{
-    return (unsigned long long)dpa_dpsgd_steps(epochs, (double)n, (double)b);
-}
-
 static const char *step_count_text(const run_desc *r, int solve)
 {
     if (solve == SOLVE_STEPS)

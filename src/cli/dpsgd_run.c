@@ -29,6 +29,13 @@
 #include <string.h>
 #include "dpsgd_run.h"
 
+/* The library's step count (dpa_dpsgd_steps: ceil with the 1e-9 snap,
+ * computed exactly), shared with the dpsgd spec leaf. */
+unsigned long long cli_dpsgd_steps(double epochs, unsigned long long n, unsigned long long b)
+{
+    return (unsigned long long)dpa_dpsgd_steps(epochs, (double)n, (double)b);
+}
+
 static unsigned long long ceil_div(unsigned long long a, unsigned long long b)
 {
     return a / b + (a % b != 0);
