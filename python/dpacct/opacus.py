@@ -37,6 +37,22 @@ query's.  epsilon_result(delta, exact=True) (and final_epsilon) always
 asks the single-count accountant: use it for the final figure that must
 equal `dpacct dpsgd`'s.
 
+Samplers other than Poisson.  DpacctAccountant(sampling="random_allocation")
+accounts each history entry as whole epochs of balls-in-bins sampling:
+t = 1 / sample_rate steps per epoch (Opacus sets sample_rate to 1 /
+len(data_loader)), each example in exactly one step of each epoch,
+    repeat(ceil(n / t), random_allocation(gaussian(noise_multiplier), t, 1));
+a partial epoch counts as a whole one in the upper bound (its outputs are
+a prefix of the whole epoch's, a post-processing) and is left out of the
+lower bound.  DpacctAccountant(sampling="shuffle", dataset_size=N) is for
+Opacus' shuffled, non-Poisson data loaders (make_private(...,
+poisson_sampling=False)): one permutation per epoch, batches of B = N * q
+examples, replace-one neighbours; its bracket comes from two pairs: the
+upper end with no amplification (each epoch touched one Gaussian of
+sensitivity 2C), the lower end the exact privacy of Chua et al.'s pair of
+datasets (docs/sampling.md, "Shuffled epochs").  No per-epoch look-ahead
+for these two.
+
 With Opacus importable (it needs torch) the class is a subclass of
 opacus.accountants.IAccountant; without it, it has the same methods.
 `register()` adds it to Opacus' registry under the name "dpacct", so that
@@ -63,7 +79,9 @@ except Exception:  # ImportError, or a broken torch install
     _Base = object
     HAVE_OPACUS = False
 
-__all__ = ["DpacctAccountant", "OpacusAccountant", "register", "MECHANISM", "HAVE_OPACUS"]
+__all__ = ["DpacctAccountant", "OpacusAccountant", "register", "MECHANISM", "HAVE_OPACUS", "SAMPLINGS"]
+
+SAMPLINGS = ("poisson", "random_allocation", "shuffle")
 
 MECHANISM = "dpacct"
 # Epochs' worth of step counts one get_epsilon call evaluates ahead (module
@@ -104,8 +122,17 @@ class DpacctAccountant(_Base):
     uses); options: Accountant's keyword options (accuracy, grid_step, ...).
     """
 
-    def __init__(self, *, method="auto", **options):
+    def __init__(self, *, method="auto", sampling="poisson", dataset_size=None, **options):
+        if sampling not in SAMPLINGS:
+            raise InvalidInputError("sampling: must be one of %s, got %r" % (", ".join(SAMPLINGS), sampling),
+                                    status=1)
+        if sampling == "shuffle" and (isinstance(dataset_size, bool) or not isinstance(dataset_size, numbers.Integral)
+                                      or dataset_size < 1):
+            raise InvalidInputError('sampling="shuffle": give dataset_size, the number of examples (an integer '
+                                    '>= 1), got %r' % (dataset_size,), status=1)
         self.history = []  # (noise_multiplier, sample_rate, num_steps), as Opacus keeps it
+        self._sampling = sampling
+        self._n = None if dataset_size is None else int(dataset_size)
         self._method = method
         self._options = dict(options)
         self._key = None   # the history the accountant below accounts
@@ -197,21 +224,48 @@ class DpacctAccountant(_Base):
         self.history = history
 
     # ---- dpacct's additions ----
-    def event(self):
-        """The history as a dpacct Event (with add/remove neighbours)."""
-        parts = [self._entry(nm, q, n) for nm, q, n in self.history]
+    def event(self, lower=False):
+        """The history as a dpacct Event: with add/remove neighbours (replace
+        for shuffle).  lower: the event whose lower bound is the bracket's
+        (random_allocation: whole epochs only; shuffle: Chua et al.'s pair)."""
+        nb = "replace" if self._sampling == "shuffle" and not lower else "add_remove"
+        parts = [self._entry(nm, q, n, lower) for nm, q, n in self.history]
         if not parts:
-            return ev.no_op().with_neighboring("add_remove")
+            return ev.no_op().with_neighboring(nb)
         one = parts[0] if len(parts) == 1 else ev.compose(parts)
-        return one.with_neighboring("add_remove")
+        return one.with_neighboring(nb)
 
     @staticmethod
-    def _entry(nm, q, n):
+    def _epoch_steps(q):
+        """Steps per epoch at sample rate q: 1 / q, a quotient within 1e-9 of
+        an integer taken as that integer, else rounded up."""
+        x = 1.0 / q
+        r = round(x)
+        return int(r) if abs(x - r) <= 1e-9 * x else int(math.ceil(x))
+
+    def _entry(self, nm, q, n, lower=False):
         n = int(n)
         if n == 0 or q == 0:
             return ev.no_op()
-        step = ev.non_private() if nm == 0 else ev.poisson(ev.gaussian(nm), q)
-        return ev.repeat(step, n)
+        if self._sampling == "poisson":
+            step = ev.non_private() if nm == 0 else ev.poisson(ev.gaussian(nm), q)
+            return ev.repeat(step, n)
+        t = self._epoch_steps(q)
+        epochs = n // t if lower else -(-n // t)
+        if epochs == 0:
+            return ev.no_op()
+        if nm == 0:
+            return ev.repeat(ev.non_private(), epochs)
+        if self._sampling == "random_allocation":
+            return ev.repeat(ev.random_allocation(ev.gaussian(nm), t, 1), epochs)
+        if not lower:  # shuffle, upper end: no amplification
+            return ev.repeat(ev.gaussian(nm, sensitivity=2), epochs)
+        b = max(1, round(q * self._n))  # shuffle's batch size
+        full = self._n // b
+        ra = ev.random_allocation(ev.gaussian(nm, sensitivity=2), full, 1)
+        if full * b != self._n:
+            ra = ev.poisson(ra, full * b / self._n)
+        return ev.repeat(ra, epochs)
 
     def epsilon_result(self, delta, exact=False):
         """The EpsilonResult (certified bracket and details) at `delta`.
@@ -234,10 +288,29 @@ class DpacctAccountant(_Base):
             self._acc = Accountant(self.event(), self._method, **self._options)
             self._key = key
         r = self._acc.epsilon(d)
+        if self._sampling != "poisson":
+            r = self._with_lower(r, d)
         self._results[(key, d)] = r
-        if len(key) == 1:
+        if len(key) == 1 and self._sampling == "poisson":
             self._look_ahead(key[0], d)
         return r
+
+    def _with_lower(self, r, d):
+        """r with the lower end of the lower event (module docstring) when it
+        differs from the accounted one."""
+        low_ev = self.event(lower=True)
+        if low_ev == self.event():
+            return r
+        with Accountant(low_ev, self._method, **self._options) as acc:
+            low = acc.epsilon(d)
+        if not low.lower <= r.upper:
+            raise NumericError("internal error: a lower bound above the upper bound")
+        f = r.as_dict()
+        f.update(lower=low.lower, certified=r.certified and low.certified,
+                 note=("shuffle bracket: upper with no amplification, lower from Chua et al.'s pair of datasets"
+                       if self._sampling == "shuffle" else "random allocation: a partial epoch counts as a whole "
+                       "one in the upper bound and is left out of the lower"))
+        return type(r)(**f)
 
     def final_epsilon(self, delta):
         """The certified upper bound of the single-count accountant (equal
@@ -270,10 +343,12 @@ class DpacctAccountant(_Base):
         self._key = None
 
     def __getstate__(self):
-        return {"history": list(self.history), "method": self._method, "options": self._options}
+        return {"history": list(self.history), "method": self._method, "options": self._options,
+                "sampling": self._sampling, "dataset_size": self._n}
 
     def __setstate__(self, state):
-        self.__init__(method=state["method"], **state["options"])
+        self.__init__(method=state["method"], sampling=state.get("sampling", "poisson"),
+                      dataset_size=state.get("dataset_size"), **state["options"])
         self.history = list(state["history"])
 
     def __repr__(self):
