@@ -32,32 +32,39 @@ static const char *step_count_text(const run_desc *r, int solve)
 
 /* ------------------------------------------------------ evaluation --- */
 
-/* eps bounds at a->delta of the spec `text`. g: also the mu-GDP bracket
- * (NULL: not asked). */
-static int evaluate_text(const cli_args *a, const char *text, dpa_result *res, dpa_gdp_mu *g)
+/* eps bounds at a->delta of the spec `text`, quietly: the library's status,
+ * its message in *err.  g: also the mu-GDP bracket (NULL: not asked). */
+static dpa_status evaluate_quiet(const cli_args *a, const char *text, dpa_result *res, dpa_gdp_mu *g, dpa_error *err)
 {
-    dpa_error err;
     dpa_spec *spec;
     dpa_accountant *acc;
     dpa_status s;
 
-    dpa_error_clear(&err);
-    spec = dpa_spec_from_json(text, &err);
+    dpa_error_clear(err);
+    spec = dpa_spec_from_json(text, err);
     if (!spec)
-        return cli_fail_status(DPA_EINVAL, &err);
-    acc = dpa_accountant_new(spec, &a->opt, &err);
+        return DPA_EINVAL;
+    acc = dpa_accountant_new(spec, &a->opt, err);
     dpa_spec_free(spec);
     if (!acc)
-        return cli_fail_status(DPA_EINVAL, &err);
+        return err->status ? err->status : DPA_EINVAL;
     cli_poison_result(res);
-    dpa_error_clear(&err);
-    s = dpa_accountant_epsilon(acc, a->delta, res, &err);
+    dpa_error_clear(err);
+    s = dpa_accountant_epsilon(acc, a->delta, res, err);
     if (s == DPA_OK && g) {
         dpa_error gerr;
         dpa_error_clear(&gerr);
         dpa_accountant_gdp_mu(acc, g, &gerr);
     }
     dpa_accountant_free(acc);
+    return s;
+}
+
+/* The same, errors reported; an exit status. */
+static int evaluate_text(const cli_args *a, const char *text, dpa_result *res, dpa_gdp_mu *g)
+{
+    dpa_error err;
+    dpa_status s = evaluate_quiet(a, text, res, g, &err);
     if (s != DPA_OK)
         return cli_fail_status(s, &err);
     int rc = cli_check_result(res, 1);
@@ -67,28 +74,46 @@ static int evaluate_text(const cli_args *a, const char *text, dpa_result *res, d
 }
 
 /* shuffle: the lower end of the bracket from the lower-bound pair's spec
- * (0 when no epoch is complete); res holds the upper spec's result. */
+ * (0 when no epoch is complete, or when the pair cannot be computed within
+ * the grid limits: then the note says why); res holds the upper spec's
+ * result. */
 static int shuffle_lower(const cli_args *a, const run_desc *run, dpa_result *res)
 {
     char text[SPEC_BUF];
     dpa_result low;
+    dpa_error err;
     double upper = res->upper;
+    const char *why = NULL;
     if (!dpsgd_spec_text(text, sizeof text, run, 0, 0, RUN_SPEC_LOWER)) {
         res->lower = 0;
+        why = "no complete epoch";
     } else {
-        int rc = evaluate_text(a, text, &low, NULL);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-        /* the pair's eps is at most the no-amplification bound: the random
-         * allocation pair is a post-processing of the Gaussian one */
-        if (!(low.lower <= upper))
-            return cli_library_bug("a shuffle lower bound above its upper bound");
-        res->lower = low.lower;
-        res->certified = res->certified && low.certified;
-        res->accuracy_met = res->accuracy_met && low.accuracy_met;
+        dpa_status s = evaluate_quiet(a, text, &low, NULL, &err);
+        if (s == DPA_ENOMEM || s == DPA_ENUMERIC) {
+            /* a lower bound that cannot be computed is 0, said plainly */
+            res->lower = 0;
+            why = err.message;
+        } else if (s != DPA_OK) {
+            return cli_fail_status(s, &err);
+        } else {
+            int rc = cli_check_result(&low, 1);
+            if (rc != CLI_EXIT_OK)
+                return rc;
+            /* the pair's eps is at most the no-amplification bound: the
+             * random allocation pair is a post-processing of the Gaussian one */
+            if (!(low.lower <= upper))
+                return cli_library_bug("a shuffle lower bound above its upper bound");
+            res->lower = low.lower;
+            res->certified = res->certified && low.certified;
+            res->accuracy_met = res->accuracy_met && low.accuracy_met;
+        }
     }
-    snprintf(res->note, sizeof res->note, "shuffle bracket: upper with no amplification, lower from Chua et al.'s "
-             "pair of datasets (docs/sampling.md)");
+    if (why)
+        snprintf(res->note, sizeof res->note, "shuffle: upper with no amplification; lower 0, its pair not "
+                 "computed (%.60s)", why);
+    else
+        snprintf(res->note, sizeof res->note, "shuffle bracket: upper with no amplification, lower from Chua et "
+                 "al.'s pair of datasets (docs/training.md)");
     return CLI_EXIT_OK;
 }
 
