@@ -346,10 +346,27 @@ check "missing --delta is named" err_has "--delta"
 usage_error "missing --epsilon is a usage error" delta "$GAUSS"
 usage_error "--delta abc is an error" epsilon --delta abc "$GAUSS"
 check "--delta abc message names option and value" eval 'err_has "--delta" && err_has "\"abc\""'
-for bad in 0 1 nan inf -1e-5 "" "1e-5x" " 1e-5" 1e-400 0x; do
+# (0 is accepted since --delta 0 asks for pure DP: tested below)
+for bad in 1 nan inf -1e-5 "" "1e-5x" " 1e-5" 1e-400 0x; do
     usage_error "--delta '$bad' is an error" epsilon --delta "$bad" "$GAUSS"
 done
 usage_error "--delta without a value is an error" epsilon "$GAUSS" --delta
+# --delta 0: pure DP, the largest privacy loss (docs/guarantees.md §3.16);
+# dp_accounting pld/pld_privacy_accountant_test.py test_epsilon_basic: 3
+for m in auto pld rdp; do
+    run epsilon --delta 0 --method $m --json '{"compose": [{"pure": {"epsilon": 1}}, {"pure": {"epsilon": 2}}]}'
+    check "epsilon at delta 0 of pure 1 and 2 is exactly 3 (method $m)" \
+        json "d['epsilon_upper'] == 3 and d['epsilon_lower'] == 3 and d['certified']"
+done
+run epsilon --delta 0 --json "$GAUSS"
+check "epsilon at delta 0 of a Gaussian is inf, said plainly" \
+    json "d['epsilon_upper'] == 'inf' and d['epsilon_lower'] == 'inf' and 'not pure DP' in d['note']"
+run epsilon --delta 0,1e-5 '{"laplace": {"scale": 4}}'
+check "epsilon at delta 0 of laplace scale 4 is 0.25 (text, with a list)" \
+    eval 'rc_is 0 && out_has "epsilon <= 0.25" && out_has "pure DP: the largest privacy loss"'
+run calibrate --epsilon 1 --delta 0 --json '{"repeat": {"count": 10, "event": {"laplace": {"scale": "?"}}}}'
+check "calibration at delta 0: 10 Laplace steps need scale >= 10" \
+    json "10 <= d['value'] <= 10.01 and d['epsilon_upper'] <= 1"
 usage_error "--epsilon nan is an error" delta --epsilon nan "$GAUSS"
 usage_error "--epsilon 1e999 is an error" delta --epsilon 1e999 "$GAUSS"
 usage_error "--delta given twice is an error" epsilon --delta 1e-5 --delta 1e-6 "$GAUSS"

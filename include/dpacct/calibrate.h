@@ -32,7 +32,8 @@ typedef struct dpa_calibration {
     int evaluations;       /* accountant evaluations used */
 } dpa_calibration;
 
-/* Domains: epsilon > 0 finite, delta in (0, 1), rel_tol in [1e-12, 0.1]
+/* Domains: epsilon > 0 finite, delta in [0, 1) (0: pure DP, meaningful when
+ * the template's events can be pure: laplace, pure, randomized_response, ...), rel_tol in [1e-12, 0.1]
  * (0 selects the default 1e-4).  opt may be NULL.
  * Errors: DPA_EINVAL for bad arguments; DPA_ENUMERIC ("no value of PARAM
  * meets the target") when even the most private end of the domain fails;

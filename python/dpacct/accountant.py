@@ -402,7 +402,8 @@ class Accountant:
     # ---- queries ----
     def epsilon(self, delta: float) -> Union[EpsilonResult, List[EpsilonResult]]:
         """The smallest epsilon with delta(epsilon) <= delta, bracketed
-        (EpsilonResult).  delta in (0, 1).  A sequence or array of deltas
+        (EpsilonResult).  delta in [0, 1): at 0, the largest privacy loss
+        (pure DP; inf when the loss is unbounded).  A sequence or array of deltas
         gives a list of results."""
         if not _is_scalar(delta):
             return [self.epsilon(d) for d in _iter_values(delta)]

@@ -281,7 +281,7 @@ dpa_status dpa_calibrate(const dpa_template *t, double epsilon, double delta,
     if (!t || !out) return dpa_error_set(err, DPA_EINVAL, "calibrate: NULL argument");
     if (!(epsilon > 0 && isfinite(epsilon)))
         return dpa_error_set(err, DPA_EINVAL, "calibrate: epsilon must be > 0 and finite, got %g", epsilon);
-    if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "calibrate: delta must be in (0, 1), got %g", delta);
+    if (!(delta >= 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "calibrate: delta must be in [0, 1), got %g", delta);
     if (rel_tol == 0) rel_tol = DEFAULT_REL_TOL;
     if (!(rel_tol >= 1e-12 && rel_tol <= 0.1))
         return dpa_error_set(err, DPA_EINVAL, "calibrate: tolerance must be in [1e-12, 0.1], got %g", rel_tol);

@@ -405,8 +405,9 @@ static void print_accuracy(const dpa_result *r)
              "--accuracy); the bounds are still certified, only wider than requested");
 }
 
-/* "NAME <= U   (NOTE)" and "NAME >= L   (lower bound; gap G)". */
-static void print_bounds(const char *name, double up, double lo, const char *note)
+/* "NAME <= U   (NOTE)" and "NAME >= L   (lower bound; gap G)"; inf_why:
+ * what an infinite lower bound means. */
+static void print_bounds_why(const char *name, double up, double lo, const char *note, const char *inf_why)
 {
     char us[CLI_NUM_BUF], ls[CLI_NUM_BUF], gap[CLI_NUM_BUF];
     int digits = cli_digits_for(up, lo), w;
@@ -416,12 +417,35 @@ static void print_bounds(const char *name, double up, double lo, const char *not
     w = (int)(strlen(us) > strlen(ls) ? strlen(us) : strlen(ls));
     printf("%s <= %-*s   (%s)\n", name, w, us, note);
     if (isinf(lo)) {
-        printf("%s >= %-*s   (lower bound: the privacy loss is +inf with probability "
-               ">= delta)\n", name, w, ls);
+        printf("%s >= %-*s   (lower bound: %s)\n", name, w, ls, inf_why);
         return;
     }
     cli_format(gap, sizeof gap, up - lo, 2, DPA_ROUND_UP);
     printf("%s >= %-*s   (lower bound; gap %s)\n", name, w, ls, gap);
+}
+
+static void print_bounds(const char *name, double up, double lo, const char *note)
+{
+    print_bounds_why(name, up, lo, note, "the privacy loss is +inf with probability >= delta");
+}
+
+/* epsilon at delta 0 (pure DP), which every method answers from the steps'
+ * loss laws (src/acct/pure_dp.c): no grid, order or method estimate. */
+static void print_pure_method(dpa_method m)
+{
+    printf("method: %s (pure DP: the largest privacy loss, read from the steps' loss laws)\n", dpa_method_name(m));
+}
+
+static void human_pure(const dpa_result *r)
+{
+    print_bounds_why("epsilon", r->upper, r->lower,
+                     r->certified ? "certified upper bound; claim this"
+                                  : "estimated upper bound, not certified: do not claim it",
+                     "the privacy loss is unbounded or +inf with positive probability");
+    puts("at delta = 0");
+    print_pure_method(r->method);
+    print_binding(r, cli_digits_for(r->upper, r->lower));
+    if (r->note[0]) printf("note: %s\n", r->note);
 }
 
 /* One line on the smallest mu-GDP (GDP Def 2.4), bounds rounded outward.
@@ -457,6 +481,11 @@ static void human_query(const cli_args *a, double value, const dpa_result *r, co
     int eps = a->cmd != CLI_DELTA;
     char at[CLI_NUM_BUF];
 
+    if (eps && value == 0) {
+        human_pure(r);
+        if (extra) fputs(extra, stdout);
+        return;
+    }
     print_bounds(eps ? "epsilon" : "delta", r->upper, r->lower,
                  r->certified ? "certified upper bound; claim this"
                               : "estimated upper bound, not certified: do not claim it");
@@ -557,6 +586,10 @@ static int human_calibration(const cli_args *a, const dpa_param_info *info,
         printf("nearest infeasible value: %s\n", x);
     }
     printf("evaluations: %d\n", c->evaluations);
+    if (a->delta == 0) {
+        print_pure_method(c->at_value.method);
+        return CLI_EXIT_OK;
+    }
     print_method(&c->at_value);
     print_accuracy(&c->at_value);
     return CLI_EXIT_OK;

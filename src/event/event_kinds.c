@@ -228,8 +228,8 @@ void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
     case DPA_EV_REPEAT:
         set_int_range(dom, 1, DPA_MAX_COUNT);
         break;
-    case DPA_EV_POISSON:
-        set_range(dom, 0, 1, 1, 0);
+    case DPA_EV_POISSON: /* rate 0 is the no-op (no record is ever sampled) */
+        set_range(dom, 0, 0, 1, 0);
         break;
     case DPA_EV_SAMPLE:
         sample_domain(slot, sibling, dom);

@@ -388,6 +388,8 @@ static dpa_status walk_inner(walk *w, const dpa_event *c, int sampled, const cha
     for (size_t i = 0; i < in->n; i++) in->total_count += in->v[i].count;
     if (in->nonprivate_path[0] && !w->set->nonprivate_path[0])
         memcpy(w->set->nonprivate_path, in->nonprivate_path, sizeof w->set->nonprivate_path);
+    if (in->noop_path[0] && !w->set->noop_path[0])
+        memcpy(w->set->noop_path, in->noop_path, sizeof w->set->noop_path);
     *out = in;
     return DPA_OK;
 }
@@ -517,6 +519,14 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
             size_t len = strlen(sub);
             snprintf(sub + len, sizeof sub - len, "/poisson/event");
             c = c->child[0];
+        }
+        /* rate 0: no record is ever in the batch, so the subsampled event is
+         * the no-op (both neighbours give the same output law): it adds no
+         * leaf, and the set remembers the first such path for the note */
+        if (rate == 0) {
+            if (!w->set->noop_path[0])
+                snprintf(w->set->noop_path, sizeof w->set->noop_path, "%.140s/poisson", path);
+            return DPA_OK;
         }
         if (!is_mechanism(c->kind)) return add_composite(w, e, c, rate, mult, sub, err);
         char leafpath[PATH_MAX_LEN + 32]; /* sub plus one kind name always fits */
