@@ -242,3 +242,23 @@ def test_noise_multiplier_equals_cli_calibration(cli):
     j = cli("calibrate", "--epsilon", 1, "--delta", 1e-5, tmpl.to_json())
     assert dpacct.get_noise_multiplier(target_epsilon=1, target_delta=1e-5, dataset_size=60000,
                                        batch_size=256, epochs=60) == j["value"]
+
+
+@needs_lib
+def test_epsilon_at_delta_zero_and_poisson_rate_zero():
+    # dp_accounting pld/pld_privacy_accountant_test.py, test_epsilon_basic:
+    # EpsilonDelta(1, 0) and (2, 0) composed give get_epsilon(0.0) == 3.0
+    # (docs/guarantees.md §3.16)
+    for method in ("auto", "pld", "rdp"):
+        a = dpacct.Accountant({"compose": [{"pure": {"epsilon": 1}}, {"pure": {"epsilon": 2}}]}, method=method)
+        r = a.epsilon(0)
+        assert (r.lower, r.upper, r.certified) == (3.0, 3.0, True)
+    r = dpacct.Accountant({"gaussian": {"sigma": 2}}).epsilon(0)
+    assert r.upper == math.inf and r.lower == math.inf and "not pure DP" in r.note
+    with pytest.raises(dpacct.InvalidInputError, match=r"delta must be in \[0, 1\)"):
+        dpacct.Accountant({"pure": {"epsilon": 1}}).epsilon(-0.1)
+    # a Poisson event of rate 0 is the no-op, named in the note
+    r = dpacct.Accountant({"compose": [{"laplace": {"scale": 4}},
+                                       {"poisson": {"rate": 0, "event": {"gaussian": {"sigma": 1}}}}]}).epsilon(0)
+    assert r.lower <= 0.25 <= r.upper and r.upper - r.lower < 1e-15
+    assert "poisson rate 0 at /compose/1/poisson" in r.note
