@@ -562,7 +562,25 @@ run delta --epsilon 3 --method gdp --json "$PURE"
 check "gdp is labelled an approximation and lands near the exact value" \
     json "d['method'] == 'gdp' and d['certified'] is False and 'not a bound' in d['note'] and
           abs(d['delta_upper'] - $EXD) <= 0.05 * $EXD"
-usage_error "calibrate --method gdp is refused" calibrate --epsilon 1 --delta 1e-5 --method gdp \
+# calibrate --method gdp: the CLT estimate (Opacus' get_noise_multiplier with
+# accountant="gdp", opacus/tests/accountants_test.py test_get_noise_multiplier_gdp,
+# which uses GDP Cor 5.4's mu and gets 1.3232; the gdp method uses Thm 3.4's),
+# labelled an estimate; its value and the nearest infeasible one straddle
+# the target under the same method's epsilon query
+OPG='{"repeat":{"count":2250,"event":{"poisson":{"rate":0.04,"event":{"gaussian":{"sigma":"?"}}}}}}'
+run calibrate --epsilon 8 --delta 1e-5 --method gdp --json "$OPG"
+check "calibrate --method gdp is an estimate, labelled so" \
+    json "d['method'] == 'gdp' and d['certified'] is False and d['epsilon_upper'] <= 8 and 1.2 < d['value'] < 1.4"
+GVAL=$(json_get "d['value']"); GINF=$(json_get "d['infeasible']")
+for pair in "$GVAL le" "$GINF gt"; do
+    set -- $pair
+    run epsilon --delta 1e-5 --method gdp --json "${OPG/'"?"'/$1}"
+    check "gdp calibration: epsilon at sigma $1 is $2 8" \
+        json "(d['epsilon_upper'] <= 8) == ('$2' == 'le')"
+done
+run calibrate --epsilon 8 --delta 1e-5 --method gdp "$OPG"
+check "calibrate --method gdp text says NOT certified" eval 'rc_is 0 && out_has "estimate, NOT certified"'
+usage_error "calibrate --method phi is refused" calibrate --epsilon 1 --delta 1e-5 --method phi \
     '{"gaussian": {"sigma": "?"}}'
 
 # -------------------------------------------------------------- report --

@@ -289,6 +289,8 @@ static int json_calibration(const cli_args *a, const dpa_param_info *info,
     put(o, "evaluations", json_integer(c->evaluations), &ok);
     put(o, "method", json_string(dpa_method_name(c->at_value.method)), &ok);
     put(o, "accuracy_met", json_boolean(c->at_value.accuracy_met), &ok);
+    if (!c->at_value.certified) /* (the gdp method's estimate; certified values keep the old keys) */
+        put(o, "certified", json_false(), &ok);
     put_name(o, a, &ok);
     return emit_json(o, ok && o);
 }
@@ -574,11 +576,18 @@ static int human_calibration(const cli_args *a, const dpa_param_info *info,
     format_param(v, sizeof v, info, c->value, a->tolerance, safe);
     cli_format_shortest(e, sizeof e, a->epsilon);
     cli_format_shortest(d, sizeof d, a->delta);
-    printf("%s = %s   (%s value meeting epsilon <= %s at delta = %s)\n", info->name, v,
-           noise ? "smallest" : "largest", e, d);
+    if (c->at_value.certified) {
+        printf("%s = %s   (%s value meeting epsilon <= %s at delta = %s)\n", info->name, v,
+               noise ? "smallest" : "largest", e, d);
+    } else { /* the gdp method: the CLT estimate */
+        printf("%s = %s   (estimate, NOT certified: %s value whose %s estimate of epsilon is <= %s at "
+               "delta = %s; do not claim it)\n", info->name, v, noise ? "smallest" : "largest",
+               dpa_method_name(c->at_value.method), e, d);
+    }
     printf("parameter: %s\n", info->path);
     print_bounds("epsilon", c->at_value.upper, c->at_value.lower,
-                 "certified upper bound at this value");
+                 c->at_value.certified ? "certified upper bound at this value"
+                                       : "estimate at this value, not certified");
     if (isnan(c->infeasible)) {
         puts("nearest infeasible value: none found (the whole domain meets the target)");
     } else {
