@@ -526,6 +526,10 @@ check "tradeoff --at 0.1 of mu = 1 is just below G_1(0.1)" \
           0.6108 <= d['methods'][0]['beta_lower'] <= 0.610856308354639 and d['methods'][0]['certified'] is True"
 run curve --kind tradeoff --at 0.1 "$GAUSS"
 check "tradeoff --at human output" eval 'rc_is 0 && out_has "beta >= 0.6108" && out_has "certified lower bound on the type II error"'
+check "tradeoff --at: beta_upper above G_1(0.1), within 1e-5 (docs/fdp.md §9)" eval 'out_has "beta <= 0.6108" && out_has "power 1 - beta >= 0.3891"'
+run curve --kind tradeoff --at 0.1 --json "$GAUSS"
+check "tradeoff --at JSON: G_1(0.1) = 0.610856308354639 in [beta_lower, beta_upper]" \
+    json "d['methods'][0]['beta_lower'] <= 0.610856308354639 <= d['methods'][0]['beta_upper'] <= 0.61087"
 run curve --kind tradeoff --points 11 "$SG"
 check "tradeoff CSV: below 1 - alpha, non-increasing" eval 'rc_is 0 && [ "$(head -1 "$TMP/out")" = "method,alpha,beta_lower" ] &&
     python3 -c "
