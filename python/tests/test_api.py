@@ -90,7 +90,8 @@ def test_other_errors():
         dpacct.Accountant({"poisson": {"rate": 0.1, "event": {"gaussian": {"sigma": 1}}}},
                           neighboring="replace")
     acc = dpacct.Accountant({"gaussian": {"sigma": 1}})
-    for bad in (0, 1, -0.5, float("nan")):
+    # (delta 0 is pure DP, accepted: test_epsilon_at_delta_zero_and_poisson_rate_zero)
+    for bad in (1, -0.5, -5e-324, float("nan")):
         with pytest.raises(dpacct.InvalidInputError):
             acc.epsilon(bad)
     with pytest.raises(TypeError):
@@ -262,3 +263,12 @@ def test_epsilon_at_delta_zero_and_poisson_rate_zero():
                                        {"poisson": {"rate": 0, "event": {"gaussian": {"sigma": 1}}}}]}).epsilon(0)
     assert r.lower <= 0.25 <= r.upper and r.upper - r.lower < 1e-15
     assert "poisson rate 0 at /compose/1/poisson" in r.note
+
+
+@needs_lib
+def test_beta_at_brackets_the_gaussian_tradeoff():
+    # G_1(0.1) = Phi(Phi^-1(0.9) - 1) = 0.610856308354639 (GDP Def 2.7); docs/fdp.md §9
+    lo, hi = dpacct.Accountant({"gaussian": {"sigma": 1}}).beta_at(0.1)
+    assert lo <= 0.610856308354639 <= hi and hi - lo < 1e-5
+    with pytest.raises(dpacct.InvalidInputError, match=r"alpha must be in \(0, 1\]"):
+        dpacct.Accountant({"gaussian": {"sigma": 1}}).beta_at(0)
