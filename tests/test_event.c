@@ -255,7 +255,7 @@ static void test_integers(void **state)
     expect_err("{\"repeat\":{\"count\":1000000000000000000,\"event\":{\"gdp\":{\"mu\":1}}}}",
                "/repeat/count", "must be an integer <= 1e+15, got 1e+18");
     expect_err("{\"sample\":{\"n\":10,\"m\":2.5,\"event\":{\"gdp\":{\"mu\":1}}}}", "/sample/m",
-               "must be an integer >= 1, got 2.5");
+               "must be an integer >= 0, got 2.5"); /* (m = 0 is the no-op) */
     expect_err("{\"sample\":{\"n\":10,\"m\":11,\"event\":{\"gdp\":{\"mu\":1}}}}", "/sample/m",
                "must be an integer <= n (10), got 11");
     expect_err("{\"sample\":{\"n\":0.5,\"m\":1,\"event\":{\"gdp\":{\"mu\":1}}}}", "/sample/n",
@@ -855,7 +855,7 @@ static void test_template_sample(void **state)
     assert_string_equal(pi->name, "m");
     assert_int_equal(pi->role, DPA_ROLE_BUDGET);
     assert_true(pi->is_integer);
-    assert_true(pi->lo == 1 && pi->hi == 60000);
+    assert_true(pi->lo == 0 && pi->hi == 60000); /* m = 0: the no-op */
     s = dpa_template_instantiate(t, 60000, &err);
     assert_non_null(s);
     dpa_spec_free(s);
@@ -875,7 +875,7 @@ static void test_template_sample(void **state)
     /* The sibling of the placeholder is still validated on its own. */
     assert_null(dpa_template_from_json("{\"sample\":{\"n\":\"?\",\"m\":2.5,\"event\":"
                                        "{\"gdp\":{\"mu\":1}}}}", &err));
-    assert_string_equal(err.message, "/sample/m: must be an integer >= 1, got 2.5");
+    assert_string_equal(err.message, "/sample/m: must be an integer >= 0, got 2.5");
 }
 
 static void test_template_other_params(void **state)

@@ -12,9 +12,12 @@
  *   (Q, qP + (1 - q)Q) has loss -log(q e^W + 1 - q), largest at W = -eps);
  *   gaussian, approx with delta > 0, non_private, zcdp: +inf.
  * Checked: the bracket contains the reference for generated compositions,
- * under every method; the dp_accounting value (3 for pure 1 and 2:
- * dp_accounting/pld/pld_privacy_accountant_test.py, test_epsilon_basic) is
- * exact; eps(0) is at least the lower bound of eps(delta) at delta > 0;
+ * under every method; dp_accounting's values are kept (numbers only, from
+ * dp_accounting/pld/pld_privacy_accountant_test.py test_epsilon_basic: 3
+ * for pure 1 and 2, exact; test_exponential_mechanism_basic;
+ * test_epsilon_delta_basic: 0.28; privacy_accountant_test.py test_no_op,
+ * test_non_private; rdp/rdp_privacy_accountant_test.py
+ * test_zero_fixed_batch_sample: 0); eps(0) is at least the lower bound of eps(delta) at delta > 0;
  * delta < 0 is refused; calibration at delta 0; rate 0 adds nothing.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <stdarg.h>
@@ -44,6 +47,24 @@ static void test_dp_accounting_basic(void **state)
         dpa_result r = test_query_epsilon(j, METHODS[m], 0);
         CHECK(r.upper == 3 && r.lower == 3 && r.certified, "method %d: [%.17g, %.17g]", (int)m, r.lower, r.upper);
     }
+    /* test_exponential_mechanism_basic: ExponentialMechanism(1) and (2):
+     * get_delta(3.0) == 0 (and eps(0) = 3: each step's largest loss is its
+     * eps, the bounded-range pair's atom) */
+    const char *em = "{\"compose\": [{\"exponential_mechanism\": {\"epsilon\": 1}}, "
+                     "{\"exponential_mechanism\": {\"epsilon\": 2}}]}";
+    dpa_result e0 = test_query_epsilon(em, DPA_METHOD_AUTO, 0);
+    CHECK(e0.lower <= 3 && 3 <= e0.upper && e0.upper - e0.lower < 1e-14, "exponential: [%.17g, %.17g]", e0.lower,
+          e0.upper);
+    e0 = test_query_delta(em, DPA_METHOD_AUTO, 3.0);
+    CHECK(e0.lower == 0 && e0.upper < 1e-14, "exponential delta(3): [%g, %g]", e0.lower, e0.upper);
+    /* test_epsilon_delta_basic: EpsilonDelta(1, 0.1) and (2, 0.2):
+     * get_delta(3.0) == 0.28 = 1 - 0.9 * 0.8 (both +inf atoms; eps 3 covers
+     * every finite loss) */
+    e0 = test_query_delta("{\"compose\": [{\"approx\": {\"epsilon\": 1, \"delta\": 0.1}}, "
+                          "{\"approx\": {\"epsilon\": 2, \"delta\": 0.2}}]}",
+                          DPA_METHOD_AUTO, 3.0);
+    CHECK(e0.lower <= 0.28 && 0.28 <= e0.upper && e0.upper - e0.lower < 1e-12, "approx delta(3): [%.17g, %.17g]",
+          e0.lower, e0.upper);
     /* privacy_accountant_test.py test_no_op / test_non_private: 0 and inf */
     dpa_result r = test_query_epsilon("{\"no_op\": {}}", DPA_METHOD_AUTO, 0);
     CHECK(r.upper == 0 && r.lower == 0, "no_op: [%g, %g]", r.lower, r.upper);
@@ -174,7 +195,7 @@ static void test_poisson_rate_zero(void **state)
         dpa_result a = test_query_delta(with, METHODS[m], 0.1), b = test_query_delta(without, METHODS[m], 0.1);
         CHECK(a.upper == b.upper && a.lower == b.lower, "method %d: [%g, %g] vs [%g, %g]", (int)m, a.lower, a.upper,
               b.lower, b.upper);
-        CHECK(strstr(a.note, "poisson rate 0 at /compose/1/poisson") != NULL, "note: %s", a.note);
+        CHECK(strstr(a.note, "sampling rate 0 at /compose/1/poisson") != NULL, "note: %s", a.note);
         a = test_query_epsilon(with, METHODS[m], 0);
         CHECK(a.upper >= 0.5 && a.lower <= 0.5 && a.upper - a.lower < 1e-15, "eps(0): [%.17g, %.17g]", a.lower, a.upper);
     }
@@ -187,6 +208,30 @@ static void test_poisson_rate_zero(void **state)
                            "{\"epsilon\": 1}}}}}}",
                            DPA_METHOD_AUTO, 0);
     CHECK(z.upper == 0 && z.lower == 0, "nested rate 0: [%g, %g]", z.lower, z.upper);
+    /* sample m = 0 (dp_accounting rdp_privacy_accountant_test.py,
+     * test_zero_fixed_batch_sample: eps and delta 0), under either relation */
+    for (int nb = 0; nb < 2; nb++) {
+        char j[200];
+        snprintf(j, sizeof j, "{\"sample\": {\"n\": 1000, \"m\": 0, \"event\": {\"gaussian\": {\"sigma\": 1}}}, "
+                 "\"neighboring\": \"%s\"}", nb ? "replace" : "add_remove");
+        z = test_query_epsilon(j, DPA_METHOD_AUTO, 1e-10);
+        CHECK(z.upper == 0 && z.lower == 0 && strstr(z.note, "sampling rate 0 at /sample"), "%s: [%g, %g] %s", j,
+              z.lower, z.upper, z.note);
+        z = test_query_delta(j, DPA_METHOD_RDP, 1e-10);
+        CHECK(z.upper == 0, "%s: delta %g", j, z.upper);
+    }
+    /* a product of positive rates that underflows is not the no-op: refused */
+    {
+        dpa_error err;
+        dpa_spec *s = dpa_spec_from_json("{\"poisson\": {\"rate\": 1e-200, \"event\": {\"poisson\": {\"rate\": "
+                                         "1e-200, \"event\": {\"gaussian\": {\"sigma\": 1}}}}}}",
+                                         &err);
+        assert_non_null(s);
+        dpa_accountant *a = dpa_accountant_new(s, NULL, &err);
+        CHECK(!a && strstr(err.message, "rate"), "underflowing rate: %s", a ? "accepted" : err.message);
+        dpa_accountant_free(a);
+        dpa_spec_free(s);
+    }
 }
 
 int main(void)

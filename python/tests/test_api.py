@@ -258,11 +258,11 @@ def test_epsilon_at_delta_zero_and_poisson_rate_zero():
     assert r.upper == math.inf and r.lower == math.inf and "not pure DP" in r.note
     with pytest.raises(dpacct.InvalidInputError, match=r"delta must be in \[0, 1\)"):
         dpacct.Accountant({"pure": {"epsilon": 1}}).epsilon(-0.1)
-    # a Poisson event of rate 0 is the no-op, named in the note
+    # a Poisson event of rate 0 is the no-op, named in the note (sample m = 0 too)
     r = dpacct.Accountant({"compose": [{"laplace": {"scale": 4}},
                                        {"poisson": {"rate": 0, "event": {"gaussian": {"sigma": 1}}}}]}).epsilon(0)
     assert r.lower <= 0.25 <= r.upper and r.upper - r.lower < 1e-15
-    assert "poisson rate 0 at /compose/1/poisson" in r.note
+    assert "sampling rate 0 at /compose/1/poisson" in r.note
 
 
 @needs_lib

@@ -238,7 +238,7 @@ static dpa_status noop_note(const dpa_accountant *a, dpa_status st, dpa_result *
     const char *p = a->leaves.noop_path;
     size_t n = strlen(out->note);
     if (st == DPA_OK && p[0] && n + 2 < sizeof out->note) /* after any other remark, cut to fit */
-        snprintf(out->note + n, sizeof out->note - n, "%spoisson rate 0 at %.50s: no record is ever sampled, "
+        snprintf(out->note + n, sizeof out->note - n, "%ssampling rate 0 at %.50s: no record is ever sampled, "
                  "so that event is the no-op and contributes nothing", n ? "; " : "", p);
     return st;
 }

@@ -137,7 +137,7 @@ static void set_int_range(dpa_param_info *d, double lo, double hi)
  * n >= m and m <= n (used for template domains). */
 static void sample_domain(int slot, const double *sib, dpa_param_info *d)
 {
-    set_int_range(d, 1, DPA_MAX_COUNT);
+    set_int_range(d, slot == 1 ? 0 : 1, DPA_MAX_COUNT); /* m = 0: the no-op */
     if (!sib)
         return;
     if (slot == 0 && isfinite(sib[1]) && sib[1] > d->lo)

@@ -502,6 +502,15 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
     case DPA_EV_POISSON:
     case DPA_EV_SAMPLE: {
         const char *name = dpa_ev_kind_name(e->kind);
+        /* rate 0 (poisson rate 0, sample m = 0): no record is ever in the
+         * batch, so the subsampled event is the no-op under any relation
+         * (both neighbours give the same output law): it adds no leaf, and
+         * the set remembers the first such path for the note */
+        if ((e->kind == DPA_EV_POISSON ? e->p[0] : e->p[1]) == 0) {
+            if (!w->set->noop_path[0])
+                snprintf(w->set->noop_path, sizeof w->set->noop_path, "%.140s/%s", path, name);
+            return DPA_OK;
+        }
         if (e->kind == DPA_EV_POISSON && nb != DPA_ADD_REMOVE)
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "%s/poisson: Poisson subsampling is analysed under add_remove neighboring "
@@ -516,17 +525,15 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         /* nested Poisson subsampling: independent coins, rates multiply */
         while (e->kind == DPA_EV_POISSON && c->kind == DPA_EV_POISSON) {
             rate *= c->p[0];
+            if (c->p[0] == 0) { /* an inner rate 0: the no-op (a product that
+                                  * underflows is not, and is refused below) */
+                if (!w->set->noop_path[0])
+                    snprintf(w->set->noop_path, sizeof w->set->noop_path, "%.140s/poisson", path);
+                return DPA_OK;
+            }
             size_t len = strlen(sub);
             snprintf(sub + len, sizeof sub - len, "/poisson/event");
             c = c->child[0];
-        }
-        /* rate 0: no record is ever in the batch, so the subsampled event is
-         * the no-op (both neighbours give the same output law): it adds no
-         * leaf, and the set remembers the first such path for the note */
-        if (rate == 0) {
-            if (!w->set->noop_path[0])
-                snprintf(w->set->noop_path, sizeof w->set->noop_path, "%.140s/poisson", path);
-            return DPA_OK;
         }
         if (!is_mechanism(c->kind)) return add_composite(w, e, c, rate, mult, sub, err);
         char leafpath[PATH_MAX_LEN + 32]; /* sub plus one kind name always fits */
