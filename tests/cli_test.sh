@@ -364,6 +364,9 @@ check "epsilon at delta 0 of a Gaussian is inf, said plainly" \
 run epsilon --delta 0,1e-5 '{"laplace": {"scale": 4}}'
 check "epsilon at delta 0 of laplace scale 4 is 0.25 (text, with a list)" \
     eval 'rc_is 0 && out_has "epsilon <= 0.25" && out_has "pure DP: the largest privacy loss"'
+run epsilon --delta 0 --method all '{"compose": [{"pure": {"epsilon": 1}}, {"laplace": {"scale": 2}}]}'
+check "--method all at delta 0: every method gives the same certified largest loss 1.5" \
+    eval 'rc_is 0 && [ "$(grep -c "^[a-z]* *1.500000001 *1.499999999 .*certified bracket (pure DP" "$TMP/out")" -ge 4 ]'
 run calibrate --epsilon 1 --delta 0 --json '{"repeat": {"count": 10, "event": {"laplace": {"scale": "?"}}}}'
 check "calibration at delta 0: 10 Laplace steps need scale >= 10" \
     json "10 <= d['value'] <= 10.01 and d['epsilon_upper'] <= 1"

@@ -664,13 +664,16 @@ static int human_methods(const cli_args *a, const cli_method_row *rows, size_t n
         cli_format(ls, sizeof ls, r->lower, digits, DPA_ROUND_DOWN);
         char tm[32];
         snprintf(tm, sizeof tm, "%.1f ms", 1e3 * rows[i].seconds);
-        const char *what = r->method == DPA_METHOD_PHI   ? "estimate, not certified"
+        /* eps at delta 0 is read from the leaves by every method alike */
+        int pure = a->cmd == CLI_EPSILON && r->upper_source == DPA_SOURCE_MAX_LOSS && a->delta == 0;
+        const char *what = pure                          ? "certified bracket (pure DP: the largest loss)"
+                           : r->method == DPA_METHOD_PHI ? "estimate, not certified"
                            : r->method == DPA_METHOD_GDP ? "CLT approximation, not a bound"
                            : r->method == DPA_METHOD_RDP ? "certified upper bound only"
                            : r->method == DPA_METHOD_CLT ? "certified bracket (Berry-Esseen)"
                                                          : "certified bracket";
         printf("%-6s  %-14s  %-14s  %9s  %s", name, us, ls, tm, what);
-        if (r->method == DPA_METHOD_RDP) {
+        if (r->method == DPA_METHOD_RDP && !pure) {
             char ord[CLI_NUM_BUF];
             cli_format(ord, sizeof ord, r->order, 6, DPA_ROUND_NEAREST);
             printf(" (order %s, %s conversion)", ord, dpa_rdp_conv_name(a->opt.rdp_conversion));
