@@ -7,9 +7,9 @@
  * supremum is written here in closed form, in long double, independently of
  * the library's pairs:
  *   pure eps / randomized_response(eps, 2): eps;  laplace(b, s): s / b;
- *   poisson(q) of pure eps: remove log(1 + q (e^eps - 1)),
- *                           add   -log(1 - q + q e^-eps)  (the add pair
- *   (Q, qP + (1 - q)Q) has loss -log(q e^W + 1 - q), largest at W = -eps);
+ *   poisson(q) of pure eps (or of laplace, eps = s/b): remove
+ *     log(1 + q (e^eps - 1)), add -log(1 - q + q e^-eps) (the add pair
+ *     (Q, qP + (1 - q)Q) has loss -log(q e^W + 1 - q), largest at W = -eps);
  *   gaussian, approx with delta > 0, non_private, zcdp: +inf.
  * Checked: the bracket contains the reference for generated compositions,
  * under every method; dp_accounting's values are kept (numbers only, from
@@ -87,7 +87,7 @@ static void generated(char *json, size_t n, long double *ref)
     long double rem = 0, add = 0;
     off += (size_t)snprintf(json + off, n - off, "{\"compose\": [");
     for (size_t i = 0; i < k; i++) {
-        int kind = (int)(test_unif() * 4);
+        int kind = (int)(test_unif() * 5);
         int count = 1 + (int)(test_unif() * 20);
         double e = test_log_unif(1e-3, 5), q = test_log_unif(1e-4, 0.9), b = test_log_unif(0.1, 100);
         const char *sep = i ? ", " : "";
@@ -102,6 +102,10 @@ static void generated(char *json, size_t n, long double *ref)
         } else if (kind == 2) {
             snprintf(ev, sizeof ev, "{\"laplace\": {\"scale\": %.17g, \"sensitivity\": 2}}", b);
             r = a = 2.0L / b;
+        } else if (kind == 4) { /* a continuous base: Laplace */
+            snprintf(ev, sizeof ev, "{\"poisson\": {\"rate\": %.17g, \"event\": {\"laplace\": {\"scale\": %.17g}}}}", q, b);
+            r = log1pl(q * expm1l(1.0L / b));
+            a = -log1pl(-q + q * expl(-1.0L / b));
         } else {
             snprintf(ev, sizeof ev, "{\"poisson\": {\"rate\": %.17g, \"event\": {\"pure\": {\"epsilon\": %.17g}}}}", q, e);
             r = log1pl(q * expm1l(e));

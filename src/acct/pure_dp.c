@@ -21,6 +21,31 @@
 #include "num/num.h"
 #include "pld/pld_acct.h"
 
+/* An upper bound on the infimum of the finite-or-not loss of pair p (remove
+ * direction): -inf when B has mass where A has none or the loss is
+ * unbounded below (Gaussian), +inf when nothing is known. */
+static double pair_inf_upper(const dpa_pair *p)
+{
+    double hi = INFINITY;
+    for (size_t i = 0; i < p->natoms; i++) {
+        const dpa_atom *a = &p->atoms[i];
+        if (a->w == -INFINITY && a->lb > -INFINITY) return -INFINITY;
+        if (isfinite(a->w) && (a->la > -INFINITY || a->lb > -INFINITY)) hi = fmin(hi, a->w);
+    }
+    if (p->kind == DPA_PAIR_GAUSSIAN) return -INFINITY;
+    if (p->kind == DPA_PAIR_LAPLACE) return fmin(hi, -p->par[0]);
+    return p->kind == DPA_PAIR_ATOMS ? hi : INFINITY;
+}
+
+/* The add direction of Poisson subsampling, the pair (B, qA + (1 - q)B):
+ * its loss -log(q e^W + 1 - q) is decreasing in the base loss W, so its
+ * supremum is -log(q e^m + 1 - q) at the base's infimum m (-log(1 - q) when
+ * m = -inf). */
+static double poisson_add_sup(double q, double m)
+{
+    return m == -INFINITY ? -log1p(-q) : -log1p(q * expm1(m));
+}
+
 /* A lower bound on the supremum of the loss of pair p in direction d (0:
  * remove, the pair as stored; 1: add, the reversed pair), or 0 when none is
  * known.  Listed atoms are attained values; a Gaussian part is unbounded;
@@ -45,8 +70,10 @@ static double pair_sup_lower(const dpa_pair *p, int d)
         if (d == 0) {
             double b = pair_sup_lower(p->base, 0);
             return fmax(lo, isinf(b) ? b : dpa_poisson_loss(p->par[0], b));
+        } else {
+            double m = pair_inf_upper(p->base); /* m above the infimum: a value below the sup */
+            return m == INFINITY ? lo : fmax(lo, poisson_add_sup(p->par[0], m));
         }
-        return lo;
     default: return lo; /* the continuous part's supremum is not known: >= 0 */
     }
 }
@@ -127,6 +154,17 @@ static dpa_status direction(const dpa_leafset *L, int d, double *up, double *lo,
             double wmax, inf;
             dpa_pld_leaf_range(f, d, &wmax, &inf);
             u[i] = inf > 0 ? INFINITY : wmax;
+            const dpa_pair *p = f->pair;
+            if (d == 1 && p && p->kind == DPA_PAIR_POISSON && !f->sample && p->base->slack_lo == 0) {
+                /* the add direction of Poisson subsampling: the base's loss
+                 * range bounds its infimum from below (rounded outwards),
+                 * -inf atoms included (a listed atom at -inf with B-mass) */
+                double blo, bhi;
+                dpa_pair_loss_range(p->base, &blo, &bhi);
+                if (pair_inf_upper(p->base) == -INFINITY) blo = -INFINITY;
+                double v = poisson_add_sup(p->par[0], blo);
+                u[i] = fmin(u[i], v + 8 * DPA_UNIT_ROUNDOFF * v); /* log1p, expm1: a few ulp */
+            }
             /* a stored loss value may be its rounded computation (eps0 =
              * sensitivity / scale, a mapped atom): 8u below it is below
              * the true value (the constructors round a few times) */
