@@ -65,6 +65,21 @@ static void test_dp_accounting_basic(void **state)
                           DPA_METHOD_AUTO, 3.0);
     CHECK(e0.lower <= 0.28 && 0.28 <= e0.upper && e0.upper - e0.lower < 1e-12, "approx delta(3): [%.17g, %.17g]",
           e0.lower, e0.upper);
+    /* more distinct steps than the stack arrays hold (20 > 16): laplace
+     * scales 1 .. 20, sum of 1/i = H_20 */
+    {
+        char j[2048];
+        size_t off = (size_t)snprintf(j, sizeof j, "{\"compose\": [");
+        long double h = 0;
+        for (int i = 1; i <= 20; i++) {
+            off += (size_t)snprintf(j + off, sizeof j - off, "%s{\"laplace\": {\"scale\": %d}}", i > 1 ? ", " : "", i);
+            h += 1.0L / i;
+        }
+        snprintf(j + off, sizeof j - off, "]}");
+        dpa_result hr = test_query_epsilon(j, DPA_METHOD_PLD, 0);
+        CHECK(hr.lower <= h + 1e-15L && h - 1e-15L <= hr.upper && hr.upper - hr.lower < 1e-13, "H_20: [%.17g, %.17g]",
+              hr.lower, hr.upper);
+    }
     /* privacy_accountant_test.py test_no_op / test_non_private: 0 and inf */
     dpa_result r = test_query_epsilon("{\"no_op\": {}}", DPA_METHOD_AUTO, 0);
     CHECK(r.upper == 0 && r.lower == 0, "no_op: [%g, %g]", r.lower, r.upper);
