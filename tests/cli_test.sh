@@ -346,10 +346,30 @@ check "missing --delta is named" err_has "--delta"
 usage_error "missing --epsilon is a usage error" delta "$GAUSS"
 usage_error "--delta abc is an error" epsilon --delta abc "$GAUSS"
 check "--delta abc message names option and value" eval 'err_has "--delta" && err_has "\"abc\""'
-for bad in 0 1 nan inf -1e-5 "" "1e-5x" " 1e-5" 1e-400 0x; do
+# (0 is accepted since --delta 0 asks for pure DP: tested below)
+for bad in 1 nan inf -1e-5 "" "1e-5x" " 1e-5" 1e-400 0x; do
     usage_error "--delta '$bad' is an error" epsilon --delta "$bad" "$GAUSS"
 done
 usage_error "--delta without a value is an error" epsilon "$GAUSS" --delta
+# --delta 0: pure DP, the largest privacy loss (docs/guarantees.md §3.16);
+# dp_accounting pld/pld_privacy_accountant_test.py test_epsilon_basic: 3
+for m in auto pld rdp; do
+    run epsilon --delta 0 --method $m --json '{"compose": [{"pure": {"epsilon": 1}}, {"pure": {"epsilon": 2}}]}'
+    check "epsilon at delta 0 of pure 1 and 2 is exactly 3 (method $m)" \
+        json "d['epsilon_upper'] == 3 and d['epsilon_lower'] == 3 and d['certified']"
+done
+run epsilon --delta 0 --json "$GAUSS"
+check "epsilon at delta 0 of a Gaussian is inf, said plainly" \
+    json "d['epsilon_upper'] == 'inf' and d['epsilon_lower'] == 'inf' and 'not pure DP' in d['note']"
+run epsilon --delta 0,1e-5 '{"laplace": {"scale": 4}}'
+check "epsilon at delta 0 of laplace scale 4 is 0.25 (text, with a list)" \
+    eval 'rc_is 0 && out_has "epsilon <= 0.25" && out_has "pure DP: the largest privacy loss"'
+run epsilon --delta 0 --method all '{"compose": [{"pure": {"epsilon": 1}}, {"laplace": {"scale": 2}}]}'
+check "--method all at delta 0: every method gives the same certified largest loss 1.5" \
+    eval 'rc_is 0 && [ "$(grep -c "^[a-z]* *1.500000001 *1.499999999 .*certified bracket (pure DP" "$TMP/out")" -ge 4 ]'
+run calibrate --epsilon 1 --delta 0 --json '{"repeat": {"count": 10, "event": {"laplace": {"scale": "?"}}}}'
+check "calibration at delta 0: 10 Laplace steps need scale >= 10" \
+    json "10 <= d['value'] <= 10.01 and d['epsilon_upper'] <= 1"
 usage_error "--epsilon nan is an error" delta --epsilon nan "$GAUSS"
 usage_error "--epsilon 1e999 is an error" delta --epsilon 1e999 "$GAUSS"
 usage_error "--delta given twice is an error" epsilon --delta 1e-5 --delta 1e-6 "$GAUSS"
@@ -509,6 +529,10 @@ check "tradeoff --at 0.1 of mu = 1 is just below G_1(0.1)" \
           0.6108 <= d['methods'][0]['beta_lower'] <= 0.610856308354639 and d['methods'][0]['certified'] is True"
 run curve --kind tradeoff --at 0.1 "$GAUSS"
 check "tradeoff --at human output" eval 'rc_is 0 && out_has "beta >= 0.6108" && out_has "certified lower bound on the type II error"'
+check "tradeoff --at: beta_upper above G_1(0.1), within 1e-5 (docs/fdp.md §9)" eval 'out_has "beta <= 0.6108" && out_has "power 1 - beta >= 0.3891"'
+run curve --kind tradeoff --at 0.1 --json "$GAUSS"
+check "tradeoff --at JSON: G_1(0.1) = 0.610856308354639 in [beta_lower, beta_upper]" \
+    json "d['methods'][0]['beta_lower'] <= 0.610856308354639 <= d['methods'][0]['beta_upper'] <= 0.61087"
 run curve --kind tradeoff --points 11 "$SG"
 check "tradeoff CSV: below 1 - alpha, non-increasing" eval 'rc_is 0 && [ "$(head -1 "$TMP/out")" = "method,alpha,beta_lower" ] &&
     python3 -c "
@@ -551,7 +575,25 @@ run delta --epsilon 3 --method gdp --json "$PURE"
 check "gdp is labelled an approximation and lands near the exact value" \
     json "d['method'] == 'gdp' and d['certified'] is False and 'not a bound' in d['note'] and
           abs(d['delta_upper'] - $EXD) <= 0.05 * $EXD"
-usage_error "calibrate --method gdp is refused" calibrate --epsilon 1 --delta 1e-5 --method gdp \
+# calibrate --method gdp: the CLT estimate (Opacus' get_noise_multiplier with
+# accountant="gdp", opacus/tests/accountants_test.py test_get_noise_multiplier_gdp,
+# which uses GDP Cor 5.4's mu and gets 1.3232; the gdp method uses Thm 3.4's),
+# labelled an estimate; its value and the nearest infeasible one straddle
+# the target under the same method's epsilon query
+OPG='{"repeat":{"count":2250,"event":{"poisson":{"rate":0.04,"event":{"gaussian":{"sigma":"?"}}}}}}'
+run calibrate --epsilon 8 --delta 1e-5 --method gdp --json "$OPG"
+check "calibrate --method gdp is an estimate, labelled so" \
+    json "d['method'] == 'gdp' and d['certified'] is False and d['epsilon_upper'] <= 8 and 1.2 < d['value'] < 1.4"
+GVAL=$(json_get "d['value']"); GINF=$(json_get "d['infeasible']")
+for pair in "$GVAL le" "$GINF gt"; do
+    set -- $pair
+    run epsilon --delta 1e-5 --method gdp --json "${OPG/'"?"'/$1}"
+    check "gdp calibration: epsilon at sigma $1 is $2 8" \
+        json "(d['epsilon_upper'] <= 8) == ('$2' == 'le')"
+done
+run calibrate --epsilon 8 --delta 1e-5 --method gdp "$OPG"
+check "calibrate --method gdp text says NOT certified" eval 'rc_is 0 && out_has "estimate, NOT certified"'
+usage_error "calibrate --method phi is refused" calibrate --epsilon 1 --delta 1e-5 --method phi \
     '{"gaussian": {"sigma": "?"}}'
 
 # -------------------------------------------------------------- report --

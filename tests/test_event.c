@@ -255,7 +255,7 @@ static void test_integers(void **state)
     expect_err("{\"repeat\":{\"count\":1000000000000000000,\"event\":{\"gdp\":{\"mu\":1}}}}",
                "/repeat/count", "must be an integer <= 1e+15, got 1e+18");
     expect_err("{\"sample\":{\"n\":10,\"m\":2.5,\"event\":{\"gdp\":{\"mu\":1}}}}", "/sample/m",
-               "must be an integer >= 1, got 2.5");
+               "must be an integer >= 0, got 2.5"); /* (m = 0 is the no-op) */
     expect_err("{\"sample\":{\"n\":10,\"m\":11,\"event\":{\"gdp\":{\"mu\":1}}}}", "/sample/m",
                "must be an integer <= n (10), got 11");
     expect_err("{\"sample\":{\"n\":0.5,\"m\":1,\"event\":{\"gdp\":{\"mu\":1}}}}", "/sample/n",
@@ -273,9 +273,10 @@ static void test_errors_domains(void **state)
     (void)state;
     expect_err("{\"repeat\":{\"count\":3,\"event\":{\"poisson\":{\"rate\":1.5,\"event\":"
                "{\"gaussian\":{\"sigma\":1}}}}}}", "/repeat/event/poisson/rate",
-               "must be in (0, 1], got 1.5");
-    expect_err("{\"poisson\":{\"rate\":0,\"event\":{\"gdp\":{\"mu\":1}}}}", "/poisson/rate",
-               "must be in (0, 1], got 0");
+               "must be in [0, 1], got 1.5");
+    /* (rate 0 is the no-op, accepted: tests/test_pure_dp.c) */
+    expect_err("{\"poisson\":{\"rate\":-0.5,\"event\":{\"gdp\":{\"mu\":1}}}}", "/poisson/rate",
+               "must be in [0, 1], got -0.5");
     expect_err("{\"gaussian\":{\"sigma\":-1}}", "/gaussian/sigma", "must be > 0 and finite, got -1");
     expect_err("{\"gaussian\":{\"sigma\":0}}", "/gaussian/sigma", "must be > 0 and finite, got 0");
     expect_err("{\"gaussian\":{\"sigma\":1,\"sensitivity\":0}}", "/gaussian/sensitivity",
@@ -598,8 +599,8 @@ static void test_ctor_frees_children(void **state)
                     "repeat: count must be an integer >= 1, got 2.5");
     expect_ctor_err(dpa_event_repeat(2e15, dpa_event_gdp(1, &err), &err), &err,
                     "repeat: count must be an integer <= 1e+15, got 2e+15");
-    expect_ctor_err(dpa_event_poisson(0, dpa_event_gdp(1, &err), &err), &err,
-                    "poisson: rate must be in (0, 1], got 0");
+    expect_ctor_err(dpa_event_poisson(-0.5, dpa_event_gdp(1, &err), &err), &err,
+                    "poisson: rate must be in [0, 1], got -0.5");
     expect_ctor_err(dpa_event_poisson(NAN, dpa_event_gdp(1, &err), &err), &err, "poisson: rate");
     expect_ctor_err(dpa_event_sample(5, 6, dpa_event_gdp(1, &err), &err), &err,
                     "sample: m must be an integer <= n (5), got 6");
@@ -828,13 +829,16 @@ static void test_template_rate(void **state)
     assert_string_equal(pi->path, "/repeat/event/poisson/rate");
     assert_int_equal(pi->role, DPA_ROLE_BUDGET);
     assert_false(pi->is_integer);
-    assert_true(pi->lo == 0 && pi->lo_open);
+    assert_true(pi->lo == 0 && !pi->lo_open); /* rate 0: the no-op */
     assert_true(pi->hi == 1 && !pi->hi_open);
     s = dpa_template_instantiate(t, 1, &err);
     assert_non_null(s);
     dpa_spec_free(s);
-    assert_null(dpa_template_instantiate(t, 0, &err));
-    assert_string_equal(err.message, "/repeat/event/poisson/rate: must be in (0, 1], got 0");
+    s = dpa_template_instantiate(t, 0, &err); /* rate 0: the no-op */
+    assert_non_null(s);
+    dpa_spec_free(s);
+    assert_null(dpa_template_instantiate(t, -0.5, &err));
+    assert_string_equal(err.message, "/repeat/event/poisson/rate: must be in [0, 1], got -0.5");
     assert_null(dpa_template_instantiate(t, 1.5, &err));
     dpa_template_free(t);
 }
@@ -851,7 +855,7 @@ static void test_template_sample(void **state)
     assert_string_equal(pi->name, "m");
     assert_int_equal(pi->role, DPA_ROLE_BUDGET);
     assert_true(pi->is_integer);
-    assert_true(pi->lo == 1 && pi->hi == 60000);
+    assert_true(pi->lo == 0 && pi->hi == 60000); /* m = 0: the no-op */
     s = dpa_template_instantiate(t, 60000, &err);
     assert_non_null(s);
     dpa_spec_free(s);
@@ -871,7 +875,7 @@ static void test_template_sample(void **state)
     /* The sibling of the placeholder is still validated on its own. */
     assert_null(dpa_template_from_json("{\"sample\":{\"n\":\"?\",\"m\":2.5,\"event\":"
                                        "{\"gdp\":{\"mu\":1}}}}", &err));
-    assert_string_equal(err.message, "/sample/m: must be an integer >= 1, got 2.5");
+    assert_string_equal(err.message, "/sample/m: must be an integer >= 0, got 2.5");
 }
 
 static void test_template_other_params(void **state)

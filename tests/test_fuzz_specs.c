@@ -532,8 +532,9 @@ static const double mu_cheap[] = {0, 0.1, 1, 3};
 static const double unit_in[] = {0, 1, 0.5, 1e-300, 4.9e-324, 0.9999999999999999, 1e-8};
 static const double unit_out[] = {-1e-300, 1.0000000000000002, 2, -1};
 static const double delta_cheap[] = {0, 1e-8, 0.01, 0.5, 1};
-static const double rate_in[] = {1, 0.5, 1e-300, 4.9e-324, 0.9999999999999999, 1e-8, 0.0042666667};
-static const double rate_out[] = {0, -0.0, 1.0000000000000002, -0.5, 2};
+/* (rate 0 is the no-op: in the domain) */
+static const double rate_in[] = {1, 0.5, 1e-300, 4.9e-324, 0.9999999999999999, 1e-8, 0.0042666667, 0, -0.0};
+static const double rate_out[] = {1.0000000000000002, -0.5, 2, -4.9e-324};
 static const double rate_cheap[] = {1, 0.5, 0.01, 1e-6, 0.0042666667};
 static const double p_in[] = {0.5, 0.75, 0.9999999999999999, 0.5000000000000001};
 static const double p_out[] = {0.4999999999999999, 1, 0, 1.5};

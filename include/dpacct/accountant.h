@@ -233,7 +233,14 @@ void dpa_accountant_free(dpa_accountant *a);
  * a must not be NULL. */
 dpa_method dpa_accountant_method(const dpa_accountant *a);
 
-/* Smallest eps >= 0 with delta(eps) <= delta, bounded.  Domain: delta in (0, 1).
+/* Smallest eps >= 0 with delta(eps) <= delta, bounded.  Domain: delta in [0, 1).
+ * delta = 0 (pure DP) is answered from the leaves' loss laws whatever the
+ * method: the largest privacy loss of the composition (the sum of every
+ * step's largest finite loss), certified (certified = 1, for every method);
+ * upper = lower = +INFINITY when some step's loss is unbounded (Gaussian) or
+ * +inf with positive probability (approx with delta > 0, non_private, zcdp);
+ * upper = +INFINITY with a finite lower bound when no finite bound on some
+ * step's largest loss is known (the note says which case holds).
  * upper = lower = +INFINITY when the true eps is infinite (the composition
  * has probability > delta of a loss of +inf).  The PLD method can also
  * return upper = +INFINITY with a finite lower bound when delta exceeds the

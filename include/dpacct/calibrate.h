@@ -32,11 +32,14 @@ typedef struct dpa_calibration {
     int evaluations;       /* accountant evaluations used */
 } dpa_calibration;
 
-/* Domains: epsilon > 0 finite, delta in (0, 1), rel_tol in [1e-12, 0.1]
+/* Domains: epsilon > 0 finite, delta in [0, 1) (0: pure DP, meaningful when
+ * the template's events can be pure: laplace, pure, randomized_response, ...), rel_tol in [1e-12, 0.1]
  * (0 selects the default 1e-4).  opt may be NULL.
  * Errors: DPA_EINVAL for bad arguments; DPA_ENUMERIC ("no value of PARAM
  * meets the target") when even the most private end of the domain fails;
- * errors of the accountant are passed through. */
+ * DPA_EUNSUPPORTED for method phi; with method gdp the value is the CLT
+ * estimate's (out->at_value.certified = 0: not a guarantee); errors of the
+ * accountant are passed through. */
 dpa_status dpa_calibrate(const dpa_template *t, double epsilon, double delta,
                          const dpa_options *opt, double rel_tol,
                          dpa_calibration *out, dpa_error *err);

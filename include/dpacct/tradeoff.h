@@ -396,6 +396,18 @@ dpa_tf *dpa_tf_from_profile_fn(dpa_tf_profile_fn fn, void *ctx, double eps_min, 
 dpa_tf *dpa_tf_from_accountant(dpa_accountant *a, double eps_max, size_t n,
                                const dpa_tf_opts *opt, dpa_error *err);
 
+/* The tradeoff function of an accountant's spec at one point, bracketed on
+ * both sides: *beta_lo <= f(alpha) <= *beta_hi, f the tradeoff function the
+ * privacy profile implies (GDP Prop 2.12; the pair's own tradeoff function
+ * for a symmetric pair), so the largest power of a test at level alpha is
+ * 1 - f(alpha), within [1 - *beta_hi, 1 - *beta_lo].  From the accountant's
+ * profile brackets, refined until the bracket is at most tol wide (0: 1e-9)
+ * or no refinement helps; the bounds are as certified as the accountant's
+ * method (phi and gdp: estimates).  Domain: alpha in (0, 1], tol in
+ * [1e-15, 0.1] or 0.  docs/fdp.md §9. */
+dpa_status dpa_tf_beta_at(dpa_accountant *a, double alpha, double tol, double *beta_lo, double *beta_hi,
+                          dpa_error *err);
+
 /* ---------------------------------------------------------------------
  * Gaussian differential privacy
  * ------------------------------------------------------------------- */

@@ -4,7 +4,7 @@
 
 Every error of the library (a dpa_status other than DPA_OK) becomes one of
 these, carrying the library's message unchanged; where the message starts
-with a JSON path ("/repeat/event/poisson/rate: must be in (0, 1], got 1.5")
+with a JSON path ("/repeat/event/poisson/rate: must be in [0, 1], got 1.5")
 the path is also in ``.path`` and the rest in ``.reason``.
 
     DpacctError                       base of everything raised here

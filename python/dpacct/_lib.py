@@ -239,6 +239,7 @@ _SIGNATURES = {
     "dpa_tf_gdp_mu_from_profile": (ctypes.c_int, [c_double_p, c_double_p, ctypes.c_size_t, c_double_p, _E]),
     "dpa_tf_gdp_delta": (ctypes.c_int, [ctypes.c_double, ctypes.c_double, c_double_p, c_double_p, _E]),
     "dpa_tf_gdp_epsilon": (ctypes.c_int, [ctypes.c_double, ctypes.c_double, c_double_p, c_double_p, _E]),
+    "dpa_tf_beta_at": (ctypes.c_int, [_P, ctypes.c_double, ctypes.c_double, c_double_p, c_double_p, _E]),
     # filter.h
     "dpa_filter_new_json": (_P, [ctypes.c_char_p, _E]),
     "dpa_filter_free": (None, [_P]),

@@ -10,7 +10,7 @@ from . import _lib
 from ._errors import InvalidInputError, InvalidSpecError, LibraryBugError
 from ._results import (EpsilonResult, DeltaResult, Profile, EpsilonCurve, RenyiCurve, GdpMu, RenyiValue,
                        RenyiResult, Calibration)
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 from . import events as _events
 
 try:  # optional
@@ -402,7 +402,8 @@ class Accountant:
     # ---- queries ----
     def epsilon(self, delta: float) -> Union[EpsilonResult, List[EpsilonResult]]:
         """The smallest epsilon with delta(epsilon) <= delta, bracketed
-        (EpsilonResult).  delta in (0, 1).  A sequence or array of deltas
+        (EpsilonResult).  delta in [0, 1): at 0, the largest privacy loss
+        (pure DP; inf when the loss is unbounded).  A sequence or array of deltas
         gives a list of results."""
         if not _is_scalar(delta):
             return [self.epsilon(d) for d in _iter_values(delta)]
@@ -481,6 +482,24 @@ class Accountant:
         _lib.check(st, err)
         return GdpMu(lower=g.lower, upper=g.upper, certified_upper=bool(g.certified_upper),
                      source=_GDP_MU_SOURCES.get(g.source, str(g.source)), note=_lib.text(g.note))
+
+    def beta_at(self, alpha: float, tol: float = 0.0) -> Tuple[float, float]:
+        """The tradeoff function at one point, bracketed: (lower, upper) on
+        beta(alpha), the smallest type II error of a test with type I error
+        alpha, as the privacy profile implies it (GDP Prop 2.12; the pair's
+        own tradeoff function for a symmetric pair).  The largest power
+        1 - beta lies in [1 - upper, 1 - lower].  alpha in (0, 1]; tol the
+        bracket width sought (0: 1e-9; the method's accuracy may bound it).
+        Certified as the accountant's method is (phi, gdp: estimates).
+        See dpa_tf_beta_at in dpacct/tradeoff.h and docs/fdp.md section 9."""
+        a = _real(alpha, "alpha")
+        t = _real(tol, "tol")
+        lo, hi = ctypes.c_double(), ctypes.c_double()
+        err = _lib.new_error()
+        with _lib.LOCK:
+            st = self._lib.dpa_tf_beta_at(self._live(), a, t, ctypes.byref(lo), ctypes.byref(hi), ctypes.byref(err))
+        _lib.check(st, err)
+        return (lo.value, hi.value)
 
     def renyi(self, order: Any) -> RenyiResult:
         """The Renyi divergence of order `order` (real > 0, complex with real

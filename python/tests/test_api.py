@@ -90,7 +90,8 @@ def test_other_errors():
         dpacct.Accountant({"poisson": {"rate": 0.1, "event": {"gaussian": {"sigma": 1}}}},
                           neighboring="replace")
     acc = dpacct.Accountant({"gaussian": {"sigma": 1}})
-    for bad in (0, 1, -0.5, float("nan")):
+    # (delta 0 is pure DP, accepted: test_epsilon_at_delta_zero_and_poisson_rate_zero)
+    for bad in (1, -0.5, -5e-324, float("nan")):
         with pytest.raises(dpacct.InvalidInputError):
             acc.epsilon(bad)
     with pytest.raises(TypeError):
@@ -242,3 +243,32 @@ def test_noise_multiplier_equals_cli_calibration(cli):
     j = cli("calibrate", "--epsilon", 1, "--delta", 1e-5, tmpl.to_json())
     assert dpacct.get_noise_multiplier(target_epsilon=1, target_delta=1e-5, dataset_size=60000,
                                        batch_size=256, epochs=60) == j["value"]
+
+
+@needs_lib
+def test_epsilon_at_delta_zero_and_poisson_rate_zero():
+    # dp_accounting pld/pld_privacy_accountant_test.py, test_epsilon_basic:
+    # EpsilonDelta(1, 0) and (2, 0) composed give get_epsilon(0.0) == 3.0
+    # (docs/guarantees.md §3.16)
+    for method in ("auto", "pld", "rdp"):
+        a = dpacct.Accountant({"compose": [{"pure": {"epsilon": 1}}, {"pure": {"epsilon": 2}}]}, method=method)
+        r = a.epsilon(0)
+        assert (r.lower, r.upper, r.certified) == (3.0, 3.0, True)
+    r = dpacct.Accountant({"gaussian": {"sigma": 2}}).epsilon(0)
+    assert r.upper == math.inf and r.lower == math.inf and "not pure DP" in r.note
+    with pytest.raises(dpacct.InvalidInputError, match=r"delta must be in \[0, 1\)"):
+        dpacct.Accountant({"pure": {"epsilon": 1}}).epsilon(-0.1)
+    # a Poisson event of rate 0 is the no-op, named in the note (sample m = 0 too)
+    r = dpacct.Accountant({"compose": [{"laplace": {"scale": 4}},
+                                       {"poisson": {"rate": 0, "event": {"gaussian": {"sigma": 1}}}}]}).epsilon(0)
+    assert r.lower <= 0.25 <= r.upper and r.upper - r.lower < 1e-15
+    assert "sampling rate 0 at /compose/1/poisson" in r.note
+
+
+@needs_lib
+def test_beta_at_brackets_the_gaussian_tradeoff():
+    # G_1(0.1) = Phi(Phi^-1(0.9) - 1) = 0.610856308354639 (GDP Def 2.7); docs/fdp.md §9
+    lo, hi = dpacct.Accountant({"gaussian": {"sigma": 1}}).beta_at(0.1)
+    assert lo <= 0.610856308354639 <= hi and hi - lo < 1e-5
+    with pytest.raises(dpacct.InvalidInputError, match=r"alpha must be in \(0, 1\]"):
+        dpacct.Accountant({"gaussian": {"sigma": 1}}).beta_at(0)

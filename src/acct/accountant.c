@@ -231,17 +231,32 @@ static dpa_status nonprivate_note(const dpa_accountant *a, dpa_status st, dpa_re
     return st;
 }
 
+/* A composition with a Poisson event of rate 0 says so in the note, after
+ * any other remark (that event is the no-op and added nothing). */
+static dpa_status noop_note(const dpa_accountant *a, dpa_status st, dpa_result *out)
+{
+    const char *p = a->leaves.noop_path;
+    size_t n = strlen(out->note);
+    if (st == DPA_OK && p[0] && n + 2 < sizeof out->note) /* after any other remark, cut to fit */
+        snprintf(out->note + n, sizeof out->note - n, "%ssampling rate 0 at %.50s: no record is ever sampled, "
+                 "so that event is the no-op and contributes nothing", n ? "; " : "", p);
+    return st;
+}
+
 dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err)
 {
     if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "epsilon: NULL argument");
-    if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "delta must be in (0, 1), got %g", delta);
+    if (!(delta >= 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "delta must be in [0, 1), got %g", delta);
     dpa_method_result_init(out, a->ops->id);
     if (a->leaves.n == 0) { /* nothing but identities (no_op, eps 0): eps = 0 exactly */
         out->upper = out->lower = out->upper_remove = out->upper_add = 0;
         out->certified = out->method != DPA_METHOD_PHI && out->method != DPA_METHOD_GDP; /* as the method labels */
-        return DPA_OK;
+        if (delta == 0) out->certified = 1;
+        return noop_note(a, DPA_OK, out);
     }
-    return nonprivate_note(a, a->ops->epsilon(a->state, delta, out, err), out);
+    if (delta == 0) /* pure DP: from the leaves' loss ranges, whatever the method */
+        return noop_note(a, nonprivate_note(a, dpa_accountant_epsilon_pure(&a->leaves, a->ops->id, out, err), out), out);
+    return noop_note(a, nonprivate_note(a, a->ops->epsilon(a->state, delta, out, err), out), out);
 }
 
 dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, dpa_error *err)
@@ -252,9 +267,9 @@ dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, 
     if (a->leaves.n == 0) { /* identical distributions: delta(eps) = (1 - e^eps)_+ */
         out->upper = out->lower = out->upper_remove = out->upper_add = eps < 0 ? -expm1(eps) : 0;
         out->certified = out->method != DPA_METHOD_PHI && out->method != DPA_METHOD_GDP;
-        return DPA_OK;
+        return noop_note(a, DPA_OK, out);
     }
-    return nonprivate_note(a, a->ops->delta(a->state, eps, 1, out, err), out);
+    return noop_note(a, nonprivate_note(a, a->ops->delta(a->state, eps, 1, out, err), out), out);
 }
 
 dpa_status dpa_accountant_profile(dpa_accountant *a, const double *eps, size_t n,

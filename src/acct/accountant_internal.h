@@ -16,4 +16,10 @@ const dpa_leafset *dpa_accountant_leafset(const dpa_accountant *a);
 const struct dpa_method_ops *dpa_accountant_ops(const dpa_accountant *a);
 void *dpa_accountant_state(const dpa_accountant *a);
 
+/* eps at delta = 0 of the composition L (src/acct/pure_dp.c,
+ * docs/guarantees.md §3.16): the bracket of the largest privacy loss, +inf
+ * when it is unbounded or +inf with positive probability; certified
+ * whatever the method m (which only labels the result). */
+dpa_status dpa_accountant_epsilon_pure(const dpa_leafset *L, dpa_method m, dpa_result *out, dpa_error *err);
+
 #endif

@@ -281,7 +281,7 @@ dpa_status dpa_calibrate(const dpa_template *t, double epsilon, double delta,
     if (!t || !out) return dpa_error_set(err, DPA_EINVAL, "calibrate: NULL argument");
     if (!(epsilon > 0 && isfinite(epsilon)))
         return dpa_error_set(err, DPA_EINVAL, "calibrate: epsilon must be > 0 and finite, got %g", epsilon);
-    if (!(delta > 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "calibrate: delta must be in (0, 1), got %g", delta);
+    if (!(delta >= 0 && delta < 1)) return dpa_error_set(err, DPA_EINVAL, "calibrate: delta must be in [0, 1), got %g", delta);
     if (rel_tol == 0) rel_tol = DEFAULT_REL_TOL;
     if (!(rel_tol >= 1e-12 && rel_tol <= 0.1))
         return dpa_error_set(err, DPA_EINVAL, "calibrate: tolerance must be in [1e-12, 0.1], got %g", rel_tol);
@@ -294,14 +294,15 @@ dpa_status dpa_calibrate(const dpa_template *t, double epsilon, double delta,
     c.delta = delta;
     if (opt) c.opt = *opt;
     else dpa_options_init(&c.opt);
-    /* the calibrated value must meet the target for certain: the phi
-     * method's bounds rest on error estimates (dpa_result.certified = 0) */
-    if (c.opt.method == DPA_METHOD_PHI || c.opt.method == DPA_METHOD_GDP)
+    /* the phi method's bounds rest on error estimates that may fail
+     * between the evaluated values: refused.  The gdp method's value is the
+     * CLT approximation (GDP Thm 3.4), a smooth function of the parameter:
+     * calibrating it gives the value Opacus' get_noise_multiplier gives with
+     * its GDP accountant, an estimate (at_value.certified = 0) */
+    if (c.opt.method == DPA_METHOD_PHI)
         return dpa_error_set(err, DPA_EUNSUPPORTED,
-                             "calibrate: method %s gives %s, not certified bounds; calibrate with "
-                             "method auto, exact, pld, rdp or clt",
-                             dpa_method_name(c.opt.method),
-                             c.opt.method == DPA_METHOD_PHI ? "estimated" : "approximate (CLT)");
+                             "calibrate: method phi gives estimated, not certified bounds; calibrate with "
+                             "method auto, exact, pld, rdp or clt (or gdp, for the CLT estimate)");
     const dpa_param_info *in = c.info;
     int noise = (in->role == DPA_ROLE_NOISE);
     double acc = c.opt.accuracy, coarse = fmax(acc, COARSE_ACCURACY);

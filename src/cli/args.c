@@ -150,7 +150,9 @@ static int real_in(opt_id id, const char *val, double lo, int lo_open, double hi
         return overflow_value(id, what, val);
     if (st < 0)
         return bad_value(id, what, val);
-    if (v < lo || v > hi || (lo_open && v == lo) || (hi_open && v == hi))
+    /* (a value that underflows to 0 is refused even where 0 is allowed:
+     * 1e-400 is not the delta 0 of pure DP) */
+    if (v < lo || v > hi || (lo_open && v == lo) || (hi_open && v == hi) || (id == OPT_DELTA && st && v == 0))
         return st ? cli_fail(CLI_EXIT_USAGE, "--%s: must be %s, got \"%s\" (rounds to 0 in double precision)",
                              options[id].name, what, val)
                   : bad_value(id, what, val);
@@ -190,10 +192,10 @@ static int set_list(cli_args *a, opt_id id, const char *val, double *first)
             return cli_fail(CLI_EXIT_USAGE, "--%s: at most %u values, got more", options[id].name,
                             CLI_MAX_VALUES);
         if (len >= sizeof item)
-            return bad_value(id, id == OPT_DELTA ? "a number in (0, 1)" : "a finite number", p);
+            return bad_value(id, id == OPT_DELTA ? "a number in [0, 1)" : "a finite number", p);
         memcpy(item, p, len);
         item[len] = '\0';
-        rc = id == OPT_DELTA ? real_in(id, item, 0, 1, 1, 1, "a number in (0, 1)", first)
+        rc = id == OPT_DELTA ? real_in(id, item, 0, 0, 1, 1, "a number in [0, 1)", first)
                              : set_epsilon(a, item);
         if (rc != CLI_EXIT_OK)
             return rc;
@@ -320,6 +322,8 @@ static int set_value(cli_args *a, opt_id id, const char *val)
     case OPT_DELTA:
         if (a->cmd == CLI_EPSILON)
             return set_list(a, id, val, &a->delta);
+        if (a->cmd == CLI_CALIBRATE) /* delta 0: calibration to pure DP */
+            return real_in(id, val, 0, 0, 1, 1, "a number in [0, 1)", &a->delta);
         return real_in(id, val, 0, 1, 1, 1, "a number in (0, 1)", &a->delta);
     case OPT_EPSILON:
         if (a->cmd == CLI_DELTA)

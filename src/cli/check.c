@@ -48,7 +48,8 @@ int cli_check_result(const dpa_result *r, int eps_query)
         return cli_library_bug("no method");
     if (r->certified != 0 && r->certified != 1)
         return cli_library_bug("no certification flag");
-    if (r->method == DPA_METHOD_RDP && isfinite(r->upper) && !(r->order >= 1))
+    if (r->method == DPA_METHOD_RDP && isfinite(r->upper) && !(r->order >= 1) &&
+        r->upper_source != DPA_SOURCE_MAX_LOSS) /* (eps at delta 0: the largest loss, no order) */
         return cli_library_bug("an RDP bound without its order");
     if (memchr(r->note, '\0', sizeof r->note) == NULL)
         return cli_library_bug("an unterminated note");

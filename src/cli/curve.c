@@ -233,6 +233,11 @@ int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs)
                 double emax = isfinite(r.upper) ? fmin(TRADEOFF_EPS_MAX, fmax(1e-3, r.upper * 1.05)) : TRADEOFF_EPS_MAX;
                 f = dpa_tf_from_accountant(acc, emax, TRADEOFF_EPS, NULL, &err);
             }
+            /* one point: its bracket from above too (docs/fdp.md §9) */
+            double blo, bhi;
+            c->at_hi = NAN;
+            if (f && a->given_at && a->at > 0 && dpa_tf_beta_at(acc, a->at, 0, &blo, &bhi, &err) == DPA_OK)
+                c->at_hi = bhi;
             dpa_accountant_free(acc);
         }
         if (!f) {
@@ -285,6 +290,7 @@ static int emit_at(const cli_args *a, const curves *cs)
             ok = m && !json_object_set_new(m, "method", json_string(dpa_method_name(c->method))) &&
                  !json_object_set_new(m, "applicable", json_boolean(c->ok)) &&
                  (c->ok ? !json_object_set_new(m, "beta_lower", json_real(c->up[0])) &&
+                              (isnan(c->at_hi) || !json_object_set_new(m, "beta_upper", json_real(c->at_hi))) &&
                               !json_object_set_new(m, "certified", json_boolean(c->certified))
                         : !json_object_set_new(m, "reason", json_string(c->why))) &&
                  !json_array_append_new(arr, m);
@@ -301,6 +307,13 @@ static int emit_at(const cli_args *a, const curves *cs)
     cli_format(v, sizeof v, c->up[0], 6, DPA_ROUND_DOWN);
     printf("beta >= %s   at alpha = %s   (%s)\n", v, x,
            c->certified ? "certified lower bound on the type II error" : "estimate, not certified");
+    if (!isnan(c->at_hi)) {
+        char h[CLI_NUM_BUF], pw[CLI_NUM_BUF];
+        cli_format(h, sizeof h, c->at_hi, 6, DPA_ROUND_UP);
+        cli_format(pw, sizeof pw, 1 - c->at_hi, 6, DPA_ROUND_DOWN);
+        printf("beta <= %s   (upper bound%s: the most powerful test at this alpha has power 1 - beta >= %s)\n", h,
+               c->certified ? "" : ", estimate", pw);
+    }
     printf("method: %s\n", dpa_method_name(c->method));
     char perfect[CLI_NUM_BUF];
     cli_format(perfect, sizeof perfect, 1 - a->at, 6, DPA_ROUND_NEAREST);

@@ -12,6 +12,7 @@ typedef struct curve {
     char why[512];
     int certified;
     double *x, *up, *lo;    /* n points; for renyi: up = remove, lo = add (upper bounds) */
+    double at_hi;           /* tradeoff --at: upper bound on beta there (dpa_tf_beta_at) */
 } curve;
 
 typedef struct curves {

@@ -101,7 +101,8 @@ static const char *const command_help[CLI_NCOMMANDS] = {
     "is printed rounded up, epsilon_lower rounded down. An epsilon of inf means\n"
     "the privacy loss is +inf with probability >= D.\n"
     "\n"
-    "  --delta D        required, in (0, 1); several as D1,D2,... (one accountant,\n"
+    "  --delta D        required, in [0, 1) (0: pure DP, the largest privacy\n"
+    "                   loss); several as D1,D2,... (one accountant,\n"
     "                   a result per delta; --json then prints {\"results\": [...]})\n"
     "  --format F       text (default), csv (a header row, then one row per delta:\n"
     "                   method,delta,epsilon_upper,epsilon_lower,binding_direction,\n"
@@ -145,7 +146,7 @@ static const char *const command_help[CLI_NCOMMANDS] = {
     "up, any other value rounded down, so the printed value meets the target.\n"
     "\n"
     "  --epsilon E      required, > 0\n"
-    "  --delta D        required, in (0, 1)\n"
+    "  --delta D        required, in [0, 1) (0: pure DP)\n"
     "  --tolerance T    relative width of the final search bracket, in\n"
     "                   [1e-12, 0.1] (default 1e-4)\n",
 

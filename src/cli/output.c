@@ -289,6 +289,8 @@ static int json_calibration(const cli_args *a, const dpa_param_info *info,
     put(o, "evaluations", json_integer(c->evaluations), &ok);
     put(o, "method", json_string(dpa_method_name(c->at_value.method)), &ok);
     put(o, "accuracy_met", json_boolean(c->at_value.accuracy_met), &ok);
+    if (!c->at_value.certified) /* (the gdp method's estimate; certified values keep the old keys) */
+        put(o, "certified", json_false(), &ok);
     put_name(o, a, &ok);
     return emit_json(o, ok && o);
 }
@@ -405,8 +407,9 @@ static void print_accuracy(const dpa_result *r)
              "--accuracy); the bounds are still certified, only wider than requested");
 }
 
-/* "NAME <= U   (NOTE)" and "NAME >= L   (lower bound; gap G)". */
-static void print_bounds(const char *name, double up, double lo, const char *note)
+/* "NAME <= U   (NOTE)" and "NAME >= L   (lower bound; gap G)"; inf_why:
+ * what an infinite lower bound means. */
+static void print_bounds_why(const char *name, double up, double lo, const char *note, const char *inf_why)
 {
     char us[CLI_NUM_BUF], ls[CLI_NUM_BUF], gap[CLI_NUM_BUF];
     int digits = cli_digits_for(up, lo), w;
@@ -416,12 +419,35 @@ static void print_bounds(const char *name, double up, double lo, const char *not
     w = (int)(strlen(us) > strlen(ls) ? strlen(us) : strlen(ls));
     printf("%s <= %-*s   (%s)\n", name, w, us, note);
     if (isinf(lo)) {
-        printf("%s >= %-*s   (lower bound: the privacy loss is +inf with probability "
-               ">= delta)\n", name, w, ls);
+        printf("%s >= %-*s   (lower bound: %s)\n", name, w, ls, inf_why);
         return;
     }
     cli_format(gap, sizeof gap, up - lo, 2, DPA_ROUND_UP);
     printf("%s >= %-*s   (lower bound; gap %s)\n", name, w, ls, gap);
+}
+
+static void print_bounds(const char *name, double up, double lo, const char *note)
+{
+    print_bounds_why(name, up, lo, note, "the privacy loss is +inf with probability >= delta");
+}
+
+/* epsilon at delta 0 (pure DP), which every method answers from the steps'
+ * loss laws (src/acct/pure_dp.c): no grid, order or method estimate. */
+static void print_pure_method(dpa_method m)
+{
+    printf("method: %s (pure DP: the largest privacy loss, read from the steps' loss laws)\n", dpa_method_name(m));
+}
+
+static void human_pure(const dpa_result *r)
+{
+    print_bounds_why("epsilon", r->upper, r->lower,
+                     r->certified ? "certified upper bound; claim this"
+                                  : "estimated upper bound, not certified: do not claim it",
+                     "the privacy loss is unbounded or +inf with positive probability");
+    puts("at delta = 0");
+    print_pure_method(r->method);
+    print_binding(r, cli_digits_for(r->upper, r->lower));
+    if (r->note[0]) printf("note: %s\n", r->note);
 }
 
 /* One line on the smallest mu-GDP (GDP Def 2.4), bounds rounded outward.
@@ -457,6 +483,11 @@ static void human_query(const cli_args *a, double value, const dpa_result *r, co
     int eps = a->cmd != CLI_DELTA;
     char at[CLI_NUM_BUF];
 
+    if (eps && value == 0) {
+        human_pure(r);
+        if (extra) fputs(extra, stdout);
+        return;
+    }
     print_bounds(eps ? "epsilon" : "delta", r->upper, r->lower,
                  r->certified ? "certified upper bound; claim this"
                               : "estimated upper bound, not certified: do not claim it");
@@ -545,11 +576,18 @@ static int human_calibration(const cli_args *a, const dpa_param_info *info,
     format_param(v, sizeof v, info, c->value, a->tolerance, safe);
     cli_format_shortest(e, sizeof e, a->epsilon);
     cli_format_shortest(d, sizeof d, a->delta);
-    printf("%s = %s   (%s value meeting epsilon <= %s at delta = %s)\n", info->name, v,
-           noise ? "smallest" : "largest", e, d);
+    if (c->at_value.certified) {
+        printf("%s = %s   (%s value meeting epsilon <= %s at delta = %s)\n", info->name, v,
+               noise ? "smallest" : "largest", e, d);
+    } else { /* the gdp method: the CLT estimate */
+        printf("%s = %s   (estimate, NOT certified: %s value whose %s estimate of epsilon is <= %s at "
+               "delta = %s; do not claim it)\n", info->name, v, noise ? "smallest" : "largest",
+               dpa_method_name(c->at_value.method), e, d);
+    }
     printf("parameter: %s\n", info->path);
     print_bounds("epsilon", c->at_value.upper, c->at_value.lower,
-                 "certified upper bound at this value");
+                 c->at_value.certified ? "certified upper bound at this value"
+                                       : "estimate at this value, not certified");
     if (isnan(c->infeasible)) {
         puts("nearest infeasible value: none found (the whole domain meets the target)");
     } else {
@@ -557,6 +595,10 @@ static int human_calibration(const cli_args *a, const dpa_param_info *info,
         printf("nearest infeasible value: %s\n", x);
     }
     printf("evaluations: %d\n", c->evaluations);
+    if (a->delta == 0) {
+        print_pure_method(c->at_value.method);
+        return CLI_EXIT_OK;
+    }
     print_method(&c->at_value);
     print_accuracy(&c->at_value);
     return CLI_EXIT_OK;
@@ -622,13 +664,16 @@ static int human_methods(const cli_args *a, const cli_method_row *rows, size_t n
         cli_format(ls, sizeof ls, r->lower, digits, DPA_ROUND_DOWN);
         char tm[32];
         snprintf(tm, sizeof tm, "%.1f ms", 1e3 * rows[i].seconds);
-        const char *what = r->method == DPA_METHOD_PHI   ? "estimate, not certified"
+        /* eps at delta 0 is read from the leaves by every method alike */
+        int pure = a->cmd == CLI_EPSILON && r->upper_source == DPA_SOURCE_MAX_LOSS && a->delta == 0;
+        const char *what = pure                          ? "certified bracket (pure DP: the largest loss)"
+                           : r->method == DPA_METHOD_PHI ? "estimate, not certified"
                            : r->method == DPA_METHOD_GDP ? "CLT approximation, not a bound"
                            : r->method == DPA_METHOD_RDP ? "certified upper bound only"
                            : r->method == DPA_METHOD_CLT ? "certified bracket (Berry-Esseen)"
                                                          : "certified bracket";
         printf("%-6s  %-14s  %-14s  %9s  %s", name, us, ls, tm, what);
-        if (r->method == DPA_METHOD_RDP) {
+        if (r->method == DPA_METHOD_RDP && !pure) {
             char ord[CLI_NUM_BUF];
             cli_format(ord, sizeof ord, r->order, 6, DPA_ROUND_NEAREST);
             printf(" (order %s, %s conversion)", ord, dpa_rdp_conv_name(a->opt.rdp_conversion));

@@ -137,7 +137,7 @@ static void set_int_range(dpa_param_info *d, double lo, double hi)
  * n >= m and m <= n (used for template domains). */
 static void sample_domain(int slot, const double *sib, dpa_param_info *d)
 {
-    set_int_range(d, 1, DPA_MAX_COUNT);
+    set_int_range(d, slot == 1 ? 0 : 1, DPA_MAX_COUNT); /* m = 0: the no-op */
     if (!sib)
         return;
     if (slot == 0 && isfinite(sib[1]) && sib[1] > d->lo)
@@ -228,8 +228,8 @@ void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
     case DPA_EV_REPEAT:
         set_int_range(dom, 1, DPA_MAX_COUNT);
         break;
-    case DPA_EV_POISSON:
-        set_range(dom, 0, 1, 1, 0);
+    case DPA_EV_POISSON: /* rate 0 is the no-op (no record is ever sampled) */
+        set_range(dom, 0, 0, 1, 0);
         break;
     case DPA_EV_SAMPLE:
         sample_domain(slot, sibling, dom);

@@ -388,6 +388,8 @@ static dpa_status walk_inner(walk *w, const dpa_event *c, int sampled, const cha
     for (size_t i = 0; i < in->n; i++) in->total_count += in->v[i].count;
     if (in->nonprivate_path[0] && !w->set->nonprivate_path[0])
         memcpy(w->set->nonprivate_path, in->nonprivate_path, sizeof w->set->nonprivate_path);
+    if (in->noop_path[0] && !w->set->noop_path[0])
+        memcpy(w->set->noop_path, in->noop_path, sizeof w->set->noop_path);
     *out = in;
     return DPA_OK;
 }
@@ -500,6 +502,15 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
     case DPA_EV_POISSON:
     case DPA_EV_SAMPLE: {
         const char *name = dpa_ev_kind_name(e->kind);
+        /* rate 0 (poisson rate 0, sample m = 0): no record is ever in the
+         * batch, so the subsampled event is the no-op under any relation
+         * (both neighbours give the same output law): it adds no leaf, and
+         * the set remembers the first such path for the note */
+        if ((e->kind == DPA_EV_POISSON ? e->p[0] : e->p[1]) == 0) {
+            if (!w->set->noop_path[0])
+                snprintf(w->set->noop_path, sizeof w->set->noop_path, "%.140s/%s", path, name);
+            return DPA_OK;
+        }
         if (e->kind == DPA_EV_POISSON && nb != DPA_ADD_REMOVE)
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "%s/poisson: Poisson subsampling is analysed under add_remove neighboring "
@@ -514,6 +525,12 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         /* nested Poisson subsampling: independent coins, rates multiply */
         while (e->kind == DPA_EV_POISSON && c->kind == DPA_EV_POISSON) {
             rate *= c->p[0];
+            if (c->p[0] == 0) { /* an inner rate 0: the no-op (a product that
+                                  * underflows is not, and is refused below) */
+                if (!w->set->noop_path[0])
+                    snprintf(w->set->noop_path, sizeof w->set->noop_path, "%.140s/poisson", path);
+                return DPA_OK;
+            }
             size_t len = strlen(sub);
             snprintf(sub + len, sizeof sub - len, "/poisson/event");
             c = c->child[0];

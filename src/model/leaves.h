@@ -53,11 +53,15 @@ typedef struct dpa_leafset {
     /* JSON path of the first non_private leaf (said in every result's note);
      * empty if none */
     char nonprivate_path[160];
+    /* JSON path of the first poisson event of rate 0 (a no-op: it adds no
+     * leaf; said in the results' note); empty if none */
+    char noop_path[160];
 } dpa_leafset;
 
 /* Walk the spec: compose -> children, repeat -> counts multiply, poisson and
  * sample wrap a mechanism leaf or a composition (nested poisson rates
- * multiply; see dpa_leaf for composite leaves).  Identical leaves are
+ * multiply; see dpa_leaf for composite leaves; a total Poisson rate of 0 is
+ * the no-op and adds no leaf, its path kept in noop_path).  Identical leaves are
  * merged; identity mechanisms (pure/randomized_response with epsilon 0,
  * approx with epsilon 0 and delta 0) are dropped.  zcdp leaves are kept as such (dpa_leaf.zcdp; all_gaussian and
  * all_rr are then 0).  Errors name the JSON path: DPA_EUNSUPPORTED for zcdp
