@@ -84,14 +84,64 @@ check "without_replacement: sample(N, B, gaussian(sigma, sensitivity 2)) under r
           d['spec']['repeat']['event']['sample']['m'] == 256 and
           d['spec']['repeat']['event']['sample']['event']['gaussian']['sensitivity'] == 2 and
           d['epsilon_upper'] == $(epsilon_of "$WSPEC") and 'warning' not in d"
+# random allocation: whole epochs of t = ceil(N / B) = 235 steps, the spec leaf
+RSPEC='{"repeat": {"count": 60, "event": {"random_allocation": {"steps": 235, "selected": 1, "event": {"gaussian": {"sigma": 1.1, "sensitivity": 1}}}}}, "neighboring": "add_remove"}'
+run dpsgd $MNIST --epochs 60 --noise 1.1 --delta 1e-5 --sampling random_allocation --json
+save ra.json
+check "random_allocation: 60 epochs of 235 steps, the random_allocation leaf under add/remove, equal to dpacct epsilon" \
+    json "d['sampling'] == 'random_allocation' and d['neighboring'] == 'add_remove' and d['steps'] == 14100 and
+          d['steps_per_epoch'] == 235 and d['whole_epochs'] == 60 and
+          d['spec']['repeat']['count'] == 60 and d['spec']['repeat']['event']['random_allocation']['steps'] == 235 and
+          d['epsilon_upper'] == $(epsilon_of "$RSPEC") and d['certified'] and
+          d['epsilon_lower'] <= d['epsilon_upper'] <= d['epsilon_lower'] + 1e-3 * max(1, d['epsilon_upper'])"
+run dpsgd $MNIST --steps 14100 --noise 1.1 --delta 1e-5 --sampling random_allocation
+check "random_allocation --steps 14100 (60 epochs): the text names epochs and steps per epoch" eval 'rc_is 0 &&
+    out_has "steps: T = 14100 = 60 epochs * 235 steps" && out_has "sampling: random_allocation (balls in bins)"'
+usage_error "random_allocation takes whole epochs (--epochs 1.5)" dpsgd $MNIST --epochs 1.5 --noise 1.1 --delta 1e-5 --sampling random_allocation
+usage_error "random_allocation: --steps not a multiple of 235" dpsgd $MNIST --steps 14063 --noise 1.1 --delta 1e-5 --sampling random_allocation
+usage_error "shuffle takes whole epochs (--epochs 0.5)" dpsgd $MNIST --epochs 0.5 --noise 1.1 --delta 1e-5 --sampling shuffle
+usage_error "--gdp-mu is refused for shuffle" dpsgd $MNIST --epochs 1 --noise 1.1 --delta 1e-5 --sampling shuffle --gdp-mu
+
+# shuffle: a bracket from two pairs (docs/training.md)
+USPEC='{"repeat": {"count": 60, "event": {"gaussian": {"sigma": 1.1, "sensitivity": 2}}}, "neighboring": "replace"}'
+run dpsgd --dataset-size 60000 --batch-size 250 --epochs 60 --noise 1.1 --delta 1e-5 --sampling shuffle --json
+save shuffle.json
+LSPEC=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["lower_spec"]))' "$TMP/shuffle.json")
+run epsilon --delta 1e-5 --json "$LSPEC"
+save lower.json
+check "shuffle (B divides N): upper = 60 Gaussians of sensitivity 2 (no amplification), lower = the random allocation pair's certified lower end" \
+    python3 - "$TMP/shuffle.json" "$TMP/lower.json" "$(epsilon_of "$USPEC")" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); low = json.load(open(sys.argv[2])); up = float(sys.argv[3])
+assert d["sampling"] == "shuffle" and d["neighboring"] == "replace" and d["steps"] == 60 * 240, d
+assert d["spec"]["repeat"]["count"] == 60 and d["spec"]["repeat"]["event"]["gaussian"]["sensitivity"] == 2
+ra = d["lower_spec"]["repeat"]["event"]["random_allocation"]
+assert d["lower_spec"]["repeat"]["count"] == 60 and ra["steps"] == 240 and ra["event"]["gaussian"]["sensitivity"] == 2
+assert d["epsilon_upper"] == up, (d["epsilon_upper"], up)
+if "not computed" in d["note"]:
+    assert d["epsilon_lower"] == 0, d
+else:
+    assert d["epsilon_lower"] == low["epsilon_lower"] and 0 < d["epsilon_lower"] <= d["epsilon_upper"], (d, low)
+assert "upper" in d["bracket"] and "Chua" in d["bracket"]["lower"]
+EOF
 run dpsgd $MNIST --epochs 60 --noise 1.1 --delta 1e-5 --sampling shuffle --json
-check "--sampling shuffle: the without_replacement result, with a warning naming the difference" \
-    json "d['sampling'] == 'without_replacement' and 'permutation' in d['warning'] and 'Chua' in d['warning'] and
-          d['epsilon_upper'] == $(python3 -c 'import json; print(repr(json.load(open("'"$TMP/wor.json"'"))["epsilon_upper"]))')"
+check "shuffle (B does not divide N): the lower pair leaves the partial batch out, poisson(234*256/60000) over 234 batches" \
+    json "d['lower_spec']['repeat']['event']['poisson']['rate'] == 234 * 256 / 60000 and
+          d['lower_spec']['repeat']['event']['poisson']['event']['random_allocation']['steps'] == 234 and
+          d['spec']['repeat']['count'] == 60 and d['epsilon_lower'] <= d['epsilon_upper']"
+run dpsgd $MNIST --steps 300 --noise 1.1 --delta 1e-5 --sampling shuffle --json
+check "shuffle with a partial epoch: upper counts 2 epochs touched, lower 1 complete epoch" \
+    json "d['spec']['repeat']['count'] == 2 and d['lower_spec']['repeat']['count'] == 1"
+run dpsgd $MNIST --steps 100 --noise 1.1 --delta 1e-5 --sampling shuffle --json
+check "shuffle with no complete epoch: lower 0, said in the note" \
+    json "d['lower_spec'] is None and d['epsilon_lower'] == 0 and 'no complete epoch' in d['note']"
 run dpsgd $MNIST --epochs 60 --noise 1.1 --delta 1e-5 --sampling shuffle
-check "--sampling shuffle warns on stderr and notes it in the output" eval 'rc_is 0 &&
-    err_has "dpacct: warning: --sampling shuffle is analysed as without_replacement" &&
-    out_has "(given as shuffle)" && out_has "note: --sampling shuffle"'
+check "shuffle: the text says what each end of the bracket is" eval 'rc_is 0 &&
+    out_has "sampling: shuffle: one random permutation" && out_has "bracket: upper: no amplification" &&
+    out_has "lower: the exact privacy of one pair of neighbouring datasets"'
+run dpsgd $MNIST --epochs 60 --delta 1e-5 --epsilon 20 --sampling shuffle --json
+check "shuffle calibration meets the certified upper end" \
+    json "d['solved'] == 'noise_multiplier' and d['epsilon_upper'] <= 20 and d['epsilon_lower'] <= d['epsilon_upper']"
 
 # --------------------------------------------------- dpsgd: calibration --
 # noise: the smallest multiplier meeting eps <= 1; the nearest infeasible value misses it
@@ -297,7 +347,7 @@ usage_error "dpacct help bogus" help bogus
 usage_error "dpacct help a b" help epsilon delta
 run dpsgd --help
 check "dpsgd --help names every option" eval 'rc_is 0 && for o in --dataset-size --batch-size --epochs --steps --noise \
-    --delta --epsilon --sampling --tolerance --method --json without_replacement shuffle "ceil(E * N / B)"; do out_has "$o" || exit 1; done'
+    --delta --epsilon --sampling --tolerance --method --json without_replacement random_allocation shuffle "ceil(E * N / B)"; do out_has "$o" || exit 1; done'
 run --version
 check "--version prints the tool's and the library's version" eval 'rc_is 0 &&
     v=$(sed -n "s/^#define DPACCT_VERSION \"\(.*\)\"$/\1/p" "$SRC/include/dpacct/dpacct.h") &&
