@@ -637,4 +637,15 @@ check "an empty label is refused with its path" eval 'rc_is 2 && grep -q "/name"
 run profile --from 0 --to 1 --points 3 --json '{"name": "x", "pure": {"epsilon": 1}}'
 check "profile --json echoes the label" json "d['name'] == 'x'"
 
+# ------------------------------------------------------- auto fallback --
+PG='{"poisson": {"rate": 0.01, "event": {"gaussian": {"sigma": 1}}}}'
+run epsilon --delta 1e-16 --json "$PG"
+check "auto below pld's floor: a finite upper bound from rdp, said in JSON (true eps 3.30074)" \
+    json "d['upper_source'] == 'rdp' and d['method'] == 'pld' and d['epsilon_lower'] <= 3.30073 and 3.30074 <= d['epsilon_upper'] < 3.7 and 'method rdp' in d['note']"
+run epsilon --delta 1e-16 "$PG"
+check "auto below pld's floor: the text says rdp answered" eval 'rc_is 0 && out_has "upper bound from method rdp" && ! out_has "epsilon <= inf"'
+run epsilon --delta 1e-16 --method pld "$PG"
+check "--method pld below its floor: +inf, says why and what to use" eval 'rc_is 0 && out_has "epsilon <= inf" &&
+    out_has "floating-point allowance" && out_has "--method rdp"'
+
 finish

@@ -179,13 +179,19 @@ typedef enum dpa_bound_source {
                                 * (LT Thm 4.5), composed exactly (LT Thm 4.6): a looser but
                                 * certified bound, used where the method cannot run (e.g. a
                                 * grid too large for 10^12 Laplace steps) */
-    DPA_SOURCE_CHERNOFF = 3    /* the exact (eps, delta) method for a count too large to sum
+    DPA_SOURCE_CHERNOFF = 3,   /* the exact (eps, delta) method for a count too large to sum
                                 * exactly (a binomial window above 2^27 points, e.g. 10^15
                                 * steps): a certified Chernoff bound, possibly looser than the
                                 * accuracy target suggests */
+    DPA_SOURCE_RDP = 4         /* method auto only: the method it picked (exact or pld)
+                                * certified no finite eps (e.g. delta below the PLD method's
+                                * floating-point floor) while the loss is not +inf with
+                                * probability >= delta; the upper bound is the rdp method's
+                                * (Renyi DP, options' conversion), `order` its order; the lower
+                                * bound stays the picked method's */
 } dpa_bound_source;
 
-/* "method", "largest_finite_loss", "dp_domination", "chernoff". */
+/* "method", "largest_finite_loss", "dp_domination", "chernoff", "rdp". */
 const char *dpa_bound_source_name(dpa_bound_source s);
 
 typedef struct dpa_result {
@@ -212,7 +218,8 @@ typedef struct dpa_result {
      * the phi method could not estimate and returned trivial bounds (see
      * note).  Claims of privacy should use certified results. */
     int certified;
-    double order;          /* rdp: the Renyi order attaining `upper` (binding direction); NAN otherwise */
+    double order;          /* rdp (or upper_source rdp): the Renyi order attaining `upper`
+                            * (binding direction); NAN otherwise */
     char note[160];        /* a method's remark on this result ("" if none) */
 } dpa_result;
 

@@ -361,6 +361,7 @@ static void print_source(const cli_args *a, const dpa_result *r)
         puts("note: the count is too large to sum the exact (eps, delta) composition term by term; "
              "the upper bound is a certified Chernoff bound (docs/guarantees.md §2.2)");
         return;
+    case DPA_SOURCE_RDP: return; /* the note (accountant.c) says which method answered and why */
     case DPA_SOURCE_DOMINATION:
         printf("note: the upper bound treats every step as the randomized-response pair of its own "
                "(eps_i, delta_i)-DP guarantee, eps_i its largest finite loss (LT Thm 4.5), composed "
@@ -398,7 +399,7 @@ static void print_accuracy(const dpa_result *r)
                "than this method's floating-point allowance, so no finite upper bound can be "
                "certified here (%s)\n",
                r->method == DPA_METHOD_EXACT ? "a slightly larger delta gives one"
-                                             : "a larger delta, or --method exact where it applies, gives one");
+                                             : "a larger delta gives one; so does --method rdp (which auto falls back to), or exact where it applies");
     else
         puts("note: accuracy target not met (the grid could not be refined enough, or the "
              "floating-point allowance dominates the gap; try a larger --max-grid or a looser "
