@@ -335,3 +335,19 @@ dpa_status dpa_accountant_profile(dpa_accountant *a, const double *eps, size_t n
     }
     return DPA_OK;
 }
+
+dpa_status dpa_accountant_clt_info(const dpa_accountant *a, dpa_clt_info *out, dpa_error *err)
+{
+    if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "clt info: NULL argument");
+    if (a->ops->id != DPA_METHOD_GDP && a->ops->id != DPA_METHOD_CLT)
+        return dpa_error_set(err, DPA_EUNSUPPORTED, "clt info: the accountant's method is %s; only gdp and clt have it",
+                             dpa_method_name(a->ops->id));
+    if (a->leaves.n == 0) { /* no state: identities only, every functional 0 */
+        memset(out, 0, sizeof *out);
+        out->limit_mu = NAN;
+        out->symmetric = out->clt_regime = 1;
+        return DPA_OK;
+    }
+    dpa_clt_state_info(a->state, out);
+    return DPA_OK;
+}

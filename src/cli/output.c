@@ -144,6 +144,8 @@ json_t *cli_json_query(const cli_args *a, double at, const dpa_result *r, const 
     put_method_fields(o, a, r, &ok);
     if (g)
         put(o, "gdp_mu", json_gdp_mu(g), &ok);
+    if (a->clt)
+        put(o, "clt", cli_clt_json(a, cli_value_index(a, at), r), &ok);
     if (!ok || !o) {
         json_decref(o);
         return NULL;
@@ -469,6 +471,7 @@ static void human_query(const cli_args *a, double value, const dpa_result *r, co
     print_binding(r, cli_digits_for(r->upper, r->lower));
     print_source(a, r);
     print_accuracy(r);
+    cli_clt_human(a, cli_value_index(a, value), r);
     /* notes the method lines above do not show (e.g. a non_private step) */
     if ((r->method == DPA_METHOD_PLD || (r->method == DPA_METHOD_EXACT && !(r->grid_step > 0))) && r->note[0])
         printf("note: %s\n", r->note);

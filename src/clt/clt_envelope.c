@@ -68,6 +68,7 @@ static void sum_add(dpa_clt_sum *s, const dpa_clt_side *x, double k, int gaussia
 {
     s->m += k * x->m;
     s->v += k * x->v;
+    s->kappa2 += k * (x->v + x->m * x->m);
     s->m_lo = dn(s->m_lo + dn(k * x->m_lo, 2), 2);
     s->m_hi = up(s->m_hi + up(k * x->m_hi, 2), 2);
     s->v_lo = dn(s->v_lo + dn(k * x->v_lo, 2), 2);
@@ -144,12 +145,16 @@ void dpa_clt_compose(const dpa_clt_leaf *lv, const double *k, size_t n, dpa_clt_
             ls_hi = up(ls_hi + up(k[i] * up(t, 4), 2), 2);
         }
         if (l->poisson_gauss) {
+            /* Bu, Dong, Long, Su 2020: q sqrt(T (e^{mu^2} - 1)) */
             c54 += k[i] * l->q * l->q * expm1(l->mu * l->mu);
             npois++;
+            out->n_poisson++;
         } else if (l->sample_gauss) {
+            /* GDP Cor 5.4 */
             double m = l->mu, chi = exp(m * m) * dpa_ndtr(1.5 * m) + 3 * dpa_ndtr(-m / 2) - 2;
             c54 += k[i] * 2 * l->q * l->q * chi;
             npois++;
+            out->n_sample++;
         }
         else if (l->gaussian) c54 += k[i] * l->x.v;
         else out->all_poisson_gauss = 0;
@@ -183,6 +188,17 @@ void dpa_clt_mu(const dpa_clt_dir *d, double *mu, double *lo, double *hi)
     *hi = den_lo > 0 ? up(num_hi / den_lo, 2) : INFINITY;
     if (*mu < *lo) *mu = *lo;
     if (*mu > *hi) *mu = *hi;
+}
+
+double dpa_clt_gamma_max(const dpa_clt_comp *c)
+{
+    double g = 0;
+    for (int d = 0; d < (c->symmetric ? 1 : 2); d++) {
+        const dpa_clt_dir *dr = &c->dir[d];
+        if (dr->identity || dr->gauss) continue;
+        g = fmax(g, fmax(dr->gamma_x, dr->gamma_y));
+    }
+    return g;
 }
 
 double dpa_clt_cor54_mu(const dpa_clt_comp *c)
