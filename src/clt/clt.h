@@ -159,7 +159,7 @@ double dpa_clt_with_delta0(double delta0, double x, int dir);
  * direction and measure at most this.  A heuristic threshold, measured: on
  * a sweep of Poisson-subsampled Gaussians (sigma 0.6-2, q 0.001-0.05,
  * 100-10^4 steps, delta 1e-5 and 1e-8) pld's certified eps was 1.01 to
- * 1.40 times method gdp's where gamma <= 0.05, and 1.09 to 15.8 times
+ * 1.40 times method gdp's where gamma <= 0.05, and 1.08 to 15.8 times
  * where gamma > 0.05.  Inside the regime gdp still under-states. */
 #define DPA_CLT_REGIME_GAMMA 0.05
 
