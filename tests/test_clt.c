@@ -326,11 +326,14 @@ static void test_envelope_tradeoff(void **state)
  * sides of its jump, |F(t) - Phi((t - M)/s)| <= gamma (X and Y; dir 0 and 1).
  * For n = 1 the distance is ~0.34 against gamma = 0.56 (1 + t^2)/sqrt(1 - t^2)
  * >= 0.56: the largest ratio over the cases must exceed 0.55, so a gamma
- * smaller by half fails here. */
+ * smaller by half fails here.  The same for the envelope's gamma with
+ * Shevtsova's i.i.d. constants (min(0.4748 L, 0.33554 (L + 0.415/sqrt n)),
+ * clt.h), checked also against that closed form; its largest ratio must
+ * exceed 0.7. */
 static void test_kolmogorov(void **state)
 {
     (void)state;
-    double worst = 0;
+    double worst = 0, worst_env = 0;
     for (int n = 1; n <= 40; n = n < 5 ? n + 1 : 2 * n)
         for (double eps = 0.01; eps < 3; eps *= 4) {
             dpa_clt_leaf l;
@@ -352,11 +355,22 @@ static void test_kolmogorov(void **state)
                         CHECK(dist <= g, "n %d eps %g dir %d side %d: |F - Phi| = %.6g at %g above gamma %.6g", n, eps, d,
                               side, dist, w, g);
                         worst = fmax(worst, dist / g);
+                        /* the envelope's gamma (Shevtsova's i.i.d. constants, n i.i.d. RR steps) */
+                        double ge = side ? dr->gamma_env_y : dr->gamma_env_x;
+                        CHECK(dist <= ge && ge <= g, "n %d eps %g dir %d side %d: |F - Phi| = %.6g at %g, envelope gamma %.6g (gamma %.6g)",
+                              n, eps, d, side, dist, w, ge, g);
+                        worst_env = fmax(worst_env, dist / ge);
+                        /* i.i.d. bound in closed form: L = (1 + t^2)/sqrt((1 - t^2) n) (GDP Lemma D.8) */
+                        double t = tanh(eps / 2), L = (1 + t * t) / sqrt((1 - t * t) * n);
+                        double ge_ref = fmin(0.4748 * L, 0.33554 * (L + 0.415 / sqrt((double)n)));
+                        CHECK(ge >= ge_ref * (1 - 1e-12) && ge <= ge_ref * (1 + 1e-9) + 1e-12,
+                              "n %d eps %g: envelope gamma %.17g, closed form %.17g", n, eps, ge, ge_ref);
                         F += pr;
                     }
                 }
         }
     CHECK(worst > 0.55, "largest |F - Phi|/gamma = %.3g: the check would not see a gamma twice too large", worst);
+    CHECK(worst_env > 0.7, "largest |F - Phi|/envelope gamma = %.3g", worst_env);
 }
 
 /* Profile envelopes against the exact method (pure/approx compositions,
@@ -700,6 +714,23 @@ static void test_clt_info(void **state)
     dpa_result g = query(shortrun, DPA_METHOD_GDP, 1, 1e-8), p = query(shortrun, DPA_METHOD_PLD, 1, 1e-8);
     CHECK(strstr(g.note, "; outside CLT regime (gamma 0.704)") && g.upper < 0.09 && p.lower > 0.684 && !g.certified,
           "short run: gdp %.9g (%s), pld [%.9g, %.9g]", g.upper, g.note, p.lower, p.upper);
+
+    /* DP-SGD under clt: the i.i.d. constants give gamma 0.0151 (0.0232 with 0.56),
+     * delta(1) <= 0.0729 (it was 0.1026) above pld's 0.015531; eps(1e-5) is
+     * vacuous and the note says so, with the floor (the envelope's smallest
+     * certified delta, ~0.072); the lower bound stays below pld's 2.3815 */
+    const char *sgd = "{\"repeat\": {\"count\": 14063, \"event\": {\"poisson\": {\"rate\": 0.0042666667, \"event\": "
+                      "{\"gaussian\": {\"sigma\": 1.1}}}}}}";
+    a = test_accountant(sgd, DPA_METHOD_CLT);
+    assert_int_equal(dpa_accountant_clt_info(a, &c, &err), DPA_OK);
+    CHECK(c.gamma_envelope[0] < 0.0152 && c.gamma_envelope[0] < c.gamma[0] && c.gamma[0] > 0.0232,
+          "DP-SGD: gamma %.6g, envelope's %.6g", c.gamma[0], c.gamma_envelope[0]);
+    dpa_accountant_free(a);
+    dpa_result d1 = query(sgd, DPA_METHOD_CLT, 0, 1.0), e5 = query(sgd, DPA_METHOD_CLT, 1, 1e-5);
+    CHECK(d1.upper < 0.0729 && d1.upper >= 0.01553 && d1.certified, "DP-SGD clt delta(1) %.9g", d1.upper);
+    CHECK(isinf(e5.upper) && e5.lower > 0.7 && e5.lower < 2.3815 && strstr(e5.note, "vacuous here") &&
+              strstr(e5.note, "no delta below 0.07"),
+          "DP-SGD clt eps(1e-5) [%.9g, %.9g]: %s", e5.lower, e5.upper, e5.note);
 
     a = test_accountant("{\"gaussian\": {\"sigma\": 1}}", DPA_METHOD_PLD);
     CHECK(dpa_accountant_clt_info(a, &c, &err) == DPA_EUNSUPPORTED && strstr(err.message, "only gdp and clt"),

@@ -349,6 +349,9 @@ typedef struct dpa_clt_info {
                         * Kolmogorov distance of W from its normal, the larger of the two
                         * measures', certified; 0 for a Gaussian composition, +INFINITY
                         * when it certifies nothing */
+    double gamma_envelope[2]; /* the gamma method clt's envelope uses: gamma, or smaller
+                        * with Shevtsova's constants for i.i.d. summands where the
+                        * non-Gaussian part is copies of one step (docs/clt.md §5) */
     double limit_mu;   /* the T -> inf limit of mu for subsampled Gaussians (GDP Cor 5.4
                         * without replacement, Bu et al. 2020 for Poisson); NAN otherwise */
     int symmetric;     /* 1: direction 1 equals direction 0 */

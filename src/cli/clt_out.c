@@ -61,6 +61,7 @@ static void print_dir(const dpa_clt_info *c, int d)
 {
     printf("kl = %.6g, kappa2 = %.6g, kbar3 <= %.6g, gamma = %.4g", c->kl[d], c->kappa2[d], c->kbar3[d],
            c->gamma[d]);
+    if (c->gamma_envelope[d] < c->gamma[d]) printf(" (i.i.d. constants: %.4g)", c->gamma_envelope[d]);
 }
 
 void cli_clt_human(const cli_args *a, size_t i, const dpa_result *r)
@@ -144,6 +145,7 @@ json_t *cli_clt_json(const cli_args *a, size_t i, const dpa_result *r)
     set(j, "kappa2", pair(c->kappa2), &ok);
     set(j, "kbar3", pair(c->kbar3), &ok);
     set(j, "gamma", pair(c->gamma), &ok);
+    set(j, "gamma_envelope", pair(c->gamma_envelope), &ok);
     set(j, "clt_regime", json_boolean(c->clt_regime), &ok);
     if (r->method == DPA_METHOD_GDP && o->check) {
         const dpa_result *k = &o->check[i];

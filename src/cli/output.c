@@ -315,7 +315,7 @@ static void print_method(const dpa_result *r)
         return;
     }
     if (r->method == DPA_METHOD_CLT) {
-        printf("method: clt (Berry-Esseen envelope, GDP eq 10%s%s)\n", r->note[0] ? ": " : "", r->note);
+        printf("method: clt (%s)\n", r->note[0] ? r->note : "Berry-Esseen envelope, GDP eq 10");
         return;
     }
     if (r->method == DPA_METHOD_RDP) {

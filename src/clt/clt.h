@@ -38,6 +38,16 @@
  * (sum sigma_i^2)^{3/2} with C = 0.5600 (Shevtsova 2010; the value GDP
  * Theorem D.4 quotes and uses in eq 10). */
 #define DPA_CLT_BE_CONST 0.56
+/* Sharper constants for identically distributed summands (Shevtsova 2011,
+ * "On the absolute constants in the Berry-Esseen type inequalities for
+ * identically distributed summands", arXiv:1111.6554, Thm 1 and eq (4)):
+ *   sup |F_n - Phi| <= 0.4748 L  and  <= 0.33554 (L + 0.415/sqrt(n)),
+ * L = beta_3 / (sigma^3 sqrt(n)) the Lyapunov ratio of n i.i.d. summands.
+ * Used by the clt envelope when the non-Gaussian part of the loss is n
+ * copies of one leaf (the Gaussian part is exactly normal). */
+#define DPA_CLT_BE_IID 0.4748
+#define DPA_CLT_BE_IID_A 0.33554
+#define DPA_CLT_BE_IID_B 0.415
 
 /* Largest mu = sensitivity/sigma of a subsampled Gaussian leaf: the
  * quadrature's panels must be narrower than ~1/mu (the integrand's strip of
@@ -93,6 +103,7 @@ typedef struct dpa_clt_sum {
     double v_ng_lo, r_ng_hi;     /* the same over the non-Gaussian leaves only */
     double kappa2;               /* GDP's ||kappa2||_1 = sum k (v + m^2) (estimate; reported only) */
     int n_ng;                    /* number of non-Gaussian leaves with non-zero variance */
+    double k_ng;                 /* their total count (i.i.d. summands when n_ng == 1) */
 } dpa_clt_sum;
 
 /* One direction (X, Y) of a composition. */
@@ -102,6 +113,9 @@ typedef struct dpa_clt_dir {
      * from N(x.m, x.v) and N(y.m, y.v) (Berry-Esseen, plus the uncertainty
      * of the centring moments); +inf when they certify nothing */
     double gamma_x, gamma_y;
+    /* the same with Shevtsova's i.i.d. constants where they apply (<= gamma_x,
+     * gamma_y): what the clt envelope uses */
+    double gamma_env_x, gamma_env_y;
     int gauss;     /* no non-Gaussian leaf: W is normal, N(V/2, V) and N(-V/2, V) */
     int identity;  /* every variance is 0: W = 0 (the pair is the identity) */
 } dpa_clt_dir;

@@ -160,6 +160,7 @@ void dpa_clt_state_info(const void *state, dpa_clt_info *out)
         out->kappa2[d] = dr->x.kappa2;
         out->kbar3[d] = dr->x.r_hi;
         out->gamma[d] = dr->identity || dr->gauss ? 0 : fmax(dr->gamma_x, dr->gamma_y);
+        out->gamma_envelope[d] = dr->identity || dr->gauss ? 0 : fmax(dr->gamma_env_x, dr->gamma_env_y);
     }
     out->limit_mu = s->cor54;
     out->symmetric = c->symmetric;
@@ -218,12 +219,31 @@ static void clt_note(const clt_state *s, dpa_result *out)
         snprintf(out->note, sizeof out->note, "exact: the composition is Gaussian (gamma = 0)");
     } else if (s->comp.symmetric) {
         snprintf(out->note, sizeof out->note, "Berry-Esseen envelope (GDP eq 10), gamma = %.4g: certified but loose",
-                 d[0].gamma_x);
+                 d[0].gamma_env_x);
     } else {
         snprintf(out->note, sizeof out->note,
                  "Berry-Esseen envelope (GDP eq 10), gamma under A/B = %.4g/%.4g: certified but loose",
-                 d[0].gamma_x, d[0].gamma_y);
+                 d[0].gamma_env_x, d[0].gamma_env_y);
     }
+}
+
+/* Where the envelope is vacuous, say so plainly (replaces the note):
+ * the smallest delta it can certify at any eps (its floor, the upper delta
+ * at eps = CLT_EPS_MAX) or, for delta queries, that it certifies nothing
+ * below 1. */
+static void clt_vacuous(const clt_state *s, double floor_delta, int eps_query, dpa_result *out)
+{
+    double g = 0;
+    for (int d = 0; d < (s->comp.symmetric ? 1 : 2); d++)
+        g = fmax(g, fmax(s->comp.dir[d].gamma_env_x, s->comp.dir[d].gamma_env_y));
+    if (eps_query)
+        snprintf(out->note, sizeof out->note,
+                 "Berry-Esseen envelope vacuous here: gamma = %.4g, no delta below %.4g is certified at any eps "
+                 "(use pld)",
+                 g, floor_delta);
+    else
+        snprintf(out->note, sizeof out->note,
+                 "Berry-Esseen envelope vacuous here: gamma = %.4g, it certifies only delta <= 1 (use pld)", g);
 }
 
 /* The certified upper delta of direction d at eps, delta0 included. */
@@ -327,6 +347,11 @@ static dpa_status clt_epsilon(void *state, double delta, dpa_result *out, dpa_er
         lo[d] = eps_lower(s, d, delta);
     }
     clt_combine(s, up, lo, out);
+    if (isinf(out->upper) && !isinf(out->lower)) {
+        double f = 0;
+        for (int d = 0; d < nd; d++) f = fmax(f, dir_up(s, d, CLT_EPS_MAX));
+        clt_vacuous(s, f, 1, out);
+    }
     if (isinf(out->upper) ? !isinf(out->lower) : out->upper - out->lower > s->accuracy * fmax(1.0, out->upper))
         out->accuracy_met = 0;
     return DPA_OK;
@@ -347,6 +372,7 @@ static dpa_status clt_delta(void *state, double eps, int refine, dpa_result *out
         lo[d] = dpa_clt_with_delta0(s->comp.delta0_lo, l, -1);
     }
     clt_combine(s, up, lo, out);
+    if (out->upper >= 1) clt_vacuous(s, 1, 0, out);
     if (out->upper - out->lower > s->accuracy * out->upper + 1e-14) out->accuracy_met = 0;
     return DPA_OK;
 }
