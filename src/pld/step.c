@@ -65,7 +65,8 @@ double dpa_pld_align_step(const dpa_pld_acct *a, double step)
  * atom-only pair (no continuous part, no subsampled composition) whose
  * finite atoms are all integer multiples of b (discrete Gaussian, discrete
  * Laplace, pure, randomized response, approx, on a common lattice); 0
- * otherwise, and for a fixed grid_step.  At step b every atom sits on a grid
+ * otherwise, for a fixed grid_step, for b outside [1e-7, 1] and for
+ * two-stage builds (long repetitions).  At step b every atom sits on a grid
  * point, where both discretizations are exact (§3.3-§3.5 of
  * docs/guarantees.md): a finer grid cannot shrink the gap, only raise the
  * FFT's round-off allowance with its size. */
@@ -73,7 +74,13 @@ double dpa_pld_exact_lattice(const dpa_pld_acct *a)
 {
     if (a->opt.grid_step > 0) return 0;
     double b = atom_lattice(a);
-    if (!(b > 0)) return 0;
+    /* b must be a valid grid step itself, and the build single-stage: a
+     * two-stage build composes onto a grid Lc times coarser than the
+     * leaves', where the lattice no longer sits on grid points (the plan
+     * asked with the largest tail budget, the most permissive) */
+    if (!(b >= DPA_PLD_STEP_MIN && b <= 1)) return 0;
+    double m;
+    if (dpa_pld_two_stage_plan(a, b, 1.0, &m) > 1) return 0;
     for (size_t i = 0; i < a->leaves->n; i++) {
         const dpa_pair *p = a->leaves->v[i].pair;
         if (!p || p->kind != DPA_PAIR_ATOMS) return 0;
