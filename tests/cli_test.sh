@@ -662,4 +662,7 @@ check "clt --json: the clt object, no check" json "'check' not in d['clt'] and d
 run epsilon --delta 1e-5 --method pld --json "$SR"
 check "pld --json has no clt object" json "'clt' not in d"
 
+run epsilon --delta 1e-5 --method gdp --json '{"no_op": {}}'
+check "gdp check of an identity: estimate and bound 0, ratio 1" json "d['clt']['check']['ratio'] == 1 and d['epsilon_upper'] == 0"
+
 finish

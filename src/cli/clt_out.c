@@ -154,7 +154,7 @@ json_t *cli_clt_json(const cli_args *a, size_t i, const dpa_result *r)
         set(cj, "lower", num(k->lower), &ok);
         set(cj, "upper", num(k->upper), &ok);
         /* how many times the estimate is below the certified lower bound (<= 1: it is not) */
-        set(cj, "ratio", num(r->upper > 0 ? k->lower / r->upper : INFINITY), &ok);
+        set(cj, "ratio", num(r->upper > 0 ? k->lower / r->upper : k->lower > 0 ? INFINITY : 1), &ok);
         set(j, "check", cj, &ok);
     }
     if (!ok) {
