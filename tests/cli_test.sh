@@ -685,4 +685,32 @@ check "an empty label is refused with its path" eval 'rc_is 2 && grep -q "/name"
 run profile --from 0 --to 1 --points 3 --json '{"name": "x", "pure": {"epsilon": 1}}'
 check "profile --json echoes the label" json "d['name'] == 'x'"
 
+# ------------------------------------------------------- auto fallback --
+PG='{"poisson": {"rate": 0.01, "event": {"gaussian": {"sigma": 1}}}}'
+run epsilon --delta 1e-16 --json "$PG"
+check "auto below pld's floor: a finite upper bound from rdp, said in JSON (true eps 3.30074)" \
+    json "d['upper_source'] == 'rdp' and d['method'] == 'pld' and d['epsilon_lower'] <= 3.30073 and 3.30074 <= d['epsilon_upper'] < 3.7 and 'method rdp' in d['note']"
+run epsilon --delta 1e-16 "$PG"
+check "auto below pld's floor: the text says rdp answered" eval 'rc_is 0 && out_has "upper bound from method rdp" && ! out_has "epsilon <= inf"'
+run epsilon --delta 1e-16 --method pld "$PG"
+check "--method pld below its floor: +inf, says why and what to use" eval 'rc_is 0 && out_has "epsilon <= inf" &&
+    out_has "floating-point allowance" && out_has "--method rdp"'
+
+# ------------------------------------------------- gdp/clt quantities --
+SR='{"repeat": {"count": 100, "event": {"poisson": {"rate": 0.001, "event": {"gaussian": {"sigma": 0.8}}}}}}'
+run epsilon --delta 1e-8 --method gdp "$SR"
+check "gdp outside the CLT regime: warning, CLT quantities and auto's certified check in text" eval 'rc_is 0 &&
+    out_has "warning: outside the CLT regime (Berry-Esseen gamma = 0.704 > 0.05" && out_has "CLT: mu = 0.0193002" &&
+    out_has "check: method auto (pld) certifies epsilon in [0.68445, 0.68455]: this estimate is 7.76 times below"'
+run epsilon --delta 1e-8 --method gdp --json "$SR"
+check "gdp --json: the clt object (kl, kappa2, kbar3, gamma, mu, limit, regime, check)" \
+    json "d['clt']['clt_regime'] is False and d['clt']['gamma'][0] > 0.7 and abs(d['clt']['mu'] - 0.0193002) < 1e-7 and abs(d['clt']['limit_mu'] - 0.0194184) < 1e-7 and len(d['clt']['kl']) == 2 and d['clt']['check']['method'] == 'pld' and 7.7 < d['clt']['check']['ratio'] < 7.8 and d['clt']['check']['lower'] > d['epsilon_upper']"
+run epsilon --delta 1e-5 --method clt --json "$SR"
+check "clt --json: the clt object, no check" json "'check' not in d['clt'] and d['clt']['kbar3'][0] > 0 and d['clt']['kappa2'][0] > d['clt']['kl'][0] ** 2"
+run epsilon --delta 1e-5 --method pld --json "$SR"
+check "pld --json has no clt object" json "'clt' not in d"
+
+run epsilon --delta 1e-5 --method gdp --json '{"no_op": {}}'
+check "gdp check of an identity: estimate and bound 0, ratio 1" json "d['clt']['check']['ratio'] == 1 and d['epsilon_upper'] == 0"
+
 finish

@@ -512,6 +512,56 @@ static void test_sample_replace(void **state)
 /* ------------------------------------------------------------------ */
 /* infinite eps only when truly infinite */
 
+/* auto falls back to the rdp method's upper bound where the method it picked
+ * certifies no finite eps (accountant.c, fallback_rdp): a Poisson-subsampled
+ * Gaussian (q = 0.01, sigma = 1) at delta = 1e-16, below pld's
+ * floating-point floor (round-off allowance ~3e-13).  Reference: the true
+ * eps of the remove direction, 3.30073606751373653649 (mpmath, 50 digits,
+ * from delta(eps) = q Phibar(x - 1) + (1 - q - e^eps) Phibar(x),
+ * x = log((e^eps - 1)/q + 1) + 1/2); the bracket must contain it, the upper
+ * bound must be finite and equal rdp's own (same computation), and
+ * --method pld alone keeps +inf (what was asked for). */
+static void test_auto_fallback_rdp(void **state)
+{
+    (void)state;
+    const char *json = "{\"poisson\":{\"rate\":0.01,\"event\":{\"gaussian\":{\"sigma\":1}}}}";
+    const ref want = REF("3.30073606751373653649");
+    dpa_result r, rr, rp;
+    dpa_error err;
+    dpa_accountant *a = acct(json, DPA_METHOD_AUTO, 0);
+    dpa_accountant *ar = acct(json, DPA_METHOD_RDP, 0);
+    dpa_accountant *ap = acct(json, DPA_METHOD_PLD, 0);
+    assert_int_equal(dpa_accountant_epsilon(a, 1e-16, &r, &err), DPA_OK);
+    assert_int_equal(dpa_accountant_epsilon(ar, 1e-16, &rr, &err), DPA_OK);
+    assert_int_equal(dpa_accountant_epsilon(ap, 1e-16, &rp, &err), DPA_OK);
+    CHECK(r.method == DPA_METHOD_PLD && r.upper_source == DPA_SOURCE_RDP, "auto at 1e-16: method %s, source %s",
+          dpa_method_name(r.method), dpa_bound_source_name(r.upper_source));
+    CHECK(isfinite(r.upper) && r.upper == rr.upper && r.order == rr.order,
+          "auto at 1e-16: upper %.17g (order %g), rdp's %.17g (order %g)", r.upper, r.order, rr.upper, rr.order);
+    CHECK(r.lower <= want.v - want.slack && want.v + want.slack <= r.upper,
+          "auto at 1e-16: [%.17g, %.17g] does not contain %s", r.lower, r.upper, want.text);
+    CHECK(r.lower == rp.lower && r.binding == DPA_DIR_REMOVE && r.upper_add <= rp.upper_add,
+          "auto at 1e-16: lower %.17g (pld %.17g), binding %s, add %.17g (pld %.17g)", r.lower, rp.lower,
+          dpa_direction_name(r.binding), r.upper_add, rp.upper_add);
+    CHECK(!r.accuracy_met && strstr(r.note, "method rdp") && strstr(r.note, "floating-point floor"),
+          "auto at 1e-16: note \"%s\"", r.note);
+    CHECK(rp.upper == INFINITY && rp.upper_source == DPA_SOURCE_METHOD, "pld at 1e-16: upper %.17g", rp.upper);
+    /* where pld is finite, auto is pld's answer, untouched */
+    assert_int_equal(dpa_accountant_epsilon(a, 1e-6, &r, &err), DPA_OK);
+    assert_int_equal(dpa_accountant_epsilon(ap, 1e-6, &rp, &err), DPA_OK);
+    CHECK(r.upper == rp.upper && r.lower == rp.lower && r.upper_source == DPA_SOURCE_METHOD,
+          "auto at 1e-6: [%.17g, %.17g] vs pld [%.17g, %.17g]", r.lower, r.upper, rp.lower, rp.upper);
+    dpa_accountant_free(a);
+    dpa_accountant_free(ar);
+    dpa_accountant_free(ap);
+    /* a truly infinite eps stays +inf (no fallback: lower is +inf too) */
+    a = acct("{\"repeat\":{\"count\":50,\"event\":{\"approx\":{\"epsilon\":0.1,\"delta\":1e-8}}}}", DPA_METHOD_AUTO, 0);
+    assert_int_equal(dpa_accountant_epsilon(a, 1e-7, &r, &err), DPA_OK);
+    CHECK(r.upper == INFINITY && r.lower == INFINITY && r.upper_source == DPA_SOURCE_METHOD,
+          "approx x50 at 1e-7: [%.17g, %.17g]", r.lower, r.upper);
+    dpa_accountant_free(a);
+}
+
 static void test_infinite_eps(void **state)
 {
     (void)state;
@@ -974,6 +1024,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mixed_cf_exp2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sample_replace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_infinite_eps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_auto_fallback_rdp, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identity_leaves_and_huge_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_unsupported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_queries, setup, teardown),

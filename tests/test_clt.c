@@ -326,11 +326,14 @@ static void test_envelope_tradeoff(void **state)
  * sides of its jump, |F(t) - Phi((t - M)/s)| <= gamma (X and Y; dir 0 and 1).
  * For n = 1 the distance is ~0.34 against gamma = 0.56 (1 + t^2)/sqrt(1 - t^2)
  * >= 0.56: the largest ratio over the cases must exceed 0.55, so a gamma
- * smaller by half fails here. */
+ * smaller by half fails here.  The same for the envelope's gamma with
+ * Shevtsova's i.i.d. constants (min(0.4748 L, 0.33554 (L + 0.415/sqrt n)),
+ * clt.h), checked also against that closed form; its largest ratio must
+ * exceed 0.7. */
 static void test_kolmogorov(void **state)
 {
     (void)state;
-    double worst = 0;
+    double worst = 0, worst_env = 0;
     for (int n = 1; n <= 40; n = n < 5 ? n + 1 : 2 * n)
         for (double eps = 0.01; eps < 3; eps *= 4) {
             dpa_clt_leaf l;
@@ -352,11 +355,22 @@ static void test_kolmogorov(void **state)
                         CHECK(dist <= g, "n %d eps %g dir %d side %d: |F - Phi| = %.6g at %g above gamma %.6g", n, eps, d,
                               side, dist, w, g);
                         worst = fmax(worst, dist / g);
+                        /* the envelope's gamma (Shevtsova's i.i.d. constants, n i.i.d. RR steps) */
+                        double ge = side ? dr->gamma_env_y : dr->gamma_env_x;
+                        CHECK(dist <= ge && ge <= g, "n %d eps %g dir %d side %d: |F - Phi| = %.6g at %g, envelope gamma %.6g (gamma %.6g)",
+                              n, eps, d, side, dist, w, ge, g);
+                        worst_env = fmax(worst_env, dist / ge);
+                        /* i.i.d. bound in closed form: L = (1 + t^2)/sqrt((1 - t^2) n) (GDP Lemma D.8) */
+                        double t = tanh(eps / 2), L = (1 + t * t) / sqrt((1 - t * t) * n);
+                        double ge_ref = fmin(0.4748 * L, 0.33554 * (L + 0.415 / sqrt((double)n)));
+                        CHECK(ge >= ge_ref * (1 - 1e-12) && ge <= ge_ref * (1 + 1e-9) + 1e-12,
+                              "n %d eps %g: envelope gamma %.17g, closed form %.17g", n, eps, ge, ge_ref);
                         F += pr;
                     }
                 }
         }
     CHECK(worst > 0.55, "largest |F - Phi|/gamma = %.3g: the check would not see a gamma twice too large", worst);
+    CHECK(worst_env > 0.7, "largest |F - Phi|/envelope gamma = %.3g", worst_env);
 }
 
 /* Profile envelopes against the exact method (pure/approx compositions,
@@ -550,10 +564,14 @@ static void test_gdp_convergence(void **state)
         dpa_result g = query(sgd, DPA_METHOD_GDP, 1, 1e-5), p = query(sgd, DPA_METHOD_PLD, 1, 1e-5);
         CHECK(g.upper < p.lower, "DP-SGD: gdp %.9g is not below pld's lower bound %.9g", g.upper, p.lower);
         /* mu = 0.5703249 (mpmath: (E_A W - E_B W)/sqrt((Var_A + Var_B)/2) * sqrt(T));
-         * Cor 5.4: q sqrt(T (e^{1/sigma^2} - 1)) = 0.5736015 */
+         * the Poisson limit of Bu, Dong, Long, Su 2020, q sqrt(T (e^{1/sigma^2} - 1)) =
+         * 0.5736015 (it is not GDP Cor 5.4, which is sampling without replacement) */
         CHECK(strstr(g.note, "CLT approximation (GDP Thm 3.4): not a bound; may under-state the privacy loss") == g.note,
               "gdp note: %s", g.note);
-        CHECK(strstr(g.note, "mu = 0.570325") && strstr(g.note, "Cor 5.4: 0.573601"), "gdp note: %s", g.note);
+        CHECK(strstr(g.note, "mu = 0.570325") && strstr(g.note, "Bu et al.: 0.573601") && !strstr(g.note, "Cor 5.4"),
+              "gdp note: %s", g.note);
+        /* in the CLT regime (gamma 0.0232 <= 0.05), but delta 1e-5 is below gamma */
+        CHECK(strstr(g.note, "; delta < gamma 0.0232: tail uncontrolled"), "gdp note: %s", g.note);
         dpa_result c = query(sgd, DPA_METHOD_CLT, 1, 1e-5);
         CHECK(c.certified == 1 && !c.accuracy_met && c.upper >= p.lower && c.lower <= p.upper,
               "DP-SGD clt [%.9g, %.9g] cert %d acc %d", c.lower, c.upper, c.certified, c.accuracy_met);
@@ -647,6 +665,81 @@ static void test_methods_and_refusals(void **state)
     CHECK(isinf(r.upper), "clt: delta below delta0 gives upper %g", r.upper);
 }
 
+/* The public CLT quantities (dpa_accountant_clt_info) against closed forms,
+ * and the regime test of method gdp (docs/clt.md §4):
+ *  - k Gaussian steps of mu: kl = k mu^2/2, kappa2 = k (mu^2 + mu^4/4),
+ *    kbar3 = k 2 sqrt(2/pi) mu^3 (the centred normal's E|Z|^3 = 2 sqrt(2/pi)),
+ *    gamma = 0 (exactly normal), mu = sqrt(k) mu;
+ *  - k pure eps steps (GDP Lemma D.8, t = tanh(eps/2)): kl = k eps t,
+ *    kappa2 = k eps^2, kbar3 = k eps^3 (1 - t^4), gamma = 0.56 kbar3 /
+ *    (kappa2 - ||kl||_2^2)^{3/2} (eq 10), mu = 2 k eps t / sqrt(k eps^2 (1 - t^2));
+ *  - the audited short run (sigma 0.8, q 0.001, 100 steps): gamma > 0.05, so
+ *    outside the regime; its gdp eps 0.0882 is 7.8x below pld's 0.6845;
+ *  - another method's accountant: DPA_EUNSUPPORTED. */
+static void test_clt_info(void **state)
+{
+    (void)state;
+    dpa_clt_info c;
+    dpa_error err;
+    dpa_accountant *a = test_accountant("{\"repeat\": {\"count\": 7, \"event\": {\"gaussian\": {\"sigma\": 2}}}}",
+                                        DPA_METHOD_GDP);
+    assert_int_equal(dpa_accountant_clt_info(a, &c, &err), DPA_OK);
+    double m = 0.5, k = 7;
+    CHECK(rel(c.kl[0], k * m * m / 2) < 1e-13 && rel(c.kappa2[0], k * (m * m + pow(m, 4) / 4)) < 1e-13 &&
+              rel(c.kbar3[0], k * 2 * sqrt(2 / M_PI) * pow(m, 3)) < 1e-12 && c.kbar3[0] >= k * 2 * sqrt(2 / M_PI) * pow(m, 3),
+          "gaussian: kl %.17g kappa2 %.17g kbar3 %.17g", c.kl[0], c.kappa2[0], c.kbar3[0]);
+    CHECK(c.gamma[0] == 0 && c.gamma[1] == 0 && c.symmetric && c.clt_regime && rel(c.mu, sqrt(k) * m) < 1e-13 &&
+              c.mu_lower <= sqrt(k) * m && sqrt(k) * m <= c.mu_upper && isnan(c.limit_mu),
+          "gaussian: gamma %g mu %.17g [%.17g, %.17g] limit %g", c.gamma[0], c.mu, c.mu_lower, c.mu_upper, c.limit_mu);
+    dpa_accountant_free(a);
+
+    a = test_accountant("{\"repeat\": {\"count\": 400, \"event\": {\"pure\": {\"epsilon\": 0.1}}}}", DPA_METHOD_CLT);
+    assert_int_equal(dpa_accountant_clt_info(a, &c, &err), DPA_OK);
+    double e = 0.1, t = tanh(e / 2), n = 400, var = n * e * e * (1 - t * t);
+    CHECK(rel(c.kl[0], n * e * t) < 1e-13 && rel(c.kappa2[0], n * e * e) < 1e-13 &&
+              rel(c.kbar3[0], n * pow(e, 3) * (1 - pow(t, 4))) < 1e-12,
+          "pure: kl %.17g kappa2 %.17g kbar3 %.17g", c.kl[0], c.kappa2[0], c.kbar3[0]);
+    CHECK(rel(c.gamma[0], 0.56 * n * pow(e, 3) * (1 - pow(t, 4)) / pow(var, 1.5)) < 1e-9 &&
+              rel(c.mu, 2 * n * e * t / sqrt(var)) < 1e-13 && c.clt_regime == (c.gamma[0] <= 0.05),
+          "pure: gamma %.17g mu %.17g regime %d", c.gamma[0], c.mu, c.clt_regime);
+    dpa_accountant_free(a);
+
+    const char *shortrun = "{\"repeat\": {\"count\": 100, \"event\": {\"poisson\": {\"rate\": 0.001, \"event\": "
+                           "{\"gaussian\": {\"sigma\": 0.8}}}}}}";
+    a = test_accountant(shortrun, DPA_METHOD_GDP);
+    assert_int_equal(dpa_accountant_clt_info(a, &c, &err), DPA_OK);
+    CHECK(!c.clt_regime && c.gamma[0] > 0.5 && !c.symmetric && rel(c.limit_mu, 0.001 * sqrt(100 * expm1(1 / 0.64))) < 1e-12,
+          "short run: regime %d gamma %g limit %.17g", c.clt_regime, c.gamma[0], c.limit_mu);
+    dpa_accountant_free(a);
+    dpa_result g = query(shortrun, DPA_METHOD_GDP, 1, 1e-8), p = query(shortrun, DPA_METHOD_PLD, 1, 1e-8);
+    CHECK(strstr(g.note, "; outside CLT regime (gamma 0.704)") && g.upper < 0.09 && p.lower > 0.684 && !g.certified,
+          "short run: gdp %.9g (%s), pld [%.9g, %.9g]", g.upper, g.note, p.lower, p.upper);
+
+    /* DP-SGD under clt: the i.i.d. constants give gamma 0.0151 (0.0232 with 0.56),
+     * delta(1) <= 0.0729 (it was 0.1026) above pld's 0.015531; eps(1e-5) is
+     * vacuous and the note says so, with the floor (the envelope's smallest
+     * certified delta, ~0.072); the lower bound stays below pld's 2.3815 */
+    const char *sgd = "{\"repeat\": {\"count\": 14063, \"event\": {\"poisson\": {\"rate\": 0.0042666667, \"event\": "
+                      "{\"gaussian\": {\"sigma\": 1.1}}}}}}";
+    a = test_accountant(sgd, DPA_METHOD_CLT);
+    assert_int_equal(dpa_accountant_clt_info(a, &c, &err), DPA_OK);
+    CHECK(c.gamma_envelope[0] < 0.0152 && c.gamma_envelope[0] < c.gamma[0] && c.gamma[0] > 0.0232,
+          "DP-SGD: gamma %.6g, envelope's %.6g", c.gamma[0], c.gamma_envelope[0]);
+    dpa_accountant_free(a);
+    dpa_result d1 = query(sgd, DPA_METHOD_CLT, 0, 1.0), e5 = query(sgd, DPA_METHOD_CLT, 1, 1e-5);
+    CHECK(d1.upper < 0.0729 && d1.upper >= 0.01553 && d1.certified, "DP-SGD clt delta(1) %.9g", d1.upper);
+    CHECK(isinf(e5.upper) && e5.lower > 0.7 && e5.lower < 2.3815 && strstr(e5.note, "vacuous here") &&
+              strstr(e5.note, "no delta below 0.07"),
+          "DP-SGD clt eps(1e-5) [%.9g, %.9g]: %s", e5.lower, e5.upper, e5.note);
+
+    a = test_accountant("{\"gaussian\": {\"sigma\": 1}}", DPA_METHOD_PLD);
+    CHECK(dpa_accountant_clt_info(a, &c, &err) == DPA_EUNSUPPORTED && strstr(err.message, "only gdp and clt"),
+          "pld accountant: %s", err.message);
+    CHECK(dpa_accountant_clt_info(NULL, &c, &err) == DPA_EINVAL && dpa_accountant_clt_info(a, NULL, &err) == DPA_EINVAL,
+          "NULL arguments");
+    dpa_accountant_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +753,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_directions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gdp_convergence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_methods_and_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clt_info, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

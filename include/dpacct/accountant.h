@@ -179,13 +179,19 @@ typedef enum dpa_bound_source {
                                 * (LT Thm 4.5), composed exactly (LT Thm 4.6): a looser but
                                 * certified bound, used where the method cannot run (e.g. a
                                 * grid too large for 10^12 Laplace steps) */
-    DPA_SOURCE_CHERNOFF = 3    /* the exact (eps, delta) method for a count too large to sum
+    DPA_SOURCE_CHERNOFF = 3,   /* the exact (eps, delta) method for a count too large to sum
                                 * exactly (a binomial window above 2^27 points, e.g. 10^15
                                 * steps): a certified Chernoff bound, possibly looser than the
                                 * accuracy target suggests */
+    DPA_SOURCE_RDP = 4         /* method auto only: the method it picked (exact or pld)
+                                * certified no finite eps (e.g. delta below the PLD method's
+                                * floating-point floor) while the loss is not +inf with
+                                * probability >= delta; the upper bound is the rdp method's
+                                * (Renyi DP, options' conversion), `order` its order; the lower
+                                * bound stays the picked method's */
 } dpa_bound_source;
 
-/* "method", "largest_finite_loss", "dp_domination", "chernoff". */
+/* "method", "largest_finite_loss", "dp_domination", "chernoff", "rdp". */
 const char *dpa_bound_source_name(dpa_bound_source s);
 
 typedef struct dpa_result {
@@ -212,7 +218,8 @@ typedef struct dpa_result {
      * the phi method could not estimate and returned trivial bounds (see
      * note).  Claims of privacy should use certified results. */
     int certified;
-    double order;          /* rdp: the Renyi order attaining `upper` (binding direction); NAN otherwise */
+    double order;          /* rdp (or upper_source rdp): the Renyi order attaining `upper`
+                            * (binding direction); NAN otherwise */
     char note[160];        /* a method's remark on this result ("" if none) */
 } dpa_result;
 
@@ -333,6 +340,37 @@ typedef struct dpa_gdp_mu {
  * passed on (DPA_ENOMEM).  *out is always filled (on error: lower 0, upper
  * +INFINITY, not certified, the error in the note). */
 dpa_status dpa_accountant_gdp_mu(dpa_accountant *a, dpa_gdp_mu *out, dpa_error *err);
+
+/* The central-limit quantities of a composition under the methods gdp and clt
+ * (docs/clt.md §3-§5; GDP §3.2): the sums over the composition of the
+ * per-step functionals of the privacy loss W = log dX/dY under X, for each
+ * direction d (0 remove, 1 add; equal when symmetric). */
+typedef struct dpa_clt_info {
+    double mu, mu_lower, mu_upper; /* the CLT's mu (method gdp's), and its enclosure */
+    double kl[2];      /* ||kl||_1 = sum_i E_X W_i (the KL divergence of the composition) */
+    double kappa2[2];  /* ||kappa2||_1 = sum_i E_X W_i^2 */
+    double kbar3[2];   /* ||kbar3||_1 = sum_i E_X |W_i - E_X W_i|^3, certified upper bound
+                        * (the centred third moment Berry-Esseen uses; the non-central
+                        * kappa3 is not computed) */
+    double gamma[2];   /* the Berry-Esseen (Shevtsova's constant 0.56) bound on the
+                        * Kolmogorov distance of W from its normal, the larger of the two
+                        * measures', certified; 0 for a Gaussian composition, +INFINITY
+                        * when it certifies nothing */
+    double gamma_envelope[2]; /* the gamma method clt's envelope uses: gamma, or smaller
+                        * with Shevtsova's constants for i.i.d. summands where the
+                        * non-Gaussian part is copies of one step (docs/clt.md §5) */
+    double limit_mu;   /* the T -> inf limit of mu for subsampled Gaussians (GDP Cor 5.4
+                        * without replacement, Bu et al. 2020 for Poisson); NAN otherwise */
+    int symmetric;     /* 1: direction 1 equals direction 0 */
+    int clt_regime;    /* 1 if max gamma <= 0.05 (docs/clt.md §4, "The CLT regime"), a
+                        * measured heuristic: outside it method gdp's eps was up to 16
+                        * times below the truth, inside it up to 1.4 times */
+} dpa_clt_info;
+
+/* The quantities above for an accountant whose method is gdp or clt (cheap:
+ * computed when the accountant was built).  Errors: DPA_EINVAL for NULL
+ * arguments, DPA_EUNSUPPORTED for any other method. */
+dpa_status dpa_accountant_clt_info(const dpa_accountant *a, dpa_clt_info *out, dpa_error *err);
 
 #ifdef __cplusplus
 }

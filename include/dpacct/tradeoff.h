@@ -390,9 +390,11 @@ dpa_tf *dpa_tf_from_profile_fn(dpa_tf_profile_fn fn, void *ctx, double eps_min, 
 
 /* The tradeoff curve of an accountant's spec: dpa_tf_from_profile_fn with
  * dpa_accountant_profile's certified upper bounds on [0, eps_max], direction
- * BOTH.  The result f satisfies f <= T(M(S), M(S')) for every ordered pair
- * of neighbours, i.e. the spec is f-DP.  Domain: eps_max in (0, 700],
- * n in [2, 1e6]. */
+ * BOTH, and then up to 8192 more eps points placed by bisection where two
+ * neighbouring supporting lines leave a gap (the kinks of piecewise-linear
+ * curves, the bend of subsampled ones; docs/fdp.md §3).  The result f
+ * satisfies f <= T(M(S), M(S')) for every ordered pair of neighbours, i.e.
+ * the spec is f-DP.  Domain: eps_max in (0, 700], n in [2, 1e6]. */
 dpa_tf *dpa_tf_from_accountant(dpa_accountant *a, double eps_max, size_t n,
                                const dpa_tf_opts *opt, dpa_error *err);
 

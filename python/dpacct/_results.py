@@ -106,7 +106,7 @@ class Result(_Frozen):
     or gdp), binding ("both", "remove" or "add"), upper_remove, upper_add,
     grid_step, grid_size, truncated_mass, roundoff (the PLD error budget;
     0 for exact), accuracy_met, upper_source ("method",
-    "largest_finite_loss", "dp_domination", "chernoff"), order (the Renyi
+    "largest_finite_loss", "dp_domination", "chernoff", "rdp"), order (the Renyi
     order of an rdp bound, else None), note (the method's remark, "" if none).
     float(result) is the upper bound: the value to claim."""
 

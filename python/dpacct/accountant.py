@@ -23,7 +23,7 @@ __all__ = ["Accountant", "calibrate", "epsilon_counts", "renyi", "renyi_curve", 
 METHODS = ("auto", "pld", "exact", "phi", "rdp", "gdp", "clt")
 _METHOD_NAMES = {i: n for i, n in enumerate(METHODS)}
 _DIRECTIONS = {0: "both", 1: "remove", 2: "add"}
-_SOURCES = {0: "method", 1: "largest_finite_loss", 2: "dp_domination", 3: "chernoff"}
+_SOURCES = {0: "method", 1: "largest_finite_loss", 2: "dp_domination", 3: "chernoff", 4: "rdp"}
 _GDP_MU_SOURCES = {0: "none", 1: "gaussian", 2: "bounded_loss", 3: "infinite"}
 _UNCERTIFIED_METHODS = ("phi", "gdp")  # accountant.h: their results carry certified = 0
 

@@ -27,6 +27,10 @@ struct dpa_accountant {
     dpa_leafset leaves;         /* lent to the method's state */
     const dpa_method_ops *ops;
     void *state;
+    /* auto only: the rdp method, built on the first eps query whose upper
+     * bound the chosen method leaves at +inf (see fallback_rdp) */
+    int fb_tried;
+    void *fb_state;
 };
 
 const dpa_leafset *dpa_accountant_leafset(const dpa_accountant *a)
@@ -118,6 +122,7 @@ const char *dpa_bound_source_name(dpa_bound_source s)
     case DPA_SOURCE_MAX_LOSS: return "largest_finite_loss";
     case DPA_SOURCE_DOMINATION: return "dp_domination";
     case DPA_SOURCE_CHERNOFF: return "chernoff";
+    case DPA_SOURCE_RDP: return "rdp";
     }
     return "?";
 }
@@ -167,6 +172,7 @@ void dpa_accountant_free(dpa_accountant *a)
 {
     if (!a) return;
     if (a->ops && a->state) a->ops->destroy(a->state);
+    if (a->fb_state) dpa_method_rdp_ops.destroy(a->fb_state);
     dpa_leaves_free(&a->leaves);
     free(a);
 }
@@ -243,6 +249,55 @@ static dpa_status noop_note(const dpa_accountant *a, dpa_status st, dpa_result *
     return st;
 }
 
+/* auto's fallback for eps queries: where the chosen method (exact or pld)
+ * certifies no finite upper bound although the privacy loss is not +inf
+ * with probability >= delta (lower < +inf), the rdp method's upper bound
+ * (a certified bound for every leaf set pld takes, docs/rdp.md) replaces
+ * it.  Typical: delta below the PLD method's floating-point floor (a
+ * Poisson-subsampled Gaussian at delta = 1e-16; pld's round-off allowance
+ * is ~1e-13).  The lower bound stays the method's; upper_source says "rdp"
+ * and the note which method answered.  Not used when a method was asked
+ * for by name (its own answer, +inf included, is what was asked). */
+static dpa_status fallback_rdp(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err)
+{
+    if (a->opt.method != DPA_METHOD_AUTO || a->ops->id == DPA_METHOD_RDP) return DPA_OK;
+    if (!isinf(out->upper) || isinf(out->lower) || a->leaves.nonprivate_path[0]) return DPA_OK;
+    if (!a->fb_tried) {
+        a->fb_tried = 1;
+        if (dpa_method_rdp_ops.supports(&a->leaves, &a->opt, NULL) != DPA_OK) return DPA_OK;
+        dpa_status st = dpa_method_rdp_ops.create(&a->leaves, &a->opt, &a->fb_state, err);
+        if (st == DPA_ENOMEM) return st;
+        if (st) {
+            a->fb_state = NULL; /* rdp cannot take it after all: keep the method's answer */
+            return DPA_OK;
+        }
+    }
+    if (!a->fb_state) return DPA_OK;
+    dpa_result r;
+    dpa_method_result_init(&r, DPA_METHOD_RDP);
+    dpa_status st = dpa_method_rdp_ops.epsilon(a->fb_state, delta, &r, err);
+    if (st) return st;
+    if (!(r.upper < out->upper)) return DPA_OK;
+    /* per direction the smaller of the two certified bounds */
+    double ur = fmin(out->upper_remove, r.upper_remove), ua = fmin(out->upper_add, r.upper_add);
+    int both = out->binding == DPA_DIR_BOTH && r.binding == DPA_DIR_BOTH;
+    out->upper_remove = ur;
+    out->upper_add = ua;
+    out->upper = fmax(ur, ua);
+    out->binding = both ? DPA_DIR_BOTH : ur >= ua ? DPA_DIR_REMOVE : DPA_DIR_ADD;
+    out->order = r.order;
+    out->upper_source = DPA_SOURCE_RDP;
+    out->accuracy_met = 0;
+    if (out->lower > out->upper) out->lower = out->upper; /* cannot happen (both certified) */
+    snprintf(out->note, sizeof out->note,
+             "upper bound from method rdp (Renyi order %.6g): %s certified no finite bound at this delta (%s); "
+             "the lower bound is %s's",
+             r.order, dpa_method_name(a->ops->id),
+             a->ops->id == DPA_METHOD_PLD ? "below its floating-point floor" : "within its round-off of the +inf mass",
+             dpa_method_name(a->ops->id));
+    return DPA_OK;
+}
+
 dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *out, dpa_error *err)
 {
     if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "epsilon: NULL argument");
@@ -256,7 +311,9 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
     }
     if (delta == 0) /* pure DP: from the leaves' loss ranges, whatever the method */
         return noop_note(a, nonprivate_note(a, dpa_accountant_epsilon_pure(&a->leaves, a->ops->id, out, err), out), out);
-    return noop_note(a, nonprivate_note(a, a->ops->epsilon(a->state, delta, out, err), out), out);
+    dpa_status st = a->ops->epsilon(a->state, delta, out, err);
+    if (st == DPA_OK) st = fallback_rdp(a, delta, out, err);
+    return noop_note(a, nonprivate_note(a, st, out), out);
 }
 
 dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, dpa_error *err)
@@ -291,5 +348,21 @@ dpa_status dpa_accountant_profile(dpa_accountant *a, const double *eps, size_t n
         upper[i] = r.upper;
         lower[i] = r.lower;
     }
+    return DPA_OK;
+}
+
+dpa_status dpa_accountant_clt_info(const dpa_accountant *a, dpa_clt_info *out, dpa_error *err)
+{
+    if (!a || !out) return dpa_error_set(err, DPA_EINVAL, "clt info: NULL argument");
+    if (a->ops->id != DPA_METHOD_GDP && a->ops->id != DPA_METHOD_CLT)
+        return dpa_error_set(err, DPA_EUNSUPPORTED, "clt info: the accountant's method is %s; only gdp and clt have it",
+                             dpa_method_name(a->ops->id));
+    if (a->leaves.n == 0) { /* no state: identities only, every functional 0 */
+        memset(out, 0, sizeof *out);
+        out->limit_mu = NAN;
+        out->symmetric = out->clt_regime = 1;
+        return DPA_OK;
+    }
+    dpa_clt_state_info(a->state, out);
     return DPA_OK;
 }

@@ -100,7 +100,36 @@ typedef struct cli_args {
     unsigned long long dataset_size, batch_size, steps;
     double epochs, noise;
     int sampling;        /* CLI_SAMPLING_* */
+    /* epsilon/delta under --method gdp or clt: the CLT quantities and, for
+     * gdp, the certified check (clt_out.c); set by run_query on its own copy
+     * of the arguments, NULL otherwise */
+    const struct cli_clt_out *clt;
 } cli_args;
+
+/* ---- clt_out.c ---- */
+/* What `--method gdp` and `--method clt` print besides the result
+ * (docs/cli.md): the composition's CLT quantities (dpa_accountant_clt_info)
+ * and, for gdp, method auto's certified bracket at each value (the
+ * estimate's measured error). */
+typedef struct cli_clt_out {
+    dpa_clt_info info;
+    dpa_result *check;   /* one per value (a->values): auto's result; NULL: none */
+    dpa_method check_method; /* the method auto used */
+    size_t n;
+} cli_clt_out;
+/* Fill c for the accountant acc (gdp or clt) and, for gdp, run method auto
+ * on spec at the n values (a failure there leaves check NULL: the estimate
+ * is printed without its check).  Returns DPA_OK or the status of a failed
+ * clt_info (a library bug). */
+dpa_status cli_clt_collect(const cli_args *a, const dpa_accountant *acc, const dpa_spec *spec,
+                           cli_clt_out *c, dpa_error *err);
+void cli_clt_clear(cli_clt_out *c);
+/* Human lines for the value at index i (after the method and binding lines). */
+void cli_clt_human(const cli_args *a, size_t i, const dpa_result *r);
+/* The "clt" JSON member for the value at index i; NULL when out of memory. */
+struct json_t *cli_clt_json(const cli_args *a, size_t i, const dpa_result *r);
+/* The index of value `at` in a->values (0 if not found). */
+size_t cli_value_index(const cli_args *a, double at);
 
 /* ---- report_error.c ---- */
 /* Print "dpacct: MESSAGE\n" on stderr; returns code.  When JSON errors are

@@ -144,6 +144,8 @@ json_t *cli_json_query(const cli_args *a, double at, const dpa_result *r, const 
     put_method_fields(o, a, r, &ok);
     if (g)
         put(o, "gdp_mu", json_gdp_mu(g), &ok);
+    if (a->clt)
+        put(o, "clt", cli_clt_json(a, cli_value_index(a, at), r), &ok);
     if (!ok || !o) {
         json_decref(o);
         return NULL;
@@ -315,7 +317,7 @@ static void print_method(const dpa_result *r)
         return;
     }
     if (r->method == DPA_METHOD_CLT) {
-        printf("method: clt (Berry-Esseen envelope, GDP eq 10%s%s)\n", r->note[0] ? ": " : "", r->note);
+        printf("method: clt (%s)\n", r->note[0] ? r->note : "Berry-Esseen envelope, GDP eq 10");
         return;
     }
     if (r->method == DPA_METHOD_RDP) {
@@ -363,6 +365,7 @@ static void print_source(const cli_args *a, const dpa_result *r)
         puts("note: the count is too large to sum the exact (eps, delta) composition term by term; "
              "the upper bound is a certified Chernoff bound (docs/guarantees.md §2.2)");
         return;
+    case DPA_SOURCE_RDP: return; /* the note (accountant.c) says which method answered and why */
     case DPA_SOURCE_DOMINATION:
         printf("note: the upper bound treats every step as the randomized-response pair of its own "
                "(eps_i, delta_i)-DP guarantee, eps_i its largest finite loss (LT Thm 4.5), composed "
@@ -400,7 +403,7 @@ static void print_accuracy(const dpa_result *r)
                "than this method's floating-point allowance, so no finite upper bound can be "
                "certified here (%s)\n",
                r->method == DPA_METHOD_EXACT ? "a slightly larger delta gives one"
-                                             : "a larger delta, or --method exact where it applies, gives one");
+                                             : "a larger delta gives one; so does --method rdp (which auto falls back to), or exact where it applies");
     else
         puts("note: accuracy target not met (the grid could not be refined enough, or the "
              "floating-point allowance dominates the gap; try a larger --max-grid or a looser "
@@ -499,6 +502,7 @@ static void human_query(const cli_args *a, double value, const dpa_result *r, co
     print_binding(r, cli_digits_for(r->upper, r->lower));
     print_source(a, r);
     print_accuracy(r);
+    cli_clt_human(a, cli_value_index(a, value), r);
     /* notes the method lines above do not show (e.g. a non_private step) */
     if ((r->method == DPA_METHOD_PLD || (r->method == DPA_METHOD_EXACT && !(r->grid_step > 0))) && r->note[0])
         printf("note: %s\n", r->note);

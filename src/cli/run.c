@@ -45,7 +45,13 @@ static int run_query(const cli_args *a, const char *text)
     dpa_result *res;
     dpa_gdp_mu *g;
     dpa_spec *spec;
+    /* gdp and clt also print the CLT quantities (clt_out.c), through a copy
+     * of the arguments that points at them */
+    int clt = !a->all_methods && (a->opt.method == DPA_METHOD_GDP || a->opt.method == DPA_METHOD_CLT);
+    cli_clt_out co;
+    cli_args *ac = NULL;
 
+    memset(&co, 0, sizeof co);
     dpa_error_clear(&err);
     spec = dpa_spec_from_json(text, &err);
     if (!spec)
@@ -79,9 +85,21 @@ static int run_query(const cli_args *a, const char *text)
             dpa_error_clear(&gerr);
             dpa_accountant_gdp_mu(acc, &g[i], &gerr);
         }
+        if (s == DPA_OK && clt && i == 0)
+            s = cli_clt_collect(a, acc, spec, &co, &err);
         dpa_accountant_free(acc);
     }
     dpa_spec_free(spec);
+    if (s == DPA_OK && clt) {
+        ac = malloc(sizeof *ac);
+        if (!ac)
+            s = dpa_error_set(&err, DPA_ENOMEM, "out of memory");
+        else {
+            *ac = *a;
+            ac->clt = &co;
+            a = ac;
+        }
+    }
     if (s != DPA_OK)
         rc = cli_fail_status(s, &err);
     for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
@@ -93,6 +111,8 @@ static int run_query(const cli_args *a, const char *text)
         rc = cli_print_queries(a, res, n, gdp ? g : NULL);
     free(res);
     free(g);
+    cli_clt_clear(&co);
+    free(ac);
     return rc;
 }
 

@@ -38,6 +38,16 @@
  * (sum sigma_i^2)^{3/2} with C = 0.5600 (Shevtsova 2010; the value GDP
  * Theorem D.4 quotes and uses in eq 10). */
 #define DPA_CLT_BE_CONST 0.56
+/* Sharper constants for identically distributed summands (Shevtsova 2011,
+ * "On the absolute constants in the Berry-Esseen type inequalities for
+ * identically distributed summands", arXiv:1111.6554, Thm 1 and eq (4)):
+ *   sup |F_n - Phi| <= 0.4748 L  and  <= 0.33554 (L + 0.415/sqrt(n)),
+ * L = beta_3 / (sigma^3 sqrt(n)) the Lyapunov ratio of n i.i.d. summands.
+ * Used by the clt envelope when the non-Gaussian part of the loss is n
+ * copies of one leaf (the Gaussian part is exactly normal). */
+#define DPA_CLT_BE_IID 0.4748
+#define DPA_CLT_BE_IID_A 0.33554
+#define DPA_CLT_BE_IID_B 0.415
 
 /* Largest mu = sensitivity/sigma of a subsampled Gaussian leaf: the
  * quadrature's panels must be narrower than ~1/mu (the integrand's strip of
@@ -91,7 +101,9 @@ typedef struct dpa_clt_sum {
     double m, v;                 /* estimates */
     double m_lo, m_hi, v_lo, v_hi, r_hi;
     double v_ng_lo, r_ng_hi;     /* the same over the non-Gaussian leaves only */
+    double kappa2;               /* GDP's ||kappa2||_1 = sum k (v + m^2) (estimate; reported only) */
     int n_ng;                    /* number of non-Gaussian leaves with non-zero variance */
+    double k_ng;                 /* their total count (i.i.d. summands when n_ng == 1) */
 } dpa_clt_sum;
 
 /* One direction (X, Y) of a composition. */
@@ -101,6 +113,9 @@ typedef struct dpa_clt_dir {
      * from N(x.m, x.v) and N(y.m, y.v) (Berry-Esseen, plus the uncertainty
      * of the centring moments); +inf when they certify nothing */
     double gamma_x, gamma_y;
+    /* the same with Shevtsova's i.i.d. constants where they apply (<= gamma_x,
+     * gamma_y): what the clt envelope uses */
+    double gamma_env_x, gamma_env_y;
     int gauss;     /* no non-Gaussian leaf: W is normal, N(V/2, V) and N(-V/2, V) */
     int identity;  /* every variance is 0: W = 0 (the pair is the identity) */
 } dpa_clt_dir;
@@ -111,11 +126,15 @@ typedef struct dpa_clt_comp {
     /* delta0 = 1 - prod (1 - delta_i)^{k_i}: the f_{0,delta0} factor (GDP eq 12) */
     double delta0, delta0_lo, delta0_hi;
     /* every leaf is a subsampled or plain Gaussian, at least one subsampled:
-     * then GDP Cor 5.4's mu^2 = sum of k q^2 (e^{mu^2} - 1) (Poisson, the
-     * form other tools use), k 2 p^2 chi2+(G_mu) (sampling without
-     * replacement, GDP Cor 5.4 and Lemma "chirep":
-     * chi2+(G_mu) = e^{mu^2} Phi(3 mu/2) + 3 Phi(-mu/2) - 2), k mu^2 (plain) */
+     * then the asymptotic mu^2 = sum of k q^2 (e^{mu^2} - 1) (Poisson: Bu,
+     * Dong, Long, Su 2020, "Deep learning with Gaussian differential
+     * privacy", the CLT for Poisson subsampling, mu = q sqrt(T (e^{1/sigma^2}
+     * - 1)), the form other tools use; it is not GDP Cor 5.4),
+     * k 2 p^2 chi2+(G_mu) (sampling without replacement, GDP Cor 5.4 and
+     * Lemma "chirep": chi2+(G_mu) = e^{mu^2} Phi(3 mu/2) + 3 Phi(-mu/2) - 2),
+     * k mu^2 (plain); n_poisson / n_sample count the subsampled leaves */
     int all_poisson_gauss;
+    int n_poisson, n_sample;
     double cor54_mu2;
 } dpa_clt_comp;
 
@@ -128,8 +147,9 @@ void dpa_clt_compose(const dpa_clt_leaf *lv, const double *k, size_t n, dpa_clt_
  * [*lo, *hi] from the enclosures. */
 void dpa_clt_mu(const dpa_clt_dir *d, double *mu, double *lo, double *hi);
 
-/* GDP Cor 5.4 (the asymptotic CLT of subsampled Gaussians, p sqrt(T) fixed,
- * T -> inf): mu = sqrt(cor54_mu2); NAN unless comp->all_poisson_gauss. */
+/* The asymptotic CLT of subsampled Gaussians (p sqrt(T) fixed, T -> inf;
+ * GDP Cor 5.4 without replacement, Bu et al. 2020 for Poisson subsampling):
+ * mu = sqrt(cor54_mu2); NAN unless comp->all_poisson_gauss. */
 double dpa_clt_cor54_mu(const dpa_clt_comp *c);
 
 /* Berry-Esseen envelope of the profile of direction d (continuous part,
@@ -148,6 +168,21 @@ void dpa_clt_envelope_tradeoff(const dpa_clt_dir *d, double alpha, double *lo, d
 /* delta0 combined with a continuous-part value: delta0 + (1 - delta0) x,
  * increasing in both; dir > 0 rounds up, dir < 0 down. */
 double dpa_clt_with_delta0(double delta0, double x, int dir);
+
+/* The CLT regime (docs/clt.md §4): the Berry-Esseen gamma of every
+ * direction and measure at most this.  A heuristic threshold, measured: on
+ * a sweep of Poisson-subsampled Gaussians (sigma 0.6-2, q 0.001-0.05,
+ * 100-10^4 steps, delta 1e-5 and 1e-8) pld's certified eps was 1.01 to
+ * 1.40 times method gdp's where gamma <= 0.05, and 1.08 to 15.8 times
+ * where gamma > 0.05.  Inside the regime gdp still under-states. */
+#define DPA_CLT_REGIME_GAMMA 0.05
+
+/* The largest certified gamma over the directions and measures of c (0 for
+ * Gaussian or identity compositions; +inf when Berry-Esseen is vacuous). */
+double dpa_clt_gamma_max(const dpa_clt_comp *c);
+
+/* The public CLT quantities (dpacct/accountant.h) of a gdp or clt state. */
+void dpa_clt_state_info(const void *state, dpa_clt_info *out);
 
 /* The method tables of the gdp (CLT approximation) and clt (Berry-Esseen)
  * methods (src/clt/clt_method.c), which the accountant dispatches to. */

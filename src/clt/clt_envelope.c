@@ -4,7 +4,9 @@
  *
  * The envelope.  Let (X, Y) be a direction with loss W = log dX/dY summed
  * over the composition (independent summands under either measure).  By the
- * Berry-Esseen theorem (Shevtsova's constant 0.56, GDP Theorem D.4)
+ * Berry-Esseen theorem (Shevtsova's constant 0.56, GDP Theorem D.4; for
+ * i.i.d. summands Shevtsova's sharper 0.4748 and 0.33554 (L + 0.415/sqrt n),
+ * clt.h)
  *   |X(W <= t) - Phi((t - M_X)/s_X)| <= g_X,   |Y(W <= t) - Phi((t - M_Y)/s_Y)| <= g_Y
  * for all t (also for W < t), with M, s^2 the mean and variance of W and
  * g = 0.56 sum E|W_i - E W_i|^3 / s^3 under that measure (dpa_clt_compose
@@ -68,6 +70,7 @@ static void sum_add(dpa_clt_sum *s, const dpa_clt_side *x, double k, int gaussia
 {
     s->m += k * x->m;
     s->v += k * x->v;
+    s->kappa2 += k * (x->v + x->m * x->m);
     s->m_lo = dn(s->m_lo + dn(k * x->m_lo, 2), 2);
     s->m_hi = up(s->m_hi + up(k * x->m_hi, 2), 2);
     s->v_lo = dn(s->v_lo + dn(k * x->v_lo, 2), 2);
@@ -77,6 +80,7 @@ static void sum_add(dpa_clt_sum *s, const dpa_clt_side *x, double k, int gaussia
         s->v_ng_lo = dn(s->v_ng_lo + dn(k * x->v_lo, 2), 2);
         s->r_ng_hi = up(s->r_ng_hi + up(k * x->r_hi, 2), 2);
         s->n_ng++;
+        s->k_ng += k;
     }
 }
 
@@ -105,11 +109,26 @@ static double be_ratio(double r_hi, double v_lo)
  * between the true centring normal and the estimated one:
  *   |Phi((x - m)/s) - Phi((x - m')/s)| <= |m - m'| / (s sqrt(2 pi)),
  *   sup_y |Phi(y) - Phi(l y)| <= |1 - l| / min(1, l) / sqrt(2 pi e). */
-static double gamma_of(const dpa_clt_sum *s)
+/* Shevtsova's i.i.d. bound on n = k summands with Lyapunov ratio
+ * L = R / V^{3/2} (sums over the k copies): min(0.4748 L, 0.33554 (L + 0.415/sqrt(k))),
+ * rounded up (+inf when v_lo is not positive). */
+static double be_iid(double r_hi, double v_lo, double k)
+{
+    double l = be_ratio(r_hi, v_lo) / dn(DPA_CLT_BE_CONST, 2); /* >= L */
+    if (!isfinite(l) || !(k >= 1)) return INFINITY;
+    double a = up(up(DPA_CLT_BE_IID, 2) * l, 2);
+    double b = up(up(DPA_CLT_BE_IID_A, 2) * up(l + up(DPA_CLT_BE_IID_B / dn(sqrt(k), 2), 2), 2), 2);
+    return fmin(a, b);
+}
+
+/* sharp: also Shevtsova's i.i.d. constants when the non-Gaussian part is
+ * k_ng copies of one leaf (n_ng == 1) */
+static double gamma_of(const dpa_clt_sum *s, int sharp)
 {
     double g;
     if (s->n_ng == 0) g = 0;
     else g = fmin(be_ratio(s->r_hi, s->v_lo), be_ratio(s->r_ng_hi, s->v_ng_lo));
+    if (sharp && s->n_ng == 1) g = fmin(g, be_iid(s->r_ng_hi, s->v_ng_lo, s->k_ng));
     if (!isfinite(g) || !(s->v > 0) || !(s->v_lo > 0)) return INFINITY;
     double dm = fmax(s->m_hi - s->m, s->m - s->m_lo);
     double em = up(up(0.3989422804014328 * dm, 2) / dn(sqrt(s->v_lo), 2), 2);
@@ -144,12 +163,16 @@ void dpa_clt_compose(const dpa_clt_leaf *lv, const double *k, size_t n, dpa_clt_
             ls_hi = up(ls_hi + up(k[i] * up(t, 4), 2), 2);
         }
         if (l->poisson_gauss) {
+            /* Bu, Dong, Long, Su 2020: q sqrt(T (e^{mu^2} - 1)) */
             c54 += k[i] * l->q * l->q * expm1(l->mu * l->mu);
             npois++;
+            out->n_poisson++;
         } else if (l->sample_gauss) {
+            /* GDP Cor 5.4 */
             double m = l->mu, chi = exp(m * m) * dpa_ndtr(1.5 * m) + 3 * dpa_ndtr(-m / 2) - 2;
             c54 += k[i] * 2 * l->q * l->q * chi;
             npois++;
+            out->n_sample++;
         }
         else if (l->gaussian) c54 += k[i] * l->x.v;
         else out->all_poisson_gauss = 0;
@@ -163,8 +186,10 @@ void dpa_clt_compose(const dpa_clt_leaf *lv, const double *k, size_t n, dpa_clt_
         dpa_clt_dir *dr = &out->dir[d];
         dr->identity = trivial;
         dr->gauss = dr->x.n_ng == 0 && dr->y.n_ng == 0;
-        dr->gamma_x = trivial || dr->gauss ? 0 : gamma_of(&dr->x);
-        dr->gamma_y = trivial || dr->gauss ? 0 : gamma_of(&dr->y);
+        dr->gamma_x = trivial || dr->gauss ? 0 : gamma_of(&dr->x, 0);
+        dr->gamma_y = trivial || dr->gauss ? 0 : gamma_of(&dr->y, 0);
+        dr->gamma_env_x = trivial || dr->gauss ? 0 : gamma_of(&dr->x, 1);
+        dr->gamma_env_y = trivial || dr->gauss ? 0 : gamma_of(&dr->y, 1);
     }
 }
 
@@ -183,6 +208,17 @@ void dpa_clt_mu(const dpa_clt_dir *d, double *mu, double *lo, double *hi)
     *hi = den_lo > 0 ? up(num_hi / den_lo, 2) : INFINITY;
     if (*mu < *lo) *mu = *lo;
     if (*mu > *hi) *mu = *hi;
+}
+
+double dpa_clt_gamma_max(const dpa_clt_comp *c)
+{
+    double g = 0;
+    for (int d = 0; d < (c->symmetric ? 1 : 2); d++) {
+        const dpa_clt_dir *dr = &c->dir[d];
+        if (dr->identity || dr->gauss) continue;
+        g = fmax(g, fmax(dr->gamma_x, dr->gamma_y));
+    }
+    return g;
 }
 
 double dpa_clt_cor54_mu(const dpa_clt_comp *c)
@@ -340,7 +376,7 @@ void dpa_clt_envelope_delta(const dpa_clt_dir *d, double eps, double *upv, doubl
         dpa_exact_delta(mlo, eps, &t, lov);
         return;
     }
-    env e = {d->x.m, sqrt(d->x.v), d->gamma_x, d->y.m, sqrt(d->y.v), d->gamma_y, 0, 0};
+    env e = {d->x.m, sqrt(d->x.v), d->gamma_env_x, d->y.m, sqrt(d->y.v), d->gamma_env_y, 0, 0};
     double ec = fmin(eps, CLT_EPS_CLAMP);
     e.ee_lo = dn(exp(ec), 4);
     e.ee_hi = up(exp(eps), 4);
@@ -358,7 +394,7 @@ void dpa_clt_envelope_tradeoff(const dpa_clt_dir *d, double alpha, double *lo, d
         return;
     }
     double mx = d->x.m, sx = sqrt(d->x.v), my = d->y.m, sy = sqrt(d->y.v);
-    double gx = d->gauss ? 0 : d->gamma_x, gy = d->gauss ? 0 : d->gamma_y;
+    double gx = d->gauss ? 0 : d->gamma_env_x, gy = d->gauss ? 0 : d->gamma_env_y;
     /* f = T(Y, X): f(alpha) = X(W <= t) at the threshold t with Y(W > t) = alpha */
     double zl = dpa_ndtri(fmin(1.0, fmax(0.0, 1 - alpha - gy)));
     double zh = dpa_ndtri(fmin(1.0, fmax(0.0, 1 - alpha + gy)));

@@ -42,7 +42,8 @@ typedef struct clt_state {
     double accuracy;
     int be;                 /* 1: method clt, 0: method gdp */
     double mu, mu_lo, mu_hi; /* gdp */
-    double cor54;            /* GDP Cor 5.4's mu when it applies, else NAN */
+    double cor54;            /* the asymptotic mu (GDP Cor 5.4 / Bu et al.) when it applies, else NAN */
+    double gamma;            /* dpa_clt_gamma_max: the Berry-Esseen distance, the regime test */
 } clt_state;
 
 static dpa_status supports_as(const dpa_leafset *L, const char *name, dpa_error *err)
@@ -99,6 +100,7 @@ static dpa_status create_as(const dpa_leafset *L, const dpa_options *opt, void *
     s->be = be;
     dpa_clt_mu(&s->comp.dir[0], &s->mu, &s->mu_lo, &s->mu_hi);
     s->cor54 = dpa_clt_cor54_mu(&s->comp);
+    s->gamma = dpa_clt_gamma_max(&s->comp);
     *state = s;
     return DPA_OK;
 }
@@ -115,14 +117,54 @@ static dpa_status clt_create(const dpa_leafset *L, const dpa_options *opt, void 
 
 /* ------------------------------------------------------------ gdp --- */
 
-static void gdp_note(const clt_state *s, dpa_result *out)
+/* The asymptotic mu's source: GDP Cor 5.4 (sampling without replacement)
+ * or Bu, Dong, Long, Su 2020 (Poisson subsampling, mu = q sqrt(T (e^{1/sigma^2} - 1))). */
+static const char *limit_label(const dpa_clt_comp *c)
+{
+    if (c->n_poisson && c->n_sample) return "Cor 5.4 + Bu et al.";
+    return c->n_poisson ? "Bu et al." : "Cor 5.4";
+}
+
+/* The note of a gdp result; `delta` the queried or returned delta.  The
+ * regime tag (docs/clt.md §4): outside the CLT regime (gamma above
+ * DPA_CLT_REGIME_GAMMA) the estimate was measured up to 16x below the
+ * truth; inside it, a delta below gamma is still a tail Berry-Esseen does
+ * not control (measured up to 1.4x below). */
+static void gdp_note(const clt_state *s, double delta, dpa_result *out)
 {
     out->certified = 0;
-    int n = snprintf(out->note, sizeof out->note,
+    size_t cap = sizeof out->note;
+    int n = snprintf(out->note, cap,
                      "CLT approximation (GDP Thm 3.4): not a bound; may under-state the privacy loss; mu = %.6g",
                      s->mu);
-    if (!isnan(s->cor54) && n > 0 && (size_t)n < sizeof out->note)
-        snprintf(out->note + n, sizeof out->note - (size_t)n, " (Cor 5.4: %.6g)", s->cor54);
+    if (!isnan(s->cor54) && n > 0 && (size_t)n < cap)
+        n += snprintf(out->note + n, cap - (size_t)n, " (%s: %.6g)", limit_label(&s->comp), s->cor54);
+    if (n <= 0 || (size_t)n >= cap) return;
+    if (s->gamma > DPA_CLT_REGIME_GAMMA)
+        snprintf(out->note + n, cap - (size_t)n, "; outside CLT regime (gamma %.3g)", s->gamma);
+    else if (delta < s->gamma)
+        snprintf(out->note + n, cap - (size_t)n, "; delta < gamma %.3g: tail uncontrolled", s->gamma);
+}
+
+void dpa_clt_state_info(const void *state, dpa_clt_info *out)
+{
+    const clt_state *s = state;
+    const dpa_clt_comp *c = &s->comp;
+    memset(out, 0, sizeof *out);
+    out->mu = s->mu;
+    out->mu_lower = s->mu_lo;
+    out->mu_upper = s->mu_hi;
+    for (int d = 0; d < 2; d++) {
+        const dpa_clt_dir *dr = &c->dir[c->symmetric ? 0 : d];
+        out->kl[d] = dr->x.m;
+        out->kappa2[d] = dr->x.kappa2;
+        out->kbar3[d] = dr->x.r_hi;
+        out->gamma[d] = dr->identity || dr->gauss ? 0 : fmax(dr->gamma_x, dr->gamma_y);
+        out->gamma_envelope[d] = dr->identity || dr->gauss ? 0 : fmax(dr->gamma_env_x, dr->gamma_env_y);
+    }
+    out->limit_mu = s->cor54;
+    out->symmetric = c->symmetric;
+    out->clt_regime = s->gamma <= DPA_CLT_REGIME_GAMMA;
 }
 
 static dpa_status gdp_epsilon(void *state, double delta, dpa_result *out, dpa_error *err)
@@ -130,7 +172,7 @@ static dpa_status gdp_epsilon(void *state, double delta, dpa_result *out, dpa_er
     (void)err;
     clt_state *s = state;
     const dpa_clt_comp *c = &s->comp;
-    gdp_note(s, out);
+    gdp_note(s, delta, out);
     /* delta0 + (1 - delta0) delta_G(eps) <= delta  <=>  delta_G(eps) <= delta' */
     double d_min = c->delta0_hi > 0 ? (delta - c->delta0_hi) / (1 - c->delta0_hi) : delta;
     double d_max = c->delta0_lo > 0 ? (delta - c->delta0_lo) / (1 - c->delta0_lo) : delta;
@@ -156,12 +198,12 @@ static dpa_status gdp_delta(void *state, double eps, int refine, dpa_result *out
     (void)err;
     (void)refine;
     clt_state *s = state;
-    gdp_note(s, out);
     double up, lo, t;
     dpa_exact_delta(s->mu_hi, eps, &up, &t);
     dpa_exact_delta(s->mu_lo, eps, &t, &lo);
     out->upper = dpa_clt_with_delta0(s->comp.delta0_hi, up, +1);
     out->lower = dpa_clt_with_delta0(s->comp.delta0_lo, lo, -1);
+    gdp_note(s, out->upper, out);
     out->upper_remove = out->upper_add = out->upper;
     out->binding = DPA_DIR_BOTH;
     if (out->upper - out->lower > s->accuracy * out->upper + 1e-14) out->accuracy_met = 0;
@@ -177,12 +219,31 @@ static void clt_note(const clt_state *s, dpa_result *out)
         snprintf(out->note, sizeof out->note, "exact: the composition is Gaussian (gamma = 0)");
     } else if (s->comp.symmetric) {
         snprintf(out->note, sizeof out->note, "Berry-Esseen envelope (GDP eq 10), gamma = %.4g: certified but loose",
-                 d[0].gamma_x);
+                 d[0].gamma_env_x);
     } else {
         snprintf(out->note, sizeof out->note,
                  "Berry-Esseen envelope (GDP eq 10), gamma under A/B = %.4g/%.4g: certified but loose",
-                 d[0].gamma_x, d[0].gamma_y);
+                 d[0].gamma_env_x, d[0].gamma_env_y);
     }
+}
+
+/* Where the envelope is vacuous, say so plainly (replaces the note):
+ * the smallest delta it can certify at any eps (its floor, the upper delta
+ * at eps = CLT_EPS_MAX) or, for delta queries, that it certifies nothing
+ * below 1. */
+static void clt_vacuous(const clt_state *s, double floor_delta, int eps_query, dpa_result *out)
+{
+    double g = 0;
+    for (int d = 0; d < (s->comp.symmetric ? 1 : 2); d++)
+        g = fmax(g, fmax(s->comp.dir[d].gamma_env_x, s->comp.dir[d].gamma_env_y));
+    if (eps_query)
+        snprintf(out->note, sizeof out->note,
+                 "Berry-Esseen envelope vacuous here: gamma = %.4g, no delta below %.4g is certified at any eps "
+                 "(use pld)",
+                 g, floor_delta);
+    else
+        snprintf(out->note, sizeof out->note,
+                 "Berry-Esseen envelope vacuous here: gamma = %.4g, it certifies only delta <= 1 (use pld)", g);
 }
 
 /* The certified upper delta of direction d at eps, delta0 included. */
@@ -286,6 +347,11 @@ static dpa_status clt_epsilon(void *state, double delta, dpa_result *out, dpa_er
         lo[d] = eps_lower(s, d, delta);
     }
     clt_combine(s, up, lo, out);
+    if (isinf(out->upper) && !isinf(out->lower)) {
+        double f = 0;
+        for (int d = 0; d < nd; d++) f = fmax(f, dir_up(s, d, CLT_EPS_MAX));
+        clt_vacuous(s, f, 1, out);
+    }
     if (isinf(out->upper) ? !isinf(out->lower) : out->upper - out->lower > s->accuracy * fmax(1.0, out->upper))
         out->accuracy_met = 0;
     return DPA_OK;
@@ -306,6 +372,7 @@ static dpa_status clt_delta(void *state, double eps, int refine, dpa_result *out
         lo[d] = dpa_clt_with_delta0(s->comp.delta0_lo, l, -1);
     }
     clt_combine(s, up, lo, out);
+    if (out->upper >= 1) clt_vacuous(s, 1, 0, out);
     if (out->upper - out->lower > s->accuracy * out->upper + 1e-14) out->accuracy_met = 0;
     return DPA_OK;
 }

@@ -271,6 +271,9 @@ static dpa_status pld_query(dpa_pld_acct *a, const query *q, double tau, double 
         /* stop when refining no longer pays: the gap is then set by the
          * round-off and truncation allowances, not by the grid */
         int at_floor = !q->is_eps && gap <= 4 * (out->roundoff + out->truncated_mass);
+        /* an exact lattice composition at its lattice step: the grid adds no
+         * error, a finer one only a larger round-off allowance */
+        at_floor |= dpa_pld_exact_lattice(a) > 0 && fine >= dpa_pld_exact_lattice(a) * (1 - 1e-12);
         if (!q->refine || a->opt.grid_step > 0 || it >= MAX_REFINE || at_floor ||
             (stalls += gap > STALL_RATIO * prev_gap) >= MAX_STALLS) {
             out->accuracy_met = 0;

@@ -61,6 +61,9 @@ void dpa_pld_set_range(const dpa_leafset *L, int d, double *wmax, double *inf);
 /* The largest step <= step that divides the composition's atom lattice (if
  * any; the step itself under a fixed grid step). */
 double dpa_pld_align_step(const dpa_pld_acct *a, double step);
+/* The lattice spacing b when every leaf is atom-only on one lattice (the
+ * grid of step b is then exact), else 0 (src/pld/step.c). */
+double dpa_pld_exact_lattice(const dpa_pld_acct *a);
 /* First grid step for a query at accuracy acc whose answer is about eps. */
 double dpa_pld_initial_step(const dpa_pld_acct *a, double acc, double eps);
 /* A rough Gaussian-DP estimate of eps(delta) (sizes the first grid only). */

@@ -61,6 +61,39 @@ double dpa_pld_align_step(const dpa_pld_acct *a, double step)
     return b / ceil(b / step * (1 - 1e-12));
 }
 
+/* The lattice b when the composition lives on it exactly: every leaf is an
+ * atom-only pair (no continuous part, no subsampled composition) whose
+ * finite atoms are all integer multiples of b (discrete Gaussian, discrete
+ * Laplace, pure, randomized response, approx, on a common lattice); 0
+ * otherwise, for a fixed grid_step, for b outside [1e-7, 1] and for
+ * two-stage builds (long repetitions).  At step b every atom sits on a grid
+ * point, where both discretizations are exact (§3.3-§3.5 of
+ * docs/guarantees.md): a finer grid cannot shrink the gap, only raise the
+ * FFT's round-off allowance with its size. */
+double dpa_pld_exact_lattice(const dpa_pld_acct *a)
+{
+    if (a->opt.grid_step > 0) return 0;
+    double b = atom_lattice(a);
+    /* b must be a valid grid step itself, and the build single-stage: a
+     * two-stage build composes onto a grid Lc times coarser than the
+     * leaves', where the lattice no longer sits on grid points (the plan
+     * asked with the largest tail budget, the most permissive) */
+    if (!(b >= DPA_PLD_STEP_MIN && b <= 1)) return 0;
+    double m;
+    if (dpa_pld_two_stage_plan(a, b, 1.0, &m) > 1) return 0;
+    for (size_t i = 0; i < a->leaves->n; i++) {
+        const dpa_pair *p = a->leaves->v[i].pair;
+        if (!p || p->kind != DPA_PAIR_ATOMS) return 0;
+        for (size_t j = 0; j < p->natoms; j++) {
+            double w = p->atoms[j].w;
+            if (!isfinite(w)) continue;
+            double r = w / b;
+            if (!(fabs(r - round(r)) <= DPA_PLD_ATOM_LATTICE_TOL * fmax(1.0, fabs(r)))) return 0;
+        }
+    }
+    return b;
+}
+
 /* A rough loss variance of a leaf set (a scale, not a bound): composite
  * leaves as Poisson subsampling of their inner composition. */
 static double set_var_estimate(const dpa_leafset *L)
@@ -92,6 +125,8 @@ double dpa_pld_eps_estimate(const dpa_pld_acct *a, double delta)
 double dpa_pld_initial_step(const dpa_pld_acct *a, double acc, double eps)
 {
     if (a->opt.grid_step > 0) return a->opt.grid_step;
+    double lattice = dpa_pld_exact_lattice(a);
+    if (lattice > 0) return lattice; /* exact there: no finer step is needed */
     double k = fmax(1.0, a->leaves->total_count);
     double s;
     if (a->leaves->n == 1 && a->leaves->v[0].pair) {
