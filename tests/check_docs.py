@@ -10,7 +10,7 @@ Each such line is a command for bash (continued over the next lines while a quot
 or the line ends with a backslash); the lines after it, up to the next command, are its
 output (stdout and stderr together), followed by `exit status N` when the command exits
 with N != 0.  The commands of one block run in one bash process (so `export` carries
-over), in a fresh temporary directory holding a copy of examples/, docs/img/ and a link
+over), in a fresh temporary directory holding a copy of examples/ and scripts/, docs/img/ and a link
 `build` to the directory of the binary under test; `dpacct` on PATH is that binary and
 HOME is the temporary directory (nothing is written to the user's home or the checkout).
 
@@ -178,6 +178,7 @@ def run_block(cmds, binary, src):
     tmp = tempfile.mkdtemp(prefix="dpacct_docs.")
     try:
         shutil.copytree(os.path.join(src, "examples"), os.path.join(tmp, "examples"))
+        shutil.copytree(os.path.join(src, "scripts"), os.path.join(tmp, "scripts"))
         os.makedirs(os.path.join(tmp, "docs", "img"))
         os.symlink(os.path.dirname(binary), os.path.join(tmp, "build"))
         bindir = os.path.join(tmp, ".bin")

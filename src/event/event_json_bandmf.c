@@ -77,6 +77,10 @@ static dpa_status read_participation(walk *w, json_t *val, const seg *at, double
         if (!json_is_object(x))
             return dpa_evj_fail(w, &s, "expected an object, got %s", dpa_evj_type_name(x));
         dpa_ev_param_domain(DPA_EV_POISSON, 0, NULL, &dom);
+        /* a bandmf round samples with a positive rate: (0, 1] (a poisson
+         * event's rate 0 is the no-op; here 0 would mean no participation) */
+        dom.lo = 0;
+        dom.lo_open = 1;
         return known_keys(w, x, &s, keys, 1, "rate") ? DPA_EINVAL : number_key(w, x, &s, "rate", &dom, rate);
     }
     {
