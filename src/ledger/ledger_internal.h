@@ -71,5 +71,12 @@ dpa_status dpa_ledger_chain_start(dpa_store *s, const dpa_chain_key *key, const 
 dpa_status dpa_ledger_chain_unit(dpa_store *s, const dpa_chain_key *key, dpa_store_unit *u, dpa_error *err);
 dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_store_request *r,
                                     dpa_error *err);
+/* Commit a decision made on the snapshot snap, whose read found the chain's
+ * head head: r (every field but id and chain) linked on that head and
+ * recorded by the store's commit_request, linked again on the new head each
+ * time the head moved; sets r->id.  *conflict = 1 (nothing written) if the
+ * unit changed meanwhile: decide again.  Outside any transaction. */
+dpa_status dpa_ledger_chain_commit(dpa_store *s, const dpa_chain_key *key, const dpa_store_unit *snap,
+                                   dpa_store_request *r, const char *head, int *conflict, dpa_error *err);
 
 #endif
