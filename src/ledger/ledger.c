@@ -473,8 +473,8 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
         memset(&snap, 0, sizeof snap);
         rc = snapshot(l, unit, &snap, &head, &is_new, err);
         if (rc == DPA_OK)
-            rc = dpa_ledger_decide(&l->worker, snap.filter, snap.state, spec, l->decision_limit, unit, &dec, &after,
-                                   &remaining, err);
+            rc = dpa_ledger_decide(&l->worker, snap.filter, snap.state, spec, strlen(spec_json), l->decision_limit,
+                                   unit, &dec, &after, &remaining, err);
         if (rc == DPA_OK)
             rc = is_new ? commit_new_unit(l, &snap, spec_json, &dec, after, &id, &conflict, err)
                         : commit_decision(l, &snap, head, spec_json, &dec, after, &id, &conflict, err);
