@@ -648,6 +648,8 @@ static dpa_status pg_commit_request(dpa_store *b, const dpa_store_commit *c, int
     dpa_status rc = DPA_OK;
     *conflict = 0;
     *head = NULL;
+    if (s->in_txn) /* the statement must be its own transaction */
+        return dpa_error_set(err, DPA_ESTORAGE, "ledger: a request's commit inside an open transaction");
     snprintf(req, sizeof req, "%lld", c->snap->requests);
     snprintf(id, sizeof id, "%lld", r->id);
     v[0] = c->snap->name; v[1] = req; v[2] = c->snap->state; v[3] = c->snap->filter;
