@@ -3,9 +3,11 @@
  * decision, WAL, synchronous = FULL: each decision is on disk when it
  * returns), one process, and with several processes on one unit.
  *
- * Usage: bench_ledger [-n N] [-p PROCS] [-g CMD] [DIR]
+ * Usage: bench_ledger [-n N] [-p PROCS] [-c CASE] [-g CMD] [DIR]
  *   -n N      decisions per case for the scalar filters (default 2000; the
  *             PLD-based filters do N/20)
+ *   -c CASE   only the case CASE (a filter/query id of the table; repeated
+ *             runs of one case compare builds: bench/README.md)
  *   -p PROCS  processes of the concurrent case (default 4)
  *   -g CMD    PostgreSQL instead of SQLite: `CMD NAME` prints the URI of a
  *             new empty database NAME (scripts/bench-ledger.sh passes
@@ -105,6 +107,15 @@ static int requests(const char *path, const lcase *c, int n)
 
 static const char *pg_cmd; /* -g */
 
+/* 1 if id names a case */
+static int cases_run(const char *id)
+{
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+        if (!strcmp(cases[k].id, id))
+            return 1;
+    return 0;
+}
+
 static int fresh_ledger(const char *dir, const lcase *c, int k, char *path, size_t np)
 {
     dpa_ledger_init_opts o = {c->config, 0, NULL, 0};
@@ -156,16 +167,19 @@ static void remove_ledger(const char *path)
 int main(int argc, char **argv)
 {
     int n = 2000, procs = 4, opt, fails = 0;
+    const char *only = NULL;
     const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    while ((opt = getopt(argc, argv, "n:p:g:h")) != -1) {
+    while ((opt = getopt(argc, argv, "n:p:c:g:h")) != -1) {
         if (opt == 'n')
             n = atoi(optarg);
         else if (opt == 'g')
             pg_cmd = optarg;
+        else if (opt == 'c')
+            only = optarg;
         else if (opt == 'p')
             procs = atoi(optarg);
         else {
-            fprintf(stderr, "usage: bench_ledger [-n N] [-p PROCS] [-g CMD] [DIR]\n");
+            fprintf(stderr, "usage: bench_ledger [-n N] [-p PROCS] [-c CASE] [-g CMD] [DIR]\n");
             return opt == 'h' ? 0 : 2;
         }
     }
@@ -173,6 +187,10 @@ int main(int argc, char **argv)
         dir = argv[optind];
     if (n < 20 || procs < 1 || procs > 64) {
         fprintf(stderr, "bench_ledger: -n >= 20 and 1 <= -p <= 64\n");
+        return 2;
+    }
+    if (only && !cases_run(only)) {
+        fprintf(stderr, "bench_ledger: no case %s\n", only);
         return 2;
     }
     printf("backend: %s\n", pg_cmd ? "PostgreSQL (throwaway local server, Unix socket)" : "SQLite (WAL, synchronous = FULL)");
@@ -184,6 +202,8 @@ int main(int argc, char **argv)
         int m = c->scalar ? n : n / 20;
         char path[512];
         double mem, dur = -1, conc = -1, t0;
+        if (only && strcmp(only, c->id))
+            continue;
         mem = memory_rate(c, m);
         if (mem > 0 && fresh_ledger(dir, c, (int)k, path, sizeof path) == 0) {
             t0 = now_s();

@@ -16,7 +16,9 @@
  *    as a direct run; a rejected or refused query leaves the state byte for
  *    byte; no state holds "-0";
  *  - the issue's case: natural-approx (1, 1e-3, 5 queries) with Laplace
- *    scales 3, 2, 5 (the third rejected, the state unchanged).
+ *    scales 3, 2, 5 (the third rejected, the state unchanged);
+ *  - the GDP residue test's coarse copy of a law changes no decision or
+ *    state (references from the build before it, byte for byte).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -301,6 +303,44 @@ static void test_residue_fast_paths(void **state)
     }
 }
 
+/* The dominance test evaluates a coarse copy of the query's law first
+ * (src/filter/filter_dominance.c, law_coarsen/comp_le; docs/filters.md):
+ * the decisions and states must stay those of the law alone.  References:
+ * the states of the build before the coarse copy (commit 813b257), three
+ * requests each, byte for byte (17 significant digits of mu_residue). */
+static void test_residue_coarse_same(void **state)
+{
+    (void)state;
+#define RS(a, mu) "{\"filter\":\"gdp-residue\",\"accepted\":" a ",\"mu_residue\":" mu ",\"mu_squared_spent\":\"0\"}"
+    static const struct { const char *cfg, *q, *st[3]; } cases[] = {
+        {"{\"filter\":\"gdp-residue\",\"mu\":1}", "{\"exponential_mechanism\":{\"epsilon\":0.5}}",
+         {RS("1", "0.95691439307290238"), RS("2", "0.91176332103567237"), RS("3", "0.86421485504253126")}},
+        {"{\"filter\":\"gdp-residue\",\"mu\":1}",
+         "{\"compose\":[{\"exponential_mechanism\":{\"epsilon\":0.3}},{\"gaussian\":{\"sigma\":3}}]}",
+         {RS("1", "0.92658239083360483"), RS("2", "0.84682220182786094"), RS("3", "0.75871895955646673")}},
+        {"{\"filter\":\"gdp-residue\",\"mu\":1}", "{\"poisson\":{\"rate\":0.1,\"event\":{\"laplace\":{\"scale\":0.5}}}}",
+         {RS("1", "0.97153343111439661"), RS("2", "0.94219333288945961"), RS("3", "0.91189346866237009")}},
+        /* the second and third rejected: the state unchanged */
+        {"{\"filter\":\"gdp-residue\",\"mu\":0.4}", "{\"exponential_mechanism\":{\"epsilon\":0.5}}",
+         {RS("1", "0.26507815409535579"), RS("1", "0.26507815409535579"), RS("1", "0.26507815409535579")}},
+    };
+#undef RS
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dpa_filter *f = mkfilter(cases[i].cfg);
+        for (int k = 0; k < 3; k++) {
+            dpa_error err;
+            dpa_filter_decision d;
+            int a = req(f, cases[i].q, &d, &err);
+            char *st = dpa_filter_state_json(f);
+            CHECK(a >= 0, "%s: %s", cases[i].q, err.message);
+            CHECK(st && !strcmp(st, cases[i].st[k]), "%s, request %d: state %s, expected %s", cases[i].q, k + 1,
+                  st ? st : "(null)", cases[i].st[k]);
+            free(st);
+        }
+        dpa_filter_free(f);
+    }
+}
+
 int main(void)
 {
     test_seed_from_env();
@@ -311,6 +351,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_natural_approx_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_states, setup, teardown),
         cmocka_unit_test_setup_teardown(test_residue_fast_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_residue_coarse_same, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@
 #include "dpacct/filter.h"
 #include "dpacct/ledger.h"
 #include "ledger_testlib.h"
+#include "ledger/ledger_internal.h" /* the handle's decision thread (test_cheap_decisions_here) */
 
 
 static void test_create_open(void **state)
@@ -265,6 +266,60 @@ static void test_decide_outside_lock(void **state)
             CHECK(history_length(l) == 2, "the refused slow request was recorded");
         }
     }
+    CHECK(verify_ok(l, NULL), "verify");
+    dpa_ledger_close(l);
+    remove_tmpdir();
+}
+
+/* Cheap decisions (the filters pure, basic and zcdp on a spec of at most
+ * 64 KiB) run in the caller's thread under a limit: no decision thread is
+ * started; they are still refused past the limit, nothing recorded; a
+ * costly filter's decision, or a long spec's, goes to the thread. */
+static void test_cheap_decisions_here(void **state)
+{
+    char path[300];
+    dpa_ledger *l;
+    dpa_error err;
+    dpa_ledger_decision d;
+    char *big;
+    size_t n = 0, cap = 80000;
+    (void)state;
+    make_tmpdir();
+    new_location(path, sizeof path, "cheap.db");
+    create_ledger(path, "{\"filter\": \"pure\", \"epsilon\": 10}", 0);
+    l = open_ledger(path);
+    CHECK(dpa_ledger_add_unit(l, "p", NULL, &err) == DPA_OK, "unit p");
+    CHECK(dpa_ledger_add_unit(l, "b", "{\"filter\": \"basic\", \"epsilon\": 10, \"delta\": 1e-3}", &err) == DPA_OK,
+          "unit b");
+    CHECK(dpa_ledger_add_unit(l, "z", "{\"filter\": \"zcdp\", \"rho\": 10}", &err) == DPA_OK, "unit z");
+    CHECK(dpa_ledger_add_unit(l, "g", "{\"filter\": \"gdp-residue\", \"mu\": 10}", &err) == DPA_OK, "unit g");
+    CHECK(request(l, "p", "{\"pure\": {\"epsilon\": 0.25}}") == 1, "pure");
+    CHECK(request(l, "b", "{\"approx\": {\"epsilon\": 0.25, \"delta\": 1e-6}}") == 1, "basic");
+    CHECK(request(l, "z", "{\"gaussian\": {\"sigma\": 2}}") == 1, "zcdp");
+    CHECK(l->worker == NULL, "a cheap decision under the default limit started the decision thread");
+    /* past the limit (1 ns: any decision takes longer): refused, nothing recorded */
+    CHECK(dpa_ledger_set_decision_limit(l, 1e-9, &err) == DPA_OK, "limit");
+    CHECK(dpa_ledger_request(l, "p", "{\"pure\": {\"epsilon\": 0.25}}", &d, &err) == DPA_EUNSUPPORTED &&
+          strstr(err.message, "too costly to decide"), "a cheap decision past the limit: %s", err.message);
+    CHECK(history_length(l) == 3, "a refused decision was recorded");
+    CHECK(l->worker == NULL, "a cheap decision past the limit started the decision thread");
+    dpa_ledger_set_decision_limit(l, DPA_LEDGER_DECISION_LIMIT, &err);
+    /* a spec over 64 KiB: on the thread */
+    big = malloc(cap);
+    CHECK(big != NULL, "malloc");
+    n += (size_t)snprintf(big + n, cap - n, "{\"compose\": [");
+    for (int i = 0; n + 40 < cap; i++)
+        n += (size_t)snprintf(big + n, cap - n, "%s{\"pure\": {\"epsilon\": 1e-9}}", i ? ", " : "");
+    snprintf(big + n, cap - n, "]}");
+    CHECK(request(l, "p", big) == 1, "a long spec");
+    CHECK(l->worker != NULL, "a long spec was decided without the thread");
+    dpa_ledger_worker_stop(l->worker);
+    l->worker = NULL;
+    free(big);
+    /* a filter whose decisions may be costly: on the thread */
+    CHECK(request(l, "g", "{\"pure\": {\"epsilon\": 0.1}}") == 1, "gdp-residue");
+    CHECK(l->worker != NULL, "a gdp-residue decision was made without the thread");
+    CHECK(history_length(l) == 5, "history");
     CHECK(verify_ok(l, NULL), "verify");
     dpa_ledger_close(l);
     remove_tmpdir();
@@ -582,6 +637,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_auto_units, setup, teardown),
         cmocka_unit_test_setup_teardown(test_verify_detects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decide_outside_lock, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cheap_decisions_here, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_pure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_many_units, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_basic, setup, teardown),

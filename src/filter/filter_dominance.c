@@ -40,7 +40,12 @@
  * The slack is second order in the step (not first order as with the step
  * test up C(t_j) <= lo B(t_{j+1}) of gdp_mu.c).  Beyond E: for m = 0,
  * delta_C = 0 from the largest atom on (E = that atom); for m > 0, the tail
- * lemma below.  Every rounding goes toward "not dominated".
+ * lemma below.  Every rounding goes toward "not dominated".  Each comparison
+ * "up C(t) <= x" is made first on a coarse copy of the law (law_coarsen:
+ * W rounded up and masses summed up, so its bound is certified and above
+ * the law's) and on the law only where the coarse bound exceeds x (comp_le):
+ * the outcome is the law's (up to roundings of a few ulp between the two
+ * sums; both are certified), the cost mostly the copy's.
  *
  * The update (dpa_f_residue_update) searches mu' above the naive end
  * sqrt(M^2 - mu0^2 - nu^2) (nu: rest_nu), which is sound without a test, so
@@ -91,6 +96,7 @@ typedef struct law {
     size_t n;
     double *w, *p; /* ascending w, p upper bounds on the masses */
     double inf;    /* upper bound on the mass at +inf */
+    struct law *coarse; /* the query's laws: a coarse copy (law_coarsen), or NULL */
 } law;
 
 struct dpa_f_query {
@@ -104,7 +110,12 @@ static void law_free(law *l)
 {
     free(l->w);
     free(l->p);
+    if (l->coarse) {
+        law_free(l->coarse);
+        free(l->coarse);
+    }
     l->w = l->p = NULL;
+    l->coarse = NULL;
     l->n = 0;
 }
 
@@ -114,6 +125,7 @@ static int law_alloc(law *l, size_t n)
     l->p = malloc((n ? n : 1) * sizeof *l->p);
     l->n = n;
     l->inf = 0;
+    l->coarse = NULL;
     if (!l->w || !l->p) {
         law_free(l);
         return 0;
@@ -280,7 +292,7 @@ static int law_copy(const law *a, law *out)
 /* a^(*count) by binary powering; count a positive integer. */
 static int law_pow(const law *a, double count, law *out)
 {
-    law base, acc = {0, NULL, NULL, 0}, t;
+    law base, acc = {0, NULL, NULL, 0, NULL}, t;
     int have = 0;
     if (!law_copy(a, &base)) return 0;
     double c = count;
@@ -309,6 +321,36 @@ fail:
     law_free(&base);
     law_free(&acc);
     return 0;
+}
+
+/* Atoms of a law's coarse copy. */
+#define COARSE_N 128
+
+/* Attach to l a coarse copy: consecutive atoms merged in COARSE_N blocks,
+ * each at its largest w with its masses summed (rounded up), as LAW_CAP's
+ * regridding does: W rounded up, so its profile bounds l's from above and
+ * is itself a certified upper bound, at a fraction of the cost (comp_le).
+ * 1, or 0 when out of memory (l is left without). */
+static int law_coarsen(law *l)
+{
+    if (l->n <= 2 * COARSE_N) return 1;
+    law *c = malloc(sizeof *c);
+    if (!c || !law_alloc(c, COARSE_N)) {
+        free(c);
+        return 0;
+    }
+    size_t per = (l->n + COARSE_N - 1) / COARSE_N, k = 0;
+    for (size_t i = 0; i < l->n; i += per, k++) {
+        size_t e = i + per < l->n ? i + per : l->n;
+        double sum = 0;
+        for (size_t j = i; j < e; j++) sum += l->p[j];
+        c->w[k] = l->w[e - 1];
+        c->p[k] = dpa_f_up(sum * (1 + SUM_REL(e - i)));
+    }
+    c->n = k;
+    c->inf = l->inf;
+    l->coarse = c;
+    return 1;
 }
 
 void dpa_f_query_free(dpa_f_query *fq)
@@ -406,6 +448,10 @@ dpa_status dpa_f_query_new(const dpa_spec *q, dpa_f_query **out, char *remark, s
     }
     fq->has_rest = havef;
     fq->sym = sym;
+    if ((havef && !law_coarsen(&fq->fwd)) || (haver && !sym && !law_coarsen(&fq->rev))) {
+        dpa_f_query_free(fq);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
     double m0 = (double)sqrtl(s2);
     fq->mu0 = m0 > 0 ? dpa_f_up(m0 * (1 + 1e-15)) : 0; /* GAUSS_REL of filter_cost.c */
     if (!isfinite(fq->mu0)) {
@@ -500,6 +546,31 @@ static double budget_lo(double M, double t)
     return gdelta_lo(M, t);
 }
 
+/* The composition's upper bound at t, evaluated lazily: first on the law's
+ * coarse copy (c), which is larger, and on the law itself (f) only when the
+ * coarse value does not settle a comparison; NAN: not computed. */
+typedef struct cval {
+    double t, c, f;
+} cval;
+
+static cval comp_at(const law *l, double m, double t)
+{
+    cval v = {t, NAN, NAN};
+    if (l->coarse) v.c = comp_up(l->coarse, m, t);
+    else v.f = comp_up(l, m, t);
+    return v;
+}
+
+/* 1 if the composition's upper bound at v->t is <= x: the coarse bound
+ * decides when it is (the law's own bound is below it, both are certified
+ * upper bounds), else the law's own bound (computed once). */
+static int comp_le(const law *l, double m, cval *v, double x)
+{
+    if (v->c <= x) return 1;
+    if (isnan(v->f)) v->f = comp_up(l, m, v->t);
+    return v->f <= x;
+}
+
 /* Tail lemma at E (see the top): 1 if it certifies [E, inf).  With
  * a0 = (t - w_max)/m - m/2 and b0 = t/M - M/2 (phi the normal density),
  * Mills' ratio bounds x/(x^2+1) phi(x) <= Phibar(x) <= phi(x)/x (x > 0) and
@@ -563,17 +634,18 @@ static double tangent_lo(double M, double ta, double tb, double bb)
  * the budget's lower bound at tb): 1 proven.  A failing interval is halved
  * (up to REFINE_DEPTH levels, *work evaluations in all); a node whose point
  * test fails ends the test (no refinement can help there). */
-static int seg_ok(const law *l, double m, double M, double ta, double ca, double tb, double cb, double bb, int depth,
+static int seg_ok(const law *l, double m, double M, double ta, cval *ca, double tb, cval *cb, double bb, int depth,
                   int *work)
 {
-    if (ca <= tangent_lo(M, ta, tb, bb)) return 1;
+    if (comp_le(l, m, ca, tangent_lo(M, ta, tb, bb))) return 1;
     if (depth <= 0 || *work <= 0) return 0;
     double tm = ta + 0.5 * (tb - ta);
     if (!(tm > ta && tm < tb)) return 0;
     (*work)--;
-    double cm = comp_up(l, m, tm), bm = budget_lo(M, tm);
-    if (!(cm <= bm)) return 0;
-    return seg_ok(l, m, M, ta, ca, tm, cm, bm, depth - 1, work) && seg_ok(l, m, M, tm, cm, tb, cb, bb, depth - 1, work);
+    cval cm = comp_at(l, m, tm);
+    double bm = budget_lo(M, tm);
+    if (!comp_le(l, m, &cm, bm)) return 0;
+    return seg_ok(l, m, M, ta, ca, tm, &cm, bm, depth - 1, work) && seg_ok(l, m, M, tm, &cm, tb, cb, bb, depth - 1, work);
 }
 
 /* The grid of the test on [0, E] for one direction: n intervals uniform
@@ -584,7 +656,10 @@ static int seg_ok(const law *l, double m, double M, double ta, double ca, double
  * whose chord/tangent test fails is subdivided (seg_ok). */
 static int grid_ok_n(const law *l, double m, double M, double E, int n)
 {
-    if (!(E > 0)) return comp_up(l, m, 0.0) <= budget_lo(M, 0.0);
+    if (!(E > 0)) {
+        cval c0 = comp_at(l, m, 0.0);
+        return comp_le(l, m, &c0, budget_lo(M, 0.0));
+    }
     double wmax = l->n ? fmax(l->w[l->n - 1], 0.0) : 0.0;
     double E1 = fmin(E, 4 * M + wmax);
     int n1 = E1 < E ? n / 2 : n, n2 = n - n1;
@@ -598,16 +673,19 @@ static int grid_ok_n(const law *l, double m, double M, double E, int n)
      * point test at the last PRECHECK nodes first, so that it fails early */
     for (int j = n; j > n - PRECHECK && j > 0; j--) {
         double t = GRID_T(j);
-        if (!(comp_up(l, m, t) <= budget_lo(M, t))) return 0;
+        cval c = comp_at(l, m, t);
+        if (!comp_le(l, m, &c, budget_lo(M, t))) return 0;
     }
-    double tprev = 0, cprev = comp_up(l, m, 0.0);
+    double tprev = 0;
+    cval cprev = comp_at(l, m, 0.0);
     int work = REFINE_WORK;
     for (int j = 1; j <= n; j++) {
         double t = GRID_T(j);
         if (!(t > tprev)) continue;
-        double c = comp_up(l, m, t), b = budget_lo(M, t);
-        if (!(c <= b)) return 0;
-        if (!seg_ok(l, m, M, tprev, cprev, t, c, b, REFINE_DEPTH, &work)) return 0;
+        cval c = comp_at(l, m, t);
+        double b = budget_lo(M, t);
+        if (!comp_le(l, m, &c, b)) return 0;
+        if (!seg_ok(l, m, M, tprev, &cprev, t, &c, b, REFINE_DEPTH, &work)) return 0;
         tprev = t;
         cprev = c;
     }

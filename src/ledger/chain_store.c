@@ -7,7 +7,14 @@
  * at a time, for the few statements of a commit (the decision itself is not
  * under this lock), so the links are in commit order.  A request's id is the
  * head's last request id + 1, taken under the same lock, so request ids
- * follow the chain. */
+ * follow the chain.
+ *
+ * A decision (dpa_ledger_chain_commit) is linked before its commit, on the
+ * head its snapshot read, and committed by the store's commit_request in
+ * one step that checks that the head has not moved (the same effect as the
+ * lock, without a round trip to take it); if another request committed
+ * meanwhile, the link is computed again on the new head (the decision,
+ * which depends only on its unit, stands). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,14 +48,19 @@ dpa_status dpa_ledger_chain_start(dpa_store *s, const dpa_chain_key *key, const 
     return rc;
 }
 
+static dpa_status bad_head(dpa_error *err)
+{
+    return dpa_error_set(err, DPA_ESTORAGE, "ledger: the chain's head in the metadata is missing or "
+                         "malformed (run `dpacct ledger verify`)");
+}
+
 /* The head, locked. */
 static dpa_status lock_head(dpa_store *s, dpa_chain_head *h, dpa_error *err)
 {
     char *text = NULL;
     dpa_status rc = s->ops->lock_meta(s, "chain_head", &text, err);
     if (rc == DPA_OK && dpa_chain_head_parse(text, h) != 0)
-        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: the chain's head in the metadata is missing or "
-                           "malformed (run `dpacct ledger verify`)");
+        rc = bad_head(err);
     free(text);
     return rc;
 }
@@ -111,4 +123,51 @@ dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_
     h.links++;
     memcpy(h.hash, link, sizeof h.hash);
     return store_head(s, &h, err);
+}
+
+/* Attempts of a commit whose head moved each time (another unit's request
+ * committed between the head's read and the commit). */
+#define HEAD_MAX_ATTEMPTS 10000
+
+dpa_status dpa_ledger_chain_commit(dpa_store *s, const dpa_chain_key *key, const dpa_store_unit *snap,
+                                   dpa_store_request *r, const char *head, int *conflict, dpa_error *err)
+{
+    char *moved = NULL; /* the head the last attempt found */
+    dpa_status rc = DPA_OK;
+    *conflict = 0;
+    for (int attempt = 0; attempt < HEAD_MAX_ATTEMPTS; attempt++) {
+        dpa_chain_head h;
+        dpa_store_commit c;
+        char link[DPA_CHAIN_HEX], after[200];
+        char *saved = r->chain, *now = NULL;
+        if (!head || dpa_chain_head_parse(head, &h) != 0) {
+            rc = bad_head(err);
+            break;
+        }
+        r->id = h.last_request + 1;
+        rc = dpa_chain_request(key, h.hash, r, link, err);
+        if (rc != DPA_OK)
+            break;
+        h.last_request = r->id;
+        h.links++;
+        memcpy(h.hash, link, sizeof h.hash);
+        dpa_chain_head_format(&h, after, sizeof after);
+        r->chain = link;
+        c.snap = snap;
+        c.r = r;
+        c.head_before = head;
+        c.head_after = after;
+        rc = s->ops->commit_request(s, &c, conflict, &now, err);
+        r->chain = saved;
+        free(moved);
+        moved = now;
+        head = now;
+        if (rc != DPA_OK || *conflict != 2)
+            break;
+    }
+    free(moved);
+    if (rc == DPA_OK && *conflict == 2)
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: the chain's head kept moving during %d attempts",
+                           HEAD_MAX_ATTEMPTS);
+    return rc;
 }

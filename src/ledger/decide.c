@@ -8,7 +8,15 @@
  * filter code cannot be interrupted, so the decision runs on the handle's
  * worker thread (kept between requests) on copies of its inputs; a worker
  * whose decision is abandoned finishes it in the background and then frees
- * the job and itself, and the handle's next decision starts a new worker. */
+ * the job and itself, and the handle's next decision starts a new worker.
+ *
+ * A decision known to be cheap runs in the caller's thread instead (the
+ * hand-over to the worker and back cost about as much as the decision
+ * itself): the filters pure, basic and zcdp charge a query by one walk of
+ * its event tree with a closed form per node (src/filter/filter_cost.c,
+ * linear in the spec's size; no accountant), so for a spec of at most
+ * CHEAP_SPEC_BYTES bytes the decision takes microseconds.  It is still
+ * timed, and refused like any other past the limit (nothing recorded). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -58,10 +66,24 @@ static void worker_free(dpa_ledger_worker *w)
     free(w);
 }
 
-/* The decision itself (on whichever thread). */
-static void decide_now(decide_job *j)
+/* The largest spec (JSON bytes) whose decision under a walk filter is
+ * cheap (a 64 KiB spec has at most a few thousand nodes: well under a
+ * millisecond to walk). */
+#define CHEAP_SPEC_BYTES 65536
+
+/* 1 if filter f decides a query by a closed-form walk of its event tree. */
+static int walk_filter(const dpa_filter *f)
 {
-    dpa_filter *f = dpa_filter_new_json(j->config, &j->err);
+    const char *name = dpa_filter_name(f);
+    return name && (!strcmp(name, "pure") || !strcmp(name, "basic") || !strcmp(name, "zcdp"));
+}
+
+/* The decision itself (on whichever thread), on filter f (built from
+ * j->config, taken and freed here) or, if f is NULL, on one built here. */
+static void decide_now(decide_job *j, dpa_filter *f)
+{
+    if (!f)
+        f = dpa_filter_new_json(j->config, &j->err);
     j->rc = DPA_OK;
     if (!f) {
         j->rc = j->err.status == DPA_ENOMEM ? DPA_ENOMEM : DPA_ESTORAGE;
@@ -92,7 +114,7 @@ static void *worker_main(void *arg)
             break;
         j = w->job;
         pthread_mutex_unlock(&w->mu);
-        decide_now(j);
+        decide_now(j, NULL);
         pthread_mutex_lock(&w->mu);
         w->done = 1;
         if (w->abandoned) {
@@ -160,55 +182,94 @@ static int wait_done(dpa_ledger_worker *w, double limit_s)
     return done;
 }
 
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static dpa_status too_costly(const char *unit, double limit_s, dpa_error *err)
+{
+    return dpa_error_set(err, DPA_EUNSUPPORTED, "ledger: too costly to decide: the decision for unit \"%s\" "
+                         "took longer than the limit of %g s; refused, nothing was recorded or charged (raise "
+                         "the limit, or split the request)", unit, limit_s);
+}
+
+/* Decide j in this thread (f: its filter, or NULL); past limit_s (> 0)
+ * the decision is dropped. */
+static dpa_status decide_here(decide_job *j, dpa_filter *f, double limit_s, const char *unit, dpa_error *err)
+{
+    double t0 = seconds();
+    decide_now(j, f);
+    if (limit_s > 0 && seconds() - t0 > limit_s)
+        return too_costly(unit, limit_s, err);
+    return DPA_OK;
+}
+
 dpa_status dpa_ledger_decide(dpa_ledger_worker **wp, const char *config, const char *state, const dpa_spec *spec,
-                             double limit_s, const char *unit, dpa_filter_decision *dec, char **after,
-                             char **remaining, dpa_error *err)
+                             size_t spec_bytes, double limit_s, const char *unit, dpa_filter_decision *dec,
+                             char **after, char **remaining, dpa_error *err)
 {
     decide_job *j = calloc(1, sizeof *j);
     dpa_ledger_worker *w = NULL;
-    dpa_status rc;
+    dpa_filter *f = NULL;
+    dpa_status rc = DPA_OK;
     *after = *remaining = NULL;
     if (!j)
         return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
-    j->config = strdup(config);
-    j->state = strdup(state);
-    j->spec = dpa_spec_copy(spec);
-    if (!j->config || !j->state || !j->spec) {
-        job_free(j);
-        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    if (limit_s > 0 && spec_bytes <= CHEAP_SPEC_BYTES) {
+        f = dpa_filter_new_json(config, &j->err);
+        if (f && !walk_filter(f)) {
+            dpa_filter_free(f);
+            f = NULL;
+        }
     }
-    if (limit_s > 0) {
+    if (limit_s <= 0 || f) {
+        /* no limit, or a cheap decision: here, on the caller's inputs */
+        j->config = (char *)config;
+        j->state = (char *)state;
+        j->spec = (dpa_spec *)spec;
+        rc = decide_here(j, f, limit_s, unit, err);
+        j->config = j->state = NULL;
+        j->spec = NULL;
+    } else {
+        j->config = strdup(config);
+        j->state = strdup(state);
+        j->spec = dpa_spec_copy(spec);
+        if (!j->config || !j->state || !j->spec) {
+            job_free(j);
+            return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+        }
         if (!*wp)
             *wp = worker_start();
         w = *wp;
-    }
-    if (!w) {
-        decide_now(j); /* no limit (or no thread): here */
-    } else {
-        pthread_mutex_lock(&w->mu);
-        w->job = j;
-        w->done = 0;
-        pthread_cond_broadcast(&w->cv);
-        pthread_mutex_unlock(&w->mu);
-        if (!wait_done(w, limit_s)) {
-            *wp = NULL; /* the next decision starts a new worker */
-            return dpa_error_set(err, DPA_EUNSUPPORTED, "ledger: too costly to decide: the decision for unit "
-                                 "\"%s\" took longer than the limit of %g s; refused, nothing was recorded or "
-                                 "charged (raise the limit, or split the request)", unit, limit_s);
+        if (!w) {
+            rc = decide_here(j, NULL, limit_s, unit, err); /* no thread: here */
+        } else {
+            pthread_mutex_lock(&w->mu);
+            w->job = j;
+            w->done = 0;
+            pthread_cond_broadcast(&w->cv);
+            pthread_mutex_unlock(&w->mu);
+            if (!wait_done(w, limit_s)) {
+                *wp = NULL; /* the next decision starts a new worker */
+                return too_costly(unit, limit_s, err);
+            }
+            pthread_mutex_lock(&w->mu);
+            w->job = NULL;
+            pthread_mutex_unlock(&w->mu);
         }
-        pthread_mutex_lock(&w->mu);
-        w->job = NULL;
-        pthread_mutex_unlock(&w->mu);
     }
-    rc = j->rc;
-    if (rc != DPA_OK) {
+    if (rc == DPA_OK && j->rc != DPA_OK) {
+        rc = j->rc;
         if (err) {
             *err = j->err;
             if (rc == DPA_ESTORAGE)
                 dpa_error_set(err, DPA_ESTORAGE, "ledger: stored filter or state of unit \"%s\" does not load: %s",
                               unit, j->err.message);
         }
-    } else {
+    } else if (rc == DPA_OK) {
         *dec = j->dec;
         *after = j->after;
         *remaining = j->remaining;

@@ -1,12 +1,14 @@
 /* The privacy-budget ledger: units, requests, status, history, verify.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Every request is one write transaction of the store (store.h): lock the
- * unit, restore its filter from the stored state, decide, record the
- * request with the states before and after, store the new state, commit.
- * Nothing is decided outside a transaction and nothing is charged without
- * its recorded decision, so concurrent processes and crashes cannot make the
- * stored spend disagree with the history (docs/ledger.md). */
+ * Every request is decided on a snapshot of its unit, outside any lock
+ * (decide.c), and recorded by one atomic write of the store (store.h:
+ * commit_request) that checks the unit is unchanged, appends the request
+ * with the states before and after and its link of the hash chain, and
+ * stores the new state; a unit changed meanwhile sends the request round
+ * again.  Nothing is charged without its recorded decision, so concurrent
+ * processes and crashes cannot make the stored spend disagree with the
+ * history (docs/ledger.md). */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,12 +339,26 @@ dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filt
  * another request on the unit committed meanwhile). */
 #define REQUEST_MAX_ATTEMPTS 10000
 
-/* The commit of a decision made on snapshot snap: in one write transaction,
- * lock the unit, check that it is still as in the snapshot (its request
- * count, state and configuration: the version check), append the request
- * and store the new state.  *conflict = 1 (and nothing written) if the unit
- * changed meanwhile. */
-static dpa_status commit_decision(dpa_ledger *l, dpa_store_unit *snap, int is_new, const char *spec_json,
+/* The request of a decision made on snapshot snap (borrowed fields). */
+static void request_row(dpa_store_request *r, const dpa_store_unit *snap, const char *spec_json,
+                        const dpa_filter_decision *dec, char *after, char now[40])
+{
+    memset(r, 0, sizeof *r);
+    dpa_store_now(now);
+    r->unit = snap->name;
+    r->time = now;
+    r->spec = (char *)spec_json;
+    r->accepted = dec->accepted;
+    r->reason = (char *)dec->reason;
+    r->state_before = snap->state;
+    r->state_after = after;
+}
+
+/* The commit of an auto unit's first request, decided on the new unit's
+ * row snap: in one write transaction, the unit (unless another request
+ * created it meanwhile: *conflict = 1, nothing written), the request and
+ * the unit's new state. */
+static dpa_status commit_new_unit(dpa_ledger *l, dpa_store_unit *snap, const char *spec_json,
                                   const dpa_filter_decision *dec, char *after, long long *id, int *conflict,
                                   dpa_error *err)
 {
@@ -358,25 +374,15 @@ static dpa_status commit_decision(dpa_ledger *l, dpa_store_unit *snap, int is_ne
     if (rc != DPA_OK)
         return rc;
     rc = s->ops->get_unit(s, snap->name, 1, &cur, &found, err);
-    if (rc == DPA_OK && !found && is_new) {
-        /* an auto unit's first request: the unit and its request commit together */
+    if (rc == DPA_OK && found)
+        *conflict = 1;
+    if (rc == DPA_OK && !*conflict) {
         rc = dpa_ledger_chain_unit(s, &key, snap, err);
         if (rc == DPA_EINVAL) /* created meanwhile (a server backend): try again */
             *conflict = 1;
-    } else if (rc == DPA_OK && (!found || cur.requests != snap->requests || strcmp(cur.state, snap->state) ||
-                                strcmp(cur.filter, snap->filter))) {
-        *conflict = 1;
     }
     if (rc == DPA_OK && !*conflict) {
-        dpa_store_now(now);
-        memset(&r, 0, sizeof r);
-        r.unit = snap->name;
-        r.time = now;
-        r.spec = (char *)spec_json;
-        r.accepted = dec->accepted;
-        r.reason = (char *)dec->reason;
-        r.state_before = snap->state;
-        r.state_after = after;
+        request_row(&r, snap, spec_json, dec, after, now);
         rc = dpa_ledger_chain_request(s, &key, &r, err);
         if (rc == DPA_OK) {
             char *before = snap->state;
@@ -398,18 +404,34 @@ static dpa_status commit_decision(dpa_ledger *l, dpa_store_unit *snap, int is_ne
     return rc;
 }
 
-/* A snapshot of the unit (a read transaction, no lock; its BEGIN also
- * reconnects a handle whose server restarted), or the row of a new auto
- * unit (*is_new = 1). */
-static dpa_status snapshot(dpa_ledger *l, const char *unit, dpa_store_unit *snap, int *is_new, dpa_error *err)
+/* The commit of a decision made on snapshot snap (the store's
+ * commit_request: the version check, the request linked to the chain's
+ * head the snapshot read, and the unit's new state in one atomic write).
+ * *conflict = 1 (and nothing written) if the unit changed meanwhile. */
+static dpa_status commit_decision(dpa_ledger *l, dpa_store_unit *snap, const char *head, const char *spec_json,
+                                  const dpa_filter_decision *dec, char *after, long long *id, int *conflict,
+                                  dpa_error *err)
+{
+    dpa_chain_key key = {l->key, l->key_len};
+    dpa_store_request r;
+    char now[40];
+    dpa_status rc;
+    request_row(&r, snap, spec_json, dec, after, now);
+    rc = dpa_ledger_chain_commit(l->store, &key, snap, &r, head, conflict, err);
+    *id = r.id;
+    return rc;
+}
+
+/* A snapshot of the unit and the chain's head (one read without a lock;
+ * on a server backend it also reconnects a handle whose server
+ * restarted), or the row of a new auto unit (*is_new = 1, *head NULL). */
+static dpa_status snapshot(dpa_ledger *l, const char *unit, dpa_store_unit *snap, char **head, int *is_new,
+                           dpa_error *err)
 {
     dpa_store *s = l->store;
     int found = 0;
-    dpa_status rc = s->ops->begin_read(s, err);
+    dpa_status rc = s->ops->snapshot(s, unit, snap, &found, head, err);
     *is_new = 0;
-    if (rc == DPA_OK)
-        rc = s->ops->get_unit(s, unit, 0, snap, &found, err);
-    s->ops->rollback(s);
     if (rc != DPA_OK || found)
         return rc;
     if (!l->auto_units)
@@ -446,16 +468,18 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
      * one round again (docs/ledger.md). */
     for (attempt = 0; attempt < REQUEST_MAX_ATTEMPTS; attempt++) {
         dpa_store_unit snap;
-        char *after = NULL, *remaining = NULL;
+        char *after = NULL, *remaining = NULL, *head = NULL;
         int is_new = 0, conflict = 0;
         memset(&snap, 0, sizeof snap);
-        rc = snapshot(l, unit, &snap, &is_new, err);
+        rc = snapshot(l, unit, &snap, &head, &is_new, err);
         if (rc == DPA_OK)
-            rc = dpa_ledger_decide(&l->worker, snap.filter, snap.state, spec, l->decision_limit, unit, &dec, &after,
-                                   &remaining, err);
+            rc = dpa_ledger_decide(&l->worker, snap.filter, snap.state, spec, strlen(spec_json), l->decision_limit,
+                                   unit, &dec, &after, &remaining, err);
         if (rc == DPA_OK)
-            rc = commit_decision(l, &snap, is_new, spec_json, &dec, after, &id, &conflict, err);
+            rc = is_new ? commit_new_unit(l, &snap, spec_json, &dec, after, &id, &conflict, err)
+                        : commit_decision(l, &snap, head, spec_json, &dec, after, &id, &conflict, err);
         dpa_store_unit_clear(&snap);
+        free(head);
         free(after);
         if (rc == DPA_OK && !conflict) {
             out->accepted = dec.accepted;

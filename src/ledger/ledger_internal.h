@@ -26,15 +26,17 @@ struct dpa_ledger {
  * requests, DPA_STORE_READ read-only, DPA_STORE_UPGRADE also format 1. */
 dpa_status dpa_ledger_store_open(const char *loc, int mode, dpa_store **out, dpa_error *err);
 
-/* Decide spec on a filter of configuration config in state state (a
- * snapshot), within limit_s seconds (0: no limit) on *worker (started when
- * NULL; set to NULL when a decision is abandoned): *dec, and the state and
- * remaining budget after it (malloc'ed).  Past the limit: DPA_EUNSUPPORTED
- * ("too costly to decide"), nothing decided (decide.c). */
+/* Decide spec (spec_bytes: the length of its JSON) on a filter of
+ * configuration config in state state (a snapshot), within limit_s seconds
+ * (0: no limit) on *worker (started when NULL; set to NULL when a decision
+ * is abandoned), or in this thread when the decision is known to be cheap:
+ * *dec, and the state and remaining budget after it (malloc'ed).  Past the
+ * limit: DPA_EUNSUPPORTED ("too costly to decide"), nothing decided
+ * (decide.c). */
 typedef struct dpa_ledger_worker dpa_ledger_worker;
 dpa_status dpa_ledger_decide(dpa_ledger_worker **worker, const char *config, const char *state,
-                             const dpa_spec *spec, double limit_s, const char *unit, dpa_filter_decision *dec,
-                             char **after, char **remaining, dpa_error *err);
+                             const dpa_spec *spec, size_t spec_bytes, double limit_s, const char *unit,
+                             dpa_filter_decision *dec, char **after, char **remaining, dpa_error *err);
 /* End a handle's decision thread (NULL: no-op). */
 void dpa_ledger_worker_stop(dpa_ledger_worker *w);
 
@@ -71,5 +73,12 @@ dpa_status dpa_ledger_chain_start(dpa_store *s, const dpa_chain_key *key, const 
 dpa_status dpa_ledger_chain_unit(dpa_store *s, const dpa_chain_key *key, dpa_store_unit *u, dpa_error *err);
 dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_store_request *r,
                                     dpa_error *err);
+/* Commit a decision made on the snapshot snap, whose read found the chain's
+ * head head: r (every field but id and chain) linked on that head and
+ * recorded by the store's commit_request, linked again on the new head each
+ * time the head moved; sets r->id.  *conflict = 1 (nothing written) if the
+ * unit changed meanwhile: decide again.  Outside any transaction. */
+dpa_status dpa_ledger_chain_commit(dpa_store *s, const dpa_chain_key *key, const dpa_store_unit *snap,
+                                   dpa_store_request *r, const char *head, int *conflict, dpa_error *err);
 
 #endif

@@ -22,9 +22,10 @@
 /* every libpq function the backend calls */
 #define DPA_PQ_FUNCTIONS(X)                                                                       \
     X(PQclear) X(PQcmdStatus) X(PQcmdTuples) X(PQconnectdb) X(PQerrorMessage) X(PQexec)           \
-    X(PQexecParams) X(PQfinish) X(PQgetResult) X(PQgetvalue) X(PQntuples) X(PQreset)              \
-    X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendQueryParams)          \
-    X(PQsetNoticeProcessor) X(PQsetSingleRowMode) X(PQstatus)
+    X(PQexecParams) X(PQexecPrepared) X(PQfinish) X(PQgetResult) X(PQgetisnull) X(PQgetvalue)     \
+    X(PQntuples) X(PQprepare) X(PQreset) X(PQresultErrorField) X(PQresultErrorMessage)            \
+    X(PQresultStatus) X(PQsendQueryParams) X(PQsetNoticeProcessor) X(PQsetSingleRowMode)          \
+    X(PQstatus)
 
 typedef struct dpa_pq_api {
     void *handle; /* dlopen handle; NULL: not loaded */

@@ -67,3 +67,80 @@ dpa_status dpa_store_check_format(const char *format, const char *shown, dpa_err
                              "dpacct reads %s)", shown, format, DPA_LEDGER_FORMAT);
     return dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", shown);
 }
+
+dpa_status dpa_store_snapshot_tx(dpa_store *s, const char *name, dpa_store_unit *out, int *found, char **head,
+                                 dpa_error *err)
+{
+    dpa_status rc = s->ops->begin_read(s, err);
+    *head = NULL;
+    *found = 0;
+    memset(out, 0, sizeof *out);
+    if (rc == DPA_OK)
+        rc = s->ops->get_unit(s, name, 0, out, found, err);
+    if (rc == DPA_OK && *found)
+        rc = s->ops->get_meta(s, "chain_head", head, err);
+    s->ops->rollback(s);
+    if (rc != DPA_OK) {
+        dpa_store_unit_clear(out);
+        free(*head);
+        *head = NULL;
+        *found = 0;
+    }
+    return rc;
+}
+
+dpa_status dpa_store_commit_request_tx(dpa_store *s, const dpa_store_commit *c, int *conflict, char **head,
+                                       dpa_error *err)
+{
+    const dpa_store_unit *snap = c->snap;
+    dpa_store_unit cur;
+    dpa_store_request r = *c->r;
+    char *now_head = NULL;
+    int found = 0;
+    dpa_status rc = s->ops->begin_write(s, err);
+    *conflict = 0;
+    *head = NULL;
+    memset(&cur, 0, sizeof cur);
+    if (rc != DPA_OK)
+        return rc;
+    /* the unit's lock, then the head's (the order of every writer) */
+    rc = s->ops->get_unit(s, snap->name, 1, &cur, &found, err);
+    if (rc == DPA_OK && (!found || cur.requests != snap->requests || strcmp(cur.state, snap->state) ||
+                         strcmp(cur.filter, snap->filter)))
+        *conflict = 1;
+    if (rc == DPA_OK && !*conflict) {
+        rc = s->ops->lock_meta(s, "chain_head", &now_head, err);
+        if (rc == DPA_OK && (!now_head || strcmp(now_head, c->head_before))) {
+            *conflict = 2;
+            *head = now_head;
+            now_head = NULL;
+        }
+    }
+    if (rc == DPA_OK && !*conflict) {
+        /* append_request keeps an id > 0 */
+        rc = s->ops->append_request(s, &r, err);
+        if (rc == DPA_OK)
+            rc = s->ops->set_meta(s, "chain_head", c->head_after, err);
+        if (rc == DPA_OK) {
+            char *before = cur.state;
+            cur.state = c->r->state_after;
+            cur.requests = snap->requests + 1;
+            cur.accepted += c->r->accepted ? 1 : 0;
+            rc = s->ops->update_unit(s, &cur, err);
+            cur.state = before;
+        }
+    }
+    if (rc == DPA_OK && !*conflict) {
+        rc = s->ops->commit(s, err);
+    } else {
+        s->ops->rollback(s);
+        if (rc != DPA_OK) {
+            free(*head);
+            *head = NULL;
+            *conflict = 0;
+        }
+    }
+    free(now_head);
+    dpa_store_unit_clear(&cur);
+    return rc;
+}

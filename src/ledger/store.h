@@ -4,11 +4,12 @@
  * A backend stores three things: metadata (key -> text: the format tag, the
  * default filter configuration, ...), units (name, filter configuration,
  * initial and current filter state, request counts) and the append-only
- * request history.  The ledger (ledger.c) does every request as
- *
- *   begin_write; get_unit(lock = 1); decide; append_request; update_unit; commit
- *
- * and relies on the backend for:
+ * request history.  The ledger (ledger.c) decides each request on a
+ * snapshot (the unit and the chain's head, read together without a lock)
+ * and records it with commit_request, which checks that the unit and the
+ * head are unchanged and then appends the request and stores the unit's
+ * new state and the new head, in one atomic write; units, imports and
+ * upgrades go through begin_write ... commit.  It relies on the backend for:
  *  - atomicity: a transaction is committed whole or not at all, also when
  *    the process is killed (the next open sees the state before it);
  *  - isolation of decisions: between get_unit(lock = 1) and commit no other
@@ -60,6 +61,7 @@ typedef int (*dpa_store_unit_fn)(void *ctx, const dpa_store_unit *u);
 typedef int (*dpa_store_request_fn)(void *ctx, const dpa_store_request *r);
 
 typedef struct dpa_store dpa_store;
+struct dpa_store_commit;
 typedef struct dpa_store_ops {
     const char *name; /* "sqlite", "postgresql" */
     void (*close)(dpa_store *s);
@@ -95,7 +97,39 @@ typedef struct dpa_store_ops {
     /* Requests in id order (of one unit if unit != NULL). */
     dpa_status (*each_request)(dpa_store *s, const char *unit, dpa_store_request_fn fn,
                                void *ctx, dpa_error *err);
+    /* The decision path (ledger.c), outside any transaction of the caller.
+     * snapshot: one unit (*found = 0, out zeroed, if there is none) and the
+     * chain's head (*head, NULL if absent), read together in one consistent
+     * read that takes no lock. */
+    dpa_status (*snapshot)(dpa_store *s, const char *name, dpa_store_unit *out, int *found, char **head,
+                           dpa_error *err);
+    /* commit_request: c (below) in one atomic, durable write: if the unit
+     * is still as in c->snap (request count, state and configuration: the
+     * version check) and the head still c->head_before, append c->r, set
+     * the unit's state to c->r->state_after with one more request (and one
+     * more accepted if c->r->accepted) and the head to c->head_after, and
+     * *conflict = 0; otherwise nothing is written and *conflict = 1 if the
+     * unit changed or vanished (decide again), 2 if only the head moved
+     * (*head = the current head, malloc'ed: link again). */
+    dpa_status (*commit_request)(dpa_store *s, const struct dpa_store_commit *c, int *conflict, char **head,
+                                 dpa_error *err);
 } dpa_store_ops;
+
+/* One decision's commit (commit_request). */
+typedef struct dpa_store_commit {
+    const dpa_store_unit *snap;   /* the unit as decided on */
+    const dpa_store_request *r;   /* every field set (id, chain; state_before = snap->state) */
+    const char *head_before;      /* the head r->chain was linked on */
+    const char *head_after;       /* the head with r */
+} dpa_store_commit;
+
+/* snapshot and commit_request from the other operations, in a read and a
+ * write transaction (store.c; the SQLite backend's, where a statement costs
+ * no round trip). */
+dpa_status dpa_store_snapshot_tx(dpa_store *s, const char *name, dpa_store_unit *out, int *found, char **head,
+                                 dpa_error *err);
+dpa_status dpa_store_commit_request_tx(dpa_store *s, const dpa_store_commit *c, int *conflict, char **head,
+                                       dpa_error *err);
 
 struct dpa_store {
     const dpa_store_ops *ops;

@@ -5,25 +5,27 @@
  * postgres://...).  The ledger's tables (dpacct_meta, dpacct_units,
  * dpacct_requests) live in the connection's default schema.
  *
- * Isolation: row locks on the unit, at READ COMMITTED.  begin_write is
- * BEGIN; get_unit(lock = 1) is SELECT ... FOR UPDATE, which waits for any
- * other transaction holding that unit and then reads its latest committed
- * state; the decision, the request row and the new state are written in
- * the same transaction, so two decisions on one unit are serialized and
- * never see the same remaining budget.  Requests on different units run in
- * parallel.  (SERIALIZABLE would also be correct, but it aborts conflicting
- * transactions instead of queueing them, so under contention on one unit
- * every client would need a retry loop and would burn a PLD computation per
- * lost attempt; a row lock queues them at no cost.)  Units created on first
- * request (auto units) are inserted with ON CONFLICT DO NOTHING and then
- * locked, so two first requests for one unit do not fail each other.
+ * Isolation: row locks at READ COMMITTED.  A request decides on a
+ * snapshot (pg_snapshot: one SELECT of the unit and the chain's head) and
+ * commits in one statement of its own (pg_commit_request, COMMIT_SQL):
+ * SELECT ... FOR UPDATE of the unit, then of the head, waits for any
+ * transaction holding them and reads their latest committed versions; the
+ * request row, the unit's new state and the new head are written only if
+ * both are still as the decision saw them, so two decisions on one unit
+ * never commit on the same remaining budget, and the chain is extended in
+ * commit order.  Requests on different units decide in parallel and meet
+ * only at the head, for one statement.  (SERIALIZABLE would also be
+ * correct, but aborts conflicting transactions instead of queueing them.)
+ * The two statements are prepared once per session: a decision costs two
+ * round trips.  Units, imports and upgrades are transactions (BEGIN ...
+ * COMMIT) that take the same locks in the same order.
  *
- * Durability: COMMIT returns after the server has flushed the transaction's
- * WAL (synchronous_commit = on, set for the session); a client killed before
- * COMMIT leaves a transaction the server rolls back; a server killed at any
- * moment recovers every committed transaction from its WAL on restart.
- * Each request's id comes from a sequence and is taken under the unit's
- * lock, so a unit's requests are in id order. */
+ * Durability: a commit (COMMIT, or the end of the commit statement) returns
+ * after the server has flushed the transaction's WAL (synchronous_commit =
+ * on, set for the session); a client killed before it leaves a transaction
+ * the server rolls back; a server killed at any moment recovers every
+ * committed transaction from its WAL on restart.  Request ids come from
+ * the chain's head, under its lock, so they follow the chain. */
 #include <stdlib.h>
 #include <string.h>
 #include "dpacct/ledger.h"
@@ -57,6 +59,7 @@ typedef struct pg_store {
     dpa_pq_api pq; /* libpq, loaded by pg_connect */
     PGconn *conn;
     int in_txn;
+    int prepared; /* the decision path's statements are prepared on conn */
     char *uri; /* the location, to mask its passwords in libpq's messages */
 } pg_store;
 
@@ -153,6 +156,7 @@ static dpa_status pg_reconnect(pg_store *s, dpa_error *err)
 {
     const dpa_pq_api *pq = &s->pq;
     pq->PQreset(s->conn);
+    s->prepared = 0; /* a new session has none */
     if (pq->PQstatus(s->conn) != CONNECTION_OK)
         return pg_fail(s, NULL, err, "the connection to the server is lost");
     return pg_session(s, err);
@@ -521,10 +525,162 @@ static dpa_status pg_delete_all(dpa_store *b, dpa_error *err)
                   "cannot rewrite the tables", err);
 }
 
+/* ---- the decision path: one statement to read, one to commit ---- */
+
+/* The unit and the chain's head in one statement (one snapshot). */
+static const char SNAPSHOT_SQL[] =
+    "SELECT " UNIT_COLS ", (SELECT value FROM dpacct_meta WHERE key = 'chain_head') FROM dpacct_units "
+    "WHERE name = $1";
+
+/* A decision's commit, one statement in autocommit (its own transaction,
+ * committed and flushed before the answer: synchronous_commit = on).  u
+ * locks the unit, then h the head (h waits for u: the order of every
+ * writer); FOR UPDATE waits for a transaction holding the row and then
+ * reads its latest committed version, so ok holds a row only if both are
+ * still as the decision saw them.  The writes all depend on ok: all three
+ * happen, or none.  The answer: rows written (3 or 0), whether the unit is
+ * unchanged, the current head.
+ * $1 unit, $2 requests, $3 state (before), $4 filter, $5 head before,
+ * $6 head after, $7 id, $8 time, $9 spec, $10 decision, $11 reason,
+ * $12 state after, $13 link, $14 accepted (0 or 1). */
+static const char COMMIT_SQL[] =
+    "WITH u AS (SELECT requests, state, filter FROM dpacct_units WHERE name = $1::text FOR UPDATE),"
+    " h AS (SELECT value FROM dpacct_meta WHERE key = 'chain_head' AND (SELECT count(*) FROM u) >= 0"
+    "  FOR UPDATE),"
+    " ok AS (SELECT 1 FROM u, h WHERE u.requests = $2::bigint AND u.state = $3::text AND u.filter = $4::text"
+    "  AND h.value = $5::text),"
+    " wr AS (INSERT INTO dpacct_requests (id, unit, time, spec, decision, reason, state_before, state_after,"
+    "  chain) SELECT $7::bigint, $1::text, $8::text, $9::text, $10::text, $11::text, $3::text, $12::text,"
+    "  $13::text FROM ok RETURNING 1),"
+    " wu AS (UPDATE dpacct_units SET state = $12::text, requests = $2::bigint + 1,"
+    "  accepted = accepted + $14::bigint WHERE name = $1::text AND EXISTS (SELECT 1 FROM ok) RETURNING 1),"
+    " wh AS (UPDATE dpacct_meta SET value = $6::text WHERE key = 'chain_head' AND EXISTS (SELECT 1 FROM ok)"
+    "  RETURNING 1)"
+    " SELECT (SELECT count(*) FROM wr) + (SELECT count(*) FROM wu) + (SELECT count(*) FROM wh),"
+    " (SELECT requests = $2::bigint AND state = $3::text AND filter = $4::text FROM u), (SELECT value FROM h)";
+
+/* A lost connection: a failure without an SQLSTATE, or a bad connection. */
+static int pg_lost(const dpa_pq_api *pq, PGconn *conn, PGresult *res)
+{
+    return pq->PQresultStatus(res) != PGRES_TUPLES_OK &&
+           (pq->PQstatus(conn) == CONNECTION_BAD || !*sqlstate(pq, res));
+}
+
+/* The two statements, prepared once per session (the server plans them
+ * once; each use sends only the parameters). */
+static PGresult *pg_prepare(pg_store *s)
+{
+    const dpa_pq_api *pq = &s->pq;
+    PGresult *res;
+    if (s->prepared)
+        return NULL;
+    res = pq->PQprepare(s->conn, "dpacct_snapshot", SNAPSHOT_SQL, 0, NULL);
+    if (pq->PQresultStatus(res) == PGRES_COMMAND_OK) {
+        pq->PQclear(res);
+        res = pq->PQprepare(s->conn, "dpacct_commit", COMMIT_SQL, 0, NULL);
+    }
+    if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
+        return res;
+    pq->PQclear(res);
+    s->prepared = 1;
+    return NULL;
+}
+
+/* Run a prepared statement of the decision path, preparing first if
+ * needed.  retry = 1: a statement that changes nothing, run again once after
+ * a reconnection if the connection was lost (the server restarted), so a
+ * long-lived handle survives a restart.  Returns the result (NULL only
+ * when the connection is lost: pg_fail reports the connection's error). */
+static PGresult *pg_run(pg_store *s, const char *name, int n, const char *const *vals, int retry)
+{
+    const dpa_pq_api *pq = &s->pq;
+    for (int attempt = 0;; attempt++) {
+        PGresult *res = NULL;
+        dpa_error ignored;
+        if (pq->PQstatus(s->conn) == CONNECTION_BAD && pg_reconnect(s, &ignored) != DPA_OK)
+            return NULL; /* pg_fail reports the connection's error */
+        res = pg_prepare(s);
+        if (!res)
+            res = pq->PQexecPrepared(s->conn, name, n, vals, NULL, NULL, 0);
+        if (!retry || attempt > 0 || !pg_lost(pq, s->conn, res))
+            return res;
+        pq->PQclear(res);
+        if (pg_reconnect(s, &ignored) != DPA_OK)
+            return NULL;
+    }
+}
+
+static dpa_status pg_snapshot(dpa_store *b, const char *name, dpa_store_unit *out, int *found, char **head,
+                              dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
+    const char *v[1] = {name};
+    PGresult *res = pg_run(s, "dpacct_snapshot", 1, v, 1);
+    dpa_status rc = DPA_OK;
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    *head = NULL;
+    if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
+        rc = pg_fail(s, res, err, "cannot read a unit");
+    } else if (pq->PQntuples(res) == 1) {
+        if (read_unit(pq, res, 0, out) != 0 ||
+            (!pq->PQgetisnull(res, 0, 10) && !(*head = dup_val(pq, res, 0, 10)))) {
+            dpa_store_unit_clear(out);
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+        } else {
+            *found = 1;
+        }
+    }
+    pq->PQclear(res);
+    return rc;
+}
+
+static dpa_status pg_commit_request(dpa_store *b, const dpa_store_commit *c, int *conflict, char **head,
+                                    dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
+    const dpa_store_request *r = c->r;
+    char req[32], id[32];
+    const char *v[14];
+    PGresult *res;
+    dpa_status rc = DPA_OK;
+    *conflict = 0;
+    *head = NULL;
+    if (s->in_txn) /* the statement must be its own transaction */
+        return dpa_error_set(err, DPA_ESTORAGE, "ledger: a request's commit inside an open transaction");
+    snprintf(req, sizeof req, "%lld", c->snap->requests);
+    snprintf(id, sizeof id, "%lld", r->id);
+    v[0] = c->snap->name; v[1] = req; v[2] = c->snap->state; v[3] = c->snap->filter;
+    v[4] = c->head_before; v[5] = c->head_after; v[6] = id; v[7] = r->time; v[8] = r->spec;
+    v[9] = r->accepted ? "accepted" : "rejected"; v[10] = r->reason ? r->reason : "";
+    v[11] = r->state_after; v[12] = r->chain; v[13] = r->accepted ? "1" : "0";
+    /* a write: never run twice (a lost answer may have been committed) */
+    res = pg_run(s, "dpacct_commit", 14, v, 0);
+    if (pq->PQresultStatus(res) != PGRES_TUPLES_OK || pq->PQntuples(res) != 1) {
+        rc = pg_fail(s, res, err, pg_lost(pq, s->conn, res)
+                                      ? "commit failed; the outcome is unknown (see the history)"
+                                      : "commit failed (nothing was recorded)");
+    } else if (!strcmp(pq->PQgetvalue(res, 0, 0), "3")) {
+        *conflict = 0;
+    } else if (!strcmp(pq->PQgetvalue(res, 0, 0), "0")) {
+        /* the unit changed or vanished: decide again; else the head moved */
+        *conflict = strcmp(pq->PQgetvalue(res, 0, 1), "t") ? 1 : 2;
+        if (*conflict == 2 && !pq->PQgetisnull(res, 0, 2) && !(*head = dup_val(pq, res, 0, 2)))
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    } else {
+        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: a request's commit wrote %s of its 3 rows",
+                           pq->PQgetvalue(res, 0, 0));
+    }
+    pq->PQclear(res);
+    return rc;
+}
+
 static const dpa_store_ops PG_OPS = {
     "postgresql", pg_close, pg_begin_write, pg_begin_read, pg_commit, pg_rollback,
     pg_get_meta, pg_set_meta, pg_lock_meta, pg_upgrade_tables, pg_delete_all, pg_get_unit, pg_insert_unit, pg_update_unit,
-    pg_append_request, pg_each_unit, pg_each_request,
+    pg_append_request, pg_each_unit, pg_each_request, pg_snapshot, pg_commit_request,
 };
 
 /* Session settings: durable commits whatever the server's default; quiet
