@@ -66,7 +66,9 @@ class dpa_result(ctypes.Structure):
                 ("upper_source", ctypes.c_int),
                 ("certified", ctypes.c_int),
                 ("order", ctypes.c_double),
-                ("note", ctypes.c_char * 160)]
+                ("note", ctypes.c_char * 160),
+                ("lower_remove", ctypes.c_double),
+                ("lower_add", ctypes.c_double)]
 
 
 class dpa_gdp_mu(ctypes.Structure):
