@@ -134,7 +134,7 @@ dpa_status dpa_accountant_loss_tail(dpa_accountant *a, double t, dpa_direction d
         snprintf(out->note, sizeof out->note, "estimate: method %s's delta brackets are estimates, not bounds",
                  dpa_method_name(s.method));
     else if (s.method == DPA_METHOD_RDP)
-        snprintf(out->note, sizeof out->note, "method rdp has no lower delta bounds: the lower tail bound is 0");
+        snprintf(out->note, sizeof out->note, "method rdp has no lower delta bounds: the bracket uses trivial ones and may be wide");
     else if (s.lower_partial)
         snprintf(out->note, sizeof out->note, "asymmetric pair: lower delta bounds used only where direction %s "
                                               "is the larger; the bracket may be wide",
