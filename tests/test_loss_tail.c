@@ -167,6 +167,33 @@ static void test_poisson_gaussian(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* Poisson(0.3)-subsampled randomized response p = 0.75 under the exact
+ * method (an asymmetric pair of two-point laws: each direction's own lower
+ * delta bounds, lower_remove / lower_add).  Remove: A = 0.3 (0.75, 0.25) +
+ * 0.7 (0.25, 0.75) = (0.4, 0.6) on outputs (1, 0), B = (0.25, 0.75): L = log
+ * 1.6 with A-mass 0.4 and log 0.8 with A-mass 0.6.  Add: the reversed pair,
+ * L = -log 1.6 with B-mass 0.25 and -log 0.8 with B-mass 0.75. */
+static void test_subsampled_rr(void **state)
+{
+    (void)state;
+    fails = 0;
+    dpa_accountant *a = acct("{\"poisson\":{\"rate\":0.3,\"event\":{\"randomized_response\":{\"p\":0.75}}}}",
+                             DPA_METHOD_EXACT);
+    double hi = log(1.6), lo = log(0.8);
+    const double tr[] = {lo - 0.1, lo + 0.01, 0, hi - 0.01, hi + 0.01};
+    const double rr[] = {1, 0.4, 0.4, 0.4, 0};
+    const double ta[] = {-hi - 0.01, -hi + 0.01, 0, -lo - 0.01, -lo + 0.1};
+    const double ra[] = {1, 0.75, 0.75, 0.75, 0};
+    for (size_t i = 0; i < 5; i++) {
+        /* two atoms, away from them the curve is linear in x: the chords are
+         * exact, and the bracket is as wide as the delta brackets (<1e-9) */
+        expect(a, tr[i], DPA_DIR_REMOVE, rr[i], 1e-9, "poisson rr remove");
+        expect(a, ta[i], DPA_DIR_ADD, ra[i], 1e-9, "poisson rr add");
+    }
+    dpa_accountant_free(a);
+    assert_int_equal(fails, 0);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -189,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_gaussian),
         cmocka_unit_test(test_randomized_response),
         cmocka_unit_test(test_poisson_gaussian),
+        cmocka_unit_test(test_subsampled_rr),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
