@@ -30,7 +30,8 @@ into an accountant and assert get_epsilon / get_delta of literals
 (privacy_accountant_test.py, pld/pld_privacy_accountant_test.py,
 rdp/rdp_privacy_accountant_test.py); Opacus' accountants_test.py (the RDP,
 GDP and PRV accountants on one DP-SGD run, get_noise_multiplier);
-prv_accountant's test_sf (the loss's survival function, Accountant.loss_tail).
+prv_accountant's test_sf (the loss's survival function, Accountant.loss_tail)
+and test_zero_delta (delta at epsilon 0 of (0, delta)-DP steps).
 
 usage: python3 bench/peer_suites.py [--peers DIR] [--verbose]
   DIR default $DPACCT_PEERS_DIR, else /tmp/dpacct-peers.
@@ -339,6 +340,54 @@ def prv_cases(src, tally):
                  hi_all if ok else -2.0, "P(L > t) at %d points (p %g, sigma %g; shown: the first, or the one outside)" % (len(ts), p, sigma))
 
 
+def prv_zero_delta_cases(src, tally):
+    """test_approximate_dp.py's test_zero_delta: delta at epsilon 0 of num_comp
+    (0, delta_1)-DP steps, stated as 1 - (1 - delta_1)^num_comp (exact: each
+    step is the randomized-response pair with all its difference at +inf).
+    Its parameter lists are read from the decorators; one row per case (the
+    assertion holds 4 numbers, as many as its cases)."""
+    import dpacct
+    rel = "tests/test_privacy_random_variables/test_approximate_dp.py"
+    path = os.path.join(src, rel)
+    if not os.path.exists(path):
+        return
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or fn.name != "test_zero_delta":
+            continue
+        params = {}
+        for d in fn.decorator_list:
+            if isinstance(d, ast.Call) and call_name(d) == "parametrize" and len(d.args) == 2:
+                try:
+                    params[ast.literal_eval(d.args[0])] = ast.literal_eval(d.args[1])
+                except ValueError:
+                    pass
+        line = next((n.lineno for n in ast.walk(fn) if isinstance(n, ast.Assert)), fn.lineno)
+        for d1 in params.get("delta_1", []):
+            for k in params.get("num_comp", []):
+                ref = -math.expm1(k * math.log1p(-d1))  # 1 - (1 - d1)^k, within a few ulp
+                try:  # decided exactly where mpmath is at hand (tests/test_peer_prv.c keeps them)
+                    import mpmath
+                    mpmath.mp.dps = 50
+                    ref_mp = 1 - (1 - mpmath.mpf(d1)) ** k
+                except ImportError:
+                    ref_mp = None
+                spec = {"repeat": {"count": k, "event": {"approx": {"epsilon": 0.0, "delta": d1}}}}
+                try:
+                    r = dpacct.Accountant(spec).delta(0.0)
+                    lo, hi = r.lower, r.upper
+                except dpacct.DpacctError as e:
+                    lo, hi = None, str(e)
+                where = "prv_accountant/%s:%d %s[%g-%d]" % (rel, line, fn.name, d1, k)
+                what = "delta(0) of %d approx(0, %g) steps" % (k, d1)
+                if ref_mp is not None and lo is not None:
+                    ok = mpmath.mpf(lo) <= ref_mp <= mpmath.mpf(hi)
+                    tally.add("exact" if ok else "disagree", where, "%s = %s (mpmath), dpacct [%r, %r]"
+                              % (what, mpmath.nstr(ref_mp, 20), lo, hi))
+                else:
+                    classify(tally, where, "exact", ref, 1e-14 * ref, lo, hi, what)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--peers", default=os.environ.get("DPACCT_PEERS_DIR", "/tmp/dpacct-peers"))
@@ -366,6 +415,7 @@ def main():
         opacus_cases(present["opacus"], tally)
     if "prv_accountant" in present:
         prv_cases(present["prv_accountant"], tally)
+        prv_zero_delta_cases(present["prv_accountant"], tally)
     rec = sum(tally.counts.values())
     print("recognized: %d of the %d numbers in assertions" % (rec, total))
     for cls in ("exact", "consistent", "disagree", "inexpressible"):
