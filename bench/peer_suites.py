@@ -303,7 +303,7 @@ def prv_cases(src, tally):
     the privacy loss at literal points (its p, sigma and points read from the
     test), against the closed form above, through Accountant.loss_tail."""
     import dpacct
-    rel = "tests/test_privacy_random_variables/test_poisson_subsampled_gaussian.py"
+    rel = os.path.join("tests", "test_privacy_random_variables", "test_poisson_subsampled_gaussian.py")
     path = os.path.join(src, rel)
     if not os.path.exists(path):
         return
@@ -347,7 +347,7 @@ def prv_zero_delta_cases(src, tally):
     Its parameter lists are read from the decorators; one row per case (the
     assertion holds 4 numbers, as many as its cases)."""
     import dpacct
-    rel = "tests/test_privacy_random_variables/test_approximate_dp.py"
+    rel = os.path.join("tests", "test_privacy_random_variables", "test_approximate_dp.py")
     path = os.path.join(src, rel)
     if not os.path.exists(path):
         return

@@ -4,7 +4,7 @@
  * the Poisson-subsampled Gaussian in both directions (the losses as monotone
  * functions of the output, docs/loss_tail.md §4), including the points of
  * PRV's test_sf (microsoft/prv_accountant,
- * tests/test_privacy_random_variables/test_poisson_subsampled_gaussian.py,
+ * prv_accountant/tests/test_privacy_random_variables/test_poisson_subsampled_gaussian.py,
  * TestPoissonSubsampledGaussianMechanism.test_sf: p = 0.01, sigma = 1); and
  * the refusals.
  * SPDX-License-Identifier: GPL-3.0-or-later */

@@ -1,7 +1,7 @@
 /* prv_accountant's stated values that dpacct answers exactly (numbers only,
  * with their file and test; the references evaluated with mpmath at 50
  * digits and quoted to 25):
- *   tests/test_privacy_random_variables/test_approximate_dp.py,
+ *   prv_accountant/tests/test_privacy_random_variables/test_approximate_dp.py,
  *   TestApproximateDP.test_zero_delta: delta at epsilon 0 of num_comp
  *   (0, delta_1)-DP steps is 1 - (1 - delta_1)^num_comp.
  * The survival-function values of its test_sf are checked in

@@ -6,7 +6,7 @@ section 2); the Poisson(0.01)-subsampled Gaussian, sigma 1, remove direction:
 L = log(1 - p + p e^{x - 1/2}) increasing in the output x, so P(L > t) =
 (1 - p) Phi(-x_t) + p Phi(1 - x_t) with x_t = log((e^t - 1 + p) / p) + 1/2
 (docs/loss_tail.md section 4; PRV's test_sf, microsoft/prv_accountant,
-tests/test_privacy_random_variables/test_poisson_subsampled_gaussian.py)."""
+prv_accountant/tests/test_privacy_random_variables/test_poisson_subsampled_gaussian.py)."""
 import math
 
 import pytest
