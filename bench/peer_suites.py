@@ -29,7 +29,9 @@ Recognizers: dp_accounting tests that compose DpEvents built from literals
 into an accountant and assert get_epsilon / get_delta of literals
 (privacy_accountant_test.py, pld/pld_privacy_accountant_test.py,
 rdp/rdp_privacy_accountant_test.py); Opacus' accountants_test.py (the RDP,
-GDP and PRV accountants on one DP-SGD run, get_noise_multiplier).
+GDP and PRV accountants on one DP-SGD run, get_noise_multiplier);
+prv_accountant's test_sf (the loss's survival function, Accountant.loss_tail)
+and test_zero_delta (delta at epsilon 0 of (0, delta)-DP steps).
 
 usage: python3 bench/peer_suites.py [--peers DIR] [--verbose]
   DIR default $DPACCT_PEERS_DIR, else /tmp/dpacct-peers.
@@ -283,6 +285,109 @@ def opacus_cases(src, tally):
                              "sigma (%s)" % acct)
 
 
+# ------------------------------------------------------ prv_accountant ---
+
+def _psg_sf_remove(t, p, sigma):
+    """P(L > t), remove direction, of the Poisson(p)-subsampled Gaussian (one
+    step): L = log(1 - p + p e^{(2x - 1)/(2 sigma^2)}) increases in the output
+    x (docs/loss_tail.md section 4); 1 at and below log(1 - p)."""
+    if not t > math.log1p(-p):
+        return 1.0
+    x = sigma * sigma * math.log(math.expm1(t) / p + 1) + 0.5
+    q = lambda z: 0.5 * math.erfc(z / math.sqrt(2))  # noqa: E731
+    return (1 - p) * q(x / sigma) + p * q((x - 1) / sigma)
+
+
+def prv_cases(src, tally):
+    """test_poisson_subsampled_gaussian.py's test_sf: the survival function of
+    the privacy loss at literal points (its p, sigma and points read from the
+    test), against the closed form above, through Accountant.loss_tail."""
+    import dpacct
+    rel = os.path.join("tests", "test_privacy_random_variables", "test_poisson_subsampled_gaussian.py")
+    path = os.path.join(src, rel)
+    if not os.path.exists(path):
+        return
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or fn.name != "test_sf":
+            continue
+        env = {"math": math}
+        for st in fn.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                try:
+                    env[st.targets[0].id] = eval(compile(ast.Expression(st.value), path, "eval"),
+                                                 {"__builtins__": {}}, env)
+                except Exception:  # a call of the peer's code: not a literal
+                    pass
+        p, sigma, ts = env.get("p"), env.get("sigma"), env.get("t")
+        line = next((n.lineno for n in ast.walk(fn) if isinstance(n, ast.Assert)), fn.lineno)
+        where = "prv_accountant/%s:%d %s" % (rel, line, fn.name)
+        if not (isinstance(p, float) and isinstance(sigma, float) and isinstance(ts, list)):
+            continue
+        acc = dpacct.Accountant({"poisson": {"rate": p, "event": {"gaussian": {"sigma": sigma}}}})
+        worst, lo_all, hi_all, ok = None, None, None, True
+        for t in ts:
+            r = acc.loss_tail(t, "remove")
+            ref = _psg_sf_remove(t, p, sigma)
+            # the reference is erfc/log/exp of doubles: a few ulp (1e-14 relative)
+            inside = r["sf_lower"] - 1e-14 * ref <= ref <= r["sf_upper"] + 1e-14 * ref
+            ok = ok and inside and r["certified"]
+            if worst is None or not inside:
+                worst, lo_all, hi_all = ref, r["sf_lower"], r["sf_upper"]
+        # one assertion (its one literal) covers every point: exact when every
+        # certified bracket holds the closed form
+        classify(tally, where, "exact", worst if ok else float("nan"), 0.0, lo_all if ok else -1.0,
+                 hi_all if ok else -2.0, "P(L > t) at %d points (p %g, sigma %g; shown: the first, or the one outside)" % (len(ts), p, sigma))
+
+
+def prv_zero_delta_cases(src, tally):
+    """test_approximate_dp.py's test_zero_delta: delta at epsilon 0 of num_comp
+    (0, delta_1)-DP steps, stated as 1 - (1 - delta_1)^num_comp (exact: each
+    step is the randomized-response pair with all its difference at +inf).
+    Its parameter lists are read from the decorators; one row per case (the
+    assertion holds 4 numbers, as many as its cases)."""
+    import dpacct
+    rel = os.path.join("tests", "test_privacy_random_variables", "test_approximate_dp.py")
+    path = os.path.join(src, rel)
+    if not os.path.exists(path):
+        return
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or fn.name != "test_zero_delta":
+            continue
+        params = {}
+        for d in fn.decorator_list:
+            if isinstance(d, ast.Call) and call_name(d) == "parametrize" and len(d.args) == 2:
+                try:
+                    params[ast.literal_eval(d.args[0])] = ast.literal_eval(d.args[1])
+                except ValueError:
+                    pass
+        line = next((n.lineno for n in ast.walk(fn) if isinstance(n, ast.Assert)), fn.lineno)
+        for d1 in params.get("delta_1", []):
+            for k in params.get("num_comp", []):
+                ref = -math.expm1(k * math.log1p(-d1))  # 1 - (1 - d1)^k, within a few ulp
+                try:  # decided exactly where mpmath is at hand (tests/test_peer_prv.c keeps them)
+                    import mpmath
+                    mpmath.mp.dps = 50
+                    ref_mp = 1 - (1 - mpmath.mpf(d1)) ** k
+                except ImportError:
+                    ref_mp = None
+                spec = {"repeat": {"count": k, "event": {"approx": {"epsilon": 0.0, "delta": d1}}}}
+                try:
+                    r = dpacct.Accountant(spec).delta(0.0)
+                    lo, hi = r.lower, r.upper
+                except dpacct.DpacctError as e:
+                    lo, hi = None, str(e)
+                where = "prv_accountant/%s:%d %s[%g-%d]" % (rel, line, fn.name, d1, k)
+                what = "delta(0) of %d approx(0, %g) steps" % (k, d1)
+                if ref_mp is not None and lo is not None:
+                    ok = mpmath.mpf(lo) <= ref_mp <= mpmath.mpf(hi)
+                    tally.add("exact" if ok else "disagree", where, "%s = %s (mpmath), dpacct [%r, %r]"
+                              % (what, mpmath.nstr(ref_mp, 20), lo, hi))
+                else:
+                    classify(tally, where, "exact", ref, 1e-14 * ref, lo, hi, what)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--peers", default=os.environ.get("DPACCT_PEERS_DIR", "/tmp/dpacct-peers"))
@@ -308,6 +413,9 @@ def main():
         dp_accounting_cases(present["dp_accounting"], tally)
     if "opacus" in present:
         opacus_cases(present["opacus"], tally)
+    if "prv_accountant" in present:
+        prv_cases(present["prv_accountant"], tally)
+        prv_zero_delta_cases(present["prv_accountant"], tally)
     rec = sum(tally.counts.values())
     print("recognized: %d of the %d numbers in assertions" % (rec, total))
     for cls in ("exact", "consistent", "disagree", "inexpressible"):

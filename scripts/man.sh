@@ -12,7 +12,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COMMANDS="epsilon delta profile calibrate renyi curve report dpsgd bandmf ledger"
+COMMANDS="epsilon delta profile calibrate renyi curve report dpsgd tail bandmf ledger"
 
 # --document BIN: the help texts as one document in help2man's layout:
 # every command's usage lines first (SYNOPSIS), the tool's description, then

@@ -360,7 +360,7 @@ check "the man page is roff that groff formats without warnings" eval '[ -f "$MA
 check "the man page names every command and every option of the help texts" python3 - "$MAN" "$BIN" <<'EOF'
 import re, subprocess, sys
 man = open(sys.argv[1]).read().replace("\\-", "-").replace("\\(em", "")
-opts, cmds = set(), "epsilon delta profile calibrate renyi curve report dpsgd ledger help".split()
+opts, cmds = set(), "epsilon delta profile calibrate renyi curve report dpsgd tail ledger help".split()
 for c in cmds + [None]:
     args = [sys.argv[2]] + ([c, "--help"] if c else ["--help"])
     opts |= set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", subprocess.run(args, capture_output=True, text=True).stdout))

@@ -713,4 +713,21 @@ check "pld --json has no clt object" json "'clt' not in d"
 run epsilon --delta 1e-5 --method gdp --json '{"no_op": {}}'
 check "gdp check of an identity: estimate and bound 0, ratio 1" json "d['clt']['check']['ratio'] == 1 and d['epsilon_upper'] == 0"
 
+# ------------------------------------------------------ loss tail (tail) --
+# P(L > t) of one Gaussian, sigma 1: L ~ N(1/2, 1), P(L > 0.5) = 1/2 exactly;
+# of the Poisson(0.01)-subsampled Gaussian, sigma 1, at t = 1: 2.42495e-8
+# (docs/loss_tail.md §4, PRV's test_sf point t = 1)
+run tail --loss 0.5 '{"gaussian": {"sigma": 1}}'
+check "tail: the Gaussian's P(L > 0.5) = 1/2 bracketed, certified" eval 'rc_is 0 &&
+    out_has "P(L > 0.5) in [0.4999999, 0.5000001]" && out_has "P(L <= 0.5) in [0.4999999, 0.5000001]" && out_has "(certified)"'
+run tail --loss 1 --json "$PG"
+check "tail --json: subsampled Gaussian at t = 1 (remove) brackets 2.42495013e-8" \
+    json "d['direction'] == 'remove' and d['sf_lower'] <= 2.42495013e-8 <= d['sf_upper'] and d['sf_upper'] - d['sf_lower'] < 1e-8 and d['certified'] is True and abs(d['cdf_lower'] + d['sf_upper'] - 1) < 1e-15"
+run tail --loss -0.5 --direction add --json "$PG"
+check "tail --direction add at t = -0.5 brackets 0.99999861864" \
+    json "d['direction'] == 'add' and d['sf_lower'] <= 0.9999986186406 <= d['sf_upper'] and d['sf_upper'] - d['sf_lower'] < 1e-7"
+usage_error "tail without --loss" tail '{"gaussian": {"sigma": 1}}'
+usage_error "tail --loss nan" tail --loss nan '{"gaussian": {"sigma": 1}}'
+usage_error "tail --direction both" tail --loss 0 --direction both '{"gaussian": {"sigma": 1}}'
+
 finish

@@ -221,6 +221,9 @@ typedef struct dpa_result {
     double order;          /* rdp (or upper_source rdp): the Renyi order attaining `upper`
                             * (binding direction); NAN otherwise */
     char note[160];        /* a method's remark on this result ("" if none) */
+    double lower_remove, lower_add; /* per-direction lower bounds of an asymmetric pair, where
+                            * the method certifies them (exact, pld; `lower` bounds only the
+                            * larger direction); 0 otherwise (always valid) */
 } dpa_result;
 
 typedef struct dpa_accountant dpa_accountant;
@@ -371,6 +374,37 @@ typedef struct dpa_clt_info {
  * computed when the accountant was built).  Errors: DPA_EINVAL for NULL
  * arguments, DPA_EUNSUPPORTED for any other method. */
 dpa_status dpa_accountant_clt_info(const dpa_accountant *a, dpa_clt_info *out, dpa_error *err);
+
+/* The tail of the privacy loss at a point (docs/loss_tail.md): for the pair
+ * (P, Q) of direction dir (remove: P the composition with the individual's
+ * data, Q without; add: the reversed pair) and L = log dP/dQ under P,
+ * sf_lower <= P(L > t) <= sf_upper and cdf_lower <= P(L <= t) <= cdf_upper
+ * (cdf = 1 - sf; the +inf mass of L counts in sf).  The brackets come from
+ * the accountant's delta brackets alone (H_x(P||Q) is convex in x = e^eps
+ * and its slope is -Q(L > log x)), so they hold for every method: certified
+ * = 1 when those brackets are (exact, pld, rdp; rdp has no lower delta
+ * bounds, so its sf_lower is only what the upper bounds give), 0 for the
+ * estimate methods (phi, gdp), whose brackets are estimates.  For an
+ * asymmetric pair each direction's lower delta bounds are the method's
+ * lower_remove / lower_add (exact, pld); methods without them give wide
+ * brackets there (the note says so).
+ * Cost: 2 x DPA_LOSS_TAIL_OFFSETS + 1 delta queries of the accountant.
+ * Domain: t finite; dir DPA_DIR_REMOVE or DPA_DIR_ADD.  Errors: DPA_EINVAL
+ * naming the argument ("t", "direction") for NULL, non-finite t or
+ * DPA_DIR_BOTH; the accountant's query errors are passed on. */
+#define DPA_LOSS_TAIL_OFFSETS 32
+typedef struct dpa_loss_tail {
+    double t;
+    dpa_direction direction;
+    double sf_lower, sf_upper;   /* bracket of P(L > t) */
+    double cdf_lower, cdf_upper; /* bracket of P(L <= t) */
+    int certified;               /* 1: both brackets are proven */
+    dpa_method method;
+    char note[160];
+} dpa_loss_tail;
+
+dpa_status dpa_accountant_loss_tail(dpa_accountant *a, double t, dpa_direction dir, dpa_loss_tail *out,
+                                    dpa_error *err);
 
 #ifdef __cplusplus
 }

@@ -66,6 +66,20 @@ class dpa_result(ctypes.Structure):
                 ("upper_source", ctypes.c_int),
                 ("certified", ctypes.c_int),
                 ("order", ctypes.c_double),
+                ("note", ctypes.c_char * 160),
+                ("lower_remove", ctypes.c_double),
+                ("lower_add", ctypes.c_double)]
+
+
+class dpa_loss_tail(ctypes.Structure):
+    _fields_ = [("t", ctypes.c_double),
+                ("direction", ctypes.c_int),
+                ("sf_lower", ctypes.c_double),
+                ("sf_upper", ctypes.c_double),
+                ("cdf_lower", ctypes.c_double),
+                ("cdf_upper", ctypes.c_double),
+                ("certified", ctypes.c_int),
+                ("method", ctypes.c_int),
                 ("note", ctypes.c_char * 160)]
 
 
@@ -150,6 +164,7 @@ STRUCTS = {
     "dpa_options": dpa_options,
     "dpa_result": dpa_result,
     "dpa_gdp_mu": dpa_gdp_mu,
+    "dpa_loss_tail": dpa_loss_tail,
     "dpa_calibration": dpa_calibration,
     "dpa_param_info": dpa_param_info,
     "dpa_renyi_value": dpa_renyi_value,
@@ -188,6 +203,7 @@ _SIGNATURES = {
     "dpa_accountant_method": (ctypes.c_int, [_P]),
     "dpa_accountant_epsilon": (ctypes.c_int, [_P, ctypes.c_double, ctypes.POINTER(dpa_result), _E]),
     "dpa_accountant_delta": (ctypes.c_int, [_P, ctypes.c_double, ctypes.POINTER(dpa_result), _E]),
+    "dpa_accountant_loss_tail": (ctypes.c_int, [_P, ctypes.c_double, ctypes.c_int, ctypes.POINTER(dpa_loss_tail), _E]),
     "dpa_accountant_profile": (ctypes.c_int, [_P, c_double_p, ctypes.c_size_t, c_double_p, c_double_p, _E]),
     "dpa_epsilon_counts": (ctypes.c_int, [_P, c_double_p, ctypes.c_size_t, ctypes.c_double,
                                           ctypes.POINTER(dpa_options), ctypes.POINTER(dpa_result), _E]),

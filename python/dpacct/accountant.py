@@ -483,6 +483,28 @@ class Accountant:
         return GdpMu(lower=g.lower, upper=g.upper, certified_upper=bool(g.certified_upper),
                      source=_GDP_MU_SOURCES.get(g.source, str(g.source)), note=_lib.text(g.note))
 
+    def loss_tail(self, t: float, direction: str = "remove") -> Dict[str, Any]:
+        """The privacy loss L = log dP/dQ under P at t, bracketed: a dict
+        with sf_lower <= P(L > t) <= sf_upper and cdf_lower <= P(L <= t) <=
+        cdf_upper, certified (False under phi and gdp: estimates), method
+        and note.  direction: "remove" (P with the individual's data) or
+        "add" (the reversed pair).  See dpa_accountant_loss_tail in
+        dpacct/accountant.h and docs/loss_tail.md."""
+        x = _real(t, "t")
+        dirs = {"remove": 1, "add": 2}
+        if direction not in dirs:
+            raise InvalidInputError("direction: must be 'remove' or 'add', got %r" % (direction,), status=1)
+        r = _lib.dpa_loss_tail()
+        err = _lib.new_error()
+        with _lib.LOCK:
+            st = self._lib.dpa_accountant_loss_tail(self._live(), x, dirs[direction], ctypes.byref(r),
+                                                    ctypes.byref(err))
+        _lib.check(st, err)
+        return {"t": r.t, "direction": direction, "sf_lower": r.sf_lower, "sf_upper": r.sf_upper,
+                "cdf_lower": r.cdf_lower, "cdf_upper": r.cdf_upper, "certified": bool(r.certified),
+                "method": _METHOD_NAMES.get(r.method),
+                "note": _lib.text(r.note)}
+
     def beta_at(self, alpha: float, tol: float = 0.0) -> Tuple[float, float]:
         """The tradeoff function at one point, bracketed: (lower, upper) on
         beta(alpha), the smallest type II error of a test with type I error

@@ -28,14 +28,14 @@ typedef enum opt_id {
     OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_THREADS, OPT_RDP_CONV, OPT_ORDER, OPT_KIND,
     OPT_FORMAT, OPT_OUTPUT, OPT_AT, OPT_JSON, OPT_LOG, OPT_GDP_MU,
     OPT_DATASET_SIZE, OPT_BATCH_SIZE, OPT_EPOCHS, OPT_STEPS, OPT_NOISE, OPT_SAMPLING,
-    OPT_TITLE, OPT_SIZE, OPT_DPI, OPT_LOG_SCALE, OPT_LABEL, OPT_COUNT
+    OPT_TITLE, OPT_SIZE, OPT_DPI, OPT_LOG_SCALE, OPT_LABEL, OPT_LOSS, OPT_DIRECTION, OPT_COUNT
 } opt_id;
 
 #define BIT(c) (1ull << (c))
 /* the commands that account (renyi takes only --order and --json) */
 #define ALL_COMMANDS \
     (BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE) | BIT(CLI_CALIBRATE) | BIT(CLI_CURVE) | BIT(CLI_REPORT) | \
-     BIT(CLI_DPSGD))
+     BIT(CLI_DPSGD) | BIT(CLI_TAIL))
 
 typedef struct opt_def {
     const char *name;   /* without the leading "--" */
@@ -75,6 +75,8 @@ static const opt_def options[OPT_COUNT] = {
     [OPT_DPI] = {"dpi", BIT(CLI_CURVE), 1},
     [OPT_LOG_SCALE] = {"log-scale", BIT(CLI_CURVE), 1},
     [OPT_LABEL] = {"label", BIT(CLI_CURVE), 1},
+    [OPT_LOSS] = {"loss", BIT(CLI_TAIL), 1},
+    [OPT_DIRECTION] = {"direction", BIT(CLI_TAIL), 1},
 };
 
 /* Options each command requires. */
@@ -85,6 +87,7 @@ static const unsigned required[CLI_NCOMMANDS] = {
     [CLI_CALIBRATE] = BIT(OPT_EPSILON) | BIT(OPT_DELTA),
     [CLI_RENYI] = BIT(OPT_ORDER),
     [CLI_DPSGD] = BIT(OPT_DATASET_SIZE) | BIT(OPT_DELTA),
+    [CLI_TAIL] = BIT(OPT_LOSS),
 };
 
 /* A finite double, the whole string, no leading blank.  Returns 0, -1 for
@@ -397,6 +400,13 @@ static int set_value(cli_args *a, opt_id id, const char *val)
         return CLI_EXIT_OK;
     case OPT_LABEL:
         return set_labels(a, val);
+    case OPT_LOSS:
+        return real_in(id, val, -HUGE_VAL, 0, HUGE_VAL, 0, "a finite number", &a->loss);
+    case OPT_DIRECTION:
+        if (!strcmp(val, "remove")) a->direction = DPA_DIR_REMOVE;
+        else if (!strcmp(val, "add")) a->direction = DPA_DIR_ADD;
+        else return bad_value(id, "remove or add", val);
+        return CLI_EXIT_OK;
     case OPT_AT:
         a->given_at = 1;
         return real_in(id, val, 0, 0, 1, 0, "a number in [0, 1]", &a->at);
@@ -601,6 +611,7 @@ static void init_args(cli_args *a, cli_command cmd)
     a->points = CLI_DEFAULT_POINTS;
     a->nvalues = 1;
     a->log_scale_axes = CLI_LOG_DEFAULT;
+    a->direction = DPA_DIR_REMOVE;
     dpa_options_init(&a->opt);
     /* the FFT plan cache of the PLD method (docs/cli.md "FFT plan cache") */
     a->opt.fft_cache_dir = dpa_wisdom_default_dir(a->fft_cache_dir, sizeof a->fft_cache_dir);

@@ -32,6 +32,7 @@ typedef enum cli_command {
     CLI_CURVE,
     CLI_REPORT,
     CLI_DPSGD,
+    CLI_TAIL,
     CLI_NCOMMANDS
 } cli_command;
 
@@ -104,6 +105,9 @@ typedef struct cli_args {
      * gdp, the certified check (clt_out.c); set by run_query on its own copy
      * of the arguments, NULL otherwise */
     const struct cli_clt_out *clt;
+    /* tail: the loss value t (--loss) and the direction (--direction) */
+    double loss;
+    dpa_direction direction;
 } cli_args;
 
 /* ---- clt_out.c ---- */
@@ -208,6 +212,12 @@ int cli_digits_for(double upper, double lower);
 
 /* ---- run.c: epsilon, delta, profile, calibrate ---- */
 int cli_run(const cli_args *a, const char *spec_text);
+/* The spec text's accountant under a's options; NULL (the failure reported,
+ * its exit status in *rc) on error. */
+dpa_accountant *cli_make_accountant(const cli_args *a, const char *text, int *rc);
+
+/* ---- loss_tail.c: tail ---- */
+int cli_run_tail(const cli_args *a, const char *spec_text);
 
 /* ---- check.c ---- */
 /* A result every check rejects until the library fills it, and the checks

@@ -5,7 +5,7 @@
 #include "cli.h"
 
 static const char *const command_names[CLI_NCOMMANDS] = {
-    "epsilon", "delta", "profile", "calibrate", "renyi", "curve", "report", "dpsgd"
+    "epsilon", "delta", "profile", "calibrate", "renyi", "curve", "report", "dpsgd", "tail"
 };
 
 /* Defaults are the library's (dpa_options_init), filled in when printed. */
@@ -76,6 +76,9 @@ static const char main_help_head[] =
     "  ledger     init|add-unit|request|status|history|verify|export|import PATH\n"
     "                                       a durable privacy-budget ledger with\n"
     "                                       privacy filters (dpacct ledger --help)\n"
+    "  tail       --loss T [--direction remove|add]\n"
+    "                                       bounds on P(L > T) and P(L <= T), L the\n"
+    "                                       privacy loss\n"
     "  help       [COMMAND]                 this help, or the help of COMMAND\n"
     "\n";
 
@@ -247,6 +250,18 @@ static const char *const command_help[CLI_NCOMMANDS] = {
     "                   in [1e-12, 0.1] (default 1e-4)\n"
     "  --gdp-mu         (without --epsilon) also a lower bound on the smallest mu\n"
     "                   for which the run is mu-GDP, as 'dpacct epsilon --gdp-mu'\n",
+    "Usage: dpacct tail --loss T [--direction remove|add] [OPTIONS] SPEC\n"
+    "\n"
+    "Bounds on the tail of the privacy loss L = log dP/dQ under P at T (the\n"
+    "survival function P(L > T), +inf losses included) and on its CDF\n"
+    "P(L <= T) = 1 - P(L > T), from the method's delta bounds (the hockey-stick\n"
+    "curve is convex; docs/loss_tail.md). Certified under exact, pld, rdp and\n"
+    "clt (wider where the method has no lower delta bounds for the direction);\n"
+    "estimates under phi and gdp.\n"
+    "\n"
+    "  --loss T         required, a finite number\n"
+    "  --direction D    remove (default: P with the individual's data, Q without)\n"
+    "                   or add (the reversed pair)\n",
 };
 
 static const char *const command_example[CLI_NCOMMANDS] = {
@@ -270,6 +285,8 @@ static const char *const command_example[CLI_NCOMMANDS] = {
     "  dpacct dpsgd --dataset-size 60000 --batch-size 256 --epochs 60 --noise 1.1 --delta 1e-5\n"
     "  dpacct dpsgd --dataset-size 60000 --batch-size 256 --epochs 60 --delta 1e-5 --epsilon 1\n"
     "  dpacct dpsgd --dataset-size 60000 --batch-size 256 --noise 1.1 --delta 1e-5 --epsilon 8\n",
+    "  dpacct tail --loss 0.5 '{\"gaussian\": {\"sigma\": 1}}'\n"
+    "  dpacct tail --loss 0 --direction add --json dpsgd.json\n",
 };
 
 const char *cli_command_name(cli_command c)

@@ -41,6 +41,7 @@ static int run_command(cli_command cmd, int argc, char **argv)
             rc = cmd == CLI_CURVE    ? cli_run_curve(a, text)
                  : cmd == CLI_RENYI  ? cli_run_renyi(a, text)
                  : cmd == CLI_REPORT ? cli_run_report(a, text)
+                 : cmd == CLI_TAIL   ? cli_run_tail(a, text)
                                      : cli_run(a, text);
         }
     }

@@ -11,7 +11,7 @@
 #include <time.h>
 #include "cli.h"
 
-static dpa_accountant *make_accountant(const cli_args *a, const char *text, int *rc)
+dpa_accountant *cli_make_accountant(const cli_args *a, const char *text, int *rc)
 {
     dpa_error err;
     dpa_spec *spec;
@@ -268,7 +268,7 @@ static int profile_compute(const cli_args *a, dpa_accountant *acc, double *eps, 
 static int run_profile(const cli_args *a, const char *text)
 {
     int rc = CLI_EXIT_OK;
-    dpa_accountant *acc = make_accountant(a, text, &rc);
+    dpa_accountant *acc = cli_make_accountant(a, text, &rc);
     double *eps, *up, *lo;
 
     if (!acc)

@@ -170,6 +170,8 @@ static void evaluate(exact_state *s, int is_eps, double x, dpa_result *out)
         out->binding = up[0] >= up[1] ? DPA_DIR_REMOVE : DPA_DIR_ADD;
         out->upper = fmax(up[0], up[1]);
         out->lower = fmax(lo[0], lo[1]);
+        out->lower_remove = lo[0];
+        out->lower_add = lo[1];
     } else {
         if (s->rr == 1) {
             if (is_eps) dpa_rr_epsilon(&s->c[0], x, &out->upper, &out->lower);

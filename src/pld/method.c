@@ -150,7 +150,7 @@ static int cap_by_max_loss(const dpa_pld_acct *a, const query *q, int d, double 
  * bound was +inf (before the largest-loss cap). */
 static int evaluate(dpa_pld_acct *a, const query *q, dpa_result *out)
 {
-    double up[2], lo[2];
+    double up[2] = {0, 0}, lo[2] = {0, 0};
     int capped[2] = {0, 0}, raw_inf = 0;
     for (int d = 0; d < a->ndir; d++) {
         if (q->is_eps) pld_eps_dir(a, d, q->x, &up[d], &lo[d]);
@@ -163,6 +163,10 @@ static int evaluate(dpa_pld_acct *a, const query *q, dpa_result *out)
     out->lower = fmax(lo[0], lo[1]);
     out->upper_remove = up[0] + 0.0; /* -0 -> +0 */
     out->upper_add = up[1] + 0.0;
+    if (a->ndir == 2) { /* per direction (the loss-tail query needs them) */
+        out->lower_remove = lo[0] + 0.0;
+        out->lower_add = lo[1] + 0.0;
+    }
     out->binding = binding(a, up[0], up[1]);
     int db = up[0] >= up[1] ? 0 : 1;
     out->upper_source = capped[db] ? DPA_SOURCE_MAX_LOSS : DPA_SOURCE_METHOD;
@@ -409,7 +413,7 @@ static void envelope_lower(const dpa_pld_acct *a, dpa_result *out)
 {
     if (!a->envelope_lower)
         return;
-    out->lower = 0;
+    out->lower = out->lower_remove = out->lower_add = 0;
     if (!out->note[0])
         snprintf(out->note, sizeof out->note, "lower bound 0: an exponential_mechanism or truncated_poisson "
                  "step is accounted by an upper envelope of its class");
