@@ -276,21 +276,53 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
     }
     /* remove, in h(x) = E_{B^T}[(S/T - x)_+], by the number N of coordinates
      * above the lattice: N = 0 is the lattice composition; N = 1 is, summed
-     * over which coordinate, sum_big a E_R[(1 + (s - xT)/W)_+] with s the sum
-     * of the other T - 1 (law R, the lattice's (T-1)-fold, total
-     * R_tot = Bl^{T-1}, mean m_R): at most R_tot (1 - xT/W)_+ + E_R[s]/W
-     * ((a + b)_+ <= a_+ + b for b >= 0), at least R_tot (1 - xT/W)_+; so
-     * atoms at log(W/T) and, upper, m_R sum_big a/W at +inf; N >= 2 is
-     * bounded in the upper measure, dropped in the lower (docs/sampling.md §4) */
-    long double bl_tot = 0, al_tot = 0;
+     * over which coordinate, sum_big a E_R[f(s)], f(s) = (1 + (s - xT)/W)_+
+     * (increasing), s the sum of the other T - 1 (law R, the lattice's
+     * (T-1)-fold, total R_tot, mean m_R): at most R_tot f(0) + m_R / W
+     * ((a + b)_+ <= a_+ + b for b >= 0), at least a staircase below f (next);
+     * N >= 2 is bounded in the upper measure, dropped in the lower
+     * (docs/sampling.md §4) */
+    long double bl_tot = 0, al_tot = 0, m2 = 0;
     for (size_t j = 0; j <= L.nw; j++) {
+        long double wj = (long double)j * L.h;
         bl_tot += L.bl[j];
-        al_tot += (long double)j * L.h * L.bl[j];
+        al_tot += wj * L.bl[j];
+        m2 += wj * wj * L.bl[j];
     }
     double rtot = (double)powl(bl_tot, T - 1), abig = 0;
     for (size_t i = 0; i < L.nbig; i++) abig += (double)L.abig[i];
-    /* m_R sum a/W = (T - 1) A_lat Bl^{T-2} bbig, rounded up */
-    double inf_big = (T - 1) * (double)al_tot * pow(fmax(1.0, (double)bl_tot), T - 2) * (double)L.bbig * (1 + 64 * T * u);
+    /* lower: a staircase s_0 = 0 < s_1 < ... of R's levels with G_l <=
+     * R(s >= s_l) (Chernoff: R(s < c) <= e^{lam c} M(-lam)^{T-1}, M the
+     * lattice's moment generating function, in long double; G_0 = R_tot);
+     * E_R[f] >= sum_l (f(s_l) - f(s_{l-1})) G_l = sum_l f(s_l) (G_l - G_{l+1}) */
+    enum { NLEV = 5 };
+    double slev[NLEV], glev[NLEV];
+    int nlev = 0;
+    slev[nlev] = 0;
+    glev[nlev++] = rtot;
+    if (d == 0 && k == 1 && L.nbig > 0) {
+        double mean = (T - 1) * (double)(al_tot / bl_tot);
+        double sd = sqrt((T - 1) * fmax(0.0, (double)(m2 / bl_tot - (al_tot / bl_tot) * (al_tot / bl_tot))));
+        for (int q = 4; q >= 1; q--) {
+            double cl = mean - q * sd;
+            if (!(cl > slev[nlev - 1])) continue;
+            double best = glev[nlev - 1];
+            for (int r = -12; r <= 12; r++) {
+                double lam = ldexp(1.0, r) / fmax(sd, 1e-3);
+                long double qf = expl(-(long double)lam * L.h), e = 1, mg = 0;
+                for (size_t j = 0; j <= L.nw; j++) {
+                    mg += e * L.bl[j];
+                    e *= qf;
+                }
+                double bnd = exp(lam * cl + (T - 1) * (double)logl(mg)) * (1 + 1e-6);
+                if (bnd < best) best = bnd;
+            }
+            double g = fmin(glev[nlev - 1], rtot - best);
+            if (!(g > 0)) break;
+            slev[nlev] = cl;
+            glev[nlev++] = g;
+        }
+    }
     dpa_composed c;
     memset(&c, 0, sizeof c);
     /* the composition's window: its tails (tw, at least TAIL_FLOOR) are
@@ -307,11 +339,12 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
      * splits and block means to a few u more (eps_w); the lattice masses to
      * eps_w + 16 u each, T factors */
     double eps_w = 4 * u * (zabs + 2) + 16 * u;
-    double ctot = c.inf + inf_big + abig * fmax(1.0, rtot);
+    double ctot = c.inf + abig * fmax(1.0, rtot) * (1 + slev[nlev - 1] / fmax(1.0, (double)L.nw * L.h)) +
+                  (T - 1) * (double)al_tot * fmax(1.0, rtot) * (double)L.bbig;
     for (size_t j = 0; j < c.n; j++) ctot += c.mass[j];
     size_t cnt = 0;
     for (size_t j = 0; j < c.n; j++) cnt += c.mass[j] > 0;
-    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, cnt + L.nbig + 1, err);
+    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, cnt + (size_t)nlev * L.nbig + 1, err);
     if (!p) {
         dpa_composed_free(&c);
         free(L.wbig);
@@ -339,16 +372,26 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
         werr += (long double)m * 4 * u * (fabs(w) + fabs(lh) + lT + log((double)sj) + 3);
         p->atoms[na++] = (dpa_atom){w, lm, lm - w};
     }
-    /* the big atoms: A-mass a R_tot (upper: at least a; lower: rounded
-     * down) at log(W/T) */
-    double rfac = k == 0 ? fmax(1.0, rtot * (1 + 4 * T * u)) : rtot * (1 - 4 * T * u);
-    for (size_t i = 0; i < L.nbig; i++) {
-        double w = (double)logl(L.wbig[i] / T), lm = log((double)L.abig[i] * rfac);
-        if (!(lm > -INFINITY)) continue;
-        werr += L.abig[i] * rfac * 4 * u * (fabs(w) + 2);
-        p->atoms[na++] = (dpa_atom){w, lm, lm - w};
+    /* the big atoms: upper, A-mass a max(1, R_tot) at log(W/T) and the mean
+     * term m_R sum a/W at +inf; lower, A-mass a (G_l - G_{l+1}) (1 + s_l/W) at
+     * log((W + s_l)/T), rounded down */
+    for (int l = 0; l < (k == 0 ? 1 : nlev); l++) {
+        double rfac = k == 0 ? fmax(1.0, rtot * (1 + 4 * T * u))
+                             : (glev[l] - (l + 1 < nlev ? glev[l + 1] : 0)) * (1 - 4 * T * u);
+        for (size_t i = 0; i < L.nbig && rfac > 0; i++) {
+            double sl = k == 0 ? 0 : slev[l];
+            double w = (double)logl((L.wbig[i] + sl) / T);
+            double am = (double)(L.abig[i] * rfac * (1 + sl / L.wbig[i]));
+            if (!(am > 0)) continue;
+            werr += am * 4 * u * (fabs(w) + 2);
+            p->atoms[na++] = (dpa_atom){w, log(am), log(am) - w};
+        }
     }
-    double cinf = c.inf + (d == 0 && k == 0 ? inf_big : 0);
+    /* m_R sum a/W = (T - 1) A_lat Bl^{T-2} bbig, rounded up */
+    double inf_big = d == 0 && k == 0 ? (T - 1) * (double)al_tot * pow(fmax(1.0, (double)bl_tot), T - 2) *
+                                            (double)L.bbig * (1 + 64 * T * u)
+                                      : 0;
+    double cinf = c.inf + inf_big;
     if (d == 0 && cinf > 0) p->atoms[na++] = (dpa_atom){INFINITY, log(cinf), -INFINITY};
     p->natoms = na;
     qsort(p->atoms, na, sizeof *p->atoms, atom_cmp);
