@@ -333,19 +333,12 @@ int dpa_ev_check_params(dpa_event_kind k, const double *p, int *bad_slot,
         *bad_slot = 2;
         return 1;
     }
-    if (k == DPA_EV_RANDOM_ALLOCATION && p[1] > p[0]) {
-        char tv[32], sv[32];
-        fmt_num(p[0], tv, sizeof tv);
-        fmt_num(p[1], sv, sizeof sv);
-        snprintf(problem, n, "must be an integer <= steps (%s), got %s", tv, sv);
-        *bad_slot = 1;
-        return 1;
-    }
-    if (k == DPA_EV_SAMPLE && p[1] > p[0]) {
+    /* sample: m <= n; random_allocation: selected <= steps (slot 1 <= slot 0) */
+    if ((k == DPA_EV_SAMPLE || k == DPA_EV_RANDOM_ALLOCATION) && p[1] > p[0]) {
         char nv[32], mv[32];
         fmt_num(p[0], nv, sizeof nv);
         fmt_num(p[1], mv, sizeof mv);
-        snprintf(problem, n, "must be an integer <= n (%s), got %s", nv, mv);
+        snprintf(problem, n, "must be an integer <= %s (%s), got %s", dpa_ev_param_name(k, 0), nv, mv);
         *bad_slot = 1;
         return 1;
     }
