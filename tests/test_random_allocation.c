@@ -188,7 +188,7 @@ static void test_brute_force(void **state)
                 CHECK(res.lower <= res.upper && res.certified, "T %d sigma %g eps %g: [%g, %g]", T, sig[s], EPS[e],
                       res.lower, res.upper);
                 double rel = (res.upper - res.lower) / (double)ref;
-                if (ref > 1e-12 && rel > worst_rel) worst_rel = rel;
+                if (ref > 1e-9 && rel > worst_rel) worst_rel = rel;
                 /* the width the default accuracy (1e-3 relative) aims at, with
                  * room for its misses, above an absolute floor of 5e-11 (the
                  * allowances, and the coarse staircase of deltas below 1e-9,
@@ -204,7 +204,7 @@ static void test_brute_force(void **state)
                 dpa_accountant_free(a);
             }
         }
-    print_message("  widest bracket: %.3g of the brute-force delta\n", worst_rel);
+    print_message("  widest bracket (deltas above 1e-9): %.3g of the brute-force delta\n", worst_rel);
 }
 
 /* ------------------------------------------------------------ identities */
@@ -227,17 +227,85 @@ static void test_one_step_and_decomposition(void **state)
     const char *r3 = "{\"repeat\":{\"count\":3,\"event\":{\"random_allocation\":{\"steps\":4,\"selected\":1,\"event\":"
                      "{\"gaussian\":{\"sigma\":1}}}}}}";
     dpa_result a = test_query_epsilon(k3, DPA_METHOD_AUTO, 1e-5), b = test_query_epsilon(r3, DPA_METHOD_PLD, 1e-5);
-    CHECK(a.upper == b.upper, "3 of 12: upper %.10g, 3 x (1 of 4): %.10g", a.upper, b.upper);
-    CHECK(a.lower == 0 && strstr(a.note, "random_allocation"), "3 of 12: lower %g, note %s", a.lower, a.note);
+    /* the same upper measures, on grids sized with the lower-bound leaf too */
+    CHECK(a.upper >= b.lower && a.upper <= b.upper * (1 + 2e-3), "3 of 12: upper %.10g, 3 x (1 of 4): [%.10g, %.10g]",
+          a.upper, b.lower, b.upper);
     CHECK(a.method == DPA_METHOD_PLD, "auto chose method %d", (int)a.method);
-    /* 2 of 5: one 1-of-2 and one 1-of-3 */
+    /* its lower bound (the binned maximum of a Gaussian step) is positive and
+     * below 3 runs of the step (joint convexity: each subset of 3 steps gives
+     * the Gaussian pair mu = sqrt(3)) */
+    dpa_result g3 = test_query_epsilon("{\"gdp\":{\"mu\":1.7320508075688772}}", DPA_METHOD_EXACT, 1e-5);
+    CHECK(a.lower > 0 && a.lower <= a.upper && a.lower <= g3.upper && !a.note[0],
+          "3 of 12: [%g, %g], 3 runs %g, note %s", a.lower, a.upper, g3.upper, a.note);
+    /* 2 of 5: one 1-of-2 and one 1-of-3 above, the binned maximum below */
     const char *k2 = "{\"random_allocation\":{\"steps\":5,\"selected\":2,\"event\":{\"gaussian\":{\"sigma\":1}}}}";
     const char *c2 = "{\"compose\":[{\"random_allocation\":{\"steps\":2,\"selected\":1,\"event\":{\"gaussian\":{\"sigma\":1}}}},"
                      "{\"random_allocation\":{\"steps\":3,\"selected\":1,\"event\":{\"gaussian\":{\"sigma\":1}}}}]}";
     a = test_query_delta(k2, DPA_METHOD_PLD, 1);
     b = test_query_delta(c2, DPA_METHOD_PLD, 1);
-    CHECK(fabs(a.upper - b.upper) <= 1e-12 * b.upper, "2 of 5: upper %.12g, 1 of 2 + 1 of 3: %.12g", a.upper, b.upper);
-    CHECK(a.lower == 0, "2 of 5: lower %g", a.lower);
+    CHECK(a.upper >= b.lower && a.upper <= b.upper * (1 + 2e-3) && a.lower > 0 && a.lower <= a.upper,
+          "2 of 5: [%.12g, %.12g], 1 of 2 + 1 of 3: [%.12g, %.12g]", a.lower, a.upper, b.lower, b.upper);
+    /* 3 of 5: a part is the step itself (1-of-1): no lower bound */
+    a = test_query_delta("{\"random_allocation\":{\"steps\":5,\"selected\":3,\"event\":{\"gaussian\":{\"sigma\":1}}}}",
+                         DPA_METHOD_PLD, 1);
+    CHECK(a.lower == 0 && a.upper > 0 && strstr(a.note, "random_allocation"), "3 of 5: [%g, %g], note %s", a.lower,
+          a.upper, a.note);
+}
+
+/* 2 of 4 by brute force: the remove ratio is e_2(W)/6 (e_2 the elementary
+ * symmetric polynomial), linear in W_4: e_2 = e' + W_4 s with s = W_1 + W_2 +
+ * W_3, so delta_rem = E[(s/6) call_rem((6x - e')/s)] and delta_add =
+ * E[(x s/6) put_add((6/x - e')/s)], the first three coordinates by
+ * composite Gauss-Legendre (panels x 16 nodes each). */
+static void brute_2_of_4(double mu, double x, int panels, long double *rem, long double *add)
+{
+    enum { NG = 16 };
+    long double gx[NG], gw[NG];
+    gauss_legendre(NG, gx, gw);
+    int N = panels * NG;
+    long double *W = malloc(N * sizeof *W), *wt = malloc(N * sizeof *wt);
+    assert_true(W && wt);
+    long double hw = 10.0L / panels;
+    for (int p = 0; p < panels; p++)
+        for (int j = 0; j < NG; j++) {
+            long double c = -10 + (2 * p + 1) * hw + hw * gx[j];
+            W[p * NG + j] = expl(mu * c - (long double)mu * mu / 2);
+            wt[p * NG + j] = hw * gw[j] * expl(-c * c / 2) / sqrtl(2 * 3.14159265358979323846264338327950288L);
+        }
+    *rem = *add = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            for (int k = 0; k < N; k++) {
+                long double s = W[i] + W[j] + W[k], e = W[i] * W[j] + W[i] * W[k] + W[j] * W[k];
+                long double w3 = wt[i] * wt[j] * wt[k];
+                *rem += w3 * (s / 6) * call_rem(mu, (6 * x - e) / s);
+                *add += w3 * (x * s / 6) * put_add(mu, (6 / x - e) / s);
+            }
+    free(W);
+    free(wt);
+}
+
+static void test_two_of_four(void **state)
+{
+    (void)state;
+    const double eps[3] = {0.5, 1, 2};
+    for (int e = 0; e < (SANITIZED ? 1 : 3); e++) {
+        long double r1, a1, r2, a2, x = expl((long double)eps[e]);
+        brute_2_of_4(1, (double)x, 6, &r1, &a1);
+        brute_2_of_4(1, (double)x, 8, &r2, &a2);
+        /* the reference's error bar: 10 x the change with the node count,
+         * plus 1e-6 relative (these panels are not graded) */
+        long double er = 10 * fabsl(r2 - r1) + 1e-6L * r2, ea = 10 * fabsl(a2 - a1) + 1e-6L * a2;
+        dpa_result r = test_query_delta(
+            "{\"random_allocation\":{\"steps\":4,\"selected\":2,\"event\":{\"gaussian\":{\"sigma\":1}}}}",
+            DPA_METHOD_PLD, eps[e]);
+        CHECK(r.upper_remove >= r2 - er && r.upper_add >= a2 - ea && r.lower <= fmaxl(r2, a2) + fmaxl(er, ea) &&
+                  r.lower > 0,
+              "2 of 4, eps %g: [%g, %g] (remove %g, add %g), brute remove %.8Lg add %.8Lg", eps[e], r.lower, r.upper,
+              r.upper_remove, r.upper_add, r2, a2);
+        if (getenv("DPA_TEST_VERBOSE"))
+            print_message("2 of 4 eps %g: [%.8g, %.8g], brute %.8Lg / %.8Lg\n", eps[e], r.lower, r.upper, r2, a2);
+    }
 }
 
 /* ------------------------------------------------------------ theorems */
@@ -340,6 +408,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_step_and_decomposition, setup, teardown),
         cmocka_unit_test_setup_teardown(test_brute_force, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_of_four, setup, teardown),
         cmocka_unit_test_setup_teardown(test_properties, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

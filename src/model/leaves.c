@@ -358,7 +358,7 @@ static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, dou
     }
     memcpy(w->keys[s->n], key, sizeof w->keys[s->n]);
     /* kind and parameters from the key (composite leaves: kind -1) */
-    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta, NULL, NAN, 0, (int)key[0], {key[1], key[2]}, 0, 0, {0, 0, 0}, 0, 0};
+    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta, NULL, NAN, 0, (int)key[0], {key[1], key[2]}, 0, 0, {0, 0, 0}, 0, 0, 0};
     if (pair && !pair->symmetric) s->asymmetric = 1;
     return DPA_OK;
 }
@@ -498,6 +498,21 @@ static dpa_status add_random_allocation(walk *w, const dpa_event *e, double mult
     snprintf(sub, sizeof sub, "%s/random_allocation/event", path);
     double T = e->p[0], K = e->p[1], t0 = floor(T / K), r = T - K * t0;
     if (T == 1) return walk_event(w, e->child[0], mult, sub, err);
+    /* K > 1 with every part an allocation (T >= 2K) of a Gaussian step (a
+     * composition of Gaussians is one): the binned maximum of the T outputs
+     * bounds it from below (dpa_pair_allocation_max) */
+    double mu_low = NAN;
+    if (K > 1 && t0 >= 2) {
+        dpa_leafset *g;
+        dpa_status st = walk_inner(w, e->child[0], 1, sub, &g, err);
+        if (st) return st;
+        if (g->all_gaussian && g->n > 0) {
+            double s2 = 0;
+            for (size_t i = 0; i < g->n; i++) s2 += g->v[i].count * g->v[i].mu * g->v[i].mu;
+            mu_low = sqrt(s2);
+        }
+        leafset_free(g);
+    }
     for (int part = 0; part < 2; part++) {
         double steps = part == 0 ? t0 : t0 + 1, cnt = part == 0 ? K - r : r;
         if (cnt == 0) continue;
@@ -519,9 +534,18 @@ static dpa_status add_random_allocation(walk *w, const dpa_event *e, double mult
         dpa_leaf *l = &w->set->v[w->set->n - 1];
         l->inner = in;
         l->ra_steps = steps;
-        l->ra_upper_only = K > 1;
+        l->ra_upper_only = K == 1 ? 0 : mu_low > 0 ? 2 : 1;
         w->set->composite = 1;
         w->set->asymmetric = 1;
+    }
+    if (mu_low > 0) {
+        dpa_pair *p = dpa_pair_allocation_max(mu_low, T, K, err);
+        if (!p) return err ? err->status : DPA_ENOMEM;
+        double key[6] = {-1, (double)w->next_id++, 0, (double)DPA_EV_RANDOM_ALLOCATION, T, K};
+        size_t n0 = w->set->n;
+        dpa_status st = add_leaf(w, p, mult, NAN, NAN, NAN, key, path, err);
+        if (!st && w->set->n > n0) w->set->v[n0].ra_lower_only = 1;
+        return st;
     }
     return DPA_OK;
 }

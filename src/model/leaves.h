@@ -41,10 +41,15 @@ typedef struct dpa_leaf {
      * step's event) for one epoch in which the record takes part in one
      * step of ra_steps chosen uniformly; 0 for other leaves.  A K-of-T
      * allocation (K > 1) becomes K 1-of-T' leaves, T' = floor(T/K) or
-     * ceil(T/K) (FS25 Thm 6, an upper bound only): ra_upper_only is then
-     * set, and the lower bound reported is 0. */
+     * ceil(T/K) (FS25's decomposition, an upper bound only): ra_upper_only
+     * is then set, and the lower bound comes from a ra_lower_only leaf or
+     * is 0. */
     double ra_steps;
-    int ra_upper_only;
+    int ra_upper_only; /* 1: no lower bound; 2: the lower bound is a ra_lower_only sibling */
+    /* a pair dominated by a K-of-T allocation of a Gaussian step (the binned
+     * maximum, dpa_pair_allocation_max): it bounds the allocation from
+     * below only, its K 1-of-T' leaves (ra_upper_only = 2) from above */
+    int ra_lower_only;
 } dpa_leaf;
 
 typedef struct dpa_leafset {

@@ -182,6 +182,28 @@ static dpa_status leaf_grids(dpa_pld_acct *a, const dpa_leaf *v, size_t n, doubl
         if ((st = sts[j]) && err) *err = errs[j];
     free(sts);
     free(errs);
+    /* random allocation with K > 1 (docs/sampling.md §4): its 1-of-T' leaves
+     * bound it from above only, the binned-maximum leaf from below only; the
+     * other kind of each is the identity (mass 1 at loss 0, h = (1 - x)_+,
+     * below every pair's curve and neutral in a composition) */
+    for (size_t j = 0; j < n && !st; j++) {
+        int k = v[j].ra_upper_only == 2 ? 1 : v[j].ra_lower_only ? 0 : -1;
+        for (int d = 0; d < nd && k >= 0 && !st; d++) {
+            if (!(mask >> (2 * d + k) & 1u)) continue;
+            dpa_grid_pmf *pm = &g[j].pm[d][k];
+            dpa_grid_pmf_free(pm);
+            pm->mass = malloc(sizeof *pm->mass);
+            if (!pm->mass) st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            else {
+                pm->mass[0] = 1;
+                pm->lo = 0;
+                pm->n = 1;
+                pm->step = step;
+                pm->inf = 0;
+                g[j].allow[d][k] = 0;
+            }
+        }
+    }
     return st;
 }
 

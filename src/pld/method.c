@@ -314,7 +314,7 @@ static int fallback_ready(dpa_pld_acct *a)
             d = L->v[i].rr_delta;
         }
         ok = isfinite(e) && d < 1;
-        t.v[i] = (dpa_leaf){NULL, L->v[i].count, NAN, e, d, NULL, NAN, 0, DPA_EV_APPROX, {e, d}, 0, 0, {0, 0, 0}, 0, 0};
+        t.v[i] = (dpa_leaf){NULL, L->v[i].count, NAN, e, d, NULL, NAN, 0, DPA_EV_APPROX, {e, d}, 0, 0, {0, 0, 0}, 0, 0, 0};
         t.total_count += L->v[i].count;
     }
     if (ok && dpa_rr_applicable(&t) && dpa_rr_build(&a->fb, &t, NULL) == DPA_OK) a->fb_state = 1;
@@ -397,7 +397,7 @@ static int has_envelope_leaf(const dpa_leafset *L)
             return 1;
         /* a K-of-T random allocation (K > 1) is bounded from above only
          * (FS25 Thm 6) */
-        if (l->ra_upper_only)
+        if (l->ra_upper_only == 1)
             return 2;
         if (l->inner && has_envelope_leaf(l->inner))
             return has_envelope_leaf(l->inner);

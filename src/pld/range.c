@@ -9,6 +9,11 @@
 
 void dpa_pld_leaf_range(const dpa_leaf *l, int d, double *wmax, double *inf)
 {
+    if (l->ra_lower_only) { /* a lower-bound device: its upper measure is the identity */
+        *wmax = 0;
+        *inf = 0;
+        return;
+    }
     if (l->pair) {
         const dpa_pair *p = l->pair;
         double lo, hi;
