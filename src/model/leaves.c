@@ -484,7 +484,7 @@ static dpa_status add_composite(walk *w, const dpa_event *e, const dpa_event *c,
  * §4): the step's event c is flattened into its own set (its mechanisms
  * share the step, as under poisson) and becomes a composite leaf with
  * ra_steps.  T = 1 is the event itself.  K > 1: (K - r) leaves 1-of-floor(T/K)
- * and r leaves 1-of-ceil(T/K), r = T - K floor(T/K) (FS25 Thm 6: this
+ * and r leaves 1-of-ceil(T/K), r = T - K floor(T/K) (FS25, arXiv 2502.08202: this
  * composition dominates K-of-T; an upper bound only, so ra_upper_only). */
 static dpa_status add_random_allocation(walk *w, const dpa_event *e, double mult, const char *path, dpa_error *err)
 {

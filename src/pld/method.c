@@ -396,7 +396,7 @@ static int has_envelope_leaf(const dpa_leafset *L)
         if (l->kind == DPA_EV_TRUNCATED_POISSON && l->pair && l->pair->kind == DPA_PAIR_LABELLED)
             return 1;
         /* a K-of-T random allocation (K > 1) is bounded from above only
-         * (FS25 Thm 6) */
+         * (FS25, arXiv 2502.08202; docs/sampling.md §4) */
         if (l->ra_upper_only == 1)
             return 2;
         if (l->inner && has_envelope_leaf(l->inner))

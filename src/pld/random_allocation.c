@@ -5,7 +5,8 @@
  *
  * With W = e^z the likelihood ratio of one step and S = W_1 + ... + W_T:
  *   remove (A_RA, B^T): loss log(S/T); A_RA's law of S is rho_A * rho_B^{*(T-1)},
- *     rho_A, rho_B the laws of W under A and B (FS25 Thm 3 for the pair);
+ *     rho_A, rho_B the laws of W under A and B (the pair: FS25, arXiv
+ *     2502.08202; docs/sampling.md §4);
  *   add (B^T, A_RA): loss -log(S/T) under B^T, the law of S rho_B^{*T}, with
  *     W = e^{-z'} from the inner add-direction measure (z' = log(B/A) under B).
  * 1. W on the linear lattice j h (h = the grid step): the upper measure
