@@ -251,7 +251,8 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
      * when h ~ step sqrt(T); the window's tail: tau_leaf / 4 of A-mass
      * (remove) or B-mass (add), at least TAIL_FLOOR (a larger tail only widens the
      * bracket: it is moved to the pessimistic side) */
-    /* ... and the lattice reaches at least 8 T */
+    /* ... and the lattice reaches at least 8 T: above it the mean bound of
+     * N = 1 below costs m_R B(W > top) ~ T B(W > top) at +inf */
     double h = fmax(step * sqrt(T), 8 * T / (double)cap);
     double tw = fmax(0.25 * tau_leaf, TAIL_FLOOR);
     dpa_status st = ra_lattice_build(mu, T, d, k, h, tw, cap, &L, &bsum, &zabs, err);
