@@ -322,13 +322,13 @@ static void test_errors_keys(void **state)
                "discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, "
                "poisson, sample, no_op, non_private, privacy_loss, privacy_profile, mixture_of_gaussians, sample_with_replacement, "
                "truncated_poisson, exponential_mechanism, permute_and_flip, report_noisy_max, tree_aggregation, "
-               "repeat_and_select, laplace_svt, gaussian_svt, dpsgd, bandmf)");
+               "repeat_and_select, laplace_svt, gaussian_svt, random_allocation, dpsgd, bandmf)");
     expect_err("{\"gausian\":{\"sigma\":1}}", "/",
                "unknown event kind \"gausian\" (expected gaussian, laplace, discrete_laplace, "
                "discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, "
                "poisson, sample, no_op, non_private, privacy_loss, privacy_profile, mixture_of_gaussians, sample_with_replacement, "
                "truncated_poisson, exponential_mechanism, permute_and_flip, report_noisy_max, tree_aggregation, "
-               "repeat_and_select, laplace_svt, gaussian_svt, dpsgd, bandmf, or the top-level key neighboring)");
+               "repeat_and_select, laplace_svt, gaussian_svt, random_allocation, dpsgd, bandmf, or the top-level key neighboring)");
     expect_err("{\"repeat\":{\"count\":2,\"event\":{}}}", "/repeat/event", "found 0");
     /* Odd characters in keys are escaped in the message. */
     expect_err("{\"gaussian\":{\"a\\\"b\\n\":1}}", "/gaussian", "unknown key \"a\\\"b\\x0a\"");
@@ -349,7 +349,7 @@ static void test_unknown_kind_lists_kinds(void **state)
     char *close = strchr(list, ')');
     assert_non_null(close);
     *close = '\0';
-    int seen[DPA_EV_GAUSSIAN_SVT + 1] = {0}, n = 0;
+    int seen[DPA_EV_RANDOM_ALLOCATION + 1] = {0}, n = 0;
     for (char *tok = strtok(list, ", "); tok; tok = strtok(NULL, ", ")) {
         dpa_event_kind k;
         if (!strcmp(tok, "dpsgd") || !strcmp(tok, "bandmf"))
@@ -359,8 +359,8 @@ static void test_unknown_kind_lists_kinds(void **state)
         seen[k]++;
         n++;
     }
-    assert_int_equal(n, DPA_EV_GAUSSIAN_SVT + 1);
-    for (int k = 0; k <= DPA_EV_GAUSSIAN_SVT; k++)
+    assert_int_equal(n, DPA_EV_RANDOM_ALLOCATION + 1);
+    for (int k = 0; k <= DPA_EV_RANDOM_ALLOCATION; k++)
         if (seen[k] != 1)
             fail_msg("kind %s listed %d times", dpa_ev_kind_name((dpa_event_kind)k), seen[k]);
 }

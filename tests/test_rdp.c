@@ -907,10 +907,10 @@ static void test_composite(void **state)
      * add) against the direct pair */
     double q = 0.05;
     dpa_leafset inner = {0}, top = {0};
-    dpa_leaf il = {dpa_pair_laplace(2.0, 1.0, &err), 1, NAN, NAN, NAN, NULL, NAN, 0, DPA_EV_LAPLACE, {2.0, 1.0}, 0, 0, {0, 0, 0}};
+    dpa_leaf il = {dpa_pair_laplace(2.0, 1.0, &err), 1, NAN, NAN, NAN, NULL, NAN, 0, DPA_EV_LAPLACE, {2.0, 1.0}, 0, 0, {0, 0, 0}, 0, 0, 0};
     inner.v = &il;
     inner.n = 1;
-    dpa_leaf tl = {NULL, 1, NAN, NAN, NAN, &inner, q, 0, -1, {0, 0}, 0, 0, {0, 0, 0}};
+    dpa_leaf tl = {NULL, 1, NAN, NAN, NAN, &inner, q, 0, -1, {0, 0}, 0, 0, {0, 0, 0}, 0, 0, 0};
     top.v = &tl;
     top.n = 1;
     const double ords[] = {1.5, 2, 3, 4.5, 8, 20};

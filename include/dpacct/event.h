@@ -54,7 +54,8 @@ typedef enum dpa_event_kind {
     DPA_EV_TREE_AGGREGATION,    /* sigma > 0, integer steps >= 1, sensitivity > 0 (default 1) */
     DPA_EV_REPEAT_AND_SELECT,   /* mean >= 1, shape >= 0 or Poisson; one child; a Renyi bound only */
     DPA_EV_LAPLACE_SVT,         /* scale > 0, integers 1 <= c <= k; a Renyi bound only */
-    DPA_EV_GAUSSIAN_SVT         /* sigma > 0, integers 1 <= c <= k; a Renyi bound only */
+    DPA_EV_GAUSSIAN_SVT,        /* sigma > 0, integers 1 <= c <= k; a Renyi bound only */
+    DPA_EV_RANDOM_ALLOCATION    /* integers 1 <= selected <= steps <= DPA_MAX_RA_STEPS; one child */
 } dpa_event_kind;
 
 /* The noise of report_noisy_max (JSON "gumbel", "laplace", "exponential"). */
@@ -90,6 +91,8 @@ typedef struct dpa_spec dpa_spec;
 /* truncated_poisson: largest accepted dataset size n and max_batch (the
  * binomial tails are summed term by term around their mode) */
 #define DPA_MAX_TRUNC_N 1e12
+/* Largest number of steps of one random_allocation epoch. */
+#define DPA_MAX_RA_STEPS 1e6
 
 /* ---- leaves ---- */
 dpa_event *dpa_event_gaussian(double sigma, double sensitivity, dpa_error *err);
@@ -151,6 +154,13 @@ dpa_event *dpa_event_compose(dpa_event *const *children, size_t n, dpa_error *er
 dpa_event *dpa_event_repeat(double count, dpa_event *child, dpa_error *err);
 dpa_event *dpa_event_poisson(double rate, dpa_event *child, dpa_error *err);
 dpa_event *dpa_event_sample(double n, double m, dpa_event *child, dpa_error *err);
+/* Random allocation (one epoch): the record takes part in exactly `selected`
+ * of `steps` steps chosen uniformly at random (selected = 1: balls-in-bins);
+ * each step runs child (a mechanism or a composition run on the same
+ * batch).  Integers 1 <= selected <= steps <= DPA_MAX_RA_STEPS; add_remove
+ * neighbouring only; epochs by repeat.  Methods: pld (and auto), which
+ * bracket it (docs/sampling.md §4); the others refuse it. */
+dpa_event *dpa_event_random_allocation(double steps, double selected, dpa_event *child, dpa_error *err);
 /* Sampling with replacement (dp_accounting's SampledWithReplacementDpEvent):
  * a batch of m records drawn with replacement from n, so one record
  * appears K ~ Binomial(m, 1/n) times and a Gaussian query of sensitivity

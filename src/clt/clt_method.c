@@ -49,6 +49,7 @@ typedef struct clt_state {
 static dpa_status supports_as(const dpa_leafset *L, const char *name, dpa_error *err)
 {
     if (L->zcdp_path[0]) return dpa_method_refuse_zcdp(L, name, err);
+    if (L->ra_path[0]) return dpa_method_refuse_ra(L, name, err);
     for (size_t i = 0; i < L->n; i++) {
         dpa_status st = dpa_clt_leaf_supported(&L->v[i], name, err);
         if (st) return st;

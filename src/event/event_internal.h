@@ -33,6 +33,7 @@
  *   REPEAT_AND_SELECT   p[0] mean, p[1] shape (DPA_REPSEL_POISSON: Poisson), one child
  *   LAPLACE_SVT         p[0] scale, p[1] k, p[2] c (integers)
  *   GAUSSIAN_SVT        p[0] sigma, p[1] k, p[2] c (integers)
+ *   RANDOM_ALLOCATION   p[0] steps, p[1] selected (integers), one child
  */
 
 /* Most numeric parameter slots of a kind (truncated_poisson has three). */

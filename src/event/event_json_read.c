@@ -29,7 +29,7 @@
     "randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, " \
     "privacy_loss, privacy_profile, mixture_of_gaussians, sample_with_replacement, truncated_poisson, " \
     "exponential_mechanism, permute_and_flip, report_noisy_max, tree_aggregation, repeat_and_select, " \
-    "laplace_svt, gaussian_svt, dpsgd, bandmf"
+    "laplace_svt, gaussian_svt, random_allocation, dpsgd, bandmf"
 
 /* Domain of the "p" form of randomized_response with k buckets (p the
  * probability of the true bucket): p = e^eps / (e^eps + k - 1) in [1/k, 1).

@@ -60,6 +60,7 @@ static const kind_info KINDS[] = {
     [DPA_EV_REPEAT_AND_SELECT] = {"repeat_and_select", 2, {"mean", "shape"}, {0, DPA_REPSEL_POISSON}, 1},
     [DPA_EV_LAPLACE_SVT] = {"laplace_svt", 3, {"scale", "k", "c"}, {0, 0, 1}, 0},
     [DPA_EV_GAUSSIAN_SVT] = {"gaussian_svt", 3, {"sigma", "k", "c"}, {0, 0, 1}, 0},
+    [DPA_EV_RANDOM_ALLOCATION] = {"random_allocation", 2, {"steps", "selected"}, {0, 0}, 1},
 };
 #define NKINDS ((int)(sizeof KINDS / sizeof KINDS[0]))
 
@@ -234,6 +235,14 @@ void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
     case DPA_EV_SAMPLE:
         sample_domain(slot, sibling, dom);
         break;
+    case DPA_EV_RANDOM_ALLOCATION:
+        /* more steps for the same selected count is more private; with
+         * sibling values known, selected <= steps */
+        set_int_range(dom, 1, DPA_MAX_RA_STEPS);
+        dom->role = slot == 0 ? DPA_ROLE_NOISE : DPA_ROLE_BUDGET;
+        if (sibling && slot == 0 && isfinite(sibling[1]) && sibling[1] > dom->lo) dom->lo = sibling[1];
+        if (sibling && slot == 1 && isfinite(sibling[0]) && sibling[0] < dom->hi) dom->hi = sibling[0];
+        break;
     default: /* pure, zcdp, gdp: [0, inf) */
         break;
     }
@@ -324,11 +333,12 @@ int dpa_ev_check_params(dpa_event_kind k, const double *p, int *bad_slot,
         *bad_slot = 2;
         return 1;
     }
-    if (k == DPA_EV_SAMPLE && p[1] > p[0]) {
+    /* sample: m <= n; random_allocation: selected <= steps (slot 1 <= slot 0) */
+    if ((k == DPA_EV_SAMPLE || k == DPA_EV_RANDOM_ALLOCATION) && p[1] > p[0]) {
         char nv[32], mv[32];
         fmt_num(p[0], nv, sizeof nv);
         fmt_num(p[1], mv, sizeof mv);
-        snprintf(problem, n, "must be an integer <= n (%s), got %s", nv, mv);
+        snprintf(problem, n, "must be an integer <= %s (%s), got %s", dpa_ev_param_name(k, 0), nv, mv);
         *bad_slot = 1;
         return 1;
     }

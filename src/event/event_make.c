@@ -187,6 +187,11 @@ dpa_event *dpa_event_sample(double n, double m, dpa_event *child, dpa_error *err
     return make_unary(DPA_EV_SAMPLE, n, m, child, err);
 }
 
+dpa_event *dpa_event_random_allocation(double steps, double selected, dpa_event *child, dpa_error *err)
+{
+    return make_unary(DPA_EV_RANDOM_ALLOCATION, steps, selected, child, err);
+}
+
 dpa_event *dpa_event_sample_with_replacement(double n, double m, dpa_event *child, dpa_error *err)
 {
     return make_unary(DPA_EV_SAMPLE_WITH_REPLACEMENT, n, m, child, err);

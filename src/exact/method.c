@@ -31,7 +31,7 @@ typedef struct exact_state {
  * heterogeneous (eps, delta) bracket, -1 none */
 static int form_of(const dpa_leafset *L)
 {
-    if (L->zcdp_path[0]) return -1;
+    if (L->zcdp_path[0] || L->ra_path[0]) return -1;
     if (L->all_gaussian) return 0;
     if (L->all_rr) return dpa_rr_applicable(L) ? 1 : dpa_rr_het_applicable(L) ? 3 : -1;
     return dpa_rr_applicable_dir(L) ? 2 : -1;
@@ -75,6 +75,7 @@ static int het_auto_ok(const dpa_leafset *L)
 static dpa_status exact_supports(const dpa_leafset *L, const dpa_options *opt, dpa_error *err)
 {
     if (L->zcdp_path[0]) return dpa_method_refuse_zcdp(L, "exact", err);
+    if (L->ra_path[0]) return dpa_method_refuse_ra(L, "exact", err);
     int f = form_of(L);
     if (f == 3 && opt && opt->method == DPA_METHOD_AUTO && !het_auto_ok(L))
         return dpa_error_set(err, DPA_EUNSUPPORTED,

@@ -187,6 +187,11 @@ dpa_pair *dpa_pair_bounded_range(double eps, dpa_error *err);
 /* log of that profile bound at e' (finite; -inf for e' >= eps), an upper
  * bound in long double (its own few-ulp error allowed for). */
 long double dpa_br_log_delta(double eps, double e1);
+/* A pair dominated by K-of-T random allocation of a Gaussian step with
+ * mu = sensitivity/sigma > 0 (remove direction): the law of the largest of
+ * the T outputs, binned, its masses rounded to the safe side
+ * (allocation_max.c; docs/sampling.md §4).  Integers 1 <= K <= T <= 1e6. */
+dpa_pair *dpa_pair_allocation_max(double mu, double T, double K, dpa_error *err);
 /* Discrete Laplace, scale b > 0, integer sensitivity s >= 1. */
 dpa_pair *dpa_pair_discrete_laplace(double scale, double sensitivity, dpa_error *err);
 /* Discrete Gaussian N_Z(s, sigma^2) vs N_Z(0, sigma^2). */

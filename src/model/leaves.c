@@ -23,7 +23,8 @@ typedef struct walk {
 
 static int is_mechanism(dpa_event_kind k)
 {
-    return k != DPA_EV_COMPOSE && k != DPA_EV_REPEAT && k != DPA_EV_POISSON && k != DPA_EV_SAMPLE;
+    return k != DPA_EV_COMPOSE && k != DPA_EV_REPEAT && k != DPA_EV_POISSON && k != DPA_EV_SAMPLE &&
+           k != DPA_EV_RANDOM_ALLOCATION;
 }
 
 /* Kinds whose guarantee is a Renyi bound only (no dominating pair). */
@@ -357,7 +358,7 @@ static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, dou
     }
     memcpy(w->keys[s->n], key, sizeof w->keys[s->n]);
     /* kind and parameters from the key (composite leaves: kind -1) */
-    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta, NULL, NAN, 0, (int)key[0], {key[1], key[2]}, 0, 0, {0, 0, 0}};
+    s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta, NULL, NAN, 0, (int)key[0], {key[1], key[2]}, 0, 0, {0, 0, 0}, 0, 0, 0};
     if (pair && !pair->symmetric) s->asymmetric = 1;
     return DPA_OK;
 }
@@ -390,6 +391,7 @@ static dpa_status walk_inner(walk *w, const dpa_event *c, int sampled, const cha
         memcpy(w->set->nonprivate_path, in->nonprivate_path, sizeof w->set->nonprivate_path);
     if (in->noop_path[0] && !w->set->noop_path[0])
         memcpy(w->set->noop_path, in->noop_path, sizeof w->set->noop_path);
+    if (in->ra_path[0] && !w->set->ra_path[0]) memcpy(w->set->ra_path, in->ra_path, sizeof w->set->ra_path);
     *out = in;
     return DPA_OK;
 }
@@ -480,6 +482,76 @@ static dpa_status add_composite(walk *w, const dpa_event *e, const dpa_event *c,
     return DPA_OK;
 }
 
+/* Random allocation of one epoch (e: steps T, selected K; docs/sampling.md
+ * §4): the step's event c is flattened into its own set (its mechanisms
+ * share the step, as under poisson) and becomes a composite leaf with
+ * ra_steps.  T = 1 is the event itself.  K > 1: (K - r) leaves 1-of-floor(T/K)
+ * and r leaves 1-of-ceil(T/K), r = T - K floor(T/K) (FS25, arXiv 2502.08202: this
+ * composition dominates K-of-T; an upper bound only, so ra_upper_only). */
+static dpa_status add_random_allocation(walk *w, const dpa_event *e, double mult, const char *path, dpa_error *err)
+{
+    char sub[PATH_MAX_LEN];
+    if (w->spec->nb != DPA_ADD_REMOVE)
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "%s/random_allocation: random allocation is analysed under add_remove neighboring "
+                             "(docs/sampling.md §4); \"replace\" is not supported",
+                             path);
+    if (!w->set->ra_path[0]) snprintf(w->set->ra_path, sizeof w->set->ra_path, "%.140s/random_allocation", path);
+    snprintf(sub, sizeof sub, "%s/random_allocation/event", path);
+    double T = e->p[0], K = e->p[1], t0 = floor(T / K), r = T - K * t0;
+    if (T == 1) return walk_event(w, e->child[0], mult, sub, err);
+    /* K > 1 with every part an allocation (T >= 2K) of a Gaussian step (a
+     * composition of Gaussians is one): the binned maximum of the T outputs
+     * bounds it from below (dpa_pair_allocation_max) */
+    double mu_low = NAN;
+    if (K > 1 && t0 >= 2) {
+        dpa_leafset *g;
+        dpa_status st = walk_inner(w, e->child[0], 1, sub, &g, err);
+        if (st) return st;
+        if (g->all_gaussian && g->n > 0) {
+            double s2 = 0;
+            for (size_t i = 0; i < g->n; i++) s2 += g->v[i].count * g->v[i].mu * g->v[i].mu;
+            mu_low = sqrt(s2);
+        }
+        leafset_free(g);
+    }
+    for (int part = 0; part < 2; part++) {
+        double steps = part == 0 ? t0 : t0 + 1, cnt = part == 0 ? K - r : r;
+        if (cnt == 0) continue;
+        if (steps == 1) { /* 1-of-1: every step runs the event */
+            dpa_status st = walk_event(w, e->child[0], mult * cnt, sub, err);
+            if (st) return st;
+            continue;
+        }
+        dpa_leafset *in;
+        dpa_status st = walk_inner(w, e->child[0], 1, sub, &in, err);
+        if (st) return st;
+        w->set->all_gaussian = 0;
+        w->set->all_rr = 0;
+        double key[6] = {-1, (double)w->next_id++, 0, (double)DPA_EV_RANDOM_ALLOCATION, steps, 0};
+        if ((st = add_leaf(w, NULL, mult * cnt, NAN, NAN, NAN, key, path, err))) {
+            leafset_free(in);
+            return st;
+        }
+        dpa_leaf *l = &w->set->v[w->set->n - 1];
+        l->inner = in;
+        l->ra_steps = steps;
+        l->ra_upper_only = K == 1 ? 0 : mu_low > 0 ? 2 : 1;
+        w->set->composite = 1;
+        w->set->asymmetric = 1;
+    }
+    if (mu_low > 0) {
+        dpa_pair *p = dpa_pair_allocation_max(mu_low, T, K, err);
+        if (!p) return err ? err->status : DPA_ENOMEM;
+        double key[6] = {-1, (double)w->next_id++, 0, (double)DPA_EV_RANDOM_ALLOCATION, T, K};
+        size_t n0 = w->set->n;
+        dpa_status st = add_leaf(w, p, mult, NAN, NAN, NAN, key, path, err);
+        if (!st && w->set->n > n0) w->set->v[n0].ra_lower_only = 1;
+        return st;
+    }
+    return DPA_OK;
+}
+
 static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const char *path, dpa_error *err)
 {
     char sub[PATH_MAX_LEN];
@@ -499,6 +571,8 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
             return dpa_error_set(err, DPA_EINVAL, "%s/repeat/count: total count %g exceeds %g", path, m, DPA_MAX_COUNT);
         return walk_event(w, e->child[0], m, sub, err);
     }
+    case DPA_EV_RANDOM_ALLOCATION:
+        return add_random_allocation(w, e, mult, path, err);
     case DPA_EV_POISSON:
     case DPA_EV_SAMPLE: {
         const char *name = dpa_ev_kind_name(e->kind);

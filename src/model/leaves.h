@@ -37,6 +37,19 @@ typedef struct dpa_leaf {
                        * K times, not subsampled: rate is NAN).  Only the rdp method takes
                        * it; the set's zcdp_path names it for the others' refusals. */
     double rpar[3];   /* its parameters (the event's p[0..2]) */
+    /* random allocation (docs/sampling.md §4): a composite leaf (inner: the
+     * step's event) for one epoch in which the record takes part in one
+     * step of ra_steps chosen uniformly; 0 for other leaves.  A K-of-T
+     * allocation (K > 1) becomes K 1-of-T' leaves, T' = floor(T/K) or
+     * ceil(T/K) (FS25's decomposition, an upper bound only): ra_upper_only
+     * is then set, and the lower bound comes from a ra_lower_only leaf or
+     * is 0. */
+    double ra_steps;
+    int ra_upper_only; /* 1: no lower bound; 2: the lower bound is a ra_lower_only sibling */
+    /* a pair dominated by a K-of-T allocation of a Gaussian step (the binned
+     * maximum, dpa_pair_allocation_max): it bounds the allocation from
+     * below only, its K 1-of-T' leaves (ra_upper_only = 2) from above */
+    int ra_lower_only;
 } dpa_leaf;
 
 typedef struct dpa_leafset {
@@ -56,6 +69,9 @@ typedef struct dpa_leafset {
     /* JSON path of the first poisson event of rate 0 (a no-op: it adds no
      * leaf; said in the results' note); empty if none */
     char noop_path[160];
+    /* JSON path of the first random_allocation event (at any depth; "" if
+     * none): only the pld method accounts it, the others refuse naming it */
+    char ra_path[160];
 } dpa_leafset;
 
 /* Walk the spec: compose -> children, repeat -> counts multiply, poisson and
@@ -66,7 +82,8 @@ typedef struct dpa_leafset {
  * approx with epsilon 0 and delta 0) are dropped.  zcdp leaves are kept as such (dpa_leaf.zcdp; all_gaussian and
  * all_rr are then 0).  Errors name the JSON path: DPA_EUNSUPPORTED for zcdp
  * under poisson or sample (no method bounds a subsampled zCDP guarantee
- * tightly), poisson under "replace" and sample under "add_remove"; DPA_EINVAL for a
+ * tightly), poisson or random_allocation under "replace" and sample under
+ * "add_remove"; random_allocation of a zcdp or Renyi-only step; DPA_EINVAL for a
  * total count above DPA_MAX_COUNT. */
 dpa_status dpa_leaves_build(const dpa_spec *spec, dpa_leafset *out, dpa_error *err);
 void dpa_leaves_free(dpa_leafset *s);

@@ -1,5 +1,5 @@
 /* What every accounting method shares (src/model/method.h): the initial
- * result and the refusal of Renyi-only leaves.
+ * result and the refusals of Renyi-only leaves and of random allocation.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <string.h>
@@ -29,4 +29,12 @@ dpa_status dpa_method_refuse_zcdp(const dpa_leafset *L, const char *method, dpa_
                          "%s: method %s cannot take zcdp leaves: a zCDP bound is a Renyi bound, not a dominating "
                          "pair; use method rdp (or auto), or a gaussian/gdp leaf if the mechanism is Gaussian",
                          L->zcdp_path, method);
+}
+
+dpa_status dpa_method_refuse_ra(const dpa_leafset *L, const char *method, dpa_error *err)
+{
+    return dpa_error_set(err, DPA_EUNSUPPORTED,
+                         "%s: method %s cannot take random allocation: only method pld (or auto) bounds it "
+                         "(docs/sampling.md §4)",
+                         L->ra_path, method);
 }

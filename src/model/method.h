@@ -53,5 +53,8 @@ void dpa_method_result_init(dpa_result *r, dpa_method m);
 /* The refusal every method but rdp gives for zcdp leaves (L->zcdp_path set):
  * DPA_EUNSUPPORTED naming the leaf's JSON path and method rdp. */
 dpa_status dpa_method_refuse_zcdp(const dpa_leafset *L, const char *method, dpa_error *err);
+/* The refusal every method but pld gives for random allocation (L->ra_path
+ * set): DPA_EUNSUPPORTED naming its JSON path and method pld. */
+dpa_status dpa_method_refuse_ra(const dpa_leafset *L, const char *method, dpa_error *err);
 
 #endif

@@ -18,6 +18,7 @@ static dpa_status phi_supports(const dpa_leafset *L, const dpa_options *opt, dpa
 {
     (void)opt;
     if (L->zcdp_path[0]) return dpa_method_refuse_zcdp(L, "phi", err);
+    if (L->ra_path[0]) return dpa_method_refuse_ra(L, "phi", err);
     for (size_t i = 0; i < L->n; i++)
         if (!L->v[i].pair)
             return dpa_error_set(err, DPA_EUNSUPPORTED,

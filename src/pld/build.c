@@ -32,6 +32,26 @@ static dpa_status compose_set(dpa_pld_acct *a, const dpa_leafset *L, double step
                               double m, int prepare, unsigned mask, unsigned rough, dpa_composed (*out)[2],
                               dpa_error *err);
 
+/* Grid measures of a random allocation leaf: the inner composition on the
+ * same grid (both directions when it is asymmetric), mapped by
+ * dpa_pld_ra_grid (docs/sampling.md §4). */
+static dpa_status ra_leaf_grid(dpa_pld_acct *a, const dpa_leaf *l, double step, double tau_leaf, int nd,
+                               dpa_pld_leaf_grid *g, dpa_error *err)
+{
+    const dpa_leafset *in = l->inner;
+    int ind = in->asymmetric ? 2 : 1;
+    dpa_composed ic[2][2];
+    memset(ic, 0, sizeof ic);
+    dpa_status st = compose_set(a, in, step, tau_leaf, ind, 1, 1, 0, 0xFu, 0u, ic, err);
+    for (int d = 0; d < nd && !st; d++)
+        for (int k = 0; k < 2 && !st; k++)
+            st = dpa_pld_ra_grid(a, &ic[d < ind ? d : 0][k], l->ra_steps, d, k, step, tau_leaf, &g->pm[d][k],
+                                 &g->allow[d][k], err);
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 2; k++) dpa_composed_free(&ic[d][k]);
+    return st;
+}
+
 /* Grid measures of a composite leaf: the inner composition on the same grid
  * (remove direction, and for poisson the inner reversed direction too),
  * mapped through the subsampling (dpa_pld_subsampled_atoms; sample additionally
@@ -39,6 +59,7 @@ static dpa_status compose_set(dpa_pld_acct *a, const dpa_leafset *L, double step
 static dpa_status composite_leaf_grid(dpa_pld_acct *a, const dpa_leaf *l, double step, double tau_leaf, int nd,
                                       dpa_pld_leaf_grid *g, dpa_error *err)
 {
+    if (l->ra_steps > 0) return ra_leaf_grid(a, l, step, tau_leaf, nd, g, err);
     const dpa_leafset *in = l->inner;
     int ind = (!l->sample && in->asymmetric) ? 2 : 1; /* inner directions composed */
     dpa_composed ic[2][2];
@@ -161,6 +182,28 @@ static dpa_status leaf_grids(dpa_pld_acct *a, const dpa_leaf *v, size_t n, doubl
         if ((st = sts[j]) && err) *err = errs[j];
     free(sts);
     free(errs);
+    /* random allocation with K > 1 (docs/sampling.md §4): its 1-of-T' leaves
+     * bound it from above only, the binned-maximum leaf from below only; the
+     * other kind of each is the identity (mass 1 at loss 0, h = (1 - x)_+,
+     * below every pair's curve and neutral in a composition) */
+    for (size_t j = 0; j < n && !st; j++) {
+        int k = v[j].ra_upper_only == 2 ? 1 : v[j].ra_lower_only ? 0 : -1;
+        for (int d = 0; d < nd && k >= 0 && !st; d++) {
+            if (!(mask >> (2 * d + k) & 1u)) continue;
+            dpa_grid_pmf *pm = &g[j].pm[d][k];
+            dpa_grid_pmf_free(pm);
+            pm->mass = malloc(sizeof *pm->mass);
+            if (!pm->mass) st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            else {
+                pm->mass[0] = 1;
+                pm->lo = 0;
+                pm->n = 1;
+                pm->step = step;
+                pm->inf = 0;
+                g[j].allow[d][k] = 0;
+            }
+        }
+    }
     return st;
 }
 

@@ -321,7 +321,7 @@ static int fallback_ready(dpa_pld_acct *a)
             d = L->v[i].rr_delta;
         }
         ok = isfinite(e) && d < 1;
-        t.v[i] = (dpa_leaf){NULL, L->v[i].count, NAN, e, d, NULL, NAN, 0, DPA_EV_APPROX, {e, d}, 0, 0, {0, 0, 0}};
+        t.v[i] = (dpa_leaf){NULL, L->v[i].count, NAN, e, d, NULL, NAN, 0, DPA_EV_APPROX, {e, d}, 0, 0, {0, 0, 0}, 0, 0, 0};
         t.total_count += L->v[i].count;
     }
     if (ok && dpa_rr_applicable(&t) && dpa_rr_build(&a->fb, &t, NULL) == DPA_OK) a->fb_state = 1;
@@ -390,7 +390,8 @@ static void pld_destroy(void *state)
  * class from above: the worst case over eps-bounded-range mechanisms is a
  * curve the 2048-atom pair exceeds by design (chords, a relative margin), and
  * truncated Poisson's labelled pair reveals more than any dataset can
- * (docs/mechanisms.md §3, §4). */
+ * (docs/mechanisms.md §3, §4); 2 for a K-of-T random allocation with K > 1
+ * (an upper bound only, docs/sampling.md §4). */
 static int has_envelope_leaf(const dpa_leafset *L)
 {
     for (size_t i = 0; L && i < L->n; i++) {
@@ -401,8 +402,12 @@ static int has_envelope_leaf(const dpa_leafset *L)
          * plain Poisson subsampling, exact) */
         if (l->kind == DPA_EV_TRUNCATED_POISSON && l->pair && l->pair->kind == DPA_PAIR_LABELLED)
             return 1;
+        /* a K-of-T random allocation (K > 1) is bounded from above only
+         * (FS25, arXiv 2502.08202; docs/sampling.md §4) */
+        if (l->ra_upper_only == 1)
+            return 2;
         if (l->inner && has_envelope_leaf(l->inner))
-            return 1;
+            return has_envelope_leaf(l->inner);
     }
     return 0;
 }
@@ -414,6 +419,9 @@ static void envelope_lower(const dpa_pld_acct *a, dpa_result *out)
     if (!a->envelope_lower)
         return;
     out->lower = out->lower_remove = out->lower_add = 0;
+    if (!out->note[0] && a->envelope_lower == 2)
+        snprintf(out->note, sizeof out->note, "lower bound 0: a random_allocation with selected > 1 is "
+                 "accounted by an upper bound only (docs/sampling.md §4)");
     if (!out->note[0])
         snprintf(out->note, sizeof out->note, "lower bound 0: an exponential_mechanism or truncated_poisson "
                  "step is accounted by an upper envelope of its class");

@@ -77,6 +77,15 @@ dpa_status dpa_pld_compose_sets(dpa_pld_acct *a, size_t nsets, const dpa_leafset
  * k = 1), coarsened by Lc.  *allow: the fine stage's additive allowance on
  * delta (window tails, FFT round-off, discretization round-off and snapping
  * of cnt steps, leaf_allow each), to be counted once per use of the result. */
+/* ---- random_allocation.c ---- */
+
+/* The grid measure of direction d, kind k of a 1-of-T random allocation
+ * leaf from the inner composition's measure mu of that direction and kind
+ * (a lower remove measure is trimmed here), with its additive allowance
+ * per use (docs/sampling.md §4). */
+dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, int k, double step, double tau_leaf,
+                           dpa_grid_pmf *out, double *allow, dpa_error *err);
+
 dpa_status dpa_pld_fine_power(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_grid_pmf *g, double cnt, long long Lc,
                               int k, double tau_f, double leaf_allow, unsigned cflags, dpa_grid_pmf *out, double *allow,
                               dpa_error *err);

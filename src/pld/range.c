@@ -9,6 +9,11 @@
 
 void dpa_pld_leaf_range(const dpa_leaf *l, int d, double *wmax, double *inf)
 {
+    if (l->ra_lower_only) { /* a lower-bound device: its upper measure is the identity */
+        *wmax = 0;
+        *inf = 0;
+        return;
+    }
     if (l->pair) {
         const dpa_pair *p = l->pair;
         double lo, hi;
@@ -34,6 +39,18 @@ void dpa_pld_leaf_range(const dpa_leaf *l, int d, double *wmax, double *inf)
             if (p->atoms[i].w == -INFINITY && p->atoms[i].lb > -INFINITY)
                 *inf += exp(p->atoms[i].lb) * (1 + 4 * DPA_UNIT_ROUNDOFF * (fabs(p->atoms[i].lb) + 6));
         if (p->slack_lo > 0) *wmax = INFINITY; /* B-mass of omitted low atoms unknown */
+        return;
+    }
+    if (l->ra_steps > 0) {
+        /* random allocation (docs/sampling.md §4): remove, log(S/T) is at
+         * most the largest finite loss of one step (S/T is an average of the
+         * W_j) and +inf when W* is; add, -log(S/T) <= w' + log T for S > 0
+         * (S >= max_j W_j >= e^{-w'}), +inf when every W_j = 0 (at most the
+         * inner +inf mass) */
+        double wi, ii;
+        dpa_pld_set_range(l->inner, l->inner->asymmetric ? d : 0, &wi, &ii);
+        *wmax = d == 0 ? wi : wi + log(l->ra_steps) + 8 * DPA_UNIT_ROUNDOFF * (fabs(wi) + log(l->ra_steps) + 1);
+        *inf = ii;
         return;
     }
     /* composite: the inner composition's remove pair, subsampled */

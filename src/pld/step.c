@@ -101,8 +101,10 @@ static double set_var_estimate(const dpa_leafset *L)
     double v = 0;
     for (size_t i = 0; i < L->n; i++) {
         const dpa_leaf *l = &L->v[i];
-        double vi = l->pair ? dpa_pair_var_estimate(l->pair)
-                            : l->rate * l->rate * expm1(fmin(set_var_estimate(l->inner), 50.0));
+        /* random allocation: log(S/T) ~ (S - T)/T, variance Var_B(W)/T */
+        double vi = l->pair            ? dpa_pair_var_estimate(l->pair)
+                    : l->ra_steps > 0 ? expm1(fmin(set_var_estimate(l->inner), 50.0)) / l->ra_steps
+                                      : l->rate * l->rate * expm1(fmin(set_var_estimate(l->inner), 50.0));
         v += l->count * vi;
     }
     return v;

@@ -18,6 +18,7 @@
 #include "rdp/rdp.h"
 #include "rdp/rdp_acct.h"
 #include "num/num.h"
+#include "model/method.h"
 
 /* ---------------- orders ---------------- */
 
@@ -308,6 +309,7 @@ static dpa_status add_leafset_to(dpa_rdp_comp *c, const dpa_leafset *s, int *asy
 dpa_status dpa_rdp_add_leafset(dpa_rdp *a, const dpa_leafset *s, dpa_error *err)
 {
     if (!s) return dpa_error_set(err, DPA_EINVAL, "RDP accountant: NULL leaf set");
+    if (s->ra_path[0]) return dpa_method_refuse_ra(s, "rdp", err);
     dpa_rdp_invalidate(a);
     dpa_status st = add_leafset_to(&a->top, s, &a->asym, 0, err);
     /* composite terms, Renyi-only terms and capped pairs need not give a

@@ -86,9 +86,8 @@ static dpa_status add_leaves(rdp_state *s, const dpa_leafset *L, dpa_error *err)
 
 static dpa_status rdp_supports(const dpa_leafset *L, const dpa_options *opt, dpa_error *err)
 {
-    (void)L;
     (void)opt;
-    (void)err;
+    if (L->ra_path[0]) return dpa_method_refuse_ra(L, "rdp", err);
     /* what the RDP code cannot bound (e.g. a subsampled discrete Gaussian)
      * shows when its leaves are added: create() reports it */
     return DPA_OK;

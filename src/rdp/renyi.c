@@ -145,6 +145,13 @@ dpa_status dpa_renyi(const dpa_spec *spec, double re, double im, dpa_renyi_resul
     dpa_leafset L;
     dpa_status st = dpa_leaves_build(spec, &L, err);
     if (st) return st;
+    if (L.ra_path[0]) {
+        st = dpa_error_set(err, DPA_EUNSUPPORTED,
+                           "renyi: %s: random allocation has no Renyi divergence bound here (only the pld method "
+                           "accounts it)", L.ra_path);
+        dpa_leaves_free(&L);
+        return st;
+    }
     for (size_t i = 0; i < L.n; i++) {
         if (L.v[i].rdp_only) {
             st = dpa_error_set(err, DPA_EUNSUPPORTED,

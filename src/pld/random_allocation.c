@@ -1,0 +1,423 @@
+/* Random allocation on the grid (docs/sampling.md §4): the grid measure of
+ * a 1-of-T random allocation leaf, per direction and kind, from the inner
+ * composition's grid measure.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * With W = e^z the likelihood ratio of one step and S = W_1 + ... + W_T:
+ *   remove (A_RA, B^T): loss log(S/T); A_RA's law of S is rho_A * rho_B^{*(T-1)},
+ *     rho_A, rho_B the laws of W under A and B (the pair: FS25, arXiv
+ *     2502.08202; docs/sampling.md §4);
+ *   add (B^T, A_RA): loss -log(S/T) under B^T, the law of S rho_B^{*T}, with
+ *     W = e^{-z'} from the inner add-direction measure (z' = log(B/A) under B).
+ * 1. W on the linear lattice j h (h = the grid step): the upper measure
+ *    splits each atom between its two lattice neighbours keeping its B-mass
+ *    and mean (a spread: h_RA is convex in each W); the lower measure merges
+ *    consecutive atoms into blocks whose B-weighted mean is a lattice point
+ *    (a garbling), the last block rounded down.  Above the lattice window
+ *    the pessimistic side is taken (remove upper: W -> +inf; add upper and
+ *    remove lower: W -> the top point; add lower: dropped).
+ * 2. The T-fold convolution of the lattice laws by dpa_compose (its window,
+ *    tails and round-off allowance).
+ * 3. The law of S mapped to an atom pair of losses +-log(S/T), discretized
+ *    on the build's grid like any atom pair (dpa_pld_pair_kind_grid).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pld/pld_acct.h"
+#include "pld/pld_build.h"
+
+/* The smallest tail mass the lattice window leaves out: the lognormal tail
+ * of a Gaussian step's W needs W_max = e^{mu^2/2 + mu z_tau}, linear lattice
+ * points grow like e^{mu z_tau}; 1e-14 costs at most that much in delta. */
+#define TAIL_FLOOR 1e-14
+
+/* One atom of the law of W: B-mass b at W = e^z (remove) or e^{-z} (add). */
+typedef struct ra_atom {
+    long double b, w;
+} ra_atom;
+
+/* Lattice laws: bl[j] the B-mass at W = j h, j = 0 .. nw. */
+typedef struct ra_lattice {
+    double *bl;
+    size_t nw;
+    double h;
+    long double ainf; /* A-mass at W = +inf (remove) */
+    /* remove: the atoms above the lattice (W > nw h), kept exact: W, A-mass;
+     * their B-mass sum bbig */
+    long double *wbig, *abig;
+    size_t nbig;
+    long double bbig;
+} ra_lattice;
+
+/* Upper: split atom (b, w) between j h and (j + 1) h (mean and B-mass kept). */
+static void split_atom(ra_lattice *L, long double b, long double w)
+{
+    long double x = w / L->h;
+    size_t j = (size_t)floorl(x);
+    if (j >= L->nw) { /* on the top point (the caller moved larger W there) */
+        L->bl[L->nw] += (double)b;
+        return;
+    }
+    long double f = x - (long double)j;
+    L->bl[j] += (double)(b * (1 - f));
+    L->bl[j + 1] += (double)(b * f);
+}
+
+/* Lower: atoms in increasing w merged into blocks with B-weighted mean on the
+ * lattice (a garbling: each block's output has likelihood ratio exactly its
+ * lattice point); the last block, which may not reach its point, is rounded
+ * to the safe side with its B-mass kept (blob_close). */
+typedef struct ra_blob {
+    long double m, sw; /* B-mass, sum of b w */
+    long double t;     /* target lattice point (> mean) */
+    int open;
+} ra_blob;
+
+static void blob_emit(ra_lattice *L, long double m, long double t)
+{
+    long double x = t / L->h;
+    size_t j = (size_t)floorl(x + 0.5L);
+    if (j > L->nw) j = L->nw;
+    L->bl[j] += (double)m;
+}
+
+static void blob_add(ra_lattice *L, ra_blob *B, long double b, long double w)
+{
+    while (b > 0) {
+        if (!B->open) {
+            long double x = w / L->h, c = ceill(x);
+            if (c == x) { /* on the lattice */
+                blob_emit(L, b, w);
+                return;
+            }
+            *B = (ra_blob){b, b * w, c * L->h, 1};
+            return;
+        }
+        if (w <= B->t) {
+            B->m += b;
+            B->sw += b * w;
+            if (w == B->t && B->sw >= B->t * B->m) { /* reached */
+                blob_emit(L, B->m, B->t);
+                B->open = 0;
+            }
+            return;
+        }
+        /* the part phi of this atom that brings the mean to t */
+        long double need = (B->t * B->m - B->sw) / (w - B->t);
+        if (need >= b) {
+            B->m += b;
+            B->sw += b * w;
+            return;
+        }
+        if (need < 0) need = 0;
+        blob_emit(L, B->m + need, B->t);
+        B->open = 0;
+        b -= need;
+    }
+}
+
+static void blob_close(ra_lattice *L, ra_blob *B, int d)
+{
+    if (!B->open || !(B->m > 0)) return;
+    long double mean = B->sw / B->m;
+    /* the safe side: remove lowers W (h_rem is increasing in each W), add
+     * raises it (h_add is decreasing) */
+    long double j = d == 0 ? floorl(mean / L->h) : ceill(mean / L->h);
+    blob_emit(L, B->m, j * L->h);
+    B->open = 0;
+}
+
+/* The lattice law of W from the inner measure mu (masses at z_i, +inf mass)
+ * for direction d and kind k; *tot: total B-mass of the atoms (the
+ * allowance's scale), *zabs: largest |z| used. */
+static dpa_status ra_lattice_build(const dpa_composed *mu, double T, int d, int k, double h, double tw, size_t cap,
+                                   ra_lattice *L, long double *bsum, double *zabs, dpa_error *err)
+{
+    memset(L, 0, sizeof *L);
+    L->h = h;
+    size_t n = mu->n;
+    /* the window's end: remove (W = e^z) see below; add (W = e^{-z}) moves
+     * B-mass tw above W_max (at the lowest z) to the safe side */
+    long double acc = 0;
+    double wmax = 0, za = 0;
+    if (d == 0) {
+        /* remove: the atoms above the lattice cost about T m / W each in
+         * the bracket (dpa_pld_ra_grid, N = 1): the lattice ends where their
+         * sum reaches tw */
+        size_t i = n;
+        while (i > 0) {
+            double m = mu->mass[i - 1];
+            double c = m > 0 ? m * T * exp(-(double)(mu->lo + (long long)(i - 1)) * mu->step) : 0;
+            if (acc + c > tw) break;
+            acc += c;
+            i--;
+        }
+        if (i > 0) wmax = exp((double)(mu->lo + (long long)(i - 1)) * mu->step);
+    } else {
+        size_t i = 0;
+        while (i < n) {
+            double m = mu->mass[i];
+            if (m > 0 && acc + m > tw) break;
+            acc += m > 0 ? m : 0;
+            i++;
+        }
+        if (i < n) wmax = exp(-(double)(mu->lo + (long long)i) * mu->step);
+    }
+    double nwd = ceil(wmax / h) + 1;
+    if (!(nwd < (double)cap)) nwd = (double)cap;
+    if (nwd < 2) nwd = 2;
+    L->nw = (size_t)nwd;
+    double top = (double)L->nw * h;
+    L->bl = calloc(L->nw + 1, sizeof *L->bl);
+    if (!L->bl) return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    if (d == 0) {
+        L->wbig = malloc((n ? n : 1) * sizeof *L->wbig);
+        L->abig = malloc((n ? n : 1) * sizeof *L->abig);
+        if (!L->wbig || !L->abig) {
+            free(L->bl);
+            free(L->wbig);
+            free(L->abig);
+            return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        }
+    }
+    ra_blob B = {0, 0, 0, 0};
+    long double bs = 0, zero = 0;
+    L->ainf = d == 0 ? mu->inf : 0;
+    if (d == 1) zero = mu->inf; /* B-mass where A = 0: W = 0 */
+    for (size_t t = 0; t < n; t++) {
+        size_t i = d == 0 ? t : n - 1 - t; /* increasing W */
+        double m = mu->mass[i];
+        if (!(m > 0)) continue;
+        double z = (double)(mu->lo + (long long)i) * mu->step;
+        za = fmax(za, fabs(z));
+        long double w = d == 0 ? expl((long double)z) : expl(-(long double)z);
+        long double b = d == 0 ? (long double)m * expl(-(long double)z) : (long double)m;
+        bs += b;
+        if (w > top) {
+            if (d == 0) { /* kept exact, off the lattice (dpa_pld_ra_grid) */
+                L->wbig[L->nbig] = w;
+                L->abig[L->nbig++] = m;
+                L->bbig += b;
+                continue;
+            }
+            if (k == 1) continue; /* add, lower: dropped */
+            w = top;              /* add, upper: rounded down to the top point */
+        }
+        if (k == 0) split_atom(L, b, w);
+        else blob_add(L, &B, b, w);
+    }
+    if (k == 1) blob_close(L, &B, d);
+    if (d == 0) {
+        /* B-mass where A = 0 (W = 0): what the atoms leave of 1 */
+        long double beta = 1.0L - bs;
+        zero = beta > 0 ? beta : 0;
+    }
+    L->bl[0] += (double)zero;
+    *bsum = bs;
+    *zabs = za;
+    return DPA_OK;
+}
+
+static int atom_cmp(const void *x, const void *y)
+{
+    double a = ((const dpa_atom *)x)->w, b = ((const dpa_atom *)y)->w;
+    return (a > b) - (a < b);
+}
+
+/* The grid measure of one (direction d, kind k) of a 1-of-T random
+ * allocation leaf from the inner composition's measure mu of that
+ * direction and kind (remove: the law of z under A; add: of z' under B;
+ * a lower remove measure trimmed first), with its additive allowance. */
+dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, int k, double step, double tau_leaf,
+                           dpa_grid_pmf *out, double *allow, dpa_error *err)
+{
+    const double u = DPA_UNIT_ROUNDOFF;
+    if (d == 0 && k == 1) dpa_pld_trim_lower_bmass(mu);
+    double tot = mu->inf;
+    for (size_t i = 0; i < mu->n; i++) tot += mu->mass[i];
+    /* the inner measure's bounds as an additive allowance (as for a poisson
+     * composite leaf): h <= total mass bounds the relative part */
+    double ain = (k == 0 ? mu->tail_above : mu->tail_outside) + mu->roundoff + mu->rel_err * tot * (1 + 1e-3);
+    ra_lattice L;
+    long double bsum = 0;
+    double zabs = 0;
+    /* lattice points: an eighth of the grid limit leaves room for the
+     * composition's window (its Chernoff ends go past T W_max / 2 for heavy
+     * lognormal tails) */
+    size_t cap = a->opt.max_grid > 32 ? a->opt.max_grid / 8 : 4;
+    /* lattice step: a spread or merge of width h moves S/T by a variance of
+     * about h^2 / (4 T), a loss error of second order like the grid's own
+     * when h ~ step sqrt(T); the window's tail: tau_leaf / 4 of A-mass
+     * (remove) or B-mass (add), at least TAIL_FLOOR (a larger tail only widens the
+     * bracket: it is moved to the pessimistic side) */
+    /* ... and the lattice reaches at least 8 T: above it the mean bound of
+     * N = 1 below costs m_R B(W > top) ~ T B(W > top) at +inf */
+    double h = fmax(step * sqrt(T), 8 * T / (double)cap);
+    double tw = fmax(0.25 * tau_leaf, TAIL_FLOOR);
+    dpa_status st = ra_lattice_build(mu, T, d, k, h, tw, cap, &L, &bsum, &zabs, err);
+    if (st) return st;
+    /* the factors: remove rho_A (A-masses j h b_j, +inf) once and rho_B
+     * T - 1 times; add rho_B T times */
+    dpa_grid_pmf gb = {0, L.nw + 1, L.h, L.bl, 0}, ga = {0, L.nw + 1, L.h, NULL, (double)L.ainf};
+    dpa_factor f[2];
+    size_t nf = 0;
+    if (d == 0) {
+        ga.mass = malloc((L.nw + 1) * sizeof *ga.mass);
+        if (!ga.mass) {
+            free(L.bl);
+            free(L.wbig);
+            free(L.abig);
+            return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+        }
+        for (size_t j = 0; j <= L.nw; j++) ga.mass[j] = (double)j * L.h * L.bl[j];
+        f[nf++] = (dpa_factor){&ga, 1};
+        f[nf++] = (dpa_factor){&gb, T - 1};
+    } else {
+        f[nf++] = (dpa_factor){&gb, T};
+    }
+    /* remove, in h(x) = E_{B^T}[(S/T - x)_+], by the number N of coordinates
+     * above the lattice: N = 0 is the lattice composition; N = 1 is, summed
+     * over which coordinate, sum_big a E_R[f(s)], f(s) = (1 + (s - xT)/W)_+
+     * (increasing), s the sum of the other T - 1 (law R, the lattice's
+     * (T-1)-fold, total R_tot, mean m_R): at most R_tot f(0) + m_R / W
+     * ((a + b)_+ <= a_+ + b for b >= 0), at least a staircase below f (next);
+     * N >= 2 is bounded in the upper measure, dropped in the lower
+     * (docs/sampling.md §4) */
+    long double bl_tot = 0, al_tot = 0, m2 = 0;
+    for (size_t j = 0; j <= L.nw; j++) {
+        long double wj = (long double)j * L.h;
+        bl_tot += L.bl[j];
+        al_tot += wj * L.bl[j];
+        m2 += wj * wj * L.bl[j];
+    }
+    double rtot = (double)powl(bl_tot, T - 1), abig = 0;
+    for (size_t i = 0; i < L.nbig; i++) abig += (double)L.abig[i];
+    /* lower: a staircase s_0 = 0 < s_1 < ... of R's levels with G_l <=
+     * R(s >= s_l) (Chernoff: R(s < c) <= e^{lam c} M(-lam)^{T-1}, M the
+     * lattice's moment generating function, in long double; G_0 = R_tot);
+     * E_R[f] >= sum_l (f(s_l) - f(s_{l-1})) G_l = sum_l f(s_l) (G_l - G_{l+1}) */
+    enum { NLEV = 5 };
+    double slev[NLEV], glev[NLEV];
+    int nlev = 0;
+    slev[nlev] = 0;
+    glev[nlev++] = rtot;
+    if (d == 0 && k == 1 && L.nbig > 0) {
+        double mean = (T - 1) * (double)(al_tot / bl_tot);
+        double sd = sqrt((T - 1) * fmax(0.0, (double)(m2 / bl_tot - (al_tot / bl_tot) * (al_tot / bl_tot))));
+        for (int q = 4; q >= 1; q--) {
+            double cl = mean - q * sd;
+            if (!(cl > slev[nlev - 1])) continue;
+            double best = glev[nlev - 1];
+            for (int r = -12; r <= 12; r++) {
+                double lam = ldexp(1.0, r) / fmax(sd, 1e-3);
+                long double qf = expl(-(long double)lam * L.h), e = 1, mg = 0;
+                for (size_t j = 0; j <= L.nw; j++) {
+                    mg += e * L.bl[j];
+                    e *= qf;
+                }
+                double bnd = exp(lam * cl + (T - 1) * (double)logl(mg)) * (1 + 1e-6);
+                if (bnd < best) best = bnd;
+            }
+            double g = fmin(glev[nlev - 1], rtot - best);
+            if (!(g > 0)) break;
+            slev[nlev] = cl;
+            glev[nlev++] = g;
+        }
+    }
+    dpa_composed c;
+    memset(&c, 0, sizeof c);
+    /* the composition's window: its tails (tw, at least TAIL_FLOOR) are
+     * allowances; a linear lattice cannot afford the PLD's 1e-16 */
+    st = dpa_compose(a->fft, &a->ws[0], f, nf, tw, k, a->opt.max_grid, &c, err);
+    free(ga.mass);
+    free(L.bl);
+    if (st) {
+        free(L.wbig);
+        free(L.abig);
+        return st;
+    }
+    /* relative errors: each W = e^{+-z} and each b to 4 u (|z| + 2), the
+     * splits and block means to a few u more (eps_w); the lattice masses to
+     * eps_w + 16 u each, T factors */
+    double eps_w = 4 * u * (zabs + 2) + 16 * u;
+    double ctot = c.inf + abig * fmax(1.0, rtot) * (1 + slev[nlev - 1] / fmax(1.0, (double)L.nw * L.h)) +
+                  (T - 1) * (double)al_tot * fmax(1.0, rtot) * (double)L.bbig;
+    for (size_t j = 0; j < c.n; j++) ctot += c.mass[j];
+    size_t cnt = 0;
+    for (size_t j = 0; j < c.n; j++) cnt += c.mass[j] > 0;
+    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, cnt + (size_t)nlev * L.nbig + 1, err);
+    if (!p) {
+        dpa_composed_free(&c);
+        free(L.wbig);
+        free(L.abig);
+        return err ? err->status : DPA_ENOMEM;
+    }
+    double lT = log(T), lh = log(L.h);
+    long double werr = 0;
+    size_t na = 0;
+    for (size_t t = 0; t < c.n; t++) {
+        size_t j = d == 0 ? t : c.n - 1 - t; /* increasing loss */
+        double m = c.mass[j];
+        if (!(m > 0)) continue;
+        long long sj = c.lo + (long long)j; /* S = sj h */
+        double lm = log(m);
+        if (sj <= 0) {
+            /* S = 0: A-mass 0 under remove (round-off only: dropped, its
+             * weight in h is 0); add: loss +inf */
+            if (d == 1) p->atoms[na++] = (dpa_atom){INFINITY, lm, -INFINITY};
+            continue;
+        }
+        double w = log((double)sj) + lh - lT; /* log(S/T) */
+        if (d == 1) w = -w;
+        /* three logs and two sums: 4 u (|w| + 3 max) with margin */
+        werr += (long double)m * 4 * u * (fabs(w) + fabs(lh) + lT + log((double)sj) + 3);
+        p->atoms[na++] = (dpa_atom){w, lm, lm - w};
+    }
+    /* the big atoms: upper, A-mass a max(1, R_tot) at log(W/T) and the mean
+     * term m_R sum a/W at +inf; lower, A-mass a (G_l - G_{l+1}) (1 + s_l/W) at
+     * log((W + s_l)/T), rounded down */
+    for (int l = 0; l < (k == 0 ? 1 : nlev); l++) {
+        double rfac = k == 0 ? fmax(1.0, rtot * (1 + 4 * T * u))
+                             : (glev[l] - (l + 1 < nlev ? glev[l + 1] : 0)) * (1 - 4 * T * u);
+        for (size_t i = 0; i < L.nbig && rfac > 0; i++) {
+            double sl = k == 0 ? 0 : slev[l];
+            double w = (double)logl((L.wbig[i] + sl) / T);
+            double am = (double)(L.abig[i] * rfac * (1 + sl / L.wbig[i]));
+            if (!(am > 0)) continue;
+            werr += am * 4 * u * (fabs(w) + 2);
+            p->atoms[na++] = (dpa_atom){w, log(am), log(am) - w};
+        }
+    }
+    /* m_R sum a/W = (T - 1) A_lat Bl^{T-2} bbig, rounded up */
+    double inf_big = d == 0 && k == 0 ? (T - 1) * (double)al_tot * pow(fmax(1.0, (double)bl_tot), T - 2) *
+                                            (double)L.bbig * (1 + 64 * T * u)
+                                      : 0;
+    double cinf = c.inf + inf_big;
+    if (d == 0 && cinf > 0) p->atoms[na++] = (dpa_atom){INFINITY, log(cinf), -INFINITY};
+    p->natoms = na;
+    qsort(p->atoms, na, sizeof *p->atoms, atom_cmp);
+    p->symmetric = 0;
+    /* allowances (docs/sampling.md §4): the inner measure's, passed through
+     * the allocation (remove: times max(1, B-mass)^{T-1}; add: T times
+     * max(1, total)^{T-1}); the composition's window tails and round-off; the
+     * lattice masses' relative error (T factors); the W values' relative
+     * error eps_w (h_RA moves by at most eps_w times the mass); the loss map;
+     * remove upper: the big atoms' R tail and the event of a big B-coordinate */
+    double bmax = fmax(1.0, (double)bsum * (1 + 8 * u)), tmax = fmax(1.0, tot * (1 + 8 * u));
+    double pass = d == 0 ? ain * pow(bmax, T - 1) : T * ain * pow(tmax, T - 1);
+    double al = pass + c.tail_outside + c.roundoff + T * (eps_w + 16 * u) * ctot + eps_w * (1 + 2 * eps_w) * ctot +
+                (double)werr;
+    if (d == 0 && k == 0) {
+        /* two or more coordinates above the lattice: E[W_1; N >= 2] */
+        double bb = (double)L.bbig * (1 + 8 * u);
+        al += (abig * (T - 1) * bb + tmax * 0.5 * (T - 1) * (T - 2) * bb * bb) * pow(bmax, T - 2);
+    }
+    free(L.wbig);
+    free(L.abig);
+    dpa_composed_free(&c);
+    double snap = 0;
+    st = dpa_pld_pair_kind_grid(a, p, step, tau_leaf, k, out, &snap, err);
+    *allow = (al + snap) * (1 + 1e-3);
+    return st;
+}
