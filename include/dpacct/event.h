@@ -225,7 +225,13 @@ dpa_event *dpa_event_tree_aggregation(double sigma, double steps, double sensiti
  *                       under add_remove neighbouring only;
  *   DPA_DPSGD_WITHOUT_REPLACEMENT:
  *                       repeat(T, sample(N, B, gaussian(noise, 2))),
- *                       under replace neighbouring only.
+ *                       under replace neighbouring only;
+ *   DPA_DPSGD_RANDOM_ALLOCATION (balls in bins, docs/training.md):
+ *                       repeat(E, random_allocation(t, 1, gaussian(noise, 1)))
+ *                       with t = ceil(N / B) steps per epoch and E whole
+ *                       epochs (epochs a whole number, or steps a multiple
+ *                       of t), under add_remove neighbouring only.
+ * (Shuffling has no single pair: `dpacct dpsgd --sampling shuffle`.)
  * The event returned IS that expanded tree (kind DPA_EV_REPEAT, so every
  * method accounts it exactly as the expanded spec), remembering the run so
  * that dpa_spec_to_json writes it back as a dpsgd leaf.  dpa_spec_new
@@ -235,7 +241,8 @@ dpa_event *dpa_event_tree_aggregation(double sigma, double steps, double sensiti
  * noise > 0 finite; at most DPA_MAX_COUNT steps. */
 typedef enum dpa_dpsgd_sampling {
     DPA_DPSGD_POISSON = 0,
-    DPA_DPSGD_WITHOUT_REPLACEMENT = 1
+    DPA_DPSGD_WITHOUT_REPLACEMENT = 1,
+    DPA_DPSGD_RANDOM_ALLOCATION = 2
 } dpa_dpsgd_sampling;
 dpa_event *dpa_event_dpsgd(double dataset_size, double batch_size, double epochs, double steps, double noise,
                            dpa_dpsgd_sampling sampling, dpa_error *err);

@@ -45,7 +45,7 @@ from typing import Any, Optional
 
 from . import events as ev
 from .accountant import Accountant, calibrate
-from ._errors import InvalidInputError
+from ._errors import InvalidInputError, NumericError, OutOfMemoryError
 from ._results import _Frozen, fmt_up, fmt_down, digits_for, fmt_near, EpsilonResult
 
 __all__ = ["dpsgd_steps", "dpsgd_event", "dpsgd_epsilon", "get_noise_multiplier",
@@ -161,22 +161,46 @@ def _shuffle_lower_event(noise_multiplier, t, n, b):
     return ev.repeat(ra, epochs).with_neighboring("add_remove")
 
 
+# The grid step of shuffle's lower-bound pair when the accuracy target's grid
+# outgrows the limit (as `dpacct dpsgd`, src/cli/dpsgd.c SHUFFLE_LOWER_STEP).
+SHUFFLE_LOWER_STEP = 1e-3
+
+
+def _shuffle_lower_result(low_ev, delta, method, options):
+    """The lower-bound pair's EpsilonResult, on a fixed fine grid if the
+    default one outgrows the limit; (None, reason) if neither fits."""
+    try:
+        with Accountant(low_ev, method, **options) as acc:
+            return acc.epsilon(delta), None
+    except (OutOfMemoryError, NumericError) as e:
+        if "grid_step" in options:
+            return None, str(e)
+    try:
+        with Accountant(low_ev, method, **dict(options, grid_step=SHUFFLE_LOWER_STEP)) as acc:
+            return acc.epsilon(delta), None
+    except (OutOfMemoryError, NumericError) as e:
+        return None, str(e)
+
+
 def _with_shuffle_lower(result, noise_multiplier, t, n, b, method, **options):
     """result (the no-amplification upper end) with the lower end of Chua et
-    al.'s pair: shuffle's bracket."""
+    al.'s pair: shuffle's bracket (docs/training.md).  The lower end is 0,
+    said in the note, when no epoch is complete or the pair cannot be
+    computed within the grid limits."""
     low_ev = _shuffle_lower_event(noise_multiplier, t, n, b)
     fields = result.as_dict()
-    if low_ev is None:
-        lower, certified = 0.0, result.certified
-    else:
-        with Accountant(low_ev, method, **options) as acc:
-            low = acc.epsilon(result.at)
-        if not low.lower <= result.upper:
-            raise RuntimeError("internal error: a shuffle lower bound above its upper bound")
-        lower, certified = low.lower, result.certified and low.certified
-    fields.update(lower=lower, certified=certified,
-                  note="shuffle bracket: upper with no amplification, lower from Chua et al.'s pair of "
-                       "datasets (docs/sampling.md)")
+    why = "no complete epoch"
+    lower, certified = 0.0, result.certified
+    if low_ev is not None:
+        low, why = _shuffle_lower_result(low_ev, result.at, method, options)
+        if low is not None:
+            if not low.lower <= result.upper:
+                raise RuntimeError("internal error: a shuffle lower bound above its upper bound")
+            lower, certified = low.lower, result.certified and low.certified
+    note = ("shuffle bracket: upper with no amplification, lower from Chua et al.'s pair of datasets "
+            "(docs/training.md)") if why is None else \
+        "shuffle: upper with no amplification; lower 0, its pair not computed (%s)" % why
+    fields.update(lower=lower, certified=certified, note=note)
     return type(result)(**fields)
 
 

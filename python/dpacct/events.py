@@ -36,7 +36,7 @@ __all__ = [
     "privacy_loss", "privacy_profile", "mixture_of_gaussians", "exponential_mechanism",
     "permute_and_flip", "report_noisy_max", "tree_aggregation", "laplace_svt", "gaussian_svt",
     "dpsgd", "bandmf", "compose", "repeat", "poisson", "sample", "sample_with_replacement", "truncated_poisson",
-    "repeat_and_select", "from_dict", "from_json", "as_event", "check_nesting", "MAX_DEPTH",
+    "random_allocation", "repeat_and_select", "from_dict", "from_json", "as_event", "check_nesting", "MAX_DEPTH",
 ]
 
 PLACEHOLDER = "?"
@@ -395,14 +395,19 @@ def dpsgd(dataset_size: Any, batch_size: Any, noise: Any, *, epochs: Any = None,
           sampling: str = 'poisson') -> Event:
     """A DP-SGD run as one event (docs/spec.md, the dpsgd leaf): exactly one
     of epochs (T = ceil(epochs N / B)) and steps; noise the noise multiplier;
-    sampling "poisson" (add_remove) or "without_replacement" (replace; the
-    event is marked with its neighbouring relation).  "?" is allowed for
-    noise, steps or epochs."""
+    sampling "poisson" (add_remove), "without_replacement" (replace) or
+    "random_allocation" (add_remove; whole epochs of ceil(N / B) steps,
+    docs/training.md); the event is marked with its neighbouring relation.
+    "?" is allowed for noise, steps or epochs.  Shuffling has no single pair
+    (dpacct.dpsgd_epsilon(..., sampling="shuffle") gives its bracket)."""
     k = "dpsgd"
     if (epochs is None) == (steps is None):
         raise InvalidSpecError("dpsgd: give exactly one of epochs and steps")
-    if sampling not in ("poisson", "without_replacement"):
-        raise InvalidSpecError('dpsgd: sampling must be "poisson" or "without_replacement", got %s' % _show(sampling))
+    if sampling not in ("poisson", "without_replacement", "random_allocation"):
+        raise InvalidSpecError('dpsgd: sampling must be "poisson", "without_replacement" or "random_allocation", '
+                               'got %s%s' % (_show(sampling), " (shuffling has no single pair: "
+                                             "dpacct.dpsgd_epsilon(sampling=\"shuffle\") gives its bracket)"
+                                             if sampling == "shuffle" else ""))
     params = {"dataset_size": _num(k, "dataset_size", dataset_size, placeholder=False),
               "batch_size": _num(k, "batch_size", batch_size, placeholder=False)}
     if epochs is not None:

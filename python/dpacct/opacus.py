@@ -298,14 +298,17 @@ class DpacctAccountant(_Base):
     def _with_lower(self, r, d):
         """r with the lower end of the lower event (module docstring) when it
         differs from the accounted one."""
+        from .dpsgd import _shuffle_lower_result
         low_ev = self.event(lower=True)
         if low_ev == self.event():
             return r
-        with Accountant(low_ev, self._method, **self._options) as acc:
-            low = acc.epsilon(d)
+        low, why = _shuffle_lower_result(low_ev, d, self._method, self._options)
+        f = r.as_dict()
+        if low is None:
+            f.update(lower=0.0, note="lower 0: the lower-bound pair was not computed (%s)" % why)
+            return type(r)(**f)
         if not low.lower <= r.upper:
             raise NumericError("internal error: a lower bound above the upper bound")
-        f = r.as_dict()
         f.update(lower=low.lower, certified=r.certified and low.certified,
                  note=("shuffle bracket: upper with no amplification, lower from Chua et al.'s pair of datasets"
                        if self._sampling == "shuffle" else "random allocation: a partial epoch counts as a whole "

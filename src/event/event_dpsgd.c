@@ -90,9 +90,39 @@ double dpa_dpsgd_steps(double epochs, double dataset_size, double batch_size)
                                  (unsigned long long)DPA_MAX_COUNT);
 }
 
+/* random_allocation: repeat(E, random_allocation(t, 1, gaussian(noise, 1)))
+ * with t = ceil(N / B) steps per epoch and E whole epochs. */
+static dpa_event *expand_random_allocation(const dpa_ev_dpsgd *d, dpa_error *err)
+{
+    unsigned long long n = (unsigned long long)d->n, b = (unsigned long long)d->b;
+    double t = (double)(n / b + (n % b != 0)), epochs;
+    dpa_event *g, *step;
+    if (d->epochs > 0) {
+        if (d->epochs != floor(d->epochs))
+            return dpa_error_set(err, DPA_EINVAL, "dpsgd: sampling \"random_allocation\" takes whole epochs (each "
+                                 "epoch visits every example once), got epochs %.17g", d->epochs), NULL;
+        epochs = d->epochs;
+    } else {
+        if (fmod(d->steps, t) != 0)
+            return dpa_error_set(err, DPA_EINVAL, "dpsgd: sampling \"random_allocation\" takes whole epochs: steps "
+                                 "must be a multiple of ceil(dataset_size / batch_size) = %.17g, got %.17g", t,
+                                 d->steps), NULL;
+        epochs = d->steps / t;
+    }
+    if (!(epochs * t <= DPA_MAX_COUNT))
+        return dpa_error_set(err, DPA_EINVAL, "dpsgd: %.17g epochs of %.17g steps is more than 1e15 steps", epochs,
+                             t), NULL;
+    g = dpa_event_gaussian(d->noise, 1, err);
+    if (!g)
+        return NULL;
+    step = dpa_event_random_allocation(t, 1, g, err);
+    return step ? dpa_event_repeat(epochs, step, err) : NULL;
+}
+
 dpa_event *dpa_ev_dpsgd_expand(const dpa_ev_dpsgd *d, dpa_error *err)
 {
     double t = d->epochs > 0 ? dpa_dpsgd_steps(d->epochs, d->n, d->b) : d->steps;
+    int wor = d->sampling == DPA_DPSGD_WITHOUT_REPLACEMENT;
     dpa_event *g, *step, *e;
     if (!(t >= 1)) {
         dpa_error_set(err, DPA_EINVAL,
@@ -100,13 +130,17 @@ dpa_event *dpa_ev_dpsgd_expand(const dpa_ev_dpsgd *d, dpa_error *err)
                       d->epochs, d->n, d->b, DPA_MAX_COUNT);
         return NULL;
     }
-    g = dpa_event_gaussian(d->noise, d->wor ? 2 : 1, err);
-    if (!g)
-        return NULL;
-    step = d->wor ? dpa_event_sample(d->n, d->b, g, err) : dpa_event_poisson(d->b / d->n, g, err);
-    if (!step)
-        return NULL;
-    e = dpa_event_repeat(t, step, err);
+    if (d->sampling == DPA_DPSGD_RANDOM_ALLOCATION) {
+        e = expand_random_allocation(d, err);
+    } else {
+        g = dpa_event_gaussian(d->noise, wor ? 2 : 1, err);
+        if (!g)
+            return NULL;
+        step = wor ? dpa_event_sample(d->n, d->b, g, err) : dpa_event_poisson(d->b / d->n, g, err);
+        if (!step)
+            return NULL;
+        e = dpa_event_repeat(t, step, err);
+    }
     if (!e)
         return NULL;
     if (!(e->dpsgd = malloc(sizeof *e->dpsgd))) {
@@ -121,7 +155,7 @@ dpa_event *dpa_ev_dpsgd_expand(const dpa_ev_dpsgd *d, dpa_error *err)
 dpa_event *dpa_event_dpsgd(double dataset_size, double batch_size, double epochs, double steps, double noise,
                            dpa_dpsgd_sampling sampling, dpa_error *err)
 {
-    dpa_ev_dpsgd d = {dataset_size, batch_size, epochs, steps, noise, sampling == DPA_DPSGD_WITHOUT_REPLACEMENT};
+    dpa_ev_dpsgd d = {dataset_size, batch_size, epochs, steps, noise, (int)sampling};
     if (!is_count(dataset_size))
         return dpa_error_set(err, DPA_EINVAL, "dpsgd: dataset_size must be an integer in [1, 1e15], got %.17g",
                              dataset_size), NULL;
@@ -138,7 +172,8 @@ dpa_event *dpa_event_dpsgd(double dataset_size, double batch_size, double epochs
                NULL;
     if (!(noise > 0 && isfinite(noise)))
         return dpa_error_set(err, DPA_EINVAL, "dpsgd: noise must be > 0 and finite, got %.17g", noise), NULL;
-    if (sampling != DPA_DPSGD_POISSON && sampling != DPA_DPSGD_WITHOUT_REPLACEMENT)
+    if (sampling != DPA_DPSGD_POISSON && sampling != DPA_DPSGD_WITHOUT_REPLACEMENT &&
+        sampling != DPA_DPSGD_RANDOM_ALLOCATION)
         return dpa_error_set(err, DPA_EINVAL, "dpsgd: unknown sampling %d", (int)sampling), NULL;
     return dpa_ev_dpsgd_expand(&d, err);
 }

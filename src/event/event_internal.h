@@ -58,7 +58,7 @@ typedef struct dpa_ev_dpsgd {
     double n, b;          /* dataset_size, batch_size */
     double epochs, steps; /* exactly one was given (the other 0) */
     double noise;
-    int wor;              /* 1: without_replacement */
+    int sampling;         /* dpa_dpsgd_sampling */
 } dpa_ev_dpsgd;
 
 /* The expanded tree of d (a new repeat event carrying a copy of d); d must

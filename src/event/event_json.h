@@ -43,7 +43,7 @@ typedef struct walk {
 /* The names of report_noisy_max's noise (index: dpa_rnm_noise) and of a
  * dpsgd run's sampling (index: wor), read and written. */
 static const char *const DPA_EVJ_RNM_NOISE[] = {"gumbel", "laplace", "exponential"};
-static const char *const DPA_EVJ_DPSGD_SAMPLING[] = {"poisson", "without_replacement"};
+static const char *const DPA_EVJ_DPSGD_SAMPLING[] = {"poisson", "without_replacement", "random_allocation"};
 
 /* The two arrays of a table kind: privacy_loss {"loss": [...], "mass": [...]}
  * and privacy_profile {"epsilon": [...], "delta": [...]}; mixture_of_gaussians

@@ -3,6 +3,7 @@
  * and its expansion into an event tree (event_dpsgd.c).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "event_json.h"
@@ -79,7 +80,7 @@ dpa_event *dpa_evj_walk_dpsgd(walk *w, json_t *val, const seg *at)
     const char *key;
     json_t *v, *js;
     char q[128], why[512];
-    dpa_ev_dpsgd d = {0, 0, 0, 0, 0, 0};
+    dpa_ev_dpsgd d = {0, 0, 0, 0, 0, DPA_DPSGD_POISSON};
     dpa_param_info dom;
     int has_e, has_t, has;
     if (!json_is_object(val)) {
@@ -108,7 +109,15 @@ dpa_event *dpa_evj_walk_dpsgd(walk *w, json_t *val, const seg *at)
     /* epochs: (0, hi] with hi a little below DPA_MAX_COUNT steps when "?" */
     {
         int ph = dpa_evj_is_placeholder(json_object_get(val, "epochs"));
-        dpsgd_domain(&dom, "epochs", DPA_ROLE_BUDGET, 0, 0, 1, ph ? DPA_MAX_COUNT * (d.b / d.n) * (1 - 1e-12) : DBL_MAX);
+        json_t *js0 = json_object_get(val, "sampling");
+        if (js0 && json_is_string(js0) && !strcmp(json_string_value(js0), "random_allocation")) {
+            /* whole epochs of ceil(N / B) steps */
+            unsigned long long n = (unsigned long long)d.n, b = (unsigned long long)d.b, t = n / b + (n % b != 0);
+            dpsgd_domain(&dom, "epochs", DPA_ROLE_BUDGET, 1, 1, 0, floor(DPA_MAX_COUNT / (double)t));
+        } else {
+            dpsgd_domain(&dom, "epochs", DPA_ROLE_BUDGET, 0, 0, 1,
+                         ph ? DPA_MAX_COUNT * (d.b / d.n) * (1 - 1e-12) : DBL_MAX);
+        }
         if (dpsgd_number(w, val, at, "epochs", &dom, NULL, &d.epochs, &has_e) != DPA_OK)
             return NULL;
     }
@@ -144,22 +153,34 @@ dpa_event *dpa_evj_walk_dpsgd(walk *w, json_t *val, const seg *at)
             return NULL;
         }
         if (!json_is_string(js)) {
-            dpa_evj_fail(w, &sub, "expected a string (\"poisson\" or \"without_replacement\"), got %s", dpa_evj_type_name(js));
+            dpa_evj_fail(w, &sub, "expected a string (\"poisson\", \"without_replacement\" or "
+                         "\"random_allocation\"), got %s", dpa_evj_type_name(js));
             return NULL;
         }
         if (!strcmp(json_string_value(js), "without_replacement"))
-            d.wor = 1;
-        else if (strcmp(json_string_value(js), "poisson")) {
-            dpa_evj_fail(w, &sub, "must be \"poisson\" or \"without_replacement\", got %s",
+            d.sampling = DPA_DPSGD_WITHOUT_REPLACEMENT;
+        else if (!strcmp(json_string_value(js), "random_allocation"))
+            d.sampling = DPA_DPSGD_RANDOM_ALLOCATION;
+        else if (!strcmp(json_string_value(js), "shuffle")) {
+            dpa_evj_fail(w, &sub, "\"shuffle\" has no single pair to compose (its certified bracket comes from "
+                         "two: `dpacct dpsgd --sampling shuffle`, docs/training.md); in a spec use its upper "
+                         "pair, a repeat of gaussian with sensitivity 2 per epoch under \"replace\"");
+            return NULL;
+        } else if (strcmp(json_string_value(js), "poisson")) {
+            dpa_evj_fail(w, &sub, "must be \"poisson\", \"without_replacement\" or \"random_allocation\", got %s",
                  dpa_evj_quote(json_string_value(js), q, sizeof q));
             return NULL;
         }
     }
-    if (d.wor != (w->nb == DPA_REPLACE)) {
-        if (d.wor)
+    if ((d.sampling == DPA_DPSGD_WITHOUT_REPLACEMENT) != (w->nb == DPA_REPLACE)) {
+        if (d.sampling == DPA_DPSGD_WITHOUT_REPLACEMENT)
             dpa_evj_fail(w, at, "sampling \"without_replacement\" is accounted under replace-one neighbours "
                  "(sample(N, B) with sensitivity 2) but the spec is \"add_remove\"; a spec has one neighbouring "
                  "relation: give \"neighboring\": \"replace\" at the top level, or use sampling \"poisson\"");
+        else if (d.sampling == DPA_DPSGD_RANDOM_ALLOCATION)
+            dpa_evj_fail(w, at, "sampling \"random_allocation\" is accounted under add/remove neighbours "
+                 "(random_allocation(ceil(N/B), 1) with sensitivity 1; dpacct refuses it under replace) but the "
+                 "spec is \"replace\"; a spec has one neighbouring relation: give \"neighboring\": \"add_remove\"");
         else
             dpa_evj_fail(w, at, "sampling \"poisson\" (the default) is accounted under add/remove neighbours "
                  "(poisson(B/N) with sensitivity 1; dpacct refuses poisson under replace) but the spec is "

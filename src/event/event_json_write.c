@@ -62,7 +62,7 @@ static void write_kind(sbuf *b, const dpa_event *e)
             sb_param(b, "steps", d->steps, 0);
         sb_param(b, "noise", d->noise, 0);
         sb_put(b, ",\"sampling\":\"");
-        sb_put(b, DPA_EVJ_DPSGD_SAMPLING[d->wor ? 1 : 0]);
+        sb_put(b, DPA_EVJ_DPSGD_SAMPLING[d->sampling]);
         sb_put(b, "\"}");
         return;
     }

@@ -10,7 +10,7 @@
 static int dpsgd_mismatch(const dpa_event *e, dpa_neighboring nb, char *path, size_t n, size_t len)
 {
     if (e->dpsgd) {
-        if (e->dpsgd->wor != (nb == DPA_REPLACE)) {
+        if ((e->dpsgd->sampling == DPA_DPSGD_WITHOUT_REPLACEMENT) != (nb == DPA_REPLACE)) {
             snprintf(path + len, n - len, "/dpsgd");
             return 1;
         }
@@ -53,8 +53,8 @@ dpa_spec *dpa_spec_new(dpa_event *root, dpa_neighboring nb, dpa_error *err)
             dpa_error_set(err, DPA_EINVAL,
                           "%s: a dpsgd run with sampling \"%s\" is accounted under %s neighbouring, but the spec "
                           "is \"%s\" (a spec has one neighbouring relation)",
-                          path, wor ? "without_replacement" : "poisson", wor ? "replace" : "add_remove",
-                          nb == DPA_REPLACE ? "replace" : "add_remove");
+                          path, wor ? "without_replacement" : "poisson or random_allocation",
+                          wor ? "replace" : "add_remove", nb == DPA_REPLACE ? "replace" : "add_remove");
             return NULL;
         }
     }
