@@ -192,6 +192,45 @@ static double tradeoff_end_rdp(const dpa_spec *spec, const dpa_options *opt)
     return e;
 }
 
+/* 1 if a tradeoff operation was asked for (--subsample, --group,
+ * --inverse, --symmetrize). */
+static int has_tradeoff_ops(const cli_args *a)
+{
+    return a->subsample > 0 || a->group > 0 || a->tf_inverse || a->tf_symmetrize;
+}
+
+/* The operations asked for, applied to f in a fixed order: C_p (GDP Def
+ * 4.1, Thm 4.2), group privacy 1 - (1 - f)^{o k} (GDP Thm 2.14), the
+ * inverse f^{-1} (GDP eq 4), max{f, f^{-1}} (GDP Prop 2.1).  Each maps a
+ * lower bound to a lower bound (each is monotone in f; include/dpacct/
+ * tradeoff.h), so the result is a certified lower bound on the operation
+ * applied to the spec's tradeoff function.  Takes f; NULL on error. */
+static dpa_tf *tradeoff_ops(const cli_args *a, dpa_tf *f, dpa_error *err)
+{
+    dpa_tf *g;
+    if (f && a->subsample > 0) {
+        g = dpa_tf_subsample(f, a->subsample, NULL, err);
+        dpa_tf_free(f);
+        f = g;
+    }
+    if (f && a->group > 0) {
+        g = dpa_tf_group(f, (unsigned long)a->group, NULL, err);
+        dpa_tf_free(f);
+        f = g;
+    }
+    if (f && a->tf_inverse) {
+        g = dpa_tf_inverse(f, err);
+        dpa_tf_free(f);
+        f = g;
+    }
+    if (f && a->tf_symmetrize) {
+        g = dpa_tf_symmetrize_max(f, NULL, err);
+        dpa_tf_free(f);
+        f = g;
+    }
+    return f;
+}
+
 int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs)
 {
     const double end_rdp = tradeoff_end_rdp(spec, &a->opt);
@@ -231,12 +270,12 @@ int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs)
             if (st == DPA_OK) {
                 c->certified = r.certified;
                 double emax = isfinite(r.upper) ? fmin(TRADEOFF_EPS_MAX, fmax(1e-3, r.upper * 1.05)) : TRADEOFF_EPS_MAX;
-                f = dpa_tf_from_accountant(acc, emax, TRADEOFF_EPS, NULL, &err);
+                f = tradeoff_ops(a, dpa_tf_from_accountant(acc, emax, TRADEOFF_EPS, NULL, &err), &err);
             }
             /* one point: its bracket from above too (docs/fdp.md §9) */
             double blo, bhi;
             c->at_hi = NAN;
-            if (f && a->given_at && a->at > 0 && dpa_tf_beta_at(acc, a->at, 0, &blo, &bhi, &err) == DPA_OK)
+            if (f && a->given_at && a->at > 0 && !has_tradeoff_ops(a) && dpa_tf_beta_at(acc, a->at, 0, &blo, &bhi, &err) == DPA_OK)
                 c->at_hi = bhi;
             dpa_accountant_free(acc);
         }
@@ -315,10 +354,22 @@ static int emit_at(const cli_args *a, const curves *cs)
                c->certified ? "" : ", estimate", pw);
     }
     printf("method: %s\n", dpa_method_name(c->method));
-    char perfect[CLI_NUM_BUF];
+    if (has_tradeoff_ops(a)) {
+        char p[CLI_NUM_BUF];
+        cli_format_shortest(p, sizeof p, a->subsample);
+        printf("curve: the spec's tradeoff function");
+        if (a->subsample > 0) printf(", subsampled with probability %s (C_p, GDP Thm 4.2)", p);
+        if (a->group > 0) printf(", for groups of %zu (GDP Thm 2.14)", a->group);
+        if (a->tf_inverse) printf(", inverted (GDP eq 4)");
+        if (a->tf_symmetrize) printf(", symmetrized: max{f, f^-1} (GDP Prop 2.1)");
+        printf("\n");
+    }
+    char perfect[CLI_NUM_BUF], who[64];
     cli_format(perfect, sizeof perfect, 1 - a->at, 6, DPA_ROUND_NEAREST);
-    printf("Every test of the neighbouring datasets (e.g. a membership-inference attack) with false-positive "
-           "rate %s has a false-negative rate of at least %s; perfect privacy would be %s.\n", x, v, perfect);
+    if (a->group > 1) snprintf(who, sizeof who, "datasets that differ in %zu records", a->group);
+    else snprintf(who, sizeof who, "neighbouring datasets");
+    printf("Every test of the %s (e.g. a membership-inference attack) with false-positive "
+           "rate %s has a false-negative rate of at least %s; perfect privacy would be %s.\n", who, x, v, perfect);
     return CLI_EXIT_OK;
 }
 
