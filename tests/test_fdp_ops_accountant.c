@@ -34,25 +34,7 @@
  * tried within 6e-7 with the CLI's 512 points) */
 #define CLOSE_TOL 2e-6
 
-static long double Phi(long double x) { return 0.5L * erfcl(-x / sqrtl(2.0L)); }
-
-static long double Phi_inv(long double p)
-{
-    long double lo = -40, hi = 40;
-    for (int i = 0; i < 200; i++) {
-        long double m = 0.5L * (lo + hi);
-        if (Phi(m) < p) lo = m;
-        else hi = m;
-    }
-    return 0.5L * (lo + hi);
-}
-
-static long double G(long double mu, long double x)
-{
-    if (x <= 0) return 1;
-    if (x >= 1) return 0;
-    return Phi(Phi_inv(1 - x) - mu);
-}
+static long double G(long double mu, long double x) { return test_gauss_tradeoff(mu, x); }
 
 static long double fp(long double mu, long double p, long double x) { return p * G(mu, x) + (1 - p) * (1 - x); }
 
