@@ -541,7 +541,8 @@ check "tradeoff --group 3 of mu = 1 is just below G_3(0.1), no beta_upper" \
     json "0.0428570 <= d['methods'][0]['beta_lower'] <= 0.04285747 and 'beta_upper' not in d['methods'][0]"
 run curve --kind tradeoff --at 0.1 --json --subsample 0.2 "$GAUSS"
 check "tradeoff --subsample 0.2 of mu = 1 is just below C_p(G_1)(0.1)" \
-    json "0.8421705 <= d['methods'][0]['beta_lower'] <= 0.842171261670928"
+    json "0.8421705 <= d['methods'][0]['beta_lower'] <= 0.842171261670928 and
+          d['operations'] == {'subsample': 0.2, 'group': None, 'inverse': False, 'symmetrize': False}"
 run curve --kind tradeoff --at 0.05 --group 2 '{"pure": {"epsilon": 1}}'
 check "tradeoff --group 2 human output names the operation and the group" eval 'rc_is 0 && out_has "beta >= 0.630547" &&
     out_has "for groups of 2 (GDP Thm 2.14)" && out_has "datasets that differ in 2 records"'

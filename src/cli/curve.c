@@ -231,6 +231,19 @@ static dpa_tf *tradeoff_ops(const cli_args *a, dpa_tf *f, dpa_error *err)
     return f;
 }
 
+/* JSON: "operations": {"subsample", "group", "inverse", "symmetrize"} on o
+ * when an operation was asked for (nothing otherwise); 1 on success. */
+static int ops_json(const cli_args *a, json_t *o)
+{
+    if (!has_tradeoff_ops(a)) return 1;
+    json_t *op = json_object();
+    return op && !json_object_set_new(op, "subsample", a->subsample > 0 ? json_real(a->subsample) : json_null()) &&
+           !json_object_set_new(op, "group", a->group > 0 ? json_integer((json_int_t)a->group) : json_null()) &&
+           !json_object_set_new(op, "inverse", json_boolean(a->tf_inverse)) &&
+           !json_object_set_new(op, "symmetrize", json_boolean(a->tf_symmetrize)) &&
+           !json_object_set_new(o, "operations", op);
+}
+
 int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs)
 {
     const double end_rdp = tradeoff_end_rdp(spec, &a->opt);
@@ -322,7 +335,7 @@ static int emit_at(const cli_args *a, const curves *cs)
         json_t *o = json_object(), *arr = json_array();
         int ok = o && arr;
         ok = ok && !json_object_set_new(o, "kind", json_string("tradeoff")) &&
-             !json_object_set_new(o, "alpha", json_real(a->at));
+             !json_object_set_new(o, "alpha", json_real(a->at)) && ops_json(a, o);
         for (size_t k = 0; ok && k < cs->nc; k++) {
             const curve *c = &cs->c[k];
             json_t *m = json_object();
@@ -521,7 +534,8 @@ static int emit_json(const cli_args *a, const curves *cs, size_t ns, char (*labe
 {
     static const char *const kinds[] = {"profile", "tradeoff", "renyi"};
     json_t *o = json_object();
-    int ok = o && !json_object_set_new(o, "kind", json_string(kinds[cs[0].kind]));
+    int ok = o && !json_object_set_new(o, "kind", json_string(kinds[cs[0].kind])) &&
+             (cs[0].kind != CLI_KIND_TRADEOFF || ops_json(a, o));
     if (ns == 1) {
         json_t *arr = curves_json(&cs[0]);
         ok = ok && arr && !json_object_set_new(o, "curves", arr);
