@@ -129,6 +129,27 @@ static inline void test_spec_round_trip(const char *json)
     dpa_spec_free(s);
 }
 
+/* Long-double references for the tradeoff tests: the standard normal cdf
+ * (erfcl), its inverse by 200 bisection steps (to 1e-18), and
+ * G_mu(x) = Phi(Phi^-1(1 - x) - mu) (GDP eq 6; 1 at x <= 0, 0 at x >= 1). */
+static inline long double test_Phi(long double x) { return 0.5L * erfcl(-x / sqrtl(2.0L)); }
+static inline long double test_Phi_inv(long double p)
+{
+    long double lo = -40, hi = 40;
+    for (int i = 0; i < 200; i++) {
+        long double m = 0.5L * (lo + hi);
+        if (test_Phi(m) < p) lo = m;
+        else hi = m;
+    }
+    return 0.5L * (lo + hi);
+}
+static inline long double test_gauss_tradeoff(long double mu, long double x)
+{
+    if (x <= 0) return 1;
+    if (x >= 1) return 0;
+    return test_Phi(test_Phi_inv(1 - x) - mu);
+}
+
 /* json is refused, with a message containing want. */
 static inline void test_spec_refused(const char *json, const char *want)
 {

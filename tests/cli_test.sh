@@ -533,6 +533,30 @@ check "tradeoff --at: beta_upper above G_1(0.1), within 1e-5 (docs/fdp.md §9)" 
 run curve --kind tradeoff --at 0.1 --json "$GAUSS"
 check "tradeoff --at JSON: G_1(0.1) = 0.610856308354639 in [beta_lower, beta_upper]" \
     json "d['methods'][0]['beta_lower'] <= 0.610856308354639 <= d['methods'][0]['beta_upper'] <= 0.61087"
+# f-DP operations (docs/fdp.md §11.2): G_1 for groups of 3 is G_3, G_3(0.1) =
+# Phi(Phi^-1(0.9) - 3) = 0.0428574...; C_0.2(G_1)(0.1) = 0.2 G_1(0.1) + 0.8 * 0.9 =
+# 0.842171261670928 (0.1 is below the fixed point 0.3085 of G_1: GDP eq 14)
+run curve --kind tradeoff --at 0.1 --json --group 3 "$GAUSS"
+check "tradeoff --group 3 of mu = 1 is just below G_3(0.1), no beta_upper" \
+    json "0.0428570 <= d['methods'][0]['beta_lower'] <= 0.04285747 and 'beta_upper' not in d['methods'][0]"
+run curve --kind tradeoff --at 0.1 --json --subsample 0.2 "$GAUSS"
+check "tradeoff --subsample 0.2 of mu = 1 is just below C_p(G_1)(0.1)" \
+    json "0.8421705 <= d['methods'][0]['beta_lower'] <= 0.842171261670928 and
+          d['operations'] == {'subsample': 0.2, 'group': None, 'inverse': False, 'symmetrize': False}"
+run curve --kind tradeoff --at 0.05 --group 2 '{"pure": {"epsilon": 1}}'
+check "tradeoff --group 2 human output names the operation and the group" eval 'rc_is 0 && out_has "beta >= 0.630547" &&
+    out_has "for groups of 2 (GDP Thm 2.14)" && out_has "datasets that differ in 2 records"'
+usage_error "curve: --group is for tradeoff only" curve --kind profile --group 2 "$GAUSS"
+usage_error "curve: --group 0" curve --kind tradeoff --group 0 "$GAUSS"
+usage_error "curve: --subsample 0" curve --kind tradeoff --subsample 0 "$GAUSS"
+usage_error "curve: --subsample 1.5" curve --kind tradeoff --subsample 1.5 "$GAUSS"
+usage_error "curve: --inverse takes no value" curve --kind tradeoff --inverse=1 "$GAUSS"
+# the tradeoff_curve leaf (docs/fdp.md §11.1): refusals at the JSON path
+run delta --epsilon 1 '{"tradeoff_curve": {"points": [[0, 1], [0.5, 0.7]]}}'
+check "tradeoff_curve above the diagonal: refused at its path" eval 'rc_is 2 && err_prefixed &&
+    grep -q "/tradeoff_curve/points: point 1: beta" "$TMP/err"'
+run delta --epsilon 1 --json '{"tradeoff_curve": {"points": [[0, 1], [1, 0]]}}'
+check "tradeoff_curve of the diagonal 1 - alpha: delta 0 (up to the pld round-off allowance)" json "d['delta_upper'] <= 1e-12"
 run curve --kind tradeoff --points 11 "$SG"
 check "tradeoff CSV: below 1 - alpha, non-increasing" eval 'rc_is 0 && [ "$(head -1 "$TMP/out")" = "method,alpha,beta_lower" ] &&
     python3 -c "

@@ -322,13 +322,13 @@ static void test_errors_keys(void **state)
                "discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, "
                "poisson, sample, no_op, non_private, privacy_loss, privacy_profile, mixture_of_gaussians, sample_with_replacement, "
                "truncated_poisson, exponential_mechanism, permute_and_flip, report_noisy_max, tree_aggregation, "
-               "repeat_and_select, laplace_svt, gaussian_svt, random_allocation, dpsgd, bandmf)");
+               "repeat_and_select, laplace_svt, gaussian_svt, random_allocation, dpsgd, bandmf, tradeoff_curve)");
     expect_err("{\"gausian\":{\"sigma\":1}}", "/",
                "unknown event kind \"gausian\" (expected gaussian, laplace, discrete_laplace, "
                "discrete_gaussian, randomized_response, pure, approx, zcdp, gdp, compose, repeat, "
                "poisson, sample, no_op, non_private, privacy_loss, privacy_profile, mixture_of_gaussians, sample_with_replacement, "
                "truncated_poisson, exponential_mechanism, permute_and_flip, report_noisy_max, tree_aggregation, "
-               "repeat_and_select, laplace_svt, gaussian_svt, random_allocation, dpsgd, bandmf, or the top-level key neighboring)");
+               "repeat_and_select, laplace_svt, gaussian_svt, random_allocation, dpsgd, bandmf, tradeoff_curve, or the top-level key neighboring)");
     expect_err("{\"repeat\":{\"count\":2,\"event\":{}}}", "/repeat/event", "found 0");
     /* Odd characters in keys are escaped in the message. */
     expect_err("{\"gaussian\":{\"a\\\"b\\n\":1}}", "/gaussian", "unknown key \"a\\\"b\\x0a\"");
@@ -352,8 +352,9 @@ static void test_unknown_kind_lists_kinds(void **state)
     int seen[DPA_EV_RANDOM_ALLOCATION + 1] = {0}, n = 0;
     for (char *tok = strtok(list, ", "); tok; tok = strtok(NULL, ", ")) {
         dpa_event_kind k;
-        if (!strcmp(tok, "dpsgd") || !strcmp(tok, "bandmf"))
-            continue; /* template kinds, expanded when read (test_dpsgd_leaf.c, test_bandmf.c) */
+        if (!strcmp(tok, "dpsgd") || !strcmp(tok, "bandmf") || !strcmp(tok, "tradeoff_curve"))
+            continue; /* template kinds, expanded when read (test_dpsgd_leaf.c, test_bandmf.c,
+                       * test_tradeoff_curve_leaf.c) */
         if (!dpa_ev_kind_from_name(tok, &k))
             fail_msg("\"%s\" in the list of kinds is not a kind", tok);
         seen[k]++;

@@ -28,20 +28,7 @@
 #include "dpacct/tradeoff.h"
 #include "check.h"
 
-static long double Phi(long double x) { return 0.5L * erfcl(-x / sqrtl(2.0L)); }
-
-static long double Phi_inv(long double p)
-{
-    long double lo = -40, hi = 40;
-    for (int i = 0; i < 200; i++) {
-        long double m = 0.5L * (lo + hi);
-        if (Phi(m) < p) lo = m;
-        else hi = m;
-    }
-    return 0.5L * (lo + hi);
-}
-
-static long double ref_gauss(long double mu, long double a) { return Phi(Phi_inv(1 - a) - mu); }
+static long double ref_gauss(long double mu, long double a) { return test_gauss_tradeoff(mu, a); }
 
 static long double ref_pure(long double e, long double a)
 {

@@ -134,6 +134,20 @@ dpa_event *dpa_event_privacy_loss(const double *loss, const double *mass, size_t
  * lies on the envelope.  The arrays are copied, sorted by epsilon; points
  * with equal epsilon keep the smallest delta. */
 dpa_event *dpa_event_privacy_profile(const double *epsilon, const double *delta, size_t n, dpa_error *err);
+/* Most points of a tradeoff_curve (its profile costs points x slopes). */
+#define DPA_MAX_TRADEOFF_POINTS 10000
+/* A mechanism known to be f-DP (GDP Def 2.2: for every ordered pair of
+ * neighbours) for f the lower convex envelope of the n >= 1 points
+ * (alpha[i], beta[i]) (n <= DPA_MAX_TRADEOFF_POINTS), completed by
+ * (0, beta of the smallest alpha) and (1, 0).  Each point must lie in
+ * [0, 1]^2 with beta <= 1 - alpha, and beta must not increase with alpha;
+ * equal alphas keep the smallest beta.  Points sampled on a curved tradeoff
+ * function stand for its chords (above it).  Returns the equivalent
+ * privacy_profile event (the JSON leaf {"tradeoff_curve": {"points":
+ * [[alpha, beta], ...]}} reads as it): the pair it accounts has tradeoff
+ * function max{f, f^{-1}} (GDP Prop 2.1), its deltas rounded up
+ * (docs/fdp.md §11).  The arrays are copied. */
+dpa_event *dpa_event_tradeoff_curve(const double *alpha, const double *beta, size_t n, dpa_error *err);
 
 /* A Gaussian mechanism whose sensitivity is random (dp_accounting's
  * MixtureOfGaussiansDpEvent): the query moves by c_i with probability

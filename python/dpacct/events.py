@@ -33,7 +33,7 @@ from ._errors import InvalidSpecError
 __all__ = [
     "Event", "PLACEHOLDER", "gaussian", "laplace", "discrete_laplace", "discrete_gaussian",
     "randomized_response", "pure", "approx", "zcdp", "gdp", "no_op", "non_private",
-    "privacy_loss", "privacy_profile", "mixture_of_gaussians", "exponential_mechanism",
+    "privacy_loss", "privacy_profile", "tradeoff_curve", "mixture_of_gaussians", "exponential_mechanism",
     "permute_and_flip", "report_noisy_max", "tree_aggregation", "laplace_svt", "gaussian_svt",
     "dpsgd", "bandmf", "compose", "repeat", "poisson", "sample", "sample_with_replacement", "truncated_poisson",
     "random_allocation", "repeat_and_select", "from_dict", "from_json", "as_event", "check_nesting", "MAX_DEPTH",
@@ -336,6 +336,20 @@ def privacy_profile(epsilons: Any, deltas: Any) -> Event:
     """A mechanism known to be (epsilons[i], deltas[i])-DP for every i."""
     return Event("privacy_profile", {"epsilon": _array("privacy_profile", "epsilon", epsilons),
                                      "delta": _array("privacy_profile", "delta", deltas)})
+
+
+def tradeoff_curve(alphas: Any, betas: Any) -> Event:
+    """A mechanism known to be f-DP for every ordered pair of neighbours,
+    f the lower convex envelope of the points (alphas[i], betas[i]) (type I,
+    type II errors; completed by (0, beta at the smallest alpha) and (1, 0)).
+    Accounted as max{f, f^-1} (GDP Prop 2.1; docs/fdp.md §11).  Points
+    sampled on a curved tradeoff function stand for its chords (above it)."""
+    a = _array("tradeoff_curve", "alpha", alphas)
+    b = _array("tradeoff_curve", "beta", betas)
+    if len(a) != len(b):
+        raise InvalidSpecError("tradeoff_curve: alpha has %d entries and beta %d: they must have the same length"
+                               % (len(a), len(b)))
+    return Event("tradeoff_curve", {"points": [[x, y] for x, y in zip(a, b)]})
 
 
 def mixture_of_gaussians(sigma: Any, sensitivities: Any, probabilities: Any) -> Event:

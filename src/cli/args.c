@@ -28,7 +28,8 @@ typedef enum opt_id {
     OPT_METHOD, OPT_ACCURACY, OPT_GRID_STEP, OPT_MAX_GRID, OPT_THREADS, OPT_RDP_CONV, OPT_ORDER, OPT_KIND,
     OPT_FORMAT, OPT_OUTPUT, OPT_AT, OPT_JSON, OPT_LOG, OPT_GDP_MU,
     OPT_DATASET_SIZE, OPT_BATCH_SIZE, OPT_EPOCHS, OPT_STEPS, OPT_NOISE, OPT_SAMPLING,
-    OPT_TITLE, OPT_SIZE, OPT_DPI, OPT_LOG_SCALE, OPT_LABEL, OPT_LOSS, OPT_DIRECTION, OPT_COUNT
+    OPT_TITLE, OPT_SIZE, OPT_DPI, OPT_LOG_SCALE, OPT_LABEL, OPT_LOSS, OPT_DIRECTION,
+    OPT_SUBSAMPLE, OPT_GROUP, OPT_INVERSE, OPT_SYMMETRIZE, OPT_COUNT
 } opt_id;
 
 #define BIT(c) (1ull << (c))
@@ -61,6 +62,11 @@ static const opt_def options[OPT_COUNT] = {
     [OPT_FORMAT] = {"format", BIT(CLI_CURVE) | BIT(CLI_EPSILON) | BIT(CLI_DELTA) | BIT(CLI_PROFILE), 1},
     [OPT_OUTPUT] = {"output", BIT(CLI_CURVE) | BIT(CLI_REPORT), 1},
     [OPT_AT] = {"at", BIT(CLI_CURVE), 1},
+    /* curve --kind tradeoff: f-DP operations on the curve (docs/fdp.md §3) */
+    [OPT_SUBSAMPLE] = {"subsample", BIT(CLI_CURVE), 1},
+    [OPT_GROUP] = {"group", BIT(CLI_CURVE), 1},
+    [OPT_INVERSE] = {"inverse", BIT(CLI_CURVE), 0},
+    [OPT_SYMMETRIZE] = {"symmetrize", BIT(CLI_CURVE), 0},
     [OPT_JSON] = {"json", ALL_COMMANDS | BIT(CLI_RENYI), 0},
     [OPT_LOG] = {"log", BIT(CLI_PROFILE), 0},
     [OPT_GDP_MU] = {"gdp-mu", BIT(CLI_EPSILON) | BIT(CLI_DPSGD), 0},
@@ -410,6 +416,10 @@ static int set_value(cli_args *a, opt_id id, const char *val)
     case OPT_AT:
         a->given_at = 1;
         return real_in(id, val, 0, 0, 1, 0, "a number in [0, 1]", &a->at);
+    case OPT_SUBSAMPLE:
+        return real_in(id, val, 0, 1, 1, 0, "a sampling probability in (0, 1]", &a->subsample);
+    case OPT_GROUP:
+        return uint_in(id, val, 1, CLI_MAX_GROUP, "an integer group size in [1, 1048576]", &a->group);
     case OPT_ACCURACY:
         return real_in(id, val, CLI_MIN_ACCURACY, 0, 1, 0, "a number in [1e-08, 1]",
                        &a->opt.accuracy);
@@ -494,6 +504,8 @@ static int take_option(cli_args *a, const char *elem, const char *val, int missi
             a->log_scale = 1;
         else if (id == OPT_GDP_MU)
             a->gdp_mu = 1;
+        else if (id == OPT_INVERSE || id == OPT_SYMMETRIZE)
+            ; /* read from a->given */
         else
             a->json = 1;
         return CLI_EXIT_OK;
@@ -573,6 +585,11 @@ static int check_complete(cli_args *a)
                            "or inline JSON)");
     if (a->cmd == CLI_CURVE && (a->given & BIT(OPT_AT)) && a->kind != CLI_KIND_TRADEOFF)
         return usage_error(a, "--at applies to --kind tradeoff only");
+    if (a->cmd == CLI_CURVE && (a->given & (BIT(OPT_SUBSAMPLE) | BIT(OPT_GROUP) | BIT(OPT_INVERSE) | BIT(OPT_SYMMETRIZE))) &&
+        a->kind != CLI_KIND_TRADEOFF)
+        return usage_error(a, "--subsample, --group, --inverse and --symmetrize apply to --kind tradeoff only");
+    a->tf_inverse = (a->given & BIT(OPT_INVERSE)) != 0;
+    a->tf_symmetrize = (a->given & BIT(OPT_SYMMETRIZE)) != 0;
     if (a->cmd == CLI_CURVE && a->nspecs > 1 && (a->given & BIT(OPT_AT)))
         return usage_error(a, "--at takes one SPEC, got %zu", a->nspecs);
     if (a->cmd == CLI_CURVE && a->nlabels && a->nlabels != a->nspecs)

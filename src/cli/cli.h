@@ -61,6 +61,8 @@ enum { CLI_SAMPLING_POISSON = 0, CLI_SAMPLING_WOR, CLI_SAMPLING_SHUFFLE, CLI_SAM
 #define CLI_MAX_VALUES 1000u
 /* dpsgd: largest dataset size, batch size and step count (DPA_MAX_COUNT) */
 #define CLI_MAX_DPSGD_COUNT 1000000000000000ull
+/* curve --group: largest group size (dpa_tf_group takes k <= 2^20) */
+#define CLI_MAX_GROUP 1048576ull
 
 typedef struct cli_args {
     cli_command cmd;
@@ -76,6 +78,11 @@ typedef struct cli_args {
     int format;          /* CLI_FORMAT_* */
     const char *output;  /* -o / --output FILE; NULL: standard output */
     double at;           /* --at X (tradeoff) */
+    /* tradeoff operations, applied in this order (docs/fdp.md §11):
+     * --subsample P (0: none), --group K (0: none), --inverse, --symmetrize */
+    double subsample;
+    size_t group;
+    int tf_inverse, tf_symmetrize;
     int given_from, given_to, given_points, given_at;
     int json;
     const char *spec;    /* the SPEC argument (borrowed from argv); curve: the first */

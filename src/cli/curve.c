@@ -192,6 +192,58 @@ static double tradeoff_end_rdp(const dpa_spec *spec, const dpa_options *opt)
     return e;
 }
 
+/* 1 if a tradeoff operation was asked for (--subsample, --group,
+ * --inverse, --symmetrize). */
+static int has_tradeoff_ops(const cli_args *a)
+{
+    return a->subsample > 0 || a->group > 0 || a->tf_inverse || a->tf_symmetrize;
+}
+
+/* The operations asked for, applied to f in a fixed order: C_p (GDP Def
+ * 4.1, Thm 4.2), group privacy 1 - (1 - f)^{o k} (GDP Thm 2.14), the
+ * inverse f^{-1} (GDP eq 4), max{f, f^{-1}} (GDP Prop 2.1).  Each maps a
+ * lower bound to a lower bound (each is monotone in f; include/dpacct/
+ * tradeoff.h), so the result is a certified lower bound on the operation
+ * applied to the spec's tradeoff function.  Takes f; NULL on error. */
+static dpa_tf *tradeoff_ops(const cli_args *a, dpa_tf *f, dpa_error *err)
+{
+    dpa_tf *g;
+    if (f && a->subsample > 0) {
+        g = dpa_tf_subsample(f, a->subsample, NULL, err);
+        dpa_tf_free(f);
+        f = g;
+    }
+    if (f && a->group > 0) {
+        g = dpa_tf_group(f, (unsigned long)a->group, NULL, err);
+        dpa_tf_free(f);
+        f = g;
+    }
+    if (f && a->tf_inverse) {
+        g = dpa_tf_inverse(f, err);
+        dpa_tf_free(f);
+        f = g;
+    }
+    if (f && a->tf_symmetrize) {
+        g = dpa_tf_symmetrize_max(f, NULL, err);
+        dpa_tf_free(f);
+        f = g;
+    }
+    return f;
+}
+
+/* JSON: "operations": {"subsample", "group", "inverse", "symmetrize"} on o
+ * when an operation was asked for (nothing otherwise); 1 on success. */
+static int ops_json(const cli_args *a, json_t *o)
+{
+    if (!has_tradeoff_ops(a)) return 1;
+    json_t *op = json_object();
+    return op && !json_object_set_new(op, "subsample", a->subsample > 0 ? json_real(a->subsample) : json_null()) &&
+           !json_object_set_new(op, "group", a->group > 0 ? json_integer((json_int_t)a->group) : json_null()) &&
+           !json_object_set_new(op, "inverse", json_boolean(a->tf_inverse)) &&
+           !json_object_set_new(op, "symmetrize", json_boolean(a->tf_symmetrize)) &&
+           !json_object_set_new(o, "operations", op);
+}
+
 int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs)
 {
     const double end_rdp = tradeoff_end_rdp(spec, &a->opt);
@@ -231,12 +283,12 @@ int cli_curves_tradeoff(const cli_args *a, const dpa_spec *spec, curves *cs)
             if (st == DPA_OK) {
                 c->certified = r.certified;
                 double emax = isfinite(r.upper) ? fmin(TRADEOFF_EPS_MAX, fmax(1e-3, r.upper * 1.05)) : TRADEOFF_EPS_MAX;
-                f = dpa_tf_from_accountant(acc, emax, TRADEOFF_EPS, NULL, &err);
+                f = tradeoff_ops(a, dpa_tf_from_accountant(acc, emax, TRADEOFF_EPS, NULL, &err), &err);
             }
             /* one point: its bracket from above too (docs/fdp.md §9) */
             double blo, bhi;
             c->at_hi = NAN;
-            if (f && a->given_at && a->at > 0 && dpa_tf_beta_at(acc, a->at, 0, &blo, &bhi, &err) == DPA_OK)
+            if (f && a->given_at && a->at > 0 && !has_tradeoff_ops(a) && dpa_tf_beta_at(acc, a->at, 0, &blo, &bhi, &err) == DPA_OK)
                 c->at_hi = bhi;
             dpa_accountant_free(acc);
         }
@@ -283,7 +335,7 @@ static int emit_at(const cli_args *a, const curves *cs)
         json_t *o = json_object(), *arr = json_array();
         int ok = o && arr;
         ok = ok && !json_object_set_new(o, "kind", json_string("tradeoff")) &&
-             !json_object_set_new(o, "alpha", json_real(a->at));
+             !json_object_set_new(o, "alpha", json_real(a->at)) && ops_json(a, o);
         for (size_t k = 0; ok && k < cs->nc; k++) {
             const curve *c = &cs->c[k];
             json_t *m = json_object();
@@ -315,10 +367,22 @@ static int emit_at(const cli_args *a, const curves *cs)
                c->certified ? "" : ", estimate", pw);
     }
     printf("method: %s\n", dpa_method_name(c->method));
-    char perfect[CLI_NUM_BUF];
+    if (has_tradeoff_ops(a)) {
+        char p[CLI_NUM_BUF];
+        cli_format_shortest(p, sizeof p, a->subsample);
+        printf("curve: the spec's tradeoff function");
+        if (a->subsample > 0) printf(", subsampled with probability %s (C_p, GDP Thm 4.2)", p);
+        if (a->group > 0) printf(", for groups of %zu (GDP Thm 2.14)", a->group);
+        if (a->tf_inverse) printf(", inverted (GDP eq 4)");
+        if (a->tf_symmetrize) printf(", symmetrized: max{f, f^-1} (GDP Prop 2.1)");
+        printf("\n");
+    }
+    char perfect[CLI_NUM_BUF], who[64];
     cli_format(perfect, sizeof perfect, 1 - a->at, 6, DPA_ROUND_NEAREST);
-    printf("Every test of the neighbouring datasets (e.g. a membership-inference attack) with false-positive "
-           "rate %s has a false-negative rate of at least %s; perfect privacy would be %s.\n", x, v, perfect);
+    if (a->group > 1) snprintf(who, sizeof who, "datasets that differ in %zu records", a->group);
+    else snprintf(who, sizeof who, "neighbouring datasets");
+    printf("Every test of the %s (e.g. a membership-inference attack) with false-positive "
+           "rate %s has a false-negative rate of at least %s; perfect privacy would be %s.\n", who, x, v, perfect);
     return CLI_EXIT_OK;
 }
 
@@ -470,7 +534,8 @@ static int emit_json(const cli_args *a, const curves *cs, size_t ns, char (*labe
 {
     static const char *const kinds[] = {"profile", "tradeoff", "renyi"};
     json_t *o = json_object();
-    int ok = o && !json_object_set_new(o, "kind", json_string(kinds[cs[0].kind]));
+    int ok = o && !json_object_set_new(o, "kind", json_string(kinds[cs[0].kind])) &&
+             (cs[0].kind != CLI_KIND_TRADEOFF || ops_json(a, o));
     if (ns == 1) {
         json_t *arr = curves_json(&cs[0]);
         ok = ok && arr && !json_object_set_new(o, "curves", arr);

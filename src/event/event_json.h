@@ -4,8 +4,8 @@
  *
  * One recursive walk (event_json_read.c) checks a parsed spec and builds its
  * events; the table kinds (event_json_table.c), dpsgd runs
- * (event_json_dpsgd.c) and bandmf runs (event_json_bandmf.c) have their
- * own readers, templates
+ * (event_json_dpsgd.c), bandmf runs (event_json_bandmf.c) and tradeoff curves
+ * (event_json_tradeoff_curve.c) have their own readers, templates
  * (event_json_template.c) run the same walk in their modes.  Every message
  * starts with the JSON path of the offending value (event_json_values.c).
  */
@@ -95,6 +95,9 @@ dpa_event *dpa_evj_walk_dpsgd(walk *w, json_t *val, const seg *at);
 /* A bandmf object, expanded into its event tree: val is the object, at its
  * path (event_json_bandmf.c). */
 dpa_event *dpa_evj_walk_bandmf(walk *w, json_t *val, const seg *at);
+/* A tradeoff_curve object, read into a privacy_profile event: val is the
+ * object, at its path (event_json_tradeoff_curve.c). */
+dpa_event *dpa_evj_walk_tradeoff_curve(walk *w, json_t *val, const seg *at);
 
 /* ---- the walk (event_json_read.c) ---- */
 /* Parse text with jansson: syntax errors, duplicate keys and empty input are

@@ -29,7 +29,7 @@
     "randomized_response, pure, approx, zcdp, gdp, compose, repeat, poisson, sample, no_op, non_private, " \
     "privacy_loss, privacy_profile, mixture_of_gaussians, sample_with_replacement, truncated_poisson, " \
     "exponential_mechanism, permute_and_flip, report_noisy_max, tree_aggregation, repeat_and_select, " \
-    "laplace_svt, gaussian_svt, random_allocation, dpsgd, bandmf"
+    "laplace_svt, gaussian_svt, random_allocation, dpsgd, bandmf, tradeoff_curve"
 
 /* Domain of the "p" form of randomized_response with k buckets (p the
  * probability of the true bucket): p = e^eps / (e^eps + k - 1) in [1/k, 1).
@@ -304,7 +304,8 @@ static void list_event_keys(json_t *obj, int top, char *buf, size_t n)
     dpa_event_kind k;
     buf[0] = '\0';
     json_object_foreach(obj, key, v) {
-        if ((top && !strcmp(key, "neighboring")) || (!dpa_ev_kind_from_name(key, &k) && strcmp(key, "dpsgd") && strcmp(key, "bandmf")))
+        if ((top && !strcmp(key, "neighboring")) || (!dpa_ev_kind_from_name(key, &k) && strcmp(key, "dpsgd") && strcmp(key, "bandmf") &&
+                                                  strcmp(key, "tradeoff_curve")))
             continue;
         if (len < n)
             len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : ": ",
@@ -341,6 +342,13 @@ static dpa_status find_event_key(walk *w, json_t *obj, const seg *at, int top,
             found++;
             *name = "bandmf";
             *kind = DPA_EV_REPEAT;
+            continue;
+        }
+        if (!strcmp(key, "tradeoff_curve")) {
+            /* read as a privacy_profile (event_json_tradeoff_curve.c) */
+            found++;
+            *name = "tradeoff_curve";
+            *kind = DPA_EV_PRIVACY_PROFILE;
             continue;
         }
         if (!dpa_ev_kind_from_name(key, kind))
@@ -399,6 +407,7 @@ static dpa_event *walk_event(walk *w, json_t *obj, const seg *at, int depth, int
         seg sub = {ep, name, 0, NULL};
         dpa_event *e = !strcmp(name, "dpsgd")    ? dpa_evj_walk_dpsgd(w, json_object_get(obj, name), &sub)
                        : !strcmp(name, "bandmf") ? dpa_evj_walk_bandmf(w, json_object_get(obj, name), &sub)
+                       : !strcmp(name, "tradeoff_curve") ? dpa_evj_walk_tradeoff_curve(w, json_object_get(obj, name), &sub)
                                                  : walk_kind(w, k, json_object_get(obj, name), &sub, depth);
         if (e && label && dpa_event_set_name(e, label, w->err) != DPA_OK) {
             dpa_event_free(e);
