@@ -317,7 +317,15 @@ static void test_bad_input(void **state)
     expect_err("{\"dpsgd\":{\"dataset_size\":100,\"batch_size\":10,\"steps\":3,\"noise\":\"1\"}}", "/dpsgd/noise",
                "expected a number, got string");
     expect_err("{\"dpsgd\":{\"dataset_size\":100,\"batch_size\":10,\"steps\":3,\"noise\":1,\"sampling\":\"shuffle\"}}",
-               "/dpsgd/sampling", "must be \"poisson\" or \"without_replacement\", got \"shuffle\"");
+               "/dpsgd/sampling", "\"shuffle\" has no single pair to compose");
+    expect_err("{\"dpsgd\":{\"dataset_size\":100,\"batch_size\":10,\"steps\":3,\"noise\":1,\"sampling\":\"bogus\"}}",
+               "/dpsgd/sampling", "must be \"poisson\", \"without_replacement\" or \"random_allocation\", got \"bogus\"");
+    expect_err("{\"dpsgd\":{\"dataset_size\":100,\"batch_size\":10,\"steps\":3,\"noise\":1,"
+               "\"sampling\":\"random_allocation\"}}",
+               "/dpsgd", "steps must be a multiple of ceil(dataset_size / batch_size) = 10");
+    expect_err("{\"dpsgd\":{\"dataset_size\":100,\"batch_size\":10,\"epochs\":1.5,\"noise\":1,"
+               "\"sampling\":\"random_allocation\"}}",
+               "/dpsgd/epochs", "must be an integer");
     expect_err("{\"dpsgd\":{\"dataset_size\":100,\"batch_size\":10,\"steps\":3,\"noise\":1,\"sampling\":1}}",
                "/dpsgd/sampling", "expected a string");
     expect_err("{\"dpsgd\":[1]}", "/dpsgd", "expected an object, got array");

@@ -7,11 +7,12 @@
 
 /* The first dpsgd run in e whose sampling needs the other neighbouring
  * relation than nb: its path ("/compose/1/dpsgd") in path[n], 1; else 0. */
-static int dpsgd_mismatch(const dpa_event *e, dpa_neighboring nb, char *path, size_t n, size_t len)
+static int dpsgd_mismatch(const dpa_event *e, dpa_neighboring nb, char *path, size_t n, size_t len, int *sampling)
 {
     if (e->dpsgd) {
         if ((e->dpsgd->sampling == DPA_DPSGD_WITHOUT_REPLACEMENT) != (nb == DPA_REPLACE)) {
             snprintf(path + len, n - len, "/dpsgd");
+            *sampling = e->dpsgd->sampling;
             return 1;
         }
         return 0; /* its subtree is the expansion */
@@ -24,7 +25,7 @@ static int dpsgd_mismatch(const dpa_event *e, dpa_neighboring nb, char *path, si
             l += (size_t)snprintf(path + len, n - len, "/%s/event", dpa_ev_kind_name(e->kind));
         if (l >= n)
             l = n - 1;
-        if (dpsgd_mismatch(e->child[i], nb, path, n, l))
+        if (dpsgd_mismatch(e->child[i], nb, path, n, l, sampling))
             return 1;
     }
     return 0;
@@ -46,15 +47,17 @@ dpa_spec *dpa_spec_new(dpa_event *root, dpa_neighboring nb, dpa_error *err)
         return NULL;
     }
     {
+        static const char *const names[] = {"poisson", "without_replacement", "random_allocation"};
         char path[512] = "";
-        if (dpsgd_mismatch(root, nb, path, sizeof path, 0)) {
-            int wor = nb == DPA_ADD_REMOVE;
+        int sampling = 0;
+        if (dpsgd_mismatch(root, nb, path, sizeof path, 0, &sampling)) {
+            int wor = sampling == DPA_DPSGD_WITHOUT_REPLACEMENT;
             dpa_event_free(root);
             dpa_error_set(err, DPA_EINVAL,
                           "%s: a dpsgd run with sampling \"%s\" is accounted under %s neighbouring, but the spec "
                           "is \"%s\" (a spec has one neighbouring relation)",
-                          path, wor ? "without_replacement" : "poisson or random_allocation",
-                          wor ? "replace" : "add_remove", nb == DPA_REPLACE ? "replace" : "add_remove");
+                          path, names[sampling >= 0 && sampling <= 2 ? sampling : 0], wor ? "replace" : "add_remove",
+                          nb == DPA_REPLACE ? "replace" : "add_remove");
             return NULL;
         }
     }
