@@ -72,6 +72,11 @@ dpa_status dpa_evj_fail(walk *w, const seg *at, const char *fmt, ...);
 /* A user-supplied string quoted for a message (at most 40 characters,
  * quotes, backslashes and control characters escaped), in buf[n]. */
 const char *dpa_evj_quote(const char *s, char *buf, size_t n);
+/* Every key of obj is one of keys[0..n-1]; otherwise "unknown key K
+ * (expected EXPECTED)" at `at` (the template kinds' readers: dpsgd, bandmf,
+ * tradeoff_curve). */
+dpa_status dpa_evj_known_keys(walk *w, json_t *obj, const seg *at, const char *const *keys, size_t n,
+                              const char *expected);
 /* "object", "array", "string", "number", "boolean" or "null". */
 const char *dpa_evj_type_name(const json_t *v);
 /* 1 if v is the placeholder "?". */

@@ -8,23 +8,6 @@
 #include <string.h>
 #include "event_json.h"
 
-/* Every key of obj is one of keys[0..n-1] (listed in `expected`). */
-static dpa_status known_keys(walk *w, json_t *obj, const seg *at, const char *const *keys, size_t n,
-                             const char *expected)
-{
-    const char *key;
-    json_t *v;
-    char q[128];
-    json_object_foreach(obj, key, v) {
-        size_t i = 0;
-        while (i < n && strcmp(key, keys[i]))
-            i++;
-        if (i == n)
-            return dpa_evj_fail(w, at, "unknown key %s (expected %s)", dpa_evj_quote(key, q, sizeof q), expected);
-    }
-    return DPA_OK;
-}
-
 /* The number at key of obj into *out; required (else "missing key"). A "?"
  * is allowed when dom is given (its domain: MODE_SCAN records it and puts a
  * feasible point in *out), refused otherwise. */
@@ -68,7 +51,7 @@ static dpa_status read_participation(walk *w, json_t *val, const seg *at, double
     if (!json_is_object(p) || json_object_size(p) != 1)
         return dpa_evj_fail(w, &ps, "expected an object with one key, \"poisson\" or \"fixed\", got %s",
                             json_is_object(p) ? "another object" : dpa_evj_type_name(p));
-    if (known_keys(w, p, &ps, kinds, 2, "poisson or fixed") != DPA_OK)
+    if (dpa_evj_known_keys(w, p, &ps, kinds, 2, "poisson or fixed") != DPA_OK)
         return DPA_EINVAL;
     if ((x = json_object_get(p, "poisson"))) {
         static const char *const keys[] = {"rate"};
@@ -81,7 +64,7 @@ static dpa_status read_participation(walk *w, json_t *val, const seg *at, double
          * event's rate 0 is the no-op; here 0 would mean no participation) */
         dom.lo = 0;
         dom.lo_open = 1;
-        return known_keys(w, x, &s, keys, 1, "rate") ? DPA_EINVAL : number_key(w, x, &s, "rate", &dom, rate);
+        return dpa_evj_known_keys(w, x, &s, keys, 1, "rate") ? DPA_EINVAL : number_key(w, x, &s, "rate", &dom, rate);
     }
     {
         static const char *const keys[] = {"epochs", "separation"};
@@ -89,7 +72,7 @@ static dpa_status read_participation(walk *w, json_t *val, const seg *at, double
         x = json_object_get(p, "fixed");
         if (!json_is_object(x))
             return dpa_evj_fail(w, &s, "expected an object, got %s", dpa_evj_type_name(x));
-        if (known_keys(w, x, &s, keys, 2, "epochs, separation") || number_key(w, x, &s, "epochs", NULL, k))
+        if (dpa_evj_known_keys(w, x, &s, keys, 2, "epochs, separation") || number_key(w, x, &s, "epochs", NULL, k))
             return DPA_EINVAL;
         if (!json_object_get(x, "separation"))
             return DPA_OK;
@@ -153,7 +136,7 @@ dpa_event *dpa_evj_walk_bandmf(walk *w, json_t *val, const seg *at)
         dpa_evj_fail(w, at, "expected an object, got %s", dpa_evj_type_name(val));
         return NULL;
     }
-    if (known_keys(w, val, at, keys, 4, "coefficients, noise_multiplier, iterations, participation"))
+    if (dpa_evj_known_keys(w, val, at, keys, 4, "coefficients, noise_multiplier, iterations, participation"))
         return NULL;
     if (w->nb == DPA_REPLACE) {
         dpa_evj_fail(w, at, "a bandmf run is accounted under add/remove neighbours (clip norm 1) but the spec is "

@@ -77,8 +77,7 @@ dpa_event *dpa_evj_walk_dpsgd(walk *w, json_t *val, const seg *at)
         "cannot be calibrated (a \"?\" here): with the epochs fixed the step count ceil(epochs N / B) moves "
         "with N and B, so epsilon is not monotone in them; calibrate noise, steps or epochs (or use "
         "`dpacct dpsgd --batch-size`)";
-    const char *key;
-    json_t *v, *js;
+    json_t *js;
     char q[128], why[512];
     dpa_ev_dpsgd d = {0, 0, 0, 0, 0, DPA_DPSGD_POISSON};
     dpa_param_info dom;
@@ -87,15 +86,10 @@ dpa_event *dpa_evj_walk_dpsgd(walk *w, json_t *val, const seg *at)
         dpa_evj_fail(w, at, "expected an object, got %s", dpa_evj_type_name(val));
         return NULL;
     }
-    json_object_foreach(val, key, v) {
+    {
         static const char *const keys[] = {"dataset_size", "batch_size", "epochs", "steps", "noise", "sampling"};
-        size_t i = 0;
-        while (i < sizeof keys / sizeof keys[0] && strcmp(key, keys[i]))
-            i++;
-        if (i == sizeof keys / sizeof keys[0]) {
-            dpa_evj_fail(w, at, "unknown key %s (expected " DPSGD_KEYS ")", dpa_evj_quote(key, q, sizeof q));
+        if (dpa_evj_known_keys(w, val, at, keys, sizeof keys / sizeof keys[0], DPSGD_KEYS) != DPA_OK)
             return NULL;
-        }
     }
     /* the sizes first: the domains of the others depend on them */
     dpsgd_domain(&dom, "dataset_size", DPA_ROLE_NOISE, 1, 1, 0, DPA_MAX_COUNT);

@@ -28,19 +28,13 @@ static int read_unit(walk *w, json_t *x, const seg *at, const char *name, double
 
 dpa_event *dpa_evj_walk_tradeoff_curve(walk *w, json_t *val, const seg *at)
 {
-    const char *key;
-    json_t *v;
-    char q[128];
     if (!json_is_object(val)) {
         dpa_evj_fail(w, at, "expected an object {\"points\": [[alpha, beta], ...]}, got %s", dpa_evj_type_name(val));
         return NULL;
     }
-    json_object_foreach(val, key, v) {
-        if (strcmp(key, "points")) {
-            dpa_evj_fail(w, at, "unknown key %s (expected points)", dpa_evj_quote(key, q, sizeof q));
-            return NULL;
-        }
-    }
+    static const char *const keys[] = {"points"};
+    if (dpa_evj_known_keys(w, val, at, keys, 1, "points") != DPA_OK)
+        return NULL;
     json_t *pts = json_object_get(val, "points");
     seg sub = {at, "points", 0, NULL};
     if (!pts) {

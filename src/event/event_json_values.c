@@ -162,3 +162,19 @@ double dpa_evj_feasible_point(const dpa_param_info *d)
         return d->lo + 1;
     return d->lo + (d->hi - d->lo) / 2;
 }
+
+dpa_status dpa_evj_known_keys(walk *w, json_t *obj, const seg *at, const char *const *keys, size_t n,
+                             const char *expected)
+{
+    const char *key;
+    json_t *v;
+    char q[128];
+    json_object_foreach(obj, key, v) {
+        size_t i = 0;
+        while (i < n && strcmp(key, keys[i]))
+            i++;
+        if (i == n)
+            return dpa_evj_fail(w, at, "unknown key %s (expected %s)", dpa_evj_quote(key, q, sizeof q), expected);
+    }
+    return DPA_OK;
+}
