@@ -151,14 +151,19 @@ def _shuffle_lower_event(noise_multiplier, t, n, b):
     of a shift 2C over the floor(n / b) complete batches of each complete
     epoch, the partial batch's output left out (a post-processing: Poisson
     at rate floor(n / b) * b / n); None when no epoch is complete."""
-    full, unit = n // b, -(-n // b)
-    epochs = t // unit
+    epochs = t // -(-n // b)
     if epochs == 0:
         return None
+    return ev.repeat(_shuffle_epoch_lower(noise_multiplier, n, b), epochs).with_neighboring("add_remove")
+
+
+def _shuffle_epoch_lower(noise_multiplier, n, b):
+    """One epoch of Chua et al.'s pair (_shuffle_lower_event): random
+    allocation of a shift 2C over the floor(n / b) complete batches, under
+    Poisson at rate floor(n / b) * b / n when a batch is partial."""
+    full = n // b
     ra = ev.random_allocation(ev.gaussian(noise_multiplier, sensitivity=2), full, 1)
-    if full * b != n:
-        ra = ev.poisson(ra, full * b / n)
-    return ev.repeat(ra, epochs).with_neighboring("add_remove")
+    return ra if full * b == n else ev.poisson(ra, full * b / n)
 
 
 # The grid step of shuffle's lower-bound pair when the accuracy target's grid

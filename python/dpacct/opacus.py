@@ -260,12 +260,9 @@ class DpacctAccountant(_Base):
             return ev.repeat(ev.random_allocation(ev.gaussian(nm), t, 1), epochs)
         if not lower:  # shuffle, upper end: no amplification
             return ev.repeat(ev.gaussian(nm, sensitivity=2), epochs)
+        from .dpsgd import _shuffle_epoch_lower
         b = max(1, round(q * self._n))  # shuffle's batch size
-        full = self._n // b
-        ra = ev.random_allocation(ev.gaussian(nm, sensitivity=2), full, 1)
-        if full * b != self._n:
-            ra = ev.poisson(ra, full * b / self._n)
-        return ev.repeat(ra, epochs)
+        return ev.repeat(_shuffle_epoch_lower(nm, self._n, b), epochs)
 
     def epsilon_result(self, delta, exact=False):
         """The EpsilonResult (certified bracket and details) at `delta`.
