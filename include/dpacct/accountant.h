@@ -406,6 +406,104 @@ typedef struct dpa_loss_tail {
 dpa_status dpa_accountant_loss_tail(dpa_accountant *a, double t, dpa_direction dir, dpa_loss_tail *out,
                                     dpa_error *err);
 
+/* ---- representations (docs/guarantees.md §3.18, docs/phi.md §9, docs/rdp.md §7) ---- */
+
+/* One composed grid measure of the PLD method: masses mass[i] >= 0 at the
+ * privacy losses z_i = (offset + i) * step, i < n, and inf at +inf. */
+typedef struct dpa_pld_measure {
+    double step;          /* grid spacing (loss units) */
+    long long offset;     /* grid index of mass[0] */
+    size_t n;             /* grid points */
+    const double *mass;   /* n masses, lent by the accountant (see dpa_accountant_pld) */
+    double inf;           /* mass at loss +inf */
+    double tail_above;    /* bound on the measure's mass above the window (dropped) */
+    double tail_outside;  /* the same on both sides: the truncated mass */
+    double roundoff;      /* absolute floating-point allowance on a delta computed from mass */
+    double rel_err;       /* relative allowance on that delta (round-off of the factors) */
+} dpa_pld_measure;
+
+/* The PLD of one direction: the upper (pessimistic, connect-the-dots) and
+ * lower (optimistic) grid measures whose hockey-stick curves bracket the
+ * privacy profile (docs/guarantees.md §3.18):
+ *   delta(eps) <= (sum_i upper.mass[i] (1 - e^{eps - z_i})_+ + upper.inf)
+ *                 (1 + 2 n u + upper.rel_err) + upper.tail_above + upper.roundoff
+ *   delta(eps) >= (sum_i lower.mass[i] (1 - e^{eps - z_i})_+ + lower.inf)
+ *                 (1 - 2 n u - lower.rel_err) - lower.tail_outside - lower.roundoff
+ * (u = 2^-53).  Each measure's total mass (sum + inf) is 1 up to the
+ * truncated mass tail_outside and the round-off (n u + rel_err). */
+typedef struct dpa_pld_export {
+    dpa_direction direction; /* DPA_DIR_REMOVE, DPA_DIR_ADD, or DPA_DIR_BOTH when the
+                              * pair is symmetric (both directions are this PLD) */
+    dpa_pld_measure upper, lower;
+    int lower_certified;     /* 0 when the spec holds a step accounted by an upper
+                              * envelope (exponential_mechanism, truncated_poisson,
+                              * random_allocation with selected > 1): the lower measure
+                              * then bounds the envelope, not the mechanism */
+} dpa_pld_export;
+
+/* The composed PLD of direction dir (DPA_DIR_REMOVE: the pair as built;
+ * DPA_DIR_ADD: the reversed pair; DPA_DIR_BOTH means remove) of an
+ * accountant whose method is pld, on the finest grid its queries have
+ * used so far (composed now if missing; before any query, on the grid an
+ * eps query at delta 1e-6 starts from).  The masses are lent: valid until
+ * the next query on `a` or its free.  Errors: DPA_EINVAL for NULL
+ * arguments, DPA_EUNSUPPORTED when the method is not pld, the method's
+ * build errors (DPA_ENOMEM when the grid does not fit max_grid). */
+dpa_status dpa_accountant_pld(dpa_accountant *a, dpa_direction dir, dpa_pld_export *out, dpa_error *err);
+
+/* The characteristic function of the privacy loss of the spec's composition
+ * (CF Def. 5, LT eq 4), direction dir (remove: W = log dP/dQ under P; add:
+ * the reversed pair), at n points t[i]:
+ *   phi(t) = E[e^{i t W} ; W finite] = re[i] + i im[i]
+ * (a sub-probability's transform when the loss is +inf with positive
+ * probability: phi(0) = 1 - that mass).  error[i] bounds |computed - true|:
+ * a proven bound (round-off, first order) when *certified = 1 (atoms,
+ * Gaussian, Laplace leaves: closed forms); for Poisson-subsampled Gaussian
+ * or Laplace leaves (numerical quadrature, docs/phi.md §2) it includes the
+ * quadrature's node-doubling estimate and *certified = 0.  Domain: finite
+ * t (any sign), n >= 1.  Errors: DPA_EINVAL (NULL arguments, n = 0, a
+ * non-finite t, dir not remove/add/both), DPA_EUNSUPPORTED for leaves the
+ * phi method does not take (subsampled compositions, sampling without
+ * replacement, zcdp, random allocation), DPA_ENUMERIC when a quadrature
+ * does not settle, DPA_ENOMEM. */
+dpa_status dpa_characteristic(const dpa_spec *spec, dpa_direction dir, const double *t, size_t n, double *re,
+                              double *im, double *error, int *certified, dpa_error *err);
+
+/* The privacy profile from the Renyi curve (LT §3): at one epsilon, */
+typedef struct dpa_lt_point {
+    double eps;
+    /* the inverse Laplace transform of LT eq 37 (Bromwich integral of
+     * E_{1-s} / (s (s - 1)) along a vertical line of complex Renyi orders),
+     * plus the mass at +inf: a numerical ESTIMATE of delta(eps), the larger
+     * of the two directions; NAN where none is available (see
+     * dpa_lt_info.estimate_note).  error_estimate: its estimated absolute
+     * error (node doubling, truncation, round-off; not a proof). */
+    double estimate, estimate_remove, estimate_add, error_estimate;
+    /* a certified upper bound on delta(eps) from the real Renyi curve: the
+     * rdp method's conversion (dpa_options.rdp_conversion, docs/rdp.md §4)
+     * over its orders; +INFINITY where it certifies nothing */
+    double bound;
+} dpa_lt_point;
+
+typedef struct dpa_lt_info {
+    int has_estimate;      /* 1: the estimates are numbers */
+    int has_bound;         /* 1: the rdp method took the spec */
+    char estimate_note[512]; /* why there is no estimate ("" if there is) */
+    char bound_note[512];      /* why there is no bound ("" if there is) */
+} dpa_lt_info;
+
+/* The Renyi curve back to the privacy profile at eps[0..n-1] (finite, any
+ * order): out[i] (the caller's array) gets the estimate and the bound, info
+ * says which exist.  The estimate needs a composition the phi method takes
+ * with a Gaussian-type factor (a continuous loss law whose Renyi function
+ * decays along vertical lines; docs/rdp.md §7); the bound needs the rdp
+ * method.  opt: NULL for the defaults (rdp_conversion is used).  Errors:
+ * DPA_EINVAL (NULL arguments, n = 0, a non-finite eps), DPA_EUNSUPPORTED
+ * when neither exists (with both reasons), DPA_ENOMEM.  At least one of
+ * has_estimate, has_bound is 1 on success. */
+dpa_status dpa_lt_profile(const dpa_spec *spec, const dpa_options *opt, const double *eps, size_t n,
+                          dpa_lt_point *out, dpa_lt_info *info, dpa_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -326,6 +326,32 @@ dpa_status dpa_phi_delta(dpa_phi *ph, double eps, dpa_phi_result *out, dpa_error
  * +inf as well). */
 dpa_status dpa_phi_epsilon(dpa_phi *ph, double delta, dpa_phi_result *out, dpa_error *err);
 
+/* The leaves of direction dir (0 remove, 1 add: the reversed pairs), *n of
+ * them (lent: valid until the next dpa_phi_add_* or dpa_phi_free). */
+const dpa_phi_leaf *dpa_phi_leaves(const dpa_phi *ph, int dir, size_t *n);
+/* Bracket [*lo, *up] of the composed +inf mass 1 - prod_i (1 - inf_i)^{k_i}
+ * of n leaves of one direction. */
+void dpa_phi_inf_mass(const dpa_phi_leaf *lv, size_t n, double *lo, double *up);
+
+/* ------------------------------------------------------------------ outputs
+ * (phi_cf.c; docs/phi.md §9) */
+
+/* phi(t_j) = E_A[e^{i t_j W} ; W finite] of the composition of the nl
+ * leaves lv (one direction), j < n: re, im and error (a bound on
+ * |computed - true|, see phi_cf.c) are the caller's arrays of n.
+ * *certified = 0 when a leaf is evaluated by quadrature (its error term is
+ * then the node-doubling estimate).  DPA_ENUMERIC when a quadrature does not
+ * settle or a value is not finite; DPA_ENOMEM. */
+dpa_status dpa_phi_cf(const dpa_phi_leaf *lv, size_t nl, const double *t, size_t n, double *re, double *im,
+                      double *error, int *certified, dpa_error *err);
+/* delta(x) of the composition of the nl leaves lv (one direction) by the
+ * Bromwich integral of LT eq 37 (dpa_phi_bromwich_H) plus the composed +inf
+ * mass: *value an estimate, *error its estimated absolute error (+INFINITY
+ * when the node doubling did not settle).  Needs a smooth leaf
+ * (dpa_phi_leaf_smooth) for the integral to converge: the caller checks. */
+dpa_status dpa_phi_lt_estimate(const dpa_phi_leaf *lv, size_t nl, double x, double *value, double *error,
+                               dpa_error *err);
+
 /* A double-double sum hi + lo of products k w (huge counts times means or
  * atom positions), shared by the atom lattice and the inversion. */
 typedef struct dd { double hi, lo; } dd;

@@ -104,6 +104,12 @@ void dpa_phi_free(dpa_phi *ph)
     free(ph);
 }
 
+const dpa_phi_leaf *dpa_phi_leaves(const dpa_phi *ph, int dir, size_t *n)
+{
+    *n = ph->n;
+    return ph->lv[dir ? 1 : 0];
+}
+
 static void unprepare(dpa_phi *ph)
 {
     dir_clear(&ph->d[0]);
@@ -154,7 +160,7 @@ dpa_status dpa_phi_add_leafset(dpa_phi *ph, const dpa_leafset *L, dpa_error *err
 }
 
 /* composed +inf mass: 1 - prod (1 - inf_i)^{k_i} = -expm1(sum k_i log1p(-inf_i)) */
-static void inf_mass(const dpa_phi_leaf *lv, size_t n, double *lo, double *up)
+void dpa_phi_inf_mass(const dpa_phi_leaf *lv, size_t n, double *lo, double *up)
 {
     double sl = 0, su = 0;
     for (size_t i = 0; i < n; i++) {
@@ -186,7 +192,7 @@ static dpa_status prepare_dir(dpa_phi *ph, int d, dpa_error *err)
         }
         if (dpa_phi_leaf_smooth(&lv[i])) smooth = 1;
     }
-    inf_mass(lv, ph->n, &s->inf_lo, &s->inf_up);
+    dpa_phi_inf_mass(lv, ph->n, &s->inf_lo, &s->inf_up);
     if (!cont) {
         dpa_status st = dpa_phi_atoms_compose(s->ptrs, ph->n, ph->opt.max_atoms, &s->atoms, err);
         if (st) return st;

@@ -98,6 +98,14 @@ dpa_status dpa_pld_obtain(dpa_pld_acct *a, unsigned mask, unsigned rough, double
  * dpa_method_result_init).  Returns 1 if the raw upper bound was +inf. */
 int dpa_pld_evaluate_epsilon(dpa_pld_acct *a, double delta, dpa_result *out);
 
+/* ---- export.c ---- */
+
+/* The upper and lower composed measures of direction dir (remove, add; both
+ * the same for a symmetric pair) for dpa_accountant_pld: composes them at
+ * the finest step queried so far if they are missing (before any query:
+ * the step an eps query at delta 1e-6 starts from), lends them in *out. */
+dpa_status dpa_pld_export_dir(void *state, dpa_direction dir, dpa_pld_export *out, dpa_error *err);
+
 /* ---- counts.c ---- */
 
 /* Bounds on eps(delta) of the state's single plain leaf repeated counts[i]
