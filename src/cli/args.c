@@ -82,7 +82,7 @@ static const opt_def options[OPT_COUNT] = {
     [OPT_LOG_SCALE] = {"log-scale", BIT(CLI_CURVE), 1},
     [OPT_LABEL] = {"label", BIT(CLI_CURVE), 1},
     [OPT_LOSS] = {"loss", BIT(CLI_TAIL), 1},
-    [OPT_DIRECTION] = {"direction", BIT(CLI_TAIL), 1},
+    [OPT_DIRECTION] = {"direction", BIT(CLI_TAIL) | BIT(CLI_CURVE), 1},
 };
 
 /* Options each command requires. */
@@ -381,7 +381,10 @@ static int set_value(cli_args *a, opt_id id, const char *val)
         if (!strcmp(val, "profile")) a->kind = CLI_KIND_PROFILE;
         else if (!strcmp(val, "tradeoff")) a->kind = CLI_KIND_TRADEOFF;
         else if (!strcmp(val, "renyi")) a->kind = CLI_KIND_RENYI;
-        else return bad_value(id, "profile, tradeoff or renyi", val);
+        else if (!strcmp(val, "pld")) a->kind = CLI_KIND_PLD;
+        else if (!strcmp(val, "phi")) a->kind = CLI_KIND_PHI;
+        else if (!strcmp(val, "lt")) a->kind = CLI_KIND_LT;
+        else return bad_value(id, "profile, tradeoff, renyi, pld, phi or lt", val);
         return CLI_EXIT_OK;
     case OPT_FORMAT:
         return set_format(a, val);
@@ -412,6 +415,7 @@ static int set_value(cli_args *a, opt_id id, const char *val)
         if (!strcmp(val, "remove")) a->direction = DPA_DIR_REMOVE;
         else if (!strcmp(val, "add")) a->direction = DPA_DIR_ADD;
         else return bad_value(id, "remove or add", val);
+        a->given_direction = 1;
         return CLI_EXIT_OK;
     case OPT_AT:
         a->given_at = 1;
@@ -583,6 +587,12 @@ static int check_complete(cli_args *a)
     if (!a->spec)
         return usage_error(a, "missing SPEC (a file path, - for standard input, "
                            "or inline JSON)");
+    if (a->cmd == CLI_CURVE && (a->given & BIT(OPT_DIRECTION)) && a->kind != CLI_KIND_PLD)
+        return usage_error(a, "--direction applies to --kind pld only (phi and lt give both directions)");
+    if (a->cmd == CLI_CURVE && a->kind == CLI_KIND_PLD && (a->given & (BIT(OPT_FROM) | BIT(OPT_TO) | BIT(OPT_POINTS))))
+        return usage_error(a, "--from, --to and --points do not apply to --kind pld (it writes the whole grid)");
+    if (a->cmd == CLI_CURVE && a->kind >= CLI_KIND_PLD && a->nspecs > 1)
+        return usage_error(a, "--kind %s takes one SPEC, got %zu", a->kind == CLI_KIND_PLD ? "pld" : a->kind == CLI_KIND_PHI ? "phi" : "lt", a->nspecs);
     if (a->cmd == CLI_CURVE && (a->given & BIT(OPT_AT)) && a->kind != CLI_KIND_TRADEOFF)
         return usage_error(a, "--at applies to --kind tradeoff only");
     if (a->cmd == CLI_CURVE && (a->given & (BIT(OPT_SUBSAMPLE) | BIT(OPT_GROUP) | BIT(OPT_INVERSE) | BIT(OPT_SYMMETRIZE))) &&

@@ -36,7 +36,9 @@ typedef enum cli_command {
     CLI_NCOMMANDS
 } cli_command;
 
-enum { CLI_KIND_PROFILE = 0, CLI_KIND_TRADEOFF, CLI_KIND_RENYI };
+/* curve --kind; the kinds from CLI_KIND_PLD on are the representations
+ * (curve_rep.c): tables only, one SPEC */
+enum { CLI_KIND_PROFILE = 0, CLI_KIND_TRADEOFF, CLI_KIND_RENYI, CLI_KIND_PLD, CLI_KIND_PHI, CLI_KIND_LT };
 enum { CLI_FORMAT_DEFAULT = 0, CLI_FORMAT_CSV, CLI_FORMAT_JSON, CLI_FORMAT_SVG, CLI_FORMAT_PNG, CLI_FORMAT_TEXT,
        CLI_FORMAT_PDF };
 /* curve --log-scale: bits */
@@ -115,6 +117,7 @@ typedef struct cli_args {
     /* tail: the loss value t (--loss) and the direction (--direction) */
     double loss;
     dpa_direction direction;
+    int given_direction; /* curve --kind pld: --direction was given (else both) */
 } cli_args;
 
 /* ---- clt_out.c ---- */

@@ -580,7 +580,7 @@ static int emit_plot(const cli_args *a, const curves *cs, size_t ns, char (*labe
 }
 
 /* The format: --format, else --json, else from -o's extension, else csv. */
-static int format_of(const cli_args *a)
+int cli_curve_format(const cli_args *a)
 {
     if (a->format != CLI_FORMAT_DEFAULT) return a->format;
     if (a->json) return CLI_FORMAT_JSON;
@@ -622,7 +622,8 @@ static int curves_of(const cli_args *a, const char *text, curves *cs)
 
 int cli_run_curve(const cli_args *a, const char *text)
 {
-    int fmt = format_of(a), rc = CLI_EXIT_OK;
+    if (a->kind >= CLI_KIND_PLD) return cli_run_curve_rep(a, text);
+    int fmt = cli_curve_format(a), rc = CLI_EXIT_OK;
     if ((fmt == CLI_FORMAT_PNG || fmt == CLI_FORMAT_PDF) && !a->output)
         return cli_fail(CLI_EXIT_USAGE, "curve: %s output needs -o FILE (binary data is not written to a terminal)",
                         fmt == CLI_FORMAT_PNG ? "PNG" : "PDF");

@@ -44,6 +44,13 @@ void cli_curves_figure_options(const cli_args *a, cli_figure *f);
 
 /* curve.c: 1 if the x axis is logarithmic (--log-scale x or xy) */
 int cli_curve_logx(const cli_args *a);
+/* curve.c: the output format (CLI_FORMAT_*): --format, else --json, else
+ * from -o's extension, else csv */
+int cli_curve_format(const cli_args *a);
+
+/* curve_rep.c: `curve --kind pld|phi|lt` (tables of the representations;
+ * one SPEC, csv or json) */
+int cli_run_curve_rep(const cli_args *a, const char *text);
 
 /* report.c */
 int cli_run_report(const cli_args *a, const char *spec_text);
