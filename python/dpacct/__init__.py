@@ -30,6 +30,7 @@ from .ledger import Ledger, LedgerDecision
 from .dpsgd import (dpsgd_steps, dpsgd_event, dpsgd_epsilon, get_noise_multiplier, dpsgd_calibrate,
                     compute_dp_sgd_privacy, compute_noise, DpsgdPlan)
 from .compat import PrivacyAccountant
+from .represent import pld, characteristic, lt_profile, clt_info
 
 __version__ = "0.1.0"
 
@@ -39,6 +40,7 @@ __all__ = [
     "events", "Event", "from_dp_event", "PrivacyAccountant",
     "dpsgd_steps", "dpsgd_event", "dpsgd_epsilon", "get_noise_multiplier", "dpsgd_calibrate",
     "compute_dp_sgd_privacy", "compute_noise", "DpsgdPlan",
+    "pld", "characteristic", "lt_profile", "clt_info",
     "Result", "EpsilonResult", "DeltaResult", "Profile", "EpsilonCurve", "RenyiCurve", "GdpMu",
     "RenyiValue", "RenyiResult", "Calibration",
     "DpacctError", "InvalidInputError", "InvalidSpecError", "UnsupportedError", "NumericError",

@@ -83,6 +83,55 @@ class dpa_loss_tail(ctypes.Structure):
                 ("note", ctypes.c_char * 160)]
 
 
+class dpa_pld_measure(ctypes.Structure):
+    _fields_ = [("step", ctypes.c_double),
+                ("offset", ctypes.c_longlong),
+                ("n", ctypes.c_size_t),
+                ("mass", c_double_p),
+                ("inf", ctypes.c_double),
+                ("tail_above", ctypes.c_double),
+                ("tail_outside", ctypes.c_double),
+                ("roundoff", ctypes.c_double),
+                ("rel_err", ctypes.c_double)]
+
+
+class dpa_pld_export(ctypes.Structure):
+    _fields_ = [("direction", ctypes.c_int),
+                ("upper", dpa_pld_measure),
+                ("lower", dpa_pld_measure),
+                ("lower_certified", ctypes.c_int)]
+
+
+class dpa_lt_point(ctypes.Structure):
+    _fields_ = [("eps", ctypes.c_double),
+                ("estimate", ctypes.c_double),
+                ("estimate_remove", ctypes.c_double),
+                ("estimate_add", ctypes.c_double),
+                ("error_estimate", ctypes.c_double),
+                ("bound", ctypes.c_double)]
+
+
+class dpa_lt_info(ctypes.Structure):
+    _fields_ = [("has_estimate", ctypes.c_int),
+                ("has_bound", ctypes.c_int),
+                ("estimate_note", ctypes.c_char * 512),
+                ("bound_note", ctypes.c_char * 512)]
+
+
+class dpa_clt_info(ctypes.Structure):
+    _fields_ = [("mu", ctypes.c_double),
+                ("mu_lower", ctypes.c_double),
+                ("mu_upper", ctypes.c_double),
+                ("kl", ctypes.c_double * 2),
+                ("kappa2", ctypes.c_double * 2),
+                ("kbar3", ctypes.c_double * 2),
+                ("gamma", ctypes.c_double * 2),
+                ("gamma_envelope", ctypes.c_double * 2),
+                ("limit_mu", ctypes.c_double),
+                ("symmetric", ctypes.c_int),
+                ("clt_regime", ctypes.c_int)]
+
+
 class dpa_gdp_mu(ctypes.Structure):
     _fields_ = [("lower", ctypes.c_double),
                 ("upper", ctypes.c_double),
@@ -165,6 +214,11 @@ STRUCTS = {
     "dpa_result": dpa_result,
     "dpa_gdp_mu": dpa_gdp_mu,
     "dpa_loss_tail": dpa_loss_tail,
+    "dpa_pld_measure": dpa_pld_measure,
+    "dpa_pld_export": dpa_pld_export,
+    "dpa_lt_point": dpa_lt_point,
+    "dpa_lt_info": dpa_lt_info,
+    "dpa_clt_info": dpa_clt_info,
     "dpa_calibration": dpa_calibration,
     "dpa_param_info": dpa_param_info,
     "dpa_renyi_value": dpa_renyi_value,
@@ -208,6 +262,12 @@ _SIGNATURES = {
     "dpa_epsilon_counts": (ctypes.c_int, [_P, c_double_p, ctypes.c_size_t, ctypes.c_double,
                                           ctypes.POINTER(dpa_options), ctypes.POINTER(dpa_result), _E]),
     "dpa_accountant_gdp_mu": (ctypes.c_int, [_P, ctypes.POINTER(dpa_gdp_mu), _E]),
+    "dpa_accountant_clt_info": (ctypes.c_int, [_P, ctypes.POINTER(dpa_clt_info), _E]),
+    "dpa_accountant_pld": (ctypes.c_int, [_P, ctypes.c_int, ctypes.POINTER(dpa_pld_export), _E]),
+    "dpa_characteristic": (ctypes.c_int, [_P, ctypes.c_int, c_double_p, ctypes.c_size_t, c_double_p, c_double_p,
+                                          c_double_p, ctypes.POINTER(ctypes.c_int), _E]),
+    "dpa_lt_profile": (ctypes.c_int, [_P, ctypes.POINTER(dpa_options), c_double_p, ctypes.c_size_t,
+                                      ctypes.POINTER(dpa_lt_point), ctypes.POINTER(dpa_lt_info), _E]),
     "dpa_calibrate": (ctypes.c_int, [_P, ctypes.c_double, ctypes.c_double, ctypes.POINTER(dpa_options),
                                      ctypes.c_double, ctypes.POINTER(dpa_calibration), _E]),
     "dpa_renyi": (ctypes.c_int, [_P, ctypes.c_double, ctypes.c_double, ctypes.POINTER(dpa_renyi_result), _E]),

@@ -505,6 +505,12 @@ class Accountant:
                 "method": _METHOD_NAMES.get(r.method),
                 "note": _lib.text(r.note)}
 
+    def pld(self, direction: str = "remove") -> Dict[str, Any]:
+        """The composed PLD of one direction (method pld only), on the finest
+        grid this accountant's queries have used: see dpacct.pld."""
+        from .represent import pld_of
+        return pld_of(self, direction)
+
     def beta_at(self, alpha: float, tol: float = 0.0) -> Tuple[float, float]:
         """The tradeoff function at one point, bracketed: (lower, upper) on
         beta(alpha), the smallest type II error of a test with type I error
