@@ -754,4 +754,64 @@ usage_error "tail without --loss" tail '{"gaussian": {"sigma": 1}}'
 usage_error "tail --loss nan" tail --loss nan '{"gaussian": {"sigma": 1}}'
 usage_error "tail --direction both" tail --loss 0 --direction both '{"gaussian": {"sigma": 1}}'
 
+# ------------------------------------- representations (curve --kind pld|phi|lt) --
+# delta of mu-GDP at mu = 1 (GDP Cor 2.13): delta(1) = Phi(-1/2) - e Phi(-3/2) = 0.126936737507445
+run curve --kind pld "$GAUSS"
+check "curve --kind pld: each measure's masses sum to 1 within its allowance; the bracket from the rows holds delta(1) of mu = 1" \
+    eval 'rc_is 0 && python3 - "$TMP/out" <<'"'"'EOF'"'"'
+import math, re, sys
+meta, rows = {}, {}
+for line in open(sys.argv[1]):
+    if line.startswith("#"):
+        k = tuple(line[2:line.index(":")].split())
+        meta[k] = {a: b for a, b in (f.split("=") for f in line[line.index(":") + 1:].split())}
+    elif not line.startswith("direction"):
+        d, m, i, z, w = line.strip().split(",")
+        rows.setdefault((d, m), []).append((float(z), float(w)))
+assert set(meta) == {("both", "upper"), ("both", "lower")}, meta
+ref, U = 0.126936737507445, 2.0 ** -53
+for k, m in meta.items():
+    n = int(m["n"]); pts = rows[k]
+    assert len(pts) == n + 1 and pts[-1][0] == math.inf and float(m["inf"]) == pts[-1][1]
+    tot = math.fsum(w for _, w in pts)
+    assert abs(tot - 1) <= float(m["truncated_mass"]) + 4 * n * U + float(m["rel_err"]) + float(m["roundoff"]), tot
+    s = math.fsum(w * -math.expm1(1 - z) for z, w in pts if z > 1)
+    f = 2 * n * U + float(m["rel_err"])
+    if k[1] == "upper": assert s * (1 + f) + float(m["tail_above"]) + float(m["roundoff"]) >= ref
+    else: assert s * (1 - f) - float(m["truncated_mass"]) - float(m["roundoff"]) <= ref
+EOF'
+run curve --kind pld --json "$PG"
+check "curve --kind pld --json: both directions of a subsampled Gaussian, masses as many as n" \
+    json "[x['direction'] for x in d['directions']] == ['remove', 'add'] and all(len(x[k]['mass']) == x[k]['n'] and x[k]['certified'] for x in d['directions'] for k in ('upper', 'lower'))"
+run curve --kind pld --direction add --json "$PG"
+check "curve --kind pld --direction add: one direction" json "[x['direction'] for x in d['directions']] == ['add']"
+# phi(t) of mu = 1: exp(i t/2 - t^2/2); at t = 1: 0.532280730215, 0.290786288212
+run curve --kind phi --from 0 --to 1 --points 2 "$GAUSS"
+check "curve --kind phi: the Gaussian's phi(1) within its certified error" eval 'rc_is 0 && python3 - "$TMP/out" <<'"'"'EOF'"'"'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[0] == "t,re_remove,im_remove,error_remove,re_add,im_add,error_add,error_certified"
+t, re_, im, e, re2, im2, e2, c = lines[2].split(",")
+assert t == "1" and c == "true" and float(e) < 1e-14
+assert abs(float(re_) - 0.532280730215) < 1e-12 and abs(float(im) - 0.290786288212) < 1e-12 and (re_, im) == (re2, im2)
+EOF'
+run curve --kind lt --from 0 --to 2 --points 3 --json "$GAUSS"
+check "curve --kind lt: the estimate (labelled) is delta of mu = 1, the bound certified above it" \
+    json "d['kind'] == 'lt' and 'estimate' in d['estimate']['what'] and 'certified upper bound' in d['bound']['what'] and
+          abs(d['points'][1]['delta_estimate'] - 0.126936737507445) < 1e-12 and
+          all(p['delta_bound'] >= p['delta_estimate'] for p in d['points']) and
+          not any('upper' in k or 'lower' in k for k in d['points'][0])"
+run curve --kind lt --points 3 --json '{"randomized_response": {"epsilon": 1}}'
+check "curve --kind lt of atoms: no estimate (null, with the reason), the bound" \
+    json "d['estimate']['available'] is False and 'LT eq 37' in d['estimate']['note'] and d['points'][0]['delta_estimate'] is None and d['bound']['available'] is True"
+usage_error "curve --kind pld --format svg" curve --kind pld --format svg "$GAUSS"
+usage_error "curve --kind pld --from" curve --kind pld --from 1 "$GAUSS"
+usage_error "curve --kind pld --method exact" curve --kind pld --method exact "$GAUSS"
+usage_error "curve --kind phi --method pld" curve --kind phi --method pld "$GAUSS"
+usage_error "curve --kind lt with two SPECs" curve --kind lt "$GAUSS" "$GAUSS"
+usage_error "curve --direction with --kind profile" curve --direction add "$GAUSS"
+usage_error "curve --kind bogus" curve --kind bogus "$GAUSS"
+run curve --kind phi '{"zcdp": {"rho": 1}}'
+check "curve --kind phi of zcdp: refused, naming rdp" eval '! rc_is 0 && err_prefixed && grep -q rdp "$TMP/err" && out_empty'
+
 finish

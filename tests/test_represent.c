@@ -1,5 +1,5 @@
 /* The representations out (src/acct/represent.c, src/pld/export.c,
- * src/phi/phi_cf.c; docs/guarantees.md §3.18, docs/phi.md §9, docs/rdp.md §7):
+ * src/phi/phi_cf.c; docs/guarantees.md §3.17, docs/phi.md §9, docs/rdp.md §7):
  *  - dpa_accountant_pld: each exported measure's total mass is 1 within
  *    its stated allowance; the delta bracket recomputed here from the masses
  *    (the formula of accountant.h) encloses the Gaussian's closed-form delta
@@ -189,6 +189,14 @@ static void test_pld_refusals(void **st)
     a = acct(s, DPA_METHOD_PLD);
     assert_int_equal(dpa_accountant_pld(a, (dpa_direction)7, &x, &err), DPA_EINVAL);
     assert_non_null(strstr(err.message, "direction"));
+    dpa_accountant_free(a);
+    dpa_spec_free(s);
+    /* no step: the unit mass at loss 0 */
+    s = spec_of("{\"no_op\": {}}");
+    a = acct(s, DPA_METHOD_PLD);
+    assert_int_equal(dpa_accountant_pld(a, DPA_DIR_ADD, &x, &err), DPA_OK);
+    assert_true(x.direction == DPA_DIR_BOTH && x.upper.n == 1 && x.upper.offset == 0 && x.upper.mass[0] == 1 &&
+                x.lower.mass[0] == 1 && x.upper.inf == 0);
     dpa_accountant_free(a);
     dpa_spec_free(s);
 }

@@ -406,7 +406,7 @@ typedef struct dpa_loss_tail {
 dpa_status dpa_accountant_loss_tail(dpa_accountant *a, double t, dpa_direction dir, dpa_loss_tail *out,
                                     dpa_error *err);
 
-/* ---- representations (docs/guarantees.md §3.18, docs/phi.md §9, docs/rdp.md §7) ---- */
+/* ---- representations (docs/guarantees.md §3.17, docs/phi.md §9, docs/rdp.md §7) ---- */
 
 /* One composed grid measure of the PLD method: masses mass[i] >= 0 at the
  * privacy losses z_i = (offset + i) * step, i < n, and inf at +inf. */
@@ -424,7 +424,7 @@ typedef struct dpa_pld_measure {
 
 /* The PLD of one direction: the upper (pessimistic, connect-the-dots) and
  * lower (optimistic) grid measures whose hockey-stick curves bracket the
- * privacy profile (docs/guarantees.md §3.18):
+ * privacy profile (docs/guarantees.md §3.17):
  *   delta(eps) <= (sum_i upper.mass[i] (1 - e^{eps - z_i})_+ + upper.inf)
  *                 (1 + 2 n u + upper.rel_err) + upper.tail_above + upper.roundoff
  *   delta(eps) >= (sum_i lower.mass[i] (1 - e^{eps - z_i})_+ + lower.inf)

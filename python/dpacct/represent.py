@@ -10,7 +10,7 @@ a spec, as arrays (numpy when installed, else lists).
     >>> round(sum(d["upper"]["mass"]) + d["upper"]["inf"], 9)
     1.0
 
-See docs/guarantees.md §3.18 (the PLD), docs/phi.md §9 (phi) and
+See docs/guarantees.md §3.17 (the PLD), docs/phi.md §9 (phi) and
 docs/rdp.md §7 (the profile from the Renyi curve); the C functions are
 dpa_accountant_pld, dpa_characteristic, dpa_lt_profile and
 dpa_accountant_clt_info in include/dpacct/accountant.h.
@@ -86,7 +86,7 @@ def pld(spec: Any, direction: str = "remove", *, neighboring: Any = None, accura
         (pessimistic) measure's hockey-stick sum, times (1 + 2 n u +
         rel_err), plus tail_above and roundoff, bounds delta(eps) from above;
         the lower one's, times (1 - 2 n u - rel_err), minus truncated_mass
-        and roundoff, from below (docs/guarantees.md §3.18).
+        and roundoff, from below (docs/guarantees.md §3.17).
 
     Raises:
         InvalidInputError, InvalidSpecError, UnsupportedError (zcdp leaves),

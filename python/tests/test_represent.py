@@ -2,7 +2,7 @@
 """dpacct.pld, characteristic, lt_profile, clt_info (python/dpacct/represent.py)
 against independent computations: the Gaussian closed forms (delta of
 mu-GDP, GDP Cor 2.13; phi(t) = exp(i t mu^2/2 - t^2 mu^2/2)), the delta
-bracket recomputed here from the exported masses (docs/guarantees.md §3.18)
+bracket recomputed here from the exported masses (docs/guarantees.md §3.17)
 against Accountant.delta and the `dpacct delta` command, phi against the
 transform of the exported PLD, and clt_info against the numbers
 `dpacct epsilon --method gdp --json` prints.  Runs under pytest or alone

@@ -1,7 +1,7 @@
 /* The accountant's representations out: the PLD method's composed grid
  * measures, the characteristic function of the privacy loss, and the
  * privacy profile from the Renyi curve (LT §3) (include/dpacct/
- * accountant.h; docs/guarantees.md §3.18, docs/phi.md §9, docs/rdp.md §7).
+ * accountant.h; docs/guarantees.md §3.17, docs/phi.md §9, docs/rdp.md §7).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Argument checks and dispatch only: the PLD measures are the pld method's
@@ -27,8 +27,16 @@ dpa_status dpa_accountant_pld(dpa_accountant *a, dpa_direction dir, dpa_pld_expo
         return dpa_error_set(err, DPA_EUNSUPPORTED,
                              "pld export: the accountant's method is %s; only pld has a privacy loss distribution "
                              "(build it with method pld)", dpa_method_name(ops->id));
-    if (!dpa_accountant_state(a))
-        return dpa_error_set(err, DPA_EUNSUPPORTED, "pld export: the spec has no step (nothing is composed)");
+    if (dpa_accountant_leafset(a)->n == 0) {
+        /* no step (identities only): P = Q, the loss is 0 with probability 1 */
+        static const double unit = 1.0;
+        memset(out, 0, sizeof *out);
+        out->direction = DPA_DIR_BOTH;
+        out->upper = (dpa_pld_measure){1.0, 0, 1, &unit, 0, 0, 0, 0, 0};
+        out->lower = out->upper;
+        out->lower_certified = 1;
+        return DPA_OK;
+    }
     return dpa_pld_export_dir(dpa_accountant_state(a), dir, out, err);
 }
 
@@ -127,8 +135,8 @@ static dpa_status lt_estimate(const dpa_spec *spec, const double *eps, size_t n,
     dpa_status st = DPA_OK;
     if (!smooth) {
         snprintf(info->estimate_note, sizeof info->estimate_note,
-                 "no Gaussian-type step: the loss law has atoms or jumps, whose Renyi function does not decay along "
-                 "vertical lines, so the Bromwich integral (LT eq 37) does not converge");
+                 "no Gaussian-type step: the loss law has atoms or jumps (or is a point mass), whose Renyi function "
+                 "does not decay along vertical lines, so the Bromwich integral (LT eq 37) does not converge");
         goto done;
     }
     for (size_t i = 0; i < n && !st; i++) {

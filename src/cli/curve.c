@@ -622,8 +622,8 @@ static int curves_of(const cli_args *a, const char *text, curves *cs)
 
 int cli_run_curve(const cli_args *a, const char *text)
 {
-    if (a->kind >= CLI_KIND_PLD) return cli_run_curve_rep(a, text);
     int fmt = cli_curve_format(a), rc = CLI_EXIT_OK;
+    if (a->kind >= CLI_KIND_PLD) return cli_run_curve_rep(a, text, fmt);
     if ((fmt == CLI_FORMAT_PNG || fmt == CLI_FORMAT_PDF) && !a->output)
         return cli_fail(CLI_EXIT_USAGE, "curve: %s output needs -o FILE (binary data is not written to a terminal)",
                         fmt == CLI_FORMAT_PNG ? "PNG" : "PDF");

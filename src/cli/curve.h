@@ -49,8 +49,8 @@ int cli_curve_logx(const cli_args *a);
 int cli_curve_format(const cli_args *a);
 
 /* curve_rep.c: `curve --kind pld|phi|lt` (tables of the representations;
- * one SPEC, csv or json) */
-int cli_run_curve_rep(const cli_args *a, const char *text);
+ * one SPEC) in the format fmt (CLI_FORMAT_*: csv or json, else an error) */
+int cli_run_curve_rep(const cli_args *a, const char *text, int fmt);
 
 /* report.c */
 int cli_run_report(const cli_args *a, const char *spec_text);

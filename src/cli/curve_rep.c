@@ -113,7 +113,7 @@ static void pld_measure(FILE *fp, const char *dir, const char *which, const dpa_
     fprintf(fp, "%s,%s,,inf,%.17g\n", dir, which, m->inf + 0.0);
 }
 
-static int run_pld(const cli_args *a, const dpa_spec *spec)
+static int run_pld(const cli_args *a, const dpa_spec *spec, int json)
 {
     if (check_method(a, "pld", 1) != CLI_EXIT_OK) return CLI_EXIT_USAGE;
     dpa_options o = a->opt;
@@ -155,7 +155,6 @@ static int run_pld(const cli_args *a, const dpa_spec *spec)
         dpa_accountant_free(acc);
         return cli_fail(CLI_EXIT_FAIL, "cannot open %s for writing", a->output);
     }
-    int json = cli_curve_format(a) == CLI_FORMAT_JSON;
     if (json) fputs("{\"kind\":\"pld\",\"method\":\"pld\",\"directions\":[", fp);
     else fputs("direction,measure,index,loss,mass\n", fp);
     for (int d = 0; d < nd; d++) {
@@ -173,7 +172,7 @@ static int run_pld(const cli_args *a, const dpa_spec *spec)
 
 /* ---- phi ---- */
 
-static int run_phi(const cli_args *a, const dpa_spec *spec)
+static int run_phi(const cli_args *a, const dpa_spec *spec, int json)
 {
     if (check_method(a, "phi", 0) != CLI_EXIT_OK) return CLI_EXIT_USAGE;
     double from = a->given_from ? a->from : PHI_FROM, to = a->given_to ? a->to : PHI_TO;
@@ -199,10 +198,9 @@ static int run_phi(const cli_args *a, const dpa_spec *spec)
         free(buf);
         return cli_fail(CLI_EXIT_FAIL, "cannot open %s for writing", a->output);
     }
-    int json = cli_curve_format(a) == CLI_FORMAT_JSON;
     static const char *const dn[2] = {"remove", "add"};
     if (json) fprintf(fp, "{\"kind\":\"phi\",\"certified\":%s,\"points\":[", cert[0] && cert[1] ? "true" : "false");
-    else fputs("t,re_remove,im_remove,error_remove,re_add,im_add,error_add\n", fp);
+    else fputs("t,re_remove,im_remove,error_remove,re_add,im_add,error_add,error_certified\n", fp);
     for (size_t i = 0; i < n; i++) {
         if (json) fprintf(fp, "%s{\"t\":", i ? "," : "");
         put_num(fp, t[i], json);
@@ -216,6 +214,7 @@ static int run_phi(const cli_args *a, const dpa_spec *spec)
             }
             if (json) fputc('}', fp);
         }
+        if (!json) fputs(cert[0] && cert[1] ? ",true" : ",false", fp);
         fputs(json ? "}" : "\n", fp);
     }
     if (json) fputs("]}\n", fp);
@@ -239,7 +238,7 @@ static double lt_end(const cli_args *a, const dpa_spec *spec, double from)
     return isfinite(e) && e > from ? e : from + LT_TO_FALLBACK;
 }
 
-static int run_lt(const cli_args *a, const dpa_spec *spec)
+static int run_lt(const cli_args *a, const dpa_spec *spec, int json)
 {
     if (check_method(a, "lt", 0) != CLI_EXIT_OK) return CLI_EXIT_USAGE;
     double from = a->given_from ? a->from : 0, to = a->given_to ? a->to : lt_end(a, spec, from);
@@ -267,12 +266,16 @@ static int run_lt(const cli_args *a, const dpa_spec *spec)
             free(p);
             return cli_library_bug("a NaN profile value");
         }
+    /* the CSV cannot say why a column is empty: standard error does */
+    if (!json) {
+        if (!info.has_estimate) fprintf(stderr, "dpacct: note: no delta_estimate: %s\n", info.estimate_note);
+        if (!info.has_bound) fprintf(stderr, "dpacct: note: no delta_bound: %s\n", info.bound_note);
+    }
     FILE *fp = open_out(a);
     if (!fp) {
         free(p);
         return cli_fail(CLI_EXIT_FAIL, "cannot open %s for writing", a->output);
     }
-    int json = cli_curve_format(a) == CLI_FORMAT_JSON;
     if (json) {
         fprintf(fp, "{\"kind\":\"lt\",\"estimate\":{\"available\":%s,\"what\":\"the inverse Laplace transform of LT eq "
                     "37 (Bromwich integral over complex Renyi orders): an estimate, not certified\",\"note\":",
@@ -305,9 +308,8 @@ static int run_lt(const cli_args *a, const dpa_spec *spec)
     return close_out(a, fp);
 }
 
-int cli_run_curve_rep(const cli_args *a, const char *text)
+int cli_run_curve_rep(const cli_args *a, const char *text, int fmt)
 {
-    int fmt = cli_curve_format(a);
     if (fmt != CLI_FORMAT_CSV && fmt != CLI_FORMAT_JSON)
         return cli_fail(CLI_EXIT_USAGE, "curve: --kind %s is a table: --format csv or json",
                         a->kind == CLI_KIND_PLD ? "pld" : a->kind == CLI_KIND_PHI ? "phi" : "lt");
@@ -315,7 +317,10 @@ int cli_run_curve_rep(const cli_args *a, const char *text)
     dpa_error_clear(&err);
     dpa_spec *spec = dpa_spec_from_json(text, &err);
     if (!spec) return cli_fail_status(DPA_EINVAL, &err);
-    int rc = a->kind == CLI_KIND_PLD ? run_pld(a, spec) : a->kind == CLI_KIND_PHI ? run_phi(a, spec) : run_lt(a, spec);
+    int json = fmt == CLI_FORMAT_JSON;
+    int rc = a->kind == CLI_KIND_PLD   ? run_pld(a, spec, json)
+             : a->kind == CLI_KIND_PHI ? run_phi(a, spec, json)
+                                       : run_lt(a, spec, json);
     dpa_spec_free(spec);
     return rc;
 }
