@@ -811,6 +811,7 @@ usage_error "curve --kind phi --method pld" curve --kind phi --method pld "$GAUS
 usage_error "curve --kind lt with two SPECs" curve --kind lt "$GAUSS" "$GAUSS"
 usage_error "curve --direction with --kind profile" curve --direction add "$GAUSS"
 usage_error "curve --kind bogus" curve --kind bogus "$GAUSS"
+usage_error "curve --kind phi --title (a figure option)" curve --kind phi --title T "$GAUSS"
 run curve --kind phi '{"zcdp": {"rho": 1}}'
 check "curve --kind phi of zcdp: refused, naming rdp" eval '! rc_is 0 && err_prefixed && grep -q rdp "$TMP/err" && out_empty'
 

@@ -5,7 +5,9 @@
  *    (the formula of accountant.h) encloses the Gaussian's closed-form delta
  *    (long double, independent of the library) and the accountant's own
  *    delta query on the same grid; both directions of a Poisson-subsampled
- *    Gaussian; refusals;
+ *    Gaussian; the totals and brackets over leaf kinds (truncated atom lists,
+ *    Laplace, approx, subsampled Laplace, a mixed composition, an envelope
+ *    mechanism whose lower measure is not certified); refusals;
  *  - dpa_characteristic: the Gaussian's closed form phi(t) = exp(i t mu^2/2 -
  *    t^2 mu^2/2) (W ~ N(mu^2/2, mu^2), mu = sqrt(k)/sigma) within the stated
  *    certified error over a sweep of t, sigma and counts up to 1e6;
@@ -172,6 +174,46 @@ static void test_pld_subsampled(void **st)
     }
     dpa_accountant_free(a);
     dpa_spec_free(s);
+}
+
+/* Totals and brackets over leaf kinds (atoms, truncated atom lists,
+ * Laplace, Poisson subsampling, mixed compositions, an upper-envelope
+ * mechanism): each measure's total within its allowance, and the bracket
+ * from the masses meets the accountant's own at several eps. */
+static void test_pld_kinds(void **st)
+{
+    (void)st;
+    static const char *const specs[] = {
+        "{\"discrete_gaussian\": {\"sigma\": 2}}",
+        "{\"repeat\": {\"count\": 5, \"event\": {\"laplace\": {\"scale\": 1}}}}",
+        "{\"exponential_mechanism\": {\"epsilon\": 1}}",
+        "{\"repeat\": {\"count\": 3, \"event\": {\"approx\": {\"epsilon\": 1, \"delta\": 0.001}}}}",
+        "{\"repeat\": {\"count\": 7, \"event\": {\"poisson\": {\"rate\": 0.3, \"event\": {\"laplace\": {\"scale\": 2}}}}}}",
+        "{\"compose\": [{\"gaussian\": {\"sigma\": 2}}, {\"randomized_response\": {\"epsilon\": 0.5}}]}",
+    };
+    for (size_t j = 0; j < sizeof specs / sizeof *specs; j++) {
+        dpa_spec *s = spec_of(specs[j]);
+        dpa_accountant *a = acct(s, DPA_METHOD_PLD);
+        dpa_error err;
+        for (int d = 1; d <= 2; d++) {
+            dpa_pld_export x;
+            assert_int_equal(dpa_accountant_pld(a, (dpa_direction)d, &x, &err), DPA_OK);
+            check_total(&x.upper);
+            check_total(&x.lower);
+            assert_int_equal(x.lower_certified, j != 2); /* the exponential mechanism's envelope */
+            for (double eps = -0.5; eps <= 3; eps += 0.5) {
+                dpa_result r;
+                assert_int_equal(dpa_accountant_delta(a, eps, &r, &err), DPA_OK);
+                assert_int_equal(dpa_accountant_pld(a, (dpa_direction)d, &x, &err), DPA_OK);
+                double up = delta_from(&x.upper, 0, eps), lo = delta_from(&x.lower, 1, eps);
+                double qu = x.direction == DPA_DIR_BOTH ? r.upper : d == 1 ? r.upper_remove : r.upper_add;
+                double ql = x.direction == DPA_DIR_BOTH ? r.lower : d == 1 ? r.lower_remove : r.lower_add;
+                assert_true(lo <= up && lo <= qu && up >= ql);
+            }
+        }
+        dpa_accountant_free(a);
+        dpa_spec_free(s);
+    }
 }
 
 static void test_pld_refusals(void **st)
@@ -393,7 +435,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pld_gaussian),   cmocka_unit_test(test_pld_subsampled),
-        cmocka_unit_test(test_pld_refusals),   cmocka_unit_test(test_phi_gaussian),
+        cmocka_unit_test(test_pld_kinds),      cmocka_unit_test(test_pld_refusals),
+        cmocka_unit_test(test_phi_gaussian),
         cmocka_unit_test(test_phi_atoms),      cmocka_unit_test(test_phi_subsampled),
         cmocka_unit_test(test_phi_refusals),   cmocka_unit_test(test_lt_gaussian),
         cmocka_unit_test(test_lt_subsampled_and_atoms),

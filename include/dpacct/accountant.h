@@ -430,7 +430,7 @@ typedef struct dpa_pld_measure {
  *   delta(eps) >= (sum_i lower.mass[i] (1 - e^{eps - z_i})_+ + lower.inf)
  *                 (1 - 2 n u - lower.rel_err) - lower.tail_outside - lower.roundoff
  * (u = 2^-53).  Each measure's total mass (sum + inf) is 1 up to the
- * truncated mass tail_outside and the round-off (n u + rel_err). */
+ * truncated mass tail_outside and the round-off (4 n u + rel_err + roundoff). */
 typedef struct dpa_pld_export {
     dpa_direction direction; /* DPA_DIR_REMOVE, DPA_DIR_ADD, or DPA_DIR_BOTH when the
                               * pair is symmetric (both directions are this PLD) */

@@ -591,6 +591,10 @@ static int check_complete(cli_args *a)
         return usage_error(a, "--direction applies to --kind pld only (phi and lt give both directions)");
     if (a->cmd == CLI_CURVE && a->kind == CLI_KIND_PLD && (a->given & (BIT(OPT_FROM) | BIT(OPT_TO) | BIT(OPT_POINTS))))
         return usage_error(a, "--from, --to and --points do not apply to --kind pld (it writes the whole grid)");
+    if (a->cmd == CLI_CURVE && a->kind >= CLI_KIND_PLD &&
+        (a->given & (BIT(OPT_TITLE) | BIT(OPT_SIZE) | BIT(OPT_DPI) | BIT(OPT_LOG_SCALE) | BIT(OPT_LABEL))))
+        return usage_error(a, "--title, --size, --dpi, --log-scale and --label are figure options: --kind %s is a "
+                           "table", a->kind == CLI_KIND_PLD ? "pld" : a->kind == CLI_KIND_PHI ? "phi" : "lt");
     if (a->cmd == CLI_CURVE && a->kind >= CLI_KIND_PLD && a->nspecs > 1)
         return usage_error(a, "--kind %s takes one SPEC, got %zu", a->kind == CLI_KIND_PLD ? "pld" : a->kind == CLI_KIND_PHI ? "phi" : "lt", a->nspecs);
     if (a->cmd == CLI_CURVE && (a->given & BIT(OPT_AT)) && a->kind != CLI_KIND_TRADEOFF)
