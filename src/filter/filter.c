@@ -14,6 +14,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "filter/filter_internal.h"
+#include "filter/filter_config.h"
 
 static const char *kind_name(dpa_filter_kind k)
 {
@@ -46,31 +47,12 @@ const char *dpa_filter_name(const dpa_filter *f) { return f ? kind_name(f->kind)
 static dpa_status get_num(json_t *o, const char *key, int required, double lo, double hi, int lo_open, double *out,
                           dpa_error *err)
 {
-    json_t *v = json_object_get(o, key);
-    if (!v) {
-        if (required) return dpa_error_set(err, DPA_EINVAL, "/%s: missing (a number)", key);
-        return DPA_OK;
-    }
-    if (!json_is_number(v)) return dpa_error_set(err, DPA_EINVAL, "/%s: must be a number", key);
-    double x = json_number_value(v);
-    if (!isfinite(x) || (lo_open ? !(x > lo) : !(x >= lo)) || !(x <= hi))
-        return dpa_error_set(err, DPA_EINVAL, "/%s: must be in %s%g, %g], got %.17g", key, lo_open ? "(" : "[", lo, hi, x);
-    *out = x;
-    return DPA_OK;
+    return dpa_f_get_num(o, "", key, required, lo, hi, lo_open, out, err);
 }
 
 static dpa_status check_keys(json_t *o, const char *const *allowed, const char *fname, dpa_error *err)
 {
-    const char *key;
-    json_t *v;
-    json_object_foreach(o, key, v)
-    {
-        int ok = 0;
-        for (const char *const *a = allowed; *a; a++)
-            if (!strcmp(*a, key)) ok = 1;
-        if (!ok) return dpa_error_set(err, DPA_EINVAL, "/%s: unknown key for filter \"%s\"", key, fname);
-    }
-    return DPA_OK;
+    return dpa_f_check_keys(o, "", allowed, fname, err);
 }
 
 void dpa_filter_free(dpa_filter *f)
@@ -93,6 +75,7 @@ static void reset_state(dpa_filter *f)
     for (size_t i = 0; f->spent_rho && i < f->norders; i++) f->spent_rho[i] = dpa_dec_int(0);
     f->has_res = 0;
     f->mu_res = 0;
+    f->delta_res = f->kind == DPA_F_GDP_RESIDUE ? f->delta : 0;
     f->mu2_spent = dpa_dec_int(0);
     for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
     f->nspecs = 0;
@@ -206,12 +189,18 @@ dpa_filter *dpa_filter_new_json(const char *config, dpa_error *err)
         if ((st = check_keys(o, k, name, err)) || (st = get_num(o, "rho", 1, 0, BUDGET_MAX, 0, &f->rho[0], err)) ||
             (st = get_num(o, "report_delta", 0, 0, 1, 1, &f->report_delta, err)))
             goto out;
-    } else if (!strcmp(name, "gdp") || !strcmp(name, "gdp-residue")) {
+    } else if (!strcmp(name, "gdp")) {
         static const char *const k[] = {"filter", "mu", "report_delta", NULL};
-        f->kind = !strcmp(name, "gdp") ? DPA_F_GDP : DPA_F_GDP_RESIDUE;
+        f->kind = DPA_F_GDP;
         if ((st = check_keys(o, k, name, err)) || (st = get_num(o, "mu", 1, 0, 1e6, 0, &f->mu, err)) ||
             (st = get_num(o, "report_delta", 0, 0, 1, 1, &f->report_delta, err)))
             goto out;
+    } else if (!strcmp(name, "gdp-residue") || !strcmp(name, "residue")) {
+        /* gdp-residue {"mu": M, "delta": D} (D optional: the approximate-GDP
+         * budget G_M (+) R_{0,D}), or the general residue filter's form
+         * {"budget": {"tradeoff": {...}}} (filter_budget.c) */
+        f->kind = DPA_F_GDP_RESIDUE;
+        if ((st = dpa_f_parse_residue(f, o, name, err))) goto out;
     } else if (!strcmp(name, "natural")) {
         static const char *const k[] = {"filter", "mu", "delta", "report_delta", NULL};
         if ((st = check_keys(o, k, name, err))) goto out;
@@ -339,6 +328,10 @@ char *dpa_filter_config_json(const dpa_filter *f)
     case DPA_F_NATURAL_GDP:
         dpa_f_sb_add(&b, ",\"mu\":");
         dpa_f_sb_num(&b, f->mu);
+        if (f->kind == DPA_F_GDP_RESIDUE && f->delta > 0) {
+            dpa_f_sb_add(&b, ",\"delta\":");
+            dpa_f_sb_num(&b, f->delta);
+        }
         dpa_f_sb_add(&b, ",\"report_delta\":");
         dpa_f_sb_num(&b, f->report_delta);
         break;
@@ -403,6 +396,10 @@ char *dpa_filter_state_json(const dpa_filter *f)
         if (f->has_res) {
             dpa_f_sb_add(&b, ",\"mu_residue\":");
             dpa_f_sb_num(&b, f->mu_res);
+        }
+        if (f->kind == DPA_F_GDP_RESIDUE && f->delta > 0) {
+            dpa_f_sb_add(&b, ",\"delta_residue\":");
+            dpa_f_sb_num(&b, f->delta_res);
         }
         dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
         break;
@@ -502,7 +499,7 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
                *keys_basic[] = {"filter", "accepted", "spent_epsilon", "keep", "log_keep", NULL},
                *keys_nd[] = {"filter", "accepted", "keep", "log_keep", NULL},
                *keys_rho[] = {"filter", "accepted", "spent_rho", NULL},
-               *keys_mu[] = {"filter", "accepted", "mu_squared_spent", "mu_residue", "mu_remaining", NULL},
+               *keys_mu[] = {"filter", "accepted", "mu_squared_spent", "mu_residue", "mu_remaining", "delta_residue", NULL},
                *keys_ng[] = {"filter", "accepted", "mu_squared_spent", "mu_spent", NULL},
                *keys_na[] = {"filter", "accepted", "delta_at_epsilon", "queries", NULL};
     const char *const *keys = f->kind == DPA_F_PURE ? keys_pure : f->kind == DPA_F_BASIC ? keys_basic
@@ -530,7 +527,8 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         goto out;
     }
     if (json_object_size(o) != (size_t)(3 + (f->kind == DPA_F_BASIC || f->kind == DPA_F_NATURAL_APPROX ||
-                                         json_object_get(o, "mu_residue") != NULL))) {
+                                         json_object_get(o, "mu_residue") != NULL) +
+                                        (json_object_get(o, "delta_residue") != NULL))) {
         st = dpa_error_set(err, DPA_EINVAL, "state: must have the keys of filter \"%s\" once each", kind_name(f->kind));
         goto out;
     }
@@ -577,6 +575,20 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
     }
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
+        /* approximate GDP: the residue's delta, in [0, D], present exactly when D > 0 */
+        v = json_object_get(o, "delta_residue");
+        if ((v != NULL) != (f->kind == DPA_F_GDP_RESIDUE && f->delta > 0)) {
+            st = dpa_error_set(err, DPA_EINVAL, "state /delta_residue: %s", v ? "only with a delta budget" : "missing (a number)");
+            break;
+        }
+        if (v) {
+            double x = json_is_number(v) ? json_number_value(v) : NAN;
+            if (!(x >= 0 && x <= f->delta)) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /delta_residue: must be a number in [0, %.17g]", f->delta);
+                break;
+            }
+            t.delta_res = x + 0.0;
+        }
         v = state_key(o, "mu_squared_spent", "mu_remaining", &old);
         if (old) { /* the remaining mu (a double): the base, nothing spent since */
             double x = json_is_number(v) ? json_number_value(v) : NAN;

@@ -541,9 +541,50 @@ static double comp_up(const law *l, double m, double t)
     return dpa_f_up(s * (1 + SUM_REL(l->n)));
 }
 
-static double budget_lo(double M, double t)
+/* The budget's profile on one direction, bounded below: c0 + s delta_M(t)
+ * (docs/filters.md, "Approximate GDP budgets").  For the budget
+ * B = G_M (+) R_{0,D}, a residue G_m (+) R_{0,d} and a query whose law has
+ * the mass a at +inf in this direction (h_{X (+) R_{0,d}} = d + (1 - d) h_X,
+ * RF Def 5), the residue condition (RF Thm 1) in this direction reads
+ *   d + (1 - d) (a + C_m(t)) <= D + (1 - D) delta_M(t),
+ * i.e. C_m(t) <= c0 + s delta_M(t) with s = (1 - D)/(1 - d) and
+ * c0 = 1 - a - s, C_m the profile of G_m (+) the law's finite atoms.  plain:
+ * c0 = 0, s = 1 exactly (d = D, a = 0: the GDP test of RF Thm 5, evaluated
+ * exactly as before approximate budgets); else s and c0 are lower bounds
+ * (c0 < 0: the test fails). */
+typedef struct bprof {
+    double M, c0, s;
+    int plain;
+} bprof;
+
+/* The residue's budget: G_M (+) R_{0,D} against G_m (+) R_{0,d} (+) L. */
+typedef struct dpa_f_bspec {
+    double M, D, d;
+} bspec;
+
+static bprof bprof_make(const bspec *b, double a)
 {
-    return gdelta_lo(M, t);
+    bprof p = {b->M, 0.0, 1.0, 1};
+    if (a == 0 && b->d == b->D) return p; /* s = 1, c0 = 0 exactly */
+    p.plain = 0;
+    double one_D_lo = dpa_f_dn(1 - b->D), one_D_up = dpa_f_up(1 - b->D);
+    double one_d_lo = dpa_f_dn(1 - b->d), one_d_up = dpa_f_up(1 - b->d);
+    if (b->d == b->D) {
+        p.s = 1;
+        p.c0 = -a; /* a > 0: never passes (the budget's delta is all the residue's) */
+        return p;
+    }
+    p.s = dpa_f_dn(one_D_lo / one_d_up);
+    double s_up = dpa_f_up(one_D_up / one_d_lo);
+    p.c0 = dpa_f_dn(dpa_f_dn(1 - a) - s_up);
+    return p;
+}
+
+static double budget_lo(const bprof *b, double t)
+{
+    double g = gdelta_lo(b->M, t);
+    if (b->plain) return g;
+    return fmax(0.0, dpa_f_dn(b->c0 + dpa_f_dn(b->s * g)));
 }
 
 /* The composition's upper bound at t, evaluated lazily: first on the law's
@@ -585,8 +626,12 @@ static int comp_le(const law *l, double m, cval *v, double x)
  * every t >= E.  Rounding: a0 down, b0 up for the Gaussian term, b0 down
  * in G, then TAIL_LOG_ABS. */
 #define TAIL_LOG_ABS 1e-9
-static int tail_ok(const law *l, double m, double M, double E)
+static int tail_ok(const law *l, double m, const bprof *bp, double E)
 {
+    double M = bp->M;
+    /* the budget is >= s delta_M (c0 >= 0): the log-ratio must stay below
+     * log s (0 when plain), rounded down by a few ulp of log */
+    double logs = bp->plain ? 0.0 : log(bp->s) * (1 + 1e-15) - 1e-300;
     if (!(m <= M) || l->n == 0) return l->n == 0;
     double P = 0;
     for (size_t j = 0; j < l->n; j++) P += l->p[j];
@@ -600,7 +645,7 @@ static int tail_ok(const law *l, double m, double M, double E)
     double G = log1p((m * m + 1) / (m * blo)) + log1p(M / blo) + log(m) - log(M - 1.0 / blo);
     double gauss = -0.5 * (alo - bhi) * (alo + bhi);
     double tot = log(P) + gauss + G;
-    return tot + TAIL_LOG_ABS + 1e-12 * (fabs(gauss) + fabs(G)) <= 0;
+    return tot + TAIL_LOG_ABS + 1e-12 * (fabs(gauss) + fabs(G)) <= logs;
 }
 
 /* Lower bound on the budget's tangent at t_b evaluated at t_a < t_b:
@@ -610,8 +655,9 @@ static int tail_ok(const law *l, double m, double M, double E)
  * 1e-15 of |log S|, from dpa_log_ndtr) and a few roundings of t_a and
  * log expm1: TANGENT_LOG_REL covers them with a factor > 10. */
 #define TANGENT_LOG_REL 1e-13
-static double tangent_lo(double M, double ta, double tb, double bb)
+static double tangent_lo(const bprof *bp, double ta, double tb, double bb)
 {
+    double M = bp->M;
     double d = dpa_f_dn(tb - ta);
     if (!(d > 0)) return bb;
     double z = -tb / M - 0.5 * M;
@@ -619,7 +665,8 @@ static double tangent_lo(double M, double ta, double tb, double bb)
     double ls = dpa_log_ndtr(z), lx = log(expm1(d));
     double lg = ls + ta + lx;
     lg -= TANGENT_LOG_REL * (fabs(ls) + fabs(ta) + fabs(lx) + 1);
-    return bb + exp(lg) * (1 - SLOPE_REL);
+    if (bp->plain) return bb + exp(lg) * (1 - SLOPE_REL);
+    return dpa_f_dn(bb + dpa_f_dn(bp->s * (exp(lg) * (1 - SLOPE_REL)))); /* the slope scaled by s */
 }
 
 /* Largest subdivision depth of one grid interval whose chord/tangent test
@@ -634,18 +681,18 @@ static double tangent_lo(double M, double ta, double tb, double bb)
  * the budget's lower bound at tb): 1 proven.  A failing interval is halved
  * (up to REFINE_DEPTH levels, *work evaluations in all); a node whose point
  * test fails ends the test (no refinement can help there). */
-static int seg_ok(const law *l, double m, double M, double ta, cval *ca, double tb, cval *cb, double bb, int depth,
+static int seg_ok(const law *l, double m, const bprof *bp, double ta, cval *ca, double tb, cval *cb, double bb, int depth,
                   int *work)
 {
-    if (comp_le(l, m, ca, tangent_lo(M, ta, tb, bb))) return 1;
+    if (comp_le(l, m, ca, tangent_lo(bp, ta, tb, bb))) return 1;
     if (depth <= 0 || *work <= 0) return 0;
     double tm = ta + 0.5 * (tb - ta);
     if (!(tm > ta && tm < tb)) return 0;
     (*work)--;
     cval cm = comp_at(l, m, tm);
-    double bm = budget_lo(M, tm);
+    double bm = budget_lo(bp, tm);
     if (!comp_le(l, m, &cm, bm)) return 0;
-    return seg_ok(l, m, M, ta, ca, tm, &cm, bm, depth - 1, work) && seg_ok(l, m, M, tm, &cm, tb, cb, bb, depth - 1, work);
+    return seg_ok(l, m, bp, ta, ca, tm, &cm, bm, depth - 1, work) && seg_ok(l, m, bp, tm, &cm, tb, cb, bb, depth - 1, work);
 }
 
 /* The grid of the test on [0, E] for one direction: n intervals uniform
@@ -654,11 +701,12 @@ static int seg_ok(const law *l, double m, double M, double ta, cval *ca, double 
  * with the body [0, E1], E1 = 4M + max(w_max, 0), where the binding points
  * of small queries lie, given half of them when E > E1.  Each interval
  * whose chord/tangent test fails is subdivided (seg_ok). */
-static int grid_ok_n(const law *l, double m, double M, double E, int n)
+static int grid_ok_n(const law *l, double m, const bprof *bp, double E, int n)
 {
+    double M = bp->M;
     if (!(E > 0)) {
         cval c0 = comp_at(l, m, 0.0);
-        return comp_le(l, m, &c0, budget_lo(M, 0.0));
+        return comp_le(l, m, &c0, budget_lo(bp, 0.0));
     }
     double wmax = l->n ? fmax(l->w[l->n - 1], 0.0) : 0.0;
     double E1 = fmin(E, 4 * M + wmax);
@@ -674,7 +722,7 @@ static int grid_ok_n(const law *l, double m, double M, double E, int n)
     for (int j = n; j > n - PRECHECK && j > 0; j--) {
         double t = GRID_T(j);
         cval c = comp_at(l, m, t);
-        if (!comp_le(l, m, &c, budget_lo(M, t))) return 0;
+        if (!comp_le(l, m, &c, budget_lo(bp, t))) return 0;
     }
     double tprev = 0;
     cval cprev = comp_at(l, m, 0.0);
@@ -683,28 +731,33 @@ static int grid_ok_n(const law *l, double m, double M, double E, int n)
         double t = GRID_T(j);
         if (!(t > tprev)) continue;
         cval c = comp_at(l, m, t);
-        double b = budget_lo(M, t);
+        double b = budget_lo(bp, t);
         if (!comp_le(l, m, &c, b)) return 0;
-        if (!seg_ok(l, m, M, tprev, &cprev, t, &c, b, REFINE_DEPTH, &work)) return 0;
+        if (!seg_ok(l, m, bp, tprev, &cprev, t, &c, b, REFINE_DEPTH, &work)) return 0;
         tprev = t;
         cprev = c;
     }
     return 1;
 }
 
-static int grid_ok(const law *l, double m, double M, double E)
+static int grid_ok(const law *l, double m, const bprof *bp, double E)
 {
-    return grid_ok_n(l, m, M, E, GRID_N);
+    return grid_ok_n(l, m, bp, E, GRID_N);
 }
 
-static int dir_ok(const law *l, double m, double M)
+/* The test in one direction against the budget b (the law's own mass at
+ * +inf enters the budget's offset, bprof_make). */
+static int dir_ok(const law *l, double m, const bspec *b)
 {
-    if (l->inf > 0) return 0; /* a mass at +inf is never below a Gaussian */
+    bprof bp = bprof_make(b, l->inf);
+    double M = b->M;
+    if (bp.plain && l->inf > 0) return 0; /* a mass at +inf is never below a Gaussian */
+    if (!(bp.c0 >= 0)) return 0;          /* the residue's delta leaves less than the query's mass at +inf */
     if (l->n == 0) return m <= M;
     double wmax = l->w[l->n - 1];
     if (m == 0) {
         if (wmax <= 0) return 1; /* delta_C(t) = 0 for t >= 0 */
-        return grid_ok(l, 0.0, M, wmax);
+        return grid_ok(l, 0.0, &bp, wmax);
     }
     if (m > M) return 0;
     /* E: the first of wmax+ + M 1.25^k / 2 (k = 0, 1, ..., E_STEPS) where the
@@ -712,13 +765,13 @@ static int dir_ok(const law *l, double m, double M)
     double E = -1, s = 0.5 * M;
     for (int k = 0; k < E_STEPS && isfinite(s); k++, s *= 1.25) {
         double e = fmax(wmax, 0.0) + s;
-        if (tail_ok(l, m, M, e)) {
+        if (tail_ok(l, m, &bp, e)) {
             E = e;
             break;
         }
     }
     if (E < 0) return 0;
-    return grid_ok(l, m, M, E);
+    return grid_ok(l, m, &bp, E);
 }
 
 /* m = sqrt(mu'^2 + mu0^2), rounded up */
@@ -729,29 +782,50 @@ static double gauss_total(double mu_prime, double mu0)
     return dpa_f_up(hypot(mu_prime, mu0) * (1 + 4 * DPA_UNIT_ROUNDOFF));
 }
 
-int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M)
+static int both_ok(const dpa_f_query *fq, double m, const bspec *b)
+{
+    if (!dir_ok(&fq->fwd, m, b)) return 0;
+    return fq->sym ? 1 : dir_ok(&fq->rev, m, b);
+}
+
+static int residue_ok(const dpa_f_query *fq, double mu_prime, const bspec *b)
 {
     double m = gauss_total(mu_prime, fq->mu0);
-    if (!fq->has_rest) return m <= M;
-    if (!dir_ok(&fq->fwd, m, M)) return 0;
-    return fq->sym ? 1 : dir_ok(&fq->rev, m, M);
+    if (!fq->has_rest) return m <= b->M;
+    return both_ok(fq, m, b);
+}
+
+int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M)
+{
+    bspec b = {M, 0.0, 0.0};
+    return residue_ok(fq, mu_prime, &b);
 }
 
 /* Relative stop of the bisection for the rest's GDP parameter (rest_nu):
  * it only sets the naive lower end of the residue search. */
 #define NU_TOL 1e-7
 
-/* A certified upper bound on the smallest GDP parameter of the query's
- * non-Gaussian rest R (R <= G_nu): the rest is eps-DP with eps its largest
- * |loss| (the largest w of the law of W under A and of the law of -W under
- * B, both rounded up; a symmetric rest has one law), so R <= RR_eps <=
- * G_nu(eps) (dpa_f_nu_pure, rounded up); then bisection on nu with the
- * certified m = 0 test R <= G_nu, keeping a value that passed.  INFINITY if
- * the rest has a mass at infinity (never below a Gaussian). */
+/* The largest mass at +inf of the rest's laws (an upper bound: the masses
+ * are rounded up): a, the query's own delta (RF Def 5: L <= X (+) R_{0,a}). */
+static double rest_inf(const dpa_f_query *fq)
+{
+    if (!fq->has_rest) return 0;
+    return fq->sym ? fq->fwd.inf : fmax(fq->fwd.inf, fq->rev.inf);
+}
+
+/* A certified upper bound on the smallest GDP parameter nu of the query's
+ * non-Gaussian rest R with R <= G_nu (+) R_{0,a}, a = rest_inf (a = 0: R <=
+ * G_nu): the finite part is eps-DP with eps its largest |loss| (the largest
+ * w of the law of W under A and of the law of -W under B, both rounded up;
+ * a symmetric rest has one law), so R <= RR_eps (+) R_{0,a} <= G_nu(eps)
+ * (+) R_{0,a} (dpa_f_nu_pure, rounded up); then bisection on nu with the
+ * certified m = 0 test against G_nu (+) R_{0,a}, keeping a value that
+ * passed.  INFINITY if a >= 1. */
 static double rest_nu(const dpa_f_query *fq)
 {
     if (!fq->has_rest) return 0;
-    if (fq->fwd.inf > 0 || (!fq->sym && fq->rev.inf > 0)) return INFINITY;
+    double a = rest_inf(fq);
+    if (!(a < 1)) return INFINITY;
     double e = fq->fwd.n ? fq->fwd.w[fq->fwd.n - 1] : 0;
     if (!fq->sym && fq->rev.n) e = fmax(e, fq->rev.w[fq->rev.n - 1]);
     double hi = dpa_f_nu_pure(fmax(e, 0.0)), lo = 0;
@@ -759,33 +833,63 @@ static double rest_nu(const dpa_f_query *fq)
     /* nu(eps) is exact for randomized response: a first test 1e-3 below it
      * spares the bisection when no gain is to be had */
     double probe = hi * (1 - 1e-3);
-    if (!(dir_ok(&fq->fwd, 0.0, probe) && (fq->sym || dir_ok(&fq->rev, 0.0, probe)))) return hi;
+    bspec b = {probe, a, 0.0};
+    if (!both_ok(fq, 0.0, &b)) return hi;
     hi = probe;
     for (int it = 0; it < 100 && hi - lo > NU_TOL * hi; it++) {
         double mid = 0.5 * (lo + hi);
         if (!(mid > lo && mid < hi)) break;
-        if (dir_ok(&fq->fwd, 0.0, mid) && (fq->sym || dir_ok(&fq->rev, 0.0, mid))) hi = mid;
+        b.M = mid;
+        if (both_ok(fq, 0.0, &b)) hi = mid;
         else lo = mid;
     }
     return hi;
 }
 
-dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, int *accepted, double *mu_new, dpa_error *err)
+/* The residue's delta for a query whose laws carry the mass a > 0 at +inf,
+ * under the budget delta D: below d* = 1 - (1 - D)/(1 - a) (the product
+ * rule of RF Cor 6: R_{0,d} (+) R_{0,a} = R_{0, 1 - (1-d)(1-a)}), moved down
+ * until the offset c0 = 1 - a - (1 - D)/(1 - d) is certified >= 0
+ * (bprof_make).  -1 if none (a >= D). */
+static double residue_delta(double M, double D, double a)
+{
+    if (a == 0) return D;
+    if (!(a < D)) return -1;
+    double d = (D - a) / (1 - a);
+    for (int it = 0; it < 60; it++) {
+        d = dpa_f_dn(d * (1 - 1e-12 * (double)(1 + it * it)));
+        if (!(d >= 0)) d = 0;
+        bspec b = {M, D, d};
+        bprof p = bprof_make(&b, a);
+        if (p.c0 >= 0) return d;
+        if (d == 0) break;
+    }
+    return -1;
+}
+
+dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, double D, int *accepted, double *mu_new,
+                                double *d_new, dpa_error *err)
 {
     (void)err;
     *accepted = 0;
     *mu_new = M;
+    *d_new = D;
     if (!fq->has_rest) {
         /* Gaussian query: G_mu' (+) G_mu0 = G_sqrt(mu'^2 + mu0^2) <= G_M iff
-         * mu'^2 <= M^2 - mu0^2 (RF: the residue filter equals the naive one) */
+         * mu'^2 <= M^2 - mu0^2 (RF: the residue filter equals the naive one);
+         * the budget's R_{0,D} is kept whole */
         if (!(fq->mu0 <= M)) return DPA_OK;
         *accepted = 1;
         double r = sqrt((M - fq->mu0) * (M + fq->mu0)) * (1 - 8 * DPA_UNIT_ROUNDOFF);
         *mu_new = dpa_f_dn(fmin(r, M));
         return DPA_OK;
     }
-    /* The naive end: L <= G_mu0 (+) G_nu = G_n, n^2 = mu0^2 + nu^2, so
-     * G_mu' (+) L <= G_M for mu'^2 = M^2 - n^2 (RF Remark 2: the naive
+    double a = rest_inf(fq), d = residue_delta(M, D, a);
+    if (d < 0) return DPA_OK; /* the query's delta exceeds the budget's */
+    bspec b = {M, D, d};
+    /* The naive end: L <= G_mu0 (+) G_nu (+) R_{0,a} = G_n (+) R_{0,a},
+     * n^2 = mu0^2 + nu^2, so G_mu' (+) R_{0,d} (+) L <= G_M (+) R_{0,D} for
+     * mu'^2 = M^2 - n^2 and (1 - d)(1 - a) >= 1 - D (RF Remark 2: the naive
      * filter's update, sound without a test).  n rounded up, the residue
      * down. */
     double nu = rest_nu(fq), lo = -1;
@@ -794,25 +898,26 @@ dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, int *accepted, 
         double r = sqrt((M - n) * (M + n)) * (1 - 8 * DPA_UNIT_ROUNDOFF);
         lo = dpa_f_dn(fmin(r, M));
         if (lo < 0) lo = 0;
-    } else if (dpa_f_residue_ok(fq, 0.0, M)) {
+    } else if (residue_ok(fq, 0.0, &b)) {
         lo = 0;
     }
     if (lo < 0) return DPA_OK;
     *accepted = 1;
+    *d_new = d;
     /* the upper end: no mu' with mu'^2 + mu0^2 > M^2 passes */
     double hi = fq->mu0 > 0 ? fmin(M, dpa_f_up(sqrt((M - fq->mu0) * (M + fq->mu0)) * (1 + 8 * DPA_UNIT_ROUNDOFF))) : M;
     if (hi <= lo) {
         *mu_new = lo;
         return DPA_OK;
     }
-    if (dpa_f_residue_ok(fq, hi, M)) {
+    if (residue_ok(fq, hi, &b)) {
         *mu_new = hi;
         return DPA_OK;
     }
     for (int it = 0; it < 200 && hi - lo > RES_TOL * M; it++) {
         double mid = 0.5 * (lo + hi);
         if (!(mid > lo && mid < hi)) break;
-        if (dpa_f_residue_ok(fq, mid, M)) lo = mid;
+        if (residue_ok(fq, mid, &b)) lo = mid;
         else hi = mid;
     }
     *mu_new = lo; /* a value that passed (or the naive end): less remaining budget */

@@ -75,6 +75,20 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
         snprintf(out->reason, sizeof out->reason, "charged nu = %.17g (%.180s)", sqrt(dpa_dec_to_double(nu2, 1)), how);
     } else if (dpa_f_gaussian_sq(q, &nu2)) {
         if (!charge_sq(f, nu2, out, "Gaussian query, RF Cor 5")) return DPA_OK;
+    } else if (f->delta > 0 && dpa_f_zero_eps_delta(q, &nu2)) {
+        /* a (0, a) query under G_m (+) R_{0,d}: the residue G_m (+)
+         * R_{0,d'}, 1 - d' = (1 - d)/(1 - a) rounded up (R_{0,d'} (+) R_{0,a}
+         * = R_{0, 1-(1-d')(1-a)}, RF Cor 6); mu is untouched */
+        dpa_dec one = dpa_dec_int(1), keep = nu2; /* 1 - a, rounded down */
+        dpa_dec q1 = dpa_dec_div(dpa_dec_sub(one, dpa_dec_from_double(f->delta_res, 0), 1), keep, 1);
+        double dn = dpa_dec_cmp(q1, one) > 0 ? -1 : dpa_dec_to_double(dpa_dec_sub(one, q1, 0), 0);
+        if (!(dn >= 0)) {
+            snprintf(out->reason, sizeof out->reason, "rejected: the query's delta %.6g > remaining delta %.6g (RF Cor 6)",
+                     1 - dpa_dec_to_double(keep, 0), f->delta_res);
+            return DPA_OK;
+        }
+        f->delta_res = dn + 0.0;
+        snprintf(out->reason, sizeof out->reason, "(0, delta) query: charged to the budget's delta (RF Cor 6)");
     } else {
         /* the naive update is a residue too: an eps-DP query is dominated by
          * RR_eps, which is nu(eps)-GDP, so G_sqrt(M^2 - nu^2) (+) L <= G_M */
@@ -104,14 +118,15 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
         char remark[200];
         if ((st = dpa_f_query_new(q, &fq, remark, sizeof remark, err))) return st;
         int acc;
-        double m, M = mu_for_tests(f);
-        st = dpa_f_residue_update(fq, M, &acc, &m, err);
+        double m, dn, M = mu_for_tests(f);
+        st = dpa_f_residue_update(fq, M, f->delta_res, &acc, &m, &dn, err);
         dpa_f_query_free(fq);
         if (st) return st;
         if (!acc && !naive) {
             snprintf(out->reason, sizeof out->reason,
-                     "rejected: the query is not certified below G_mu for the remaining mu %.17g (RF Thm 5)%s%.120s",
-                     M, remark[0] ? "; " : "", remark);
+                     "rejected: the query is not certified below G_mu (+) R_{0,delta} for the remaining mu %.17g, "
+                     "delta %.6g (RF Thm 5)%s%.100s",
+                     M, f->delta_res, remark[0] ? "; " : "", remark);
             return DPA_OK;
         }
         /* keep the larger: the search's m, or the naive update */
@@ -121,6 +136,7 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
             f->has_res = 1;
             f->mu_res = m;
             f->mu2_spent = dpa_dec_int(0);
+            f->delta_res = dn + 0.0; /* the query's own delta spent (d = delta_res when it has none) */
         } else {
             f->mu2_spent = dpa_dec_add(f->mu2_spent, nu2n, 1);
         }

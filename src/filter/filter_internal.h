@@ -43,6 +43,7 @@ struct dpa_filter {
     dpa_dec *spent_rho;      /* rdp (norders), zcdp (1): sums, rounded up */
     int has_res;             /* gdp-residue: the base is mu_res, not the budget */
     double mu_res;           /* gdp-residue: the last residue search's result (a double, exact) */
+    double delta_res;        /* gdp-residue: the residue's delta d (budget G (+) R_{0,d}); starts at delta */
     dpa_dec mu2_spent;       /* natural (mu): sum mu_i^2; gdp kinds: sum nu_i^2 charged
                               * since the base (the budget or mu_res); rounded up */
     char **specs;            /* natural-approx: canonical JSON of the accepted queries */
@@ -114,9 +115,15 @@ int dpa_f_query_is_gaussian(const dpa_f_query *fq, double *mu0_up);
 /* Certified test of G_{mu'} (+) L <= G_M (both directions, whole curve):
  * 1 proven, 0 not proven (including out of memory). */
 int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M);
-/* The GDP residue update (RF Thm 5): *accepted = L <= G_M; then *mu_new =
- * the largest mu' found (bisection, rounded down) with G_mu' (+) L <= G_M. */
-dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, int *accepted, double *mu_new, dpa_error *err);
+/* The GDP residue update (RF Thm 5), for the approximate-GDP budget
+ * B = G_M (+) R_{0,D} (D = 0: G_M): *accepted = L <= B (certified); then the
+ * residue G_mu_new (+) R_{0,d_new} (+) L <= B, with d_new the budget's
+ * delta left after the query's own (its laws' mass at +inf, a:
+ * (1 - d_new)(1 - a) >= 1 - D; d_new = D when a = 0) and mu_new the largest
+ * mu' found (bisection, rounded down).  docs/filters.md, "Approximate GDP
+ * budgets". */
+dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, double D, int *accepted, double *mu_new,
+                                double *d_new, dpa_error *err);
 
 /* gdp, gdp-residue: the remaining mu^2 = base^2 - mu2_spent, rounded down
  * (base: the budget's decimal, or mu_res) (filter_gdp.c) */
