@@ -75,7 +75,7 @@ static void reset_state(dpa_filter *f)
     for (size_t i = 0; f->spent_rho && i < f->norders; i++) f->spent_rho[i] = dpa_dec_int(0);
     f->has_res = 0;
     f->mu_res = 0;
-    f->delta_res = f->kind == DPA_F_GDP_RESIDUE ? f->delta : 0;
+    f->delta_res = dpa_dec_param(f->kind == DPA_F_GDP_RESIDUE ? f->delta : 0);
     f->mu2_spent = dpa_dec_int(0);
     for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
     f->nspecs = 0;
@@ -398,8 +398,7 @@ char *dpa_filter_state_json(const dpa_filter *f)
             dpa_f_sb_num(&b, f->mu_res);
         }
         if (f->kind == DPA_F_GDP_RESIDUE && f->delta > 0) {
-            dpa_f_sb_add(&b, ",\"delta_residue\":");
-            dpa_f_sb_num(&b, f->delta_res);
+            dpa_f_sb_dec(&b, "delta_residue", f->delta_res);
         }
         dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
         break;
@@ -581,14 +580,7 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
             st = dpa_error_set(err, DPA_EINVAL, "state /delta_residue: %s", v ? "only with a delta budget" : "missing (a number)");
             break;
         }
-        if (v) {
-            double x = json_is_number(v) ? json_number_value(v) : NAN;
-            if (!(x >= 0 && x <= f->delta)) {
-                st = dpa_error_set(err, DPA_EINVAL, "state /delta_residue: must be a number in [0, %.17g]", f->delta);
-                break;
-            }
-            t.delta_res = x + 0.0;
-        }
+        if (v && (st = state_dec(v, "/delta_residue", 0, zero, dpa_dec_param(f->delta), &t.delta_res, err))) break;
         v = state_key(o, "mu_squared_spent", "mu_remaining", &old);
         if (old) { /* the remaining mu (a double): the base, nothing spent since */
             double x = json_is_number(v) ? json_number_value(v) : NAN;

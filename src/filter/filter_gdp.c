@@ -80,14 +80,13 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
          * R_{0,d'}, 1 - d' = (1 - d)/(1 - a) rounded up (R_{0,d'} (+) R_{0,a}
          * = R_{0, 1-(1-d')(1-a)}, RF Cor 6); mu is untouched */
         dpa_dec one = dpa_dec_int(1), keep = nu2; /* 1 - a, rounded down */
-        dpa_dec q1 = dpa_dec_div(dpa_dec_sub(one, dpa_dec_from_double(f->delta_res, 0), 1), keep, 1);
-        double dn = dpa_dec_cmp(q1, one) > 0 ? -1 : dpa_dec_to_double(dpa_dec_sub(one, q1, 0), 0);
-        if (!(dn >= 0)) {
+        dpa_dec q1 = dpa_dec_div(dpa_dec_sub(one, f->delta_res, 1), keep, 1);
+        if (dpa_dec_cmp(q1, one) > 0) {
             snprintf(out->reason, sizeof out->reason, "rejected: the query's delta %.6g > remaining delta %.6g (RF Cor 6)",
-                     1 - dpa_dec_to_double(keep, 0), f->delta_res);
+                     1 - dpa_dec_to_double(keep, 0), dpa_dec_to_double(f->delta_res, 0));
             return DPA_OK;
         }
-        f->delta_res = dn + 0.0;
+        f->delta_res = dpa_dec_sub(one, q1, 0);
         snprintf(out->reason, sizeof out->reason, "(0, delta) query: charged to the budget's delta (RF Cor 6)");
     } else {
         /* the naive update is a residue too: an eps-DP query is dominated by
@@ -118,15 +117,15 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
         char remark[200];
         if ((st = dpa_f_query_new(q, &fq, remark, sizeof remark, err))) return st;
         int acc;
-        double m, dn, M = mu_for_tests(f);
-        st = dpa_f_residue_update(fq, M, f->delta_res, &acc, &m, &dn, err);
+        double m, dn, M = mu_for_tests(f), D = dpa_dec_to_double(f->delta_res, 0);
+        st = dpa_f_residue_update(fq, M, D, &acc, &m, &dn, err);
         dpa_f_query_free(fq);
         if (st) return st;
         if (!acc && !naive) {
             snprintf(out->reason, sizeof out->reason,
                      "rejected: the query is not certified below G_mu (+) R_{0,delta} for the remaining mu %.17g, "
                      "delta %.6g (RF Thm 5)%s%.100s",
-                     M, f->delta_res, remark[0] ? "; " : "", remark);
+                     M, D, remark[0] ? "; " : "", remark);
             return DPA_OK;
         }
         /* keep the larger: the search's m, or the naive update */
@@ -136,7 +135,8 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
             f->has_res = 1;
             f->mu_res = m;
             f->mu2_spent = dpa_dec_int(0);
-            f->delta_res = dn + 0.0; /* the query's own delta spent (d = delta_res when it has none) */
+            /* the query's own delta spent (the decimal kept when it has none) */
+            if (dn != D) f->delta_res = dpa_dec_from_double(dn, 0);
         } else {
             f->mu2_spent = dpa_dec_add(f->mu2_spent, nu2n, 1);
         }

@@ -43,7 +43,8 @@ struct dpa_filter {
     dpa_dec *spent_rho;      /* rdp (norders), zcdp (1): sums, rounded up */
     int has_res;             /* gdp-residue: the base is mu_res, not the budget */
     double mu_res;           /* gdp-residue: the last residue search's result (a double, exact) */
-    double delta_res;        /* gdp-residue: the residue's delta d (budget G (+) R_{0,d}); starts at delta */
+    dpa_dec delta_res;       /* gdp-residue: the residue's delta d (budget G (+) R_{0,d}), rounded down;
+                              * starts at the budget's delta */
     dpa_dec mu2_spent;       /* natural (mu): sum mu_i^2; gdp kinds: sum nu_i^2 charged
                               * since the base (the budget or mu_res); rounded up */
     char **specs;            /* natural-approx: canonical JSON of the accepted queries */
