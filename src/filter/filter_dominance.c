@@ -849,15 +849,18 @@ static double rest_nu(const dpa_f_query *fq)
 /* The residue's delta for a query whose laws carry the mass a > 0 at +inf,
  * under the budget delta D: below d* = 1 - (1 - D)/(1 - a) (the product
  * rule of RF Cor 6: R_{0,d} (+) R_{0,a} = R_{0, 1 - (1-d)(1-a)}), moved down
- * until the offset c0 = 1 - a - (1 - D)/(1 - d) is certified >= 0
- * (bprof_make).  -1 if none (a >= D). */
+ * by an absolute margin (DELTA_MARGIN, doubled until enough) until the
+ * offset c0 = 1 - a - (1 - D)/(1 - d) is certified >= 0 (bprof_make: c0 is
+ * a difference of numbers near 1, so its rounding is a few units of 1e-16
+ * absolute).  -1 if none (a >= D). */
+#define DELTA_MARGIN 4e-16
 static double residue_delta(double M, double D, double a)
 {
     if (a == 0) return D;
     if (!(a < D)) return -1;
-    double d = (D - a) / (1 - a);
-    for (int it = 0; it < 60; it++) {
-        d = dpa_f_dn(d * (1 - 1e-12 * (double)(1 + it * it)));
+    double d0 = (D - a) / (1 - a), d = d0, mg = DELTA_MARGIN;
+    for (int it = 0; it < 40; it++, mg *= 2) {
+        d = dpa_f_dn(d0 - mg);
         if (!(d >= 0)) d = 0;
         bspec b = {M, D, d};
         bprof p = bprof_make(&b, a);
