@@ -168,6 +168,125 @@ static void test_approx_gdp_sound(void **state)
     CHECK(with_delta_spent > 0, "no accepted query spent delta: the sweep is vacuous");
 }
 
+/* ---------------- budgets given as curves ---------------- */
+/* A random (eps, delta) budget list and sequence; after it, the accepted
+ * queries composed with the remaining budget as shown (G_mu (+) R_{0,delta},
+ * or nothing while the budget is still the curve) must have a certified
+ * LOWER delta at every eps_i at most delta_i (the budget requires
+ * (eps_i, delta_i)-DP for every i; a lower bound above it is a proven
+ * violation).  Also counted: where the accountant's UPPER bound exceeds
+ * delta_i (the residues are tight, so its bracket can cross; reported). */
+static void test_curve_budget_sound(void **state)
+{
+    (void)state;
+    int seqs = SANITIZED ? 2 : 8, checks = 0, accepted = 0, over_upper = 0;
+    for (int seq = 0; seq < seqs; seq++) {
+        int np = 1 + (int)(3 * test_unif());
+        double e[3], d[3];
+        char cfg[600];
+        size_t cl = (size_t)snprintf(cfg, sizeof cfg, "{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"eps_delta\":[");
+        for (int i = 0; i < np; i++) {
+            e[i] = 0.5 + 2.5 * test_unif();
+            d[i] = test_log_unif(1e-8, 1e-5);
+            cl += (size_t)snprintf(cfg + cl, sizeof cfg - cl, "%s[%.17g,%.17g]", i ? "," : "", e[i], d[i]);
+        }
+        snprintf(cfg + cl, sizeof cfg - cl, "]}}}");
+        dpa_filter *f = mkfilter(cfg);
+        char comp[8192];
+        size_t len = (size_t)snprintf(comp, sizeof comp, "{\"compose\":[");
+        int nacc = 0;
+        for (int k = 0; k < 5; k++) {
+            char q[300];
+            random_query(q, sizeof q, 1);
+            dpa_error err;
+            if (req(f, q, NULL, &err) == 1) {
+                len += (size_t)snprintf(comp + len, sizeof comp - len, "%s%s", nacc ? "," : "", q);
+                nacc++;
+            }
+        }
+        accepted += nacc;
+        if (nacc == 0) {
+            dpa_filter_free(f);
+            continue;
+        }
+        /* the accepted sequence alone: the accountant's certified UPPER delta
+         * at every eps_i within delta_i (the task's criterion; the residue
+         * left, G_mu (+) R_{0,delta}, is the room between them) */
+        char spent[8192];
+        snprintf(spent, sizeof spent, "%s]}", comp);
+        dpa_accountant *sa = test_accountant(spent, DPA_METHOD_AUTO);
+        for (int i = 0; i < np; i++) {
+            dpa_result r;
+            dpa_error err;
+            if (dpa_accountant_delta(sa, e[i], &r, &err)) fail_msg("%s: %s", spent, err.message);
+            CHECK(r.upper <= d[i], "%s: accepted %s at eps %.17g: certified delta %.17g > budget %.17g", cfg, spent, e[i],
+                  r.upper, d[i]);
+        }
+        dpa_accountant_free(sa);
+        char *rem = dpa_filter_remaining_json(f);
+        double mr = json_num(rem, "mu"), dr = json_num(rem, "delta");
+        free(rem);
+        len += (size_t)snprintf(comp + len, sizeof comp - len,
+                                ",{\"gdp\":{\"mu\":%.17g}},{\"approx\":{\"epsilon\":0,\"delta\":%.17g}}]}", mr, dr);
+        dpa_accountant *a = test_accountant(comp, DPA_METHOD_AUTO);
+        for (int i = 0; i < np; i++) {
+            dpa_result r;
+            dpa_error err;
+            if (dpa_accountant_delta(a, e[i], &r, &err)) fail_msg("%s: %s", comp, err.message);
+            CHECK(r.lower <= d[i], "%s: composition %s at eps %.17g: delta >= %.17g > budget %.17g", cfg, comp, e[i],
+                  r.lower, d[i]);
+            over_upper += r.upper > d[i];
+            checks++;
+        }
+        dpa_accountant_free(a);
+        dpa_filter_free(f);
+    }
+    print_message("  %d budget points checked, %d accepted queries; the accountant's upper bound above the budget at %d\n",
+                  checks, accepted, over_upper);
+    CHECK(checks >= seqs, "too few sequences accepted anything (%d checks)", checks);
+}
+
+/* The same budget as one (eps, delta) pair and as the points of its
+ * tradeoff function f_{eps,delta} (vertices (0, 1 - delta), (x*, x*) with
+ * x* = (1 - delta)/(1 + e^eps), (1 - delta, 0); GDP eq 5): the two readers
+ * build the same curve (up to the rounding of x*), so the decisions agree
+ * and the residues agree to 1e-6. */
+static void test_curve_readers_agree(void **state)
+{
+    (void)state;
+    int agree = 0, n = 0;
+    for (int seq = 0; seq < (SANITIZED ? 2 : 6); seq++) {
+        double e = 0.5 + 2 * test_unif(), d = test_log_unif(1e-8, 1e-4), xs = (1 - d) / (1 + exp(e));
+        char c1[300], c2[400];
+        snprintf(c1, sizeof c1, "{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"eps_delta\":[[%.17g,%.17g]]}}}", e, d);
+        snprintf(c2, sizeof c2,
+                 "{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"points\":[[0,%.17g],[%.17g,%.17g],[%.17g,0]]}}}",
+                 1 - d, xs, xs, 1 - d);
+        dpa_filter *f1 = mkfilter(c1), *f2 = mkfilter(c2);
+        for (int k = 0; k < 3; k++) {
+            char q[300];
+            random_query(q, sizeof q, 1);
+            dpa_error err;
+            dpa_filter_decision d1, d2;
+            int r1 = req(f1, q, &d1, &err), r2 = req(f2, q, &d2, &err);
+            char *m1 = dpa_filter_remaining_json(f1), *m2 = dpa_filter_remaining_json(f2);
+            int same = r1 == r2;
+            if (same && r1 == 1)
+                same = fabs(json_num(m1, "mu") - json_num(m2, "mu")) <= 1e-6 &&
+                       fabs(json_num(m1, "delta") - json_num(m2, "delta")) <= 1e-6 * d;
+            CHECK(same, "%s / %s on %s: %d %s / %d %s", c1, c2, q, r1, m1, r2, m2);
+            agree += same && r1 == 1;
+            n++;
+            free(m1);
+            free(m2);
+        }
+        dpa_filter_free(f1);
+        dpa_filter_free(f2);
+    }
+    print_message("  %d decisions compared, %d accepted by both\n", n, agree);
+    CHECK(agree > 0, "nothing accepted: the comparison is vacuous");
+}
+
 /* ---------------- hand-checked cases ---------------- */
 static void test_hand_checked(void **state)
 {
@@ -231,6 +350,8 @@ static void test_replay(void **state)
     static const char *const cfgs[] = {
         "{\"filter\":\"gdp-residue\",\"mu\":1,\"delta\":1e-6}",
         "{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"mu\":0.7,\"delta\":3e-7}},\"report_delta\":1e-5}",
+        "{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"eps_delta\":[[1,1e-6],[2,1e-9]]}}}",
+        "{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"points\":[[0,0.99],[0.2,0.3],[0.6,0]]}}}",
     };
     int steps = 0, acc = 0;
     for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
@@ -273,6 +394,12 @@ static void test_bad_input(void **state)
         {"{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"mu\":-1}}}", "/budget/tradeoff/mu: must be in [0"},
         {"{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"mu\":1,\"delta\":2}}}", "/budget/tradeoff/delta: must be in"},
         {"{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"mu\":1,\"sigma\":2}}}", "/budget/tradeoff/sigma: unknown key"},
+        {"{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"mu\":1,\"points\":[[0,1]]}}}", "/budget/tradeoff: exactly one of"},
+        {"{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"points\":[]}}}", "/budget/tradeoff/points: must be a non-empty"},
+        {"{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"points\":[[0.5,0.6]]}}}", "/budget/tradeoff/points/0: beta > 1 - alpha"},
+        {"{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"points\":[[0.5]]}}}", "/budget/tradeoff/points/0: must be a pair"},
+        {"{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"eps_delta\":[[-1,0.1]]}}}", "/budget/tradeoff/eps_delta/0: eps must be"},
+        {"{\"filter\":\"residue\",\"budget\":{\"tradeoff\":{\"eps_delta\":[[1,2]]}}}", "/budget/tradeoff/eps_delta/0: eps must be"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         dpa_error err;
@@ -311,6 +438,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_delta0_is_gdp_residue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_approx_gdp_sound, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_curve_budget_sound, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_curve_readers_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hand_checked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include "filter/filter_internal.h"
 #include "filter/filter_config.h"
+#include "filter/filter_bcurve.h"
 
 static const char *kind_name(dpa_filter_kind k)
 {
@@ -32,7 +33,10 @@ static const char *kind_name(dpa_filter_kind k)
     return "?";
 }
 
-const char *dpa_filter_name(const dpa_filter *f) { return f ? kind_name(f->kind) : NULL; }
+/* the filter's name: its kind's, "residue" for a budget given as a curve */
+static const char *fname(const dpa_filter *f) { return f->bcurve ? "residue" : kind_name(f->kind); }
+
+const char *dpa_filter_name(const dpa_filter *f) { return f ? fname(f) : NULL; }
 
 /* ---------------- configuration ---------------- */
 /* Largest accepted budget value: far beyond any meaningful budget, small
@@ -58,6 +62,7 @@ static dpa_status check_keys(json_t *o, const char *const *allowed, const char *
 void dpa_filter_free(dpa_filter *f)
 {
     if (!f) return;
+    dpa_f_bcurve_free(f->bcurve);
     free(f->orders);
     free(f->rho);
     free(f->spent_rho);
@@ -283,7 +288,14 @@ char *dpa_filter_config_json(const dpa_filter *f)
 {
     if (!f) return NULL;
     dpa_f_sb b = {0};
-    dpa_f_sb_add(&b, "{\"filter\":\"%s\"", kind_name(f->kind));
+    dpa_f_sb_add(&b, "{\"filter\":\"%s\"", fname(f));
+    if (f->bcurve) {
+        dpa_f_bcurve_json(&b, f->bcurve);
+        dpa_f_sb_add(&b, ",\"report_delta\":");
+        dpa_f_sb_num(&b, f->report_delta);
+        dpa_f_sb_add(&b, "}");
+        return dpa_f_sb_done(&b);
+    }
     switch (f->kind) {
     case DPA_F_PURE:
         dpa_f_sb_add(&b, ",\"epsilon\":");
@@ -375,7 +387,7 @@ char *dpa_filter_state_json(const dpa_filter *f)
 {
     if (!f) return NULL;
     dpa_f_sb b = {0};
-    dpa_f_sb_add(&b, "{\"filter\":\"%s\",\"accepted\":%.17g", kind_name(f->kind), f->accepted);
+    dpa_f_sb_add(&b, "{\"filter\":\"%s\",\"accepted\":%.17g", fname(f), f->accepted);
     switch (f->kind) {
     case DPA_F_PURE:
         dpa_f_sb_dec(&b, "spent_epsilon", f->spent_eps);
@@ -397,9 +409,7 @@ char *dpa_filter_state_json(const dpa_filter *f)
             dpa_f_sb_add(&b, ",\"mu_residue\":");
             dpa_f_sb_num(&b, f->mu_res);
         }
-        if (f->kind == DPA_F_GDP_RESIDUE && f->delta > 0) {
-            dpa_f_sb_dec(&b, "delta_residue", f->delta_res);
-        }
+        if (f->kind == DPA_F_GDP_RESIDUE && (f->bcurve ? f->has_res : f->delta > 0)) dpa_f_sb_dec(&b, "delta_residue", f->delta_res);
         dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
         break;
     case DPA_F_NATURAL_GDP:
@@ -489,8 +499,8 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         goto out;
     }
     json_t *fn = json_object_get(o, "filter");
-    if (!json_is_string(fn) || strcmp(json_string_value(fn), kind_name(f->kind))) {
-        st = dpa_error_set(err, DPA_EINVAL, "state /filter: must be \"%s\" (the filter's configuration)", kind_name(f->kind));
+    if (!json_is_string(fn) || strcmp(json_string_value(fn), fname(f))) {
+        st = dpa_error_set(err, DPA_EINVAL, "state /filter: must be \"%s\" (the filter's configuration)", fname(f));
         goto out;
     }
     /* the current keys, then those of states written before exact budgets */
@@ -515,7 +525,7 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
             for (const char *const *a = keys; *a; a++)
                 if (!strcmp(*a, key)) ok = 1;
             if (!ok) {
-                st = dpa_error_set(err, DPA_EINVAL, "state /%s: unknown key for filter \"%s\"", key, kind_name(f->kind));
+                st = dpa_error_set(err, DPA_EINVAL, "state /%s: unknown key for filter \"%s\"", key, fname(f));
                 goto out;
             }
         }
@@ -528,7 +538,7 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
     if (json_object_size(o) != (size_t)(3 + (f->kind == DPA_F_BASIC || f->kind == DPA_F_NATURAL_APPROX ||
                                          json_object_get(o, "mu_residue") != NULL) +
                                         (json_object_get(o, "delta_residue") != NULL))) {
-        st = dpa_error_set(err, DPA_EINVAL, "state: must have the keys of filter \"%s\" once each", kind_name(f->kind));
+        st = dpa_error_set(err, DPA_EINVAL, "state: must have the keys of filter \"%s\" once each", fname(f));
         goto out;
     }
     switch (f->kind) {
@@ -576,11 +586,15 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
     case DPA_F_GDP_RESIDUE:
         /* approximate GDP: the residue's delta, in [0, D], present exactly when D > 0 */
         v = json_object_get(o, "delta_residue");
-        if ((v != NULL) != (f->kind == DPA_F_GDP_RESIDUE && f->delta > 0)) {
-            st = dpa_error_set(err, DPA_EINVAL, "state /delta_residue: %s", v ? "only with a delta budget" : "missing (a number)");
+        if ((v != NULL) != (f->kind == DPA_F_GDP_RESIDUE &&
+                            (f->bcurve ? json_object_get(o, "mu_residue") != NULL : f->delta > 0))) {
+            st = dpa_error_set(err, DPA_EINVAL, "state /delta_residue: %s",
+                               v ? (f->bcurve ? "only with mu_residue" : "only with a delta budget") : "missing (a number)");
             break;
         }
-        if (v && (st = state_dec(v, "/delta_residue", 0, zero, dpa_dec_param(f->delta), &t.delta_res, err))) break;
+        if (v && (st = state_dec(v, "/delta_residue", 0, zero, f->bcurve ? dpa_dec_int(1) : dpa_dec_param(f->delta),
+                                 &t.delta_res, err)))
+            break;
         v = state_key(o, "mu_squared_spent", "mu_remaining", &old);
         if (old) { /* the remaining mu (a double): the base, nothing spent since */
             double x = json_is_number(v) ? json_number_value(v) : NAN;
@@ -595,8 +609,9 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         }
         if ((v = json_object_get(o, "mu_residue"))) {
             double x = json_is_number(v) ? json_number_value(v) : NAN;
-            if (!(x >= 0 && x < f->mu)) {
-                st = dpa_error_set(err, DPA_EINVAL, "state /mu_residue: must be a number in [0, %.17g)", f->mu);
+            double mx = f->bcurve ? 1e6 : f->mu; /* a curve's residues: at most CURVE_MU_MAX (filter_dominance.c) */
+            if (!(x >= 0 && x < mx)) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /mu_residue: must be a number in [0, %.17g)", mx);
                 break;
             }
             t.has_res = 1;
@@ -605,7 +620,8 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
             t.has_res = 0;
             t.mu_res = 0;
         }
-        if ((st = state_dec(json_object_get(o, "mu_squared_spent"), "/mu_squared_spent", 1, zero, f->d_mu2, &t.mu2_spent, err)))
+        if ((st = state_dec(json_object_get(o, "mu_squared_spent"), "/mu_squared_spent", 1, zero,
+                            f->bcurve ? dpa_dec_param(1e12) : f->d_mu2, &t.mu2_spent, err))) /* a curve: checked below */
             break;
         dpa_dec base = t.has_res ? dpa_dec_from_double(t.mu_res, 1) : dpa_dec_int(0);
         if (dpa_dec_cmp(t.mu2_spent, t.has_res ? dpa_dec_mul(base, base, 1) : f->d_mu2) > 0)

@@ -19,5 +19,8 @@ dpa_status dpa_f_check_keys(json_t *o, const char *prefix, const char *const *al
  * and "residue" {"budget": {"tradeoff": {...}}, "report_delta": R}: sets
  * f->mu, f->delta, f->report_delta (docs/filters.md). */
 dpa_status dpa_f_parse_residue(dpa_filter *f, json_t *o, const char *name, dpa_error *err);
+/* ,"budget":{"tradeoff":{...}} of a budget curve as configured */
+struct dpa_f_bcurve;
+void dpa_f_bcurve_json(dpa_f_sb *b, const struct dpa_f_bcurve *c);
 
 #endif

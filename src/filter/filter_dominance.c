@@ -61,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "filter/filter_internal.h"
+#include "filter/filter_bcurve.h"
 #include "event/event_internal.h"
 #include "model/leaves.h"
 #include "mech/pair.h"
@@ -555,16 +556,33 @@ static double comp_up(const law *l, double m, double t)
 typedef struct bprof {
     double M, c0, s;
     int plain;
+    const dpa_f_bcurve *cv; /* a budget given as a tradeoff curve, or NULL */
 } bprof;
 
-/* The residue's budget: G_M (+) R_{0,D} against G_m (+) R_{0,d} (+) L. */
+/* The residue's budget: G_M (+) R_{0,D} (or the curve cv) against G_m (+)
+ * R_{0,d} (+) L. */
 typedef struct dpa_f_bspec {
     double M, D, d;
+    const dpa_f_bcurve *cv;
 } bspec;
+
+/* A budget given as a curve (filter_bcurve.c): d + (1 - d)(a + C_m(t)) <=
+ * h_B(t) reads C_m(t) <= c0 + s h_B(t) with s = 1/(1 - d) and c0 = -d/(1 -
+ * d) - a (negative: the comparison also needs h_B above d + (1 - d) a);
+ * M only spaces the grid. */
+static bprof bprof_curve(const bspec *b, double a)
+{
+    bprof p = {b->M, 0.0, 1.0, 0, b->cv};
+    double one_d_lo = dpa_f_dn(1 - b->d), one_d_up = dpa_f_up(1 - b->d);
+    p.s = b->d == 0 ? 1.0 : dpa_f_dn(1 / one_d_up);
+    p.c0 = dpa_f_dn(-dpa_f_up(b->d / one_d_lo) - a);
+    return p;
+}
 
 static bprof bprof_make(const bspec *b, double a)
 {
-    bprof p = {b->M, 0.0, 1.0, 1};
+    if (b->cv) return bprof_curve(b, a);
+    bprof p = {b->M, 0.0, 1.0, 1, NULL};
     if (a == 0 && b->d == b->D) return p; /* s = 1, c0 = 0 exactly */
     p.plain = 0;
     double one_D_lo = dpa_f_dn(1 - b->D), one_D_up = dpa_f_up(1 - b->D);
@@ -582,6 +600,7 @@ static bprof bprof_make(const bspec *b, double a)
 
 static double budget_lo(const bprof *b, double t)
 {
+    if (b->cv) return dpa_f_dn(b->c0 + dpa_f_dn(b->s * dpa_f_bcurve_lo(b->cv, t, NULL))); /* may be < 0 */
     double g = gdelta_lo(b->M, t);
     if (b->plain) return g;
     return fmax(0.0, dpa_f_dn(b->c0 + dpa_f_dn(b->s * g)));
@@ -657,6 +676,11 @@ static int tail_ok(const law *l, double m, const bprof *bp, double E)
 #define TANGENT_LOG_REL 1e-13
 static double tangent_lo(const bprof *bp, double ta, double tb, double bb)
 {
+    if (bp->cv) { /* the line that gives the budget's bound at tb, at ta */
+        size_t j;
+        dpa_f_bcurve_lo(bp->cv, tb, &j);
+        return dpa_f_dn(bp->c0 + dpa_f_dn(bp->s * dpa_f_bcurve_line(bp->cv, j, ta)));
+    }
     double M = bp->M;
     double d = dpa_f_dn(tb - ta);
     if (!(d > 0)) return bb;
@@ -745,12 +769,35 @@ static int grid_ok(const law *l, double m, const bprof *bp, double E)
     return grid_ok_n(l, m, bp, E, GRID_N);
 }
 
+/* The test against a budget given as a curve: h_B >= its floor h_B(+inf)
+ * everywhere and C_m is non-increasing, so [E, inf) is settled by C_m(E) <=
+ * c0 + s floor (the first E = wmax+ + (m + 1) 1.25^k / 2 where it holds);
+ * the grid test covers [0, E].  m = 0: C_0 = 0 beyond the largest atom. */
+static int dir_ok_curve(const law *l, double m, bprof *bp)
+{
+    double fl = dpa_f_dn(bp->c0 + dpa_f_dn(bp->s * dpa_f_bcurve_floor(bp->cv)));
+    double wmax = l->n ? fmax(l->w[l->n - 1], 0.0) : 0.0;
+    if (l->n == 0) return fl >= 0;
+    bp->M = m + 1; /* the grid's spacing */
+    if (m == 0) return fl >= 0 && grid_ok(l, 0.0, bp, wmax);
+    double E = -1, s = 0.5 * (m + 1);
+    for (int k = 0; k < E_STEPS && isfinite(s); k++, s *= 1.25) {
+        cval c = comp_at(l, m, wmax + s);
+        if (comp_le(l, m, &c, fl)) {
+            E = wmax + s;
+            break;
+        }
+    }
+    return E > 0 && grid_ok(l, m, bp, E);
+}
+
 /* The test in one direction against the budget b (the law's own mass at
  * +inf enters the budget's offset, bprof_make). */
 static int dir_ok(const law *l, double m, const bspec *b)
 {
     bprof bp = bprof_make(b, l->inf);
     double M = b->M;
+    if (bp.cv) return dir_ok_curve(l, m, &bp);
     if (bp.plain && l->inf > 0) return 0; /* a mass at +inf is never below a Gaussian */
     if (!(bp.c0 >= 0)) return 0;          /* the residue's delta leaves less than the query's mass at +inf */
     if (l->n == 0) return m <= M;
@@ -791,13 +838,18 @@ static int both_ok(const dpa_f_query *fq, double m, const bspec *b)
 static int residue_ok(const dpa_f_query *fq, double mu_prime, const bspec *b)
 {
     double m = gauss_total(mu_prime, fq->mu0);
+    if (!fq->has_rest && b->cv) { /* a Gaussian query: the rest is Id, one atom at 0 */
+        double w = 0, p = 1;
+        law id = {1, &w, &p, 0, NULL};
+        return dir_ok(&id, m, b);
+    }
     if (!fq->has_rest) return m <= b->M;
     return both_ok(fq, m, b);
 }
 
 int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M)
 {
-    bspec b = {M, 0.0, 0.0};
+    bspec b = {M, 0.0, 0.0, NULL};
     return residue_ok(fq, mu_prime, &b);
 }
 
@@ -833,7 +885,7 @@ static double rest_nu(const dpa_f_query *fq)
     /* nu(eps) is exact for randomized response: a first test 1e-3 below it
      * spares the bisection when no gain is to be had */
     double probe = hi * (1 - 1e-3);
-    bspec b = {probe, a, 0.0};
+    bspec b = {probe, a, 0.0, NULL};
     if (!both_ok(fq, 0.0, &b)) return hi;
     hi = probe;
     for (int it = 0; it < 100 && hi - lo > NU_TOL * hi; it++) {
@@ -862,7 +914,7 @@ static double residue_delta(double M, double D, double a)
     for (int it = 0; it < 40; it++, mg *= 2) {
         d = dpa_f_dn(d0 - mg);
         if (!(d >= 0)) d = 0;
-        bspec b = {M, D, d};
+        bspec b = {M, D, d, NULL};
         bprof p = bprof_make(&b, a);
         if (p.c0 >= 0) return d;
         if (d == 0) break;
@@ -889,7 +941,7 @@ dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, double D, int *
     }
     double a = rest_inf(fq), d = residue_delta(M, D, a);
     if (d < 0) return DPA_OK; /* the query's delta exceeds the budget's */
-    bspec b = {M, D, d};
+    bspec b = {M, D, d, NULL};
     /* The naive end: L <= G_mu0 (+) G_nu (+) R_{0,a} = G_n (+) R_{0,a},
      * n^2 = mu0^2 + nu^2, so G_mu' (+) R_{0,d} (+) L <= G_M (+) R_{0,D} for
      * mu'^2 = M^2 - n^2 and (1 - d)(1 - a) >= 1 - D (RF Remark 2: the naive
@@ -924,5 +976,45 @@ dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, double D, int *
         else hi = mid;
     }
     *mu_new = lo; /* a value that passed (or the naive end): less remaining budget */
+    return DPA_OK;
+}
+
+/* Largest mu' of a residue searched against a budget curve (bisection
+ * range; a budget that admits more is cut to it, which is sound). */
+#define CURVE_MU_MAX 64.0
+
+dpa_status dpa_f_residue_update_curve(const dpa_f_query *fq, const dpa_f_bcurve *cv, int *accepted, double *mu_new,
+                                      double *d_new, dpa_error *err)
+{
+    (void)err;
+    *accepted = 0;
+    *mu_new = 0;
+    *d_new = 0;
+    /* the residue's delta: half of what the query leaves of the budget's
+     * mass at +inf (any d <= d* = 1 - (1 - D_B)/(1 - a) gives a residue,
+     * RF Thm 1; the other half leaves room for G_mu') */
+    double a = rest_inf(fq), DB = dpa_f_bcurve_floor(cv), d = 0;
+    if (!(a <= DB)) return DPA_OK;
+    if (a < DB) d = dpa_f_dn(0.5 * dpa_f_dn(dpa_f_dn(DB - a) / dpa_f_up(1 - a)));
+    if (!(d >= 0)) d = 0;
+    bspec b = {1.0, 0.0, d, cv};
+    if (!residue_ok(fq, 0.0, &b)) {
+        b.d = 0; /* all of the budget's delta for the query */
+        if (d == 0 || !residue_ok(fq, 0.0, &b)) return DPA_OK;
+    }
+    *accepted = 1;
+    *d_new = b.d;
+    double lo = 0, hi = CURVE_MU_MAX;
+    if (residue_ok(fq, hi, &b)) {
+        *mu_new = hi;
+        return DPA_OK;
+    }
+    for (int it = 0; it < 200 && hi - lo > RES_TOL * fmax(lo, 1e-3); it++) {
+        double mid = 0.5 * (lo + hi);
+        if (!(mid > lo && mid < hi)) break;
+        if (residue_ok(fq, mid, &b)) lo = mid;
+        else hi = mid;
+    }
+    *mu_new = lo; /* a value that passed */
     return DPA_OK;
 }

@@ -64,10 +64,41 @@ static int charge_sq(dpa_filter *f, dpa_dec nu2, dpa_filter_decision *out, const
     return 1;
 }
 
+/* The general residue filter's first query under a budget curve (RF Thm 1,
+ * Alg 1): accept iff R_{0,d} (+) L <= B; the residue G_m (+) R_{0,d} becomes
+ * the state's budget (filter_dominance.c, dpa_f_residue_update_curve). */
+static dpa_status request_curve(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err)
+{
+    dpa_f_query *fq;
+    char remark[200];
+    dpa_status st = dpa_f_query_new(q, &fq, remark, sizeof remark, err);
+    if (st) return st;
+    int acc;
+    double m, d;
+    st = dpa_f_residue_update_curve(fq, f->bcurve, &acc, &m, &d, err);
+    dpa_f_query_free(fq);
+    if (st) return st;
+    if (!acc) {
+        snprintf(out->reason, sizeof out->reason, "rejected: the query is not certified below the budget curve (RF Thm 1)%s%.120s",
+                 remark[0] ? "; " : "", remark);
+        return DPA_OK;
+    }
+    f->has_res = 1;
+    f->mu_res = m + 0.0;
+    f->mu2_spent = dpa_dec_int(0);
+    f->delta_res = dpa_dec_from_double(d, 0);
+    snprintf(out->reason, sizeof out->reason, "residue G_mu (+) R_{0,delta} of the budget curve (RF Thm 1)%s%.120s",
+             remark[0] ? "; " : "", remark);
+    f->accepted += 1;
+    out->accepted = 1;
+    return DPA_OK;
+}
+
 dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err)
 {
     dpa_status st;
     dpa_dec nu2;
+    if (f->bcurve && !f->has_res) return request_curve(f, q, out, err);
     if (f->kind == DPA_F_GDP) {
         char how[200];
         if ((st = dpa_f_gdp_nu(q, &nu2, how, sizeof how, err))) return st;
@@ -75,7 +106,7 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
         snprintf(out->reason, sizeof out->reason, "charged nu = %.17g (%.180s)", sqrt(dpa_dec_to_double(nu2, 1)), how);
     } else if (dpa_f_gaussian_sq(q, &nu2)) {
         if (!charge_sq(f, nu2, out, "Gaussian query, RF Cor 5")) return DPA_OK;
-    } else if (f->delta > 0 && dpa_f_zero_eps_delta(q, &nu2)) {
+    } else if ((f->delta > 0 || f->bcurve) && dpa_f_zero_eps_delta(q, &nu2)) {
         /* a (0, a) query under G_m (+) R_{0,d}: the residue G_m (+)
          * R_{0,d'}, 1 - d' = (1 - d)/(1 - a) rounded up (R_{0,d'} (+) R_{0,a}
          * = R_{0, 1-(1-d')(1-a)}, RF Cor 6); mu is untouched */

@@ -43,6 +43,8 @@ struct dpa_filter {
     dpa_dec *spent_rho;      /* rdp (norders), zcdp (1): sums, rounded up */
     int has_res;             /* gdp-residue: the base is mu_res, not the budget */
     double mu_res;           /* gdp-residue: the last residue search's result (a double, exact) */
+    struct dpa_f_bcurve *bcurve; /* residue: a budget given as a tradeoff curve (before the first
+                              * accepted query the state's budget; then G_mu_res (+) R_{0,delta_res}) */
     dpa_dec delta_res;       /* gdp-residue: the residue's delta d (budget G (+) R_{0,d}), rounded down;
                               * starts at the budget's delta */
     dpa_dec mu2_spent;       /* natural (mu): sum mu_i^2; gdp kinds: sum nu_i^2 charged
@@ -125,6 +127,15 @@ int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M);
  * budgets". */
 dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, double D, int *accepted, double *mu_new,
                                 double *d_new, dpa_error *err);
+
+/* The general residue filter's first step (RF Thm 1, Alg 1) under a budget
+ * given as a tradeoff curve B (filter_bcurve.h): *accepted = the residue
+ * G_0 (+) R_{0,d} passes, i.e. R_{0,d} (+) L <= B; then *mu_new = the largest
+ * mu' found with G_mu' (+) R_{0,d_new} (+) L <= B (certified), d_new half of
+ * the budget's mass at +inf that the query leaves (0 if only that passes). */
+struct dpa_f_bcurve;
+dpa_status dpa_f_residue_update_curve(const dpa_f_query *fq, const struct dpa_f_bcurve *cv, int *accepted,
+                                      double *mu_new, double *d_new, dpa_error *err);
 
 /* gdp, gdp-residue: the remaining mu^2 = base^2 - mu2_spent, rounded down
  * (base: the budget's decimal, or mu_res) (filter_gdp.c) */

@@ -99,12 +99,19 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
     case DPA_F_NATURAL_GDP: {
+        if (f->bcurve && !f->has_res) { /* the general residue filter, nothing accepted yet */
+            dpa_f_sb_add(&b, "{\"tradeoff\":\"the configured budget\",\"delta\":");
+            dpa_f_sb_num(&b, dpa_dec_to_double(f->delta_res, 0));
+            dpa_f_sb_add(&b, "}");
+            break;
+        }
         /* sqrt of the remaining mu^2, rounded down (its shortest decimal squares to at most it) */
         double r = f->kind != DPA_F_NATURAL_GDP && f->has_res && dpa_dec_is_zero(f->mu2_spent)
                        ? f->mu_res /* the residue search's result itself */
                        : dpa_dec_sqrt_show(f->kind == DPA_F_NATURAL_GDP ? dpa_dec_sub(f->d_mu2, f->mu2_spent, 0)
                                                                         : dpa_f_gdp_rem2(f));
         double eu = 0, el = 0, d = f->kind == DPA_F_GDP_RESIDUE ? dpa_dec_to_double(f->delta_res, 0) : 0;
+        int show_d = f->kind == DPA_F_GDP_RESIDUE && (f->delta > 0 || f->bcurve);
         if (d > 0) {
             /* G_r (+) R_{0,d} is (eps, d + (1 - d) delta_r(eps))-DP: eps at
              * delta_r = (report_delta - d)/(1 - d), rounded down; none (inf)
@@ -118,7 +125,7 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
         }
         dpa_f_sb_add(&b, "{\"mu\":");
         dpa_f_sb_num(&b, r);
-        if (f->kind == DPA_F_GDP_RESIDUE && f->delta > 0) {
+        if (show_d) {
             dpa_f_sb_add(&b, ",\"delta\":");
             dpa_f_sb_num(&b, d);
         }
@@ -163,7 +170,8 @@ int dpa_filter_exhausted(const dpa_filter *f)
             if (dpa_dec_cmp(f->spent_rho[i], f->d_rho[i]) >= 0) return 1;
         return 0;
     case DPA_F_GDP:
-    case DPA_F_GDP_RESIDUE: return dpa_dec_is_zero(dpa_f_gdp_rem2(f)) && dpa_dec_is_zero(f->delta_res); /* (0, d) queries fit a delta left */
+    case DPA_F_GDP_RESIDUE:
+        return (!f->bcurve || f->has_res) && dpa_dec_is_zero(dpa_f_gdp_rem2(f)) && dpa_dec_is_zero(f->delta_res); /* (0, d) queries fit a delta left */
     case DPA_F_NATURAL_GDP: return dpa_dec_cmp(f->mu2_spent, f->d_mu2) >= 0;
     case DPA_F_NATURAL_APPROX: return !(f->accepted < f->max_queries) || !(f->last_delta < f->delta);
     }
