@@ -20,6 +20,12 @@
  *    so the composition touches the budget where the accountant's own bracket
  *    width, about 1e-4 relative, would make the comparison fail without any
  *    violation.)
+ *  - budgets given as curves (the general residue filter, RF Thm 1): after
+ *    random sequences under random lists of (eps_i, delta_i), the accepted
+ *    queries alone have a certified UPPER delta(eps_i) <= delta_i, and
+ *    composed with the remaining G_mu (+) R_{0,delta} a certified LOWER one
+ *    (no tolerance in either); the (eps, delta) reader and the points reader
+ *    given the vertices of f_{eps,delta} (GDP eq 5) agree;
  *  - hand-checked cases: (0, delta) queries spend the delta by the product
  *    rule R_{0,a} (+) R_{0,b} = R_{0, 1 - (1-a)(1-b)} (RF Cor 6) and leave mu
  *    untouched; an (eps, delta) query leaves the delta 1 - (1 - D)/(1 -
@@ -70,6 +76,41 @@ static double json_num(const char *text, const char *key)
     const char *p = strstr(text, k);
     if (!p) fail_msg("no %s in %s", key, text);
     return strtod(p + strlen(k), NULL);
+}
+
+/* Runs `steps` random queries (all kinds) through f; comp gets the JSON of
+ * a "compose" of the accepted ones, still open (no "]}"); returns how many
+ * were accepted, *with_delta how many of them carry a delta. */
+static int run_sequence(dpa_filter *f, int steps, char *comp, size_t cap, int *with_delta)
+{
+    size_t len = (size_t)snprintf(comp, cap, "{\"compose\":[");
+    int nacc = 0;
+    for (int k = 0; k < steps; k++) {
+        char q[300];
+        random_query(q, sizeof q, 1);
+        dpa_error err;
+        if (req(f, q, NULL, &err) == 1) {
+            len += (size_t)snprintf(comp + len, cap - len, "%s%s", nacc ? "," : "", q);
+            nacc++;
+            if (with_delta) *with_delta += strstr(q, "delta") != NULL;
+        }
+    }
+    if (len >= cap) fail_msg("composition text too long");
+    return nacc;
+}
+
+/* The accountant of comp (from run_sequence) composed with f's remaining
+ * budget as shown, G_mu (+) R_{0,delta} (RF Thm 1: spent (+) residue <= B). */
+static dpa_accountant *with_residue(const dpa_filter *f, char *comp, size_t cap, int nacc)
+{
+    char *rem = dpa_filter_remaining_json(f);
+    double mr = json_num(rem, "mu"), dr = strstr(rem, "\"delta\"") ? json_num(rem, "delta") : 0;
+    free(rem);
+    size_t len = strlen(comp);
+    len += (size_t)snprintf(comp + len, cap - len, "%s{\"gdp\":{\"mu\":%.17g}},{\"approx\":{\"epsilon\":0,\"delta\":%.17g}}]}",
+                            nacc ? "," : "", mr, dr);
+    if (len >= cap) fail_msg("composition text too long");
+    return test_accountant(comp, DPA_METHOD_AUTO);
 }
 
 /* ---------------- delta = 0 is the GDP residue filter ---------------- */
@@ -129,26 +170,8 @@ static void test_approx_gdp_sound(void **state)
         snprintf(cfg, sizeof cfg, "{\"filter\":\"gdp-residue\",\"mu\":%.17g,\"delta\":%.17g}", M, D);
         dpa_filter *f = mkfilter(cfg);
         char comp[8192];
-        size_t len = (size_t)snprintf(comp, sizeof comp, "{\"compose\":[");
-        int nacc = 0;
-        for (int k = 0; k < 7; k++) {
-            char q[300];
-            random_query(q, sizeof q, 1);
-            dpa_error err;
-            if (req(f, q, NULL, &err) == 1) {
-                len += (size_t)snprintf(comp + len, sizeof comp - len, "%s%s", nacc ? "," : "", q);
-                nacc++;
-                with_delta_spent += strstr(q, "delta") != NULL;
-            }
-        }
-        char *rem = dpa_filter_remaining_json(f);
-        double mr = json_num(rem, "mu"), dr = json_num(rem, "delta");
-        free(rem);
-        len += (size_t)snprintf(comp + len, sizeof comp - len,
-                                "%s{\"gdp\":{\"mu\":%.17g}},{\"approx\":{\"epsilon\":0,\"delta\":%.17g}}]}", nacc ? "," : "",
-                                mr, dr);
-        CHECK(len < sizeof comp, "composition text too long");
-        dpa_accountant *a = test_accountant(comp, DPA_METHOD_AUTO);
+        int nacc = run_sequence(f, 7, comp, sizeof comp, &with_delta_spent);
+        dpa_accountant *a = with_residue(f, comp, sizeof comp, nacc);
         for (size_t i = 0; i < sizeof eps_grid / sizeof eps_grid[0]; i++) {
             dpa_result r;
             dpa_error err;
@@ -169,9 +192,9 @@ static void test_approx_gdp_sound(void **state)
 }
 
 /* ---------------- budgets given as curves ---------------- */
-/* A random (eps, delta) budget list and sequence; after it, the accepted
- * queries composed with the remaining budget as shown (G_mu (+) R_{0,delta},
- * or nothing while the budget is still the curve) must have a certified
+/* A random (eps, delta) budget list and sequence; after it (if anything was
+ * accepted), the accepted queries composed with the remaining budget as
+ * shown (G_mu (+) R_{0,delta}) must have a certified
  * LOWER delta at every eps_i at most delta_i (the budget requires
  * (eps_i, delta_i)-DP for every i; a lower bound above it is a proven
  * violation).  Also counted: where the accountant's UPPER bound exceeds
@@ -193,17 +216,7 @@ static void test_curve_budget_sound(void **state)
         snprintf(cfg + cl, sizeof cfg - cl, "]}}}");
         dpa_filter *f = mkfilter(cfg);
         char comp[8192];
-        size_t len = (size_t)snprintf(comp, sizeof comp, "{\"compose\":[");
-        int nacc = 0;
-        for (int k = 0; k < 5; k++) {
-            char q[300];
-            random_query(q, sizeof q, 1);
-            dpa_error err;
-            if (req(f, q, NULL, &err) == 1) {
-                len += (size_t)snprintf(comp + len, sizeof comp - len, "%s%s", nacc ? "," : "", q);
-                nacc++;
-            }
-        }
+        int nacc = run_sequence(f, 5, comp, sizeof comp, NULL);
         accepted += nacc;
         if (nacc == 0) {
             dpa_filter_free(f);
@@ -212,8 +225,8 @@ static void test_curve_budget_sound(void **state)
         /* the accepted sequence alone: the accountant's certified UPPER delta
          * at every eps_i within delta_i (the task's criterion; the residue
          * left, G_mu (+) R_{0,delta}, is the room between them) */
-        char spent[8192];
-        snprintf(spent, sizeof spent, "%s]}", comp);
+        char spent[8200];
+        if (snprintf(spent, sizeof spent, "%s]}", comp) >= (int)sizeof spent) fail_msg("composition text too long");
         dpa_accountant *sa = test_accountant(spent, DPA_METHOD_AUTO);
         for (int i = 0; i < np; i++) {
             dpa_result r;
@@ -223,12 +236,7 @@ static void test_curve_budget_sound(void **state)
                   r.upper, d[i]);
         }
         dpa_accountant_free(sa);
-        char *rem = dpa_filter_remaining_json(f);
-        double mr = json_num(rem, "mu"), dr = json_num(rem, "delta");
-        free(rem);
-        len += (size_t)snprintf(comp + len, sizeof comp - len,
-                                ",{\"gdp\":{\"mu\":%.17g}},{\"approx\":{\"epsilon\":0,\"delta\":%.17g}}]}", mr, dr);
-        dpa_accountant *a = test_accountant(comp, DPA_METHOD_AUTO);
+        dpa_accountant *a = with_residue(f, comp, sizeof comp, nacc);
         for (int i = 0; i < np; i++) {
             dpa_result r;
             dpa_error err;

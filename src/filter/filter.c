@@ -29,6 +29,7 @@ static const char *kind_name(dpa_filter_kind k)
     case DPA_F_NATURAL_GDP:
     case DPA_F_NATURAL_DELTA: return "natural";
     case DPA_F_NATURAL_APPROX: return "natural-approx";
+    case DPA_F_ADDITIVE: return "additive-profile";
     }
     return "?";
 }
@@ -63,6 +64,9 @@ void dpa_filter_free(dpa_filter *f)
 {
     if (!f) return;
     dpa_f_bcurve_free(f->bcurve);
+    free(f->lev_eps);
+    free(f->lev_budget);
+    free(f->lev_spent);
     free(f->orders);
     free(f->rho);
     free(f->spent_rho);
@@ -86,6 +90,7 @@ static void reset_state(dpa_filter *f)
     f->nspecs = 0;
     f->last_delta = 0;
     f->nb = -1;
+    for (size_t i = 0; f->lev_spent && i < f->nlev; i++) f->lev_spent[i] = dpa_dec_int(0);
 }
 
 static dpa_status parse_orders(dpa_filter *f, json_t *o, dpa_error *err)
@@ -157,7 +162,7 @@ dpa_filter *dpa_filter_new_json(const char *config, dpa_error *err)
     json_t *fn = json_object_get(o, "filter");
     if (!json_is_string(fn)) {
         st = dpa_error_set(err, DPA_EINVAL, "/filter: missing or not a string (one of pure, basic, rdp, zcdp, gdp, "
-                                            "gdp-residue, natural, natural-approx)");
+                                            "gdp-residue, residue, natural, natural-approx, additive-profile)");
         goto out;
     }
     const char *name = json_string_value(fn);
@@ -257,10 +262,26 @@ dpa_filter *dpa_filter_new_json(const char *config, dpa_error *err)
             st = dpa_error_set(err, DPA_EINVAL, "/max_queries: must be an integer, got %.17g", f->max_queries);
             goto out;
         }
+    } else if (!strcmp(name, "additive-profile")) {
+        static const char *const k[] = {"filter", "epsilon", "delta", "max_queries", NULL};
+        f->kind = DPA_F_ADDITIVE;
+        if ((st = check_keys(o, k, name, err)) || (st = get_num(o, "epsilon", 1, 0, 100, 1, &f->eps, err)) ||
+            (st = get_num(o, "delta", 1, 0, 0.25, 1, &f->delta, err)) ||
+            (st = get_num(o, "max_queries", 1, 1, 1e5, 0, &f->max_queries, err)))
+            goto out;
+        if (!(f->delta < 0.25)) {
+            st = dpa_error_set(err, DPA_EINVAL, "/delta: must be in (0, 0.25) (RF Thm 15), got %.17g", f->delta);
+            goto out;
+        }
+        if (f->max_queries != floor(f->max_queries)) {
+            st = dpa_error_set(err, DPA_EINVAL, "/max_queries: must be an integer, got %.17g", f->max_queries);
+            goto out;
+        }
+        if ((st = dpa_f_additive_setup(f, err))) goto out;
     } else {
         st = dpa_error_set(err, DPA_EINVAL,
-                           "/filter: unknown filter \"%s\" (one of pure, basic, rdp, zcdp, gdp, gdp-residue, natural, "
-                           "natural-approx)", name);
+                           "/filter: unknown filter \"%s\" (one of pure, basic, rdp, zcdp, gdp, gdp-residue, residue, "
+                           "natural, natural-approx, additive-profile)", name);
         goto out;
     }
     /* the budgets as the decimals written (docs/filters.md, "Exact budgets") */
@@ -352,11 +373,12 @@ char *dpa_filter_config_json(const dpa_filter *f)
         dpa_f_sb_num(&b, f->delta);
         break;
     case DPA_F_NATURAL_APPROX:
+    case DPA_F_ADDITIVE:
         dpa_f_sb_add(&b, ",\"epsilon\":");
         dpa_f_sb_num(&b, f->eps);
         dpa_f_sb_add(&b, ",\"delta\":");
         dpa_f_sb_num(&b, f->delta);
-        dpa_f_sb_add(&b, ",\"allow_degraded\":true,\"max_queries\":");
+        dpa_f_sb_add(&b, "%s,\"max_queries\":", f->kind == DPA_F_ADDITIVE ? "" : ",\"allow_degraded\":true");
         dpa_f_sb_num(&b, f->max_queries);
         break;
     }
@@ -414,6 +436,11 @@ char *dpa_filter_state_json(const dpa_filter *f)
         break;
     case DPA_F_NATURAL_GDP:
         dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
+        break;
+    case DPA_F_ADDITIVE:
+        dpa_f_sb_add(&b, ",\"spent\":[");
+        for (size_t i = 0; i < f->nlev; i++) dpa_f_sb_dec(&b, i ? "," : "", f->lev_spent[i]);
+        dpa_f_sb_add(&b, "]");
         break;
     case DPA_F_NATURAL_APPROX: {
         dpa_f_sb_add(&b, ",\"delta_at_epsilon\":");
@@ -510,12 +537,14 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
                *keys_rho[] = {"filter", "accepted", "spent_rho", NULL},
                *keys_mu[] = {"filter", "accepted", "mu_squared_spent", "mu_residue", "mu_remaining", "delta_residue", NULL},
                *keys_ng[] = {"filter", "accepted", "mu_squared_spent", "mu_spent", NULL},
-               *keys_na[] = {"filter", "accepted", "delta_at_epsilon", "queries", NULL};
+               *keys_na[] = {"filter", "accepted", "delta_at_epsilon", "queries", NULL},
+               *keys_ad[] = {"filter", "accepted", "spent", NULL};
     const char *const *keys = f->kind == DPA_F_PURE ? keys_pure : f->kind == DPA_F_BASIC ? keys_basic
                               : f->kind == DPA_F_NATURAL_DELTA                           ? keys_nd
                               : (f->kind == DPA_F_RDP || f->kind == DPA_F_ZCDP)          ? keys_rho
                               : (f->kind == DPA_F_GDP || f->kind == DPA_F_GDP_RESIDUE)   ? keys_mu
                               : f->kind == DPA_F_NATURAL_GDP                             ? keys_ng
+                              : f->kind == DPA_F_ADDITIVE                                ? keys_ad
                                                                                          : keys_na;
     {
         const char *key;
@@ -639,6 +668,28 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
             st = state_dec(v, "/mu_squared_spent", 1, zero, f->d_mu2, &t.mu2_spent, err);
         }
         break;
+    case DPA_F_ADDITIVE: {
+        json_t *a = json_object_get(o, "spent");
+        if (!json_is_array(a) || json_array_size(a) != f->nlev) {
+            st = dpa_error_set(err, DPA_EINVAL, "state /spent: must be an array of %zu decimals (the levels)", f->nlev);
+            break;
+        }
+        if (t.accepted > f->max_queries) {
+            st = dpa_error_set(err, DPA_EINVAL, "state /accepted: beyond max_queries");
+            break;
+        }
+        rho = malloc(f->nlev * sizeof *rho);
+        if (!rho) {
+            st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            break;
+        }
+        for (size_t i = 0; i < f->nlev && !st; i++) {
+            char k[40];
+            snprintf(k, sizeof k, "/spent/%zu", i);
+            st = state_dec(json_array_get(a, i), k, 1, zero, f->lev_budget[i], &rho[i], err);
+        }
+        break;
+    }
     case DPA_F_NATURAL_APPROX: {
         if ((st = state_num(o, "delta_at_epsilon", 0, f->delta, &t.last_delta, err))) break;
         t.last_delta += 0.0; /* never -0 */
@@ -662,7 +713,8 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
     }
     }
     if (st) goto out;
-    if (rho) memcpy(f->spent_rho, rho, f->norders * sizeof *rho);
+    if (rho && f->kind == DPA_F_ADDITIVE) memcpy(f->lev_spent, rho, f->nlev * sizeof *rho);
+    else if (rho) memcpy(f->spent_rho, rho, f->norders * sizeof *rho);
     t.spent_rho = f->spent_rho;
     *f = t;
 out:
@@ -687,6 +739,8 @@ dpa_status dpa_filter_request(dpa_filter *f, const dpa_spec *query, dpa_filter_d
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
         return dpa_f_request_gdp(f, query, out, err);
+    case DPA_F_ADDITIVE:
+        return dpa_f_request_additive(f, query, out, err);
     default:
         return dpa_f_request_natural(f, query, out, err);
     }

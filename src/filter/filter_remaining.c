@@ -136,6 +136,22 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
         dpa_f_sb_add(&b, "}}");
         break;
     }
+    case DPA_F_ADDITIVE: {
+        double e2, d2, n;
+        dpa_f_thm9(f->eps, f->delta, f->max_queries, &e2, &d2, &n);
+        dpa_f_sb_add(&b, "{\"levels\":[");
+        for (size_t i = 0; i < f->nlev; i++) {
+            if (i) dpa_f_sb_add(&b, ",");
+            dpa_f_sb_num(&b, rem_dec(f->lev_budget[i], f->lev_spent[i]));
+        }
+        dpa_f_sb_add(&b, "],\"queries_left\":%.17g", fmax(0, f->max_queries - f->accepted));
+        dpa_f_sb_add(&b, ",\"guarantee\":{\"epsilon\":");
+        dpa_f_sb_num(&b, e2);
+        dpa_f_sb_add(&b, ",\"delta\":");
+        dpa_f_sb_num(&b, d2);
+        dpa_f_sb_add(&b, ",\"source\":\"RF Thm 15 (Alg 3, levels of eq (1)) with the constants of its proof: n = %.17g levels\"}}", n);
+        break;
+    }
     case DPA_F_NATURAL_APPROX: {
         double e2, d2, n;
         dpa_f_thm9(f->eps, f->delta, f->max_queries, &e2, &d2, &n);
@@ -174,6 +190,7 @@ int dpa_filter_exhausted(const dpa_filter *f)
         return (!f->bcurve || f->has_res) && dpa_dec_is_zero(dpa_f_gdp_rem2(f)) && dpa_dec_is_zero(f->delta_res); /* (0, d) queries fit a delta left */
     case DPA_F_NATURAL_GDP: return dpa_dec_cmp(f->mu2_spent, f->d_mu2) >= 0;
     case DPA_F_NATURAL_APPROX: return !(f->accepted < f->max_queries) || !(f->last_delta < f->delta);
+    case DPA_F_ADDITIVE: return !(f->accepted < f->max_queries);
     }
     return 1;
 }
