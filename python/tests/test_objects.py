@@ -166,6 +166,25 @@ def test_filter_approximate_gdp():
         dpacct.Filter("gdp-residue", mu=1, delta=1)
 
 
+@needs_lib
+def test_filter_residue_curve_and_additive():
+    # the general residue filter with an (eps, delta) budget and RF Alg 3 through Python
+    # (docs/filters.md): decisions, state round trips, the guarantee reported
+    res = dpacct.Filter({"filter": "residue", "budget": {"tradeoff": {"eps_delta": [[1, 1e-6], [2, 1e-9]]}}})
+    assert res.name == "residue" and res.remaining["tradeoff"] == "the configured budget"
+    d = res.request({"pure": {"epsilon": 0.3}})
+    assert d.accepted and d.remaining["mu"] == pytest.approx(0.17484856, abs=1e-7)
+    assert not res.request({"pure": {"epsilon": 0.3}}).accepted  # the GDP residue is smaller
+    for c in roundtrips(res):
+        assert c.state == res.state
+    add = dpacct.Filter("additive-profile", epsilon=1, delta=1e-6, max_queries=100)
+    d = add.request({"pure": {"epsilon": 0.3}})
+    assert d.accepted and d.remaining["levels"][5] == 47 and d.remaining["queries_left"] == 99
+    assert d.remaining["guarantee"]["epsilon"] == pytest.approx(4400)
+    with pytest.raises(dpacct.InvalidInputError, match="/max_queries"):
+        dpacct.Filter("additive-profile", epsilon=1, delta=1e-6)
+
+
 # --------------------------------------------------------------------- numpy
 
 @needs_lib
