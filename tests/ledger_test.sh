@@ -336,6 +336,19 @@ check "approx GDP: the residue form is stored as gdp-residue with its delta" \
     json_is '[u["filter"] for u in j["units"]][1] == {"filter": "gdp-residue", "mu": 0.5, "delta": 1e-7, "report_delta": 1e-6}'
 run ledger verify "$AG"
 check "approx GDP: verify replays" rc_is 0
+# a budget given as (eps, delta) pairs (the general residue filter) and RF Alg 3
+run ledger add-unit "$AG" --unit c --config '{"filter": "residue", "budget": {"tradeoff": {"eps_delta": [[1, 1e-6], [2, 1e-9]]}}}'
+check "residue curve: add-unit" rc_is 0
+run ledger request "$AG" --unit c --spec '{"pure": {"epsilon": 0.3}}' --json
+check "residue curve: pure 0.3 accepted, a GDP residue with half the budget's delta" \
+    json_is 'j["accepted"] is True and 0.17 < j["remaining"]["mu"] < 0.18 and 4.9e-10 < j["remaining"]["delta"] <= 5e-10'
+run ledger add-unit "$AG" --unit d --filter additive-profile --epsilon 1 --delta 1e-6 --max-queries 100
+check "additive-profile: add-unit" rc_is 0
+run ledger request "$AG" --unit d --spec '{"pure": {"epsilon": 0.3}}' --json
+check "additive-profile: pure 0.3 charged 1 at level 6 (budget 48)" \
+    json_is 'j["accepted"] is True and j["remaining"]["levels"][5] == 47 and j["remaining"]["queries_left"] == 99'
+run ledger verify "$AG"
+check "residue curve and additive-profile: verify replays" rc_is 0
 
 # libcrypto is loaded when a link of the hash chain is computed: without it
 # (hidden in a private mount namespace, where that is allowed: root, as in CI)
