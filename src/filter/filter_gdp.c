@@ -153,10 +153,15 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
         dpa_f_query_free(fq);
         if (st) return st;
         if (!acc && !naive) {
-            snprintf(out->reason, sizeof out->reason,
-                     "rejected: the query is not certified below G_mu (+) R_{0,delta} for the remaining mu %.17g, "
-                     "delta %.6g (RF Thm 5)%s%.100s",
-                     M, D, remark[0] ? "; " : "", remark);
+            if (f->delta > 0 || f->bcurve)
+                snprintf(out->reason, sizeof out->reason,
+                         "rejected: the query is not certified below G_mu (+) R_{0,delta} for the remaining mu %.17g, "
+                         "delta %.6g (RF Thm 1, 5)%s%.100s",
+                         M, D, remark[0] ? "; " : "", remark);
+            else /* the mu-GDP budget: the message as before approximate budgets */
+                snprintf(out->reason, sizeof out->reason,
+                         "rejected: the query is not certified below G_mu for the remaining mu %.17g (RF Thm 5)%s%.120s",
+                         M, remark[0] ? "; " : "", remark);
             return DPA_OK;
         }
         /* keep the larger: the search's m, or the naive update */
