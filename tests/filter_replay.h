@@ -38,6 +38,18 @@ static inline char *filter_state(const dpa_filter *f)
     return s;
 }
 
+/* 1 if the configuration cfg is refused with DPA_EINVAL and a message
+ * containing msg; got receives the message (or "accepted"). */
+static inline int config_refused(const char *cfg, const char *msg, char *got, size_t n)
+{
+    dpa_error err;
+    dpa_filter *f = dpa_filter_new_json(cfg, &err);
+    snprintf(got, n, "%s", f ? "accepted" : err.message);
+    int ok = !f && err.status == DPA_EINVAL && strstr(err.message, msg) != NULL;
+    dpa_filter_free(f);
+    return ok;
+}
+
 /* Requests q from the filter a (configuration cfg) and from a fresh filter
  * restored from a's state before the request.  Returns 1 if both give the
  * same status, decision and message and the same state byte for byte, a

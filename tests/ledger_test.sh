@@ -315,6 +315,41 @@ if [ -n "${DPA_TEST_PG_DIR:-}" ] && [ -n "${DPA_TEST_PG_SCRIPT:-}" ]; then
     check "PostgreSQL: no server, says cannot connect" err_has "cannot connect"
 fi
 
+# an approximate-GDP budget (gdp-residue with --delta; the general residue
+# filter's form through --config): queries with a delta are charged to it,
+# one that needs more than is left is rejected, verify replays it all
+AG="$TMP/approx.db"
+run ledger init "$AG" --filter gdp-residue --mu 1 --delta 1e-6 --unit a
+check "approx GDP: init" rc_is 0
+run ledger add-unit "$AG" --unit b --config '{"filter": "residue", "budget": {"tradeoff": {"mu": 0.5, "delta": 1e-7}}}'
+check "approx GDP: add-unit with the residue form" rc_is 0
+run ledger request "$AG" --unit a --spec '{"approx": {"epsilon": 0.5, "delta": 1e-7}}' --json
+check "approx GDP: (0.5, 1e-7) accepted, delta 1 - (1 - 1e-6)/(1 - 1e-7) left, mu of pure 0.5" \
+    json_is 'j["accepted"] is True and 9.0000008e-7 < j["remaining"]["delta"] <= 9.0000009000001e-7 and abs(j["remaining"]["mu"] - 0.85999044) < 1e-7'
+run ledger request "$AG" --unit a --spec '{"approx": {"epsilon": 0.1, "delta": 1e-6}}' --json
+check "approx GDP: more delta than is left: rejected, exit 3" eval 'rc_is 3 && json_is "j[\"accepted\"] is False"'
+run ledger request "$AG" --unit b --spec '{"approx": {"epsilon": 0, "delta": 5e-8}}' --json
+check "approx GDP (residue form): (0, 5e-8) accepted, mu untouched" \
+    json_is 'j["accepted"] is True and j["remaining"]["mu"] == 0.5 and 4.9e-8 < j["remaining"]["delta"] < 5.0000003e-8'
+run ledger status "$AG" --json
+check "approx GDP: the residue form is stored as gdp-residue with its delta" \
+    json_is '[u["filter"] for u in j["units"]][1] == {"filter": "gdp-residue", "mu": 0.5, "delta": 1e-7, "report_delta": 1e-6}'
+run ledger verify "$AG"
+check "approx GDP: verify replays" rc_is 0
+# a budget given as (eps, delta) pairs (the general residue filter) and RF Alg 3
+run ledger add-unit "$AG" --unit c --config '{"filter": "residue", "budget": {"tradeoff": {"eps_delta": [[1, 1e-6], [2, 1e-9]]}}}'
+check "residue curve: add-unit" rc_is 0
+run ledger request "$AG" --unit c --spec '{"pure": {"epsilon": 0.3}}' --json
+check "residue curve: pure 0.3 accepted, a GDP residue with half the budget's delta" \
+    json_is 'j["accepted"] is True and 0.17 < j["remaining"]["mu"] < 0.18 and 4.9e-10 < j["remaining"]["delta"] <= 5e-10'
+run ledger add-unit "$AG" --unit d --filter additive-profile --epsilon 1 --delta 1e-6 --max-queries 100
+check "additive-profile: add-unit" rc_is 0
+run ledger request "$AG" --unit d --spec '{"pure": {"epsilon": 0.3}}' --json
+check "additive-profile: pure 0.3 charged 1 at level 6 (budget 48)" \
+    json_is 'j["accepted"] is True and j["remaining"]["levels"][5] == 47 and j["remaining"]["queries_left"] == 99'
+run ledger verify "$AG"
+check "residue curve and additive-profile: verify replays" rc_is 0
+
 # libcrypto is loaded when a link of the hash chain is computed: without it
 # (hidden in a private mount namespace, where that is allowed: root, as in CI)
 # a ledger cannot be created, the message names the library, nothing is left

@@ -27,6 +27,18 @@
  *                 "max_queries": K}: the natural (eps, delta) filter; not free
  *                 (RF Cor 1, 3); only with allow_degraded, and it reports the
  *                 degraded guarantee of RF Thm 9 for at most K queries.
+ *   "gdp-residue" with "delta": D: the approximate-GDP budget G_M (+) R_{0,D}
+ *                 (RF Thm 1; the residue G_m (+) R_{0,d}), queries with a
+ *                 delta accepted; state key "delta_residue".
+ *   "residue"     {"budget": {"tradeoff": T}}: the general residue filter (RF
+ *                 Thm 1, Alg 1), T one of {"mu": M, "delta": D} (then it is
+ *                 "gdp-residue"), {"points": [[alpha, beta], ...]} (read as
+ *                 the tradeoff_curve leaf reads them) or {"eps_delta":
+ *                 [[eps, delta], ...]}; after the first accepted query the
+ *                 budget is G_m (+) R_{0,d}.
+ *   "additive-profile" {"epsilon": E, "delta": D, "max_queries": K}: RF Alg 3
+ *                 with the levels of RF eq (1); not free, it reports RF Thm
+ *                 15's guarantee; symmetric queries only.
  * Every configuration also takes "report_delta" (default 1e-6): the delta at
  * which the remaining budget is also shown as (eps, delta).
  * What each filter charges for a query (which event kinds it can account)

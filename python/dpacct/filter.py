@@ -20,9 +20,13 @@ and the filter is then unchanged.
 Filters and their budgets (keyword arguments, or the JSON configuration as
 a dict or text): "pure" (epsilon), "basic" (epsilon, delta), "rdp" (rho,
 order; lists for a vector of orders), "zcdp" (rho), "gdp" (mu),
-"gdp-residue" (mu), "natural" (mu or delta), "natural-approx" (epsilon,
-delta, allow_degraded=True, max_queries); every filter also takes
-report_delta (default 1e-6).
+"gdp-residue" (mu, optional delta: the (mu, delta)-GDP budget), "natural"
+(mu or delta), "natural-approx" (epsilon, delta, allow_degraded=True,
+max_queries), "additive-profile" (epsilon, delta, max_queries: RF Alg 3) and
+"residue" (budget={"tradeoff": {"eps_delta": [[eps, delta], ...]}} or
+{"points": [[alpha, beta], ...]} or {"mu": M, "delta": D}: the general
+residue filter, docs/filters.md); every filter but additive-profile also
+takes report_delta (default 1e-6).
 """
 import ctypes
 import json
@@ -34,7 +38,8 @@ from ._results import _Frozen
 
 __all__ = ["Filter", "FilterDecision", "filter_config", "FILTERS"]
 
-FILTERS = ("pure", "basic", "rdp", "zcdp", "gdp", "gdp-residue", "natural", "natural-approx")
+FILTERS = ("pure", "basic", "rdp", "zcdp", "gdp", "gdp-residue", "residue", "natural", "natural-approx",
+           "additive-profile")
 
 
 def filter_config(config: Any = None, **budget: Any) -> str:

@@ -146,6 +146,45 @@ def test_tradeoff_and_filter_pickle():
     assert flt.remaining["mu"] == pytest.approx(math.sqrt(1 - 0.25))  # the copies did not charge it
 
 
+@needs_lib
+def test_filter_approximate_gdp():
+    # the (mu, delta)-GDP budget G_1 (+) R_{0,1e-6} (docs/filters.md "Approximate GDP budgets"):
+    # a (0, 5e-7) query spends delta by the product rule, mu untouched; the general residue
+    # filter's form is the same filter; state and copies round-trip
+    flt = dpacct.Filter("gdp-residue", mu=1, delta=1e-6)
+    res = dpacct.Filter({"filter": "residue", "budget": {"tradeoff": {"mu": 1, "delta": 1e-6}}})
+    assert res.config_json == flt.config_json and res.name == "gdp-residue"
+    for f in (flt, res):
+        d = f.request({"approx": {"epsilon": 0, "delta": 5e-7}})
+        assert d.accepted and d.remaining["mu"] == 1
+        assert 5.0000025e-7 * (1 - 1e-9) <= d.remaining["delta"] <= 5.00000250000125e-7
+    assert flt.state == res.state and "delta_residue" in flt.state
+    assert not flt.request({"approx": {"epsilon": 0.1, "delta": 6e-7}}).accepted
+    for c in roundtrips(flt):
+        assert c.state == flt.state and c.remaining == flt.remaining
+    with pytest.raises(dpacct.InvalidInputError, match="/delta"):
+        dpacct.Filter("gdp-residue", mu=1, delta=1)
+
+
+@needs_lib
+def test_filter_residue_curve_and_additive():
+    # the general residue filter with an (eps, delta) budget and RF Alg 3 through Python
+    # (docs/filters.md): decisions, state round trips, the guarantee reported
+    res = dpacct.Filter({"filter": "residue", "budget": {"tradeoff": {"eps_delta": [[1, 1e-6], [2, 1e-9]]}}})
+    assert res.name == "residue" and res.remaining["tradeoff"] == "the configured budget"
+    d = res.request({"pure": {"epsilon": 0.3}})
+    assert d.accepted and d.remaining["mu"] == pytest.approx(0.17484856, abs=1e-7)
+    assert not res.request({"pure": {"epsilon": 0.3}}).accepted  # the GDP residue is smaller
+    for c in roundtrips(res):
+        assert c.state == res.state
+    add = dpacct.Filter("additive-profile", epsilon=1, delta=1e-6, max_queries=100)
+    d = add.request({"pure": {"epsilon": 0.3}})
+    assert d.accepted and d.remaining["levels"][5] == 47 and d.remaining["queries_left"] == 99
+    assert d.remaining["guarantee"]["epsilon"] == pytest.approx(4400)
+    with pytest.raises(dpacct.InvalidInputError, match="/max_queries"):
+        dpacct.Filter("additive-profile", epsilon=1, delta=1e-6)
+
+
 # --------------------------------------------------------------------- numpy
 
 @needs_lib

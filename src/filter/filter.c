@@ -14,6 +14,8 @@
 #include <string.h>
 #include <jansson.h>
 #include "filter/filter_internal.h"
+#include "filter/filter_config.h"
+#include "filter/filter_bcurve.h"
 
 static const char *kind_name(dpa_filter_kind k)
 {
@@ -27,11 +29,15 @@ static const char *kind_name(dpa_filter_kind k)
     case DPA_F_NATURAL_GDP:
     case DPA_F_NATURAL_DELTA: return "natural";
     case DPA_F_NATURAL_APPROX: return "natural-approx";
+    case DPA_F_ADDITIVE: return "additive-profile";
     }
     return "?";
 }
 
-const char *dpa_filter_name(const dpa_filter *f) { return f ? kind_name(f->kind) : NULL; }
+/* the filter's name: its kind's, "residue" for a budget given as a curve */
+static const char *fname(const dpa_filter *f) { return f->bcurve ? "residue" : kind_name(f->kind); }
+
+const char *dpa_filter_name(const dpa_filter *f) { return f ? fname(f) : NULL; }
 
 /* ---------------- configuration ---------------- */
 /* Largest accepted budget value: far beyond any meaningful budget, small
@@ -46,36 +52,21 @@ const char *dpa_filter_name(const dpa_filter *f) { return f ? kind_name(f->kind)
 static dpa_status get_num(json_t *o, const char *key, int required, double lo, double hi, int lo_open, double *out,
                           dpa_error *err)
 {
-    json_t *v = json_object_get(o, key);
-    if (!v) {
-        if (required) return dpa_error_set(err, DPA_EINVAL, "/%s: missing (a number)", key);
-        return DPA_OK;
-    }
-    if (!json_is_number(v)) return dpa_error_set(err, DPA_EINVAL, "/%s: must be a number", key);
-    double x = json_number_value(v);
-    if (!isfinite(x) || (lo_open ? !(x > lo) : !(x >= lo)) || !(x <= hi))
-        return dpa_error_set(err, DPA_EINVAL, "/%s: must be in %s%g, %g], got %.17g", key, lo_open ? "(" : "[", lo, hi, x);
-    *out = x;
-    return DPA_OK;
+    return dpa_f_get_num(o, "", key, required, lo, hi, lo_open, out, err);
 }
 
 static dpa_status check_keys(json_t *o, const char *const *allowed, const char *fname, dpa_error *err)
 {
-    const char *key;
-    json_t *v;
-    json_object_foreach(o, key, v)
-    {
-        int ok = 0;
-        for (const char *const *a = allowed; *a; a++)
-            if (!strcmp(*a, key)) ok = 1;
-        if (!ok) return dpa_error_set(err, DPA_EINVAL, "/%s: unknown key for filter \"%s\"", key, fname);
-    }
-    return DPA_OK;
+    return dpa_f_check_keys(o, "", allowed, fname, err);
 }
 
 void dpa_filter_free(dpa_filter *f)
 {
     if (!f) return;
+    dpa_f_bcurve_free(f->bcurve);
+    free(f->lev_eps);
+    free(f->lev_budget);
+    free(f->lev_spent);
     free(f->orders);
     free(f->rho);
     free(f->spent_rho);
@@ -93,11 +84,13 @@ static void reset_state(dpa_filter *f)
     for (size_t i = 0; f->spent_rho && i < f->norders; i++) f->spent_rho[i] = dpa_dec_int(0);
     f->has_res = 0;
     f->mu_res = 0;
+    f->delta_res = dpa_dec_param(f->kind == DPA_F_GDP_RESIDUE ? f->delta : 0);
     f->mu2_spent = dpa_dec_int(0);
     for (size_t i = 0; i < f->nspecs; i++) free(f->specs[i]);
     f->nspecs = 0;
     f->last_delta = 0;
     f->nb = -1;
+    for (size_t i = 0; f->lev_spent && i < f->nlev; i++) f->lev_spent[i] = dpa_dec_int(0);
 }
 
 static dpa_status parse_orders(dpa_filter *f, json_t *o, dpa_error *err)
@@ -169,7 +162,7 @@ dpa_filter *dpa_filter_new_json(const char *config, dpa_error *err)
     json_t *fn = json_object_get(o, "filter");
     if (!json_is_string(fn)) {
         st = dpa_error_set(err, DPA_EINVAL, "/filter: missing or not a string (one of pure, basic, rdp, zcdp, gdp, "
-                                            "gdp-residue, natural, natural-approx)");
+                                            "gdp-residue, residue, natural, natural-approx, additive-profile)");
         goto out;
     }
     const char *name = json_string_value(fn);
@@ -206,12 +199,18 @@ dpa_filter *dpa_filter_new_json(const char *config, dpa_error *err)
         if ((st = check_keys(o, k, name, err)) || (st = get_num(o, "rho", 1, 0, BUDGET_MAX, 0, &f->rho[0], err)) ||
             (st = get_num(o, "report_delta", 0, 0, 1, 1, &f->report_delta, err)))
             goto out;
-    } else if (!strcmp(name, "gdp") || !strcmp(name, "gdp-residue")) {
+    } else if (!strcmp(name, "gdp")) {
         static const char *const k[] = {"filter", "mu", "report_delta", NULL};
-        f->kind = !strcmp(name, "gdp") ? DPA_F_GDP : DPA_F_GDP_RESIDUE;
+        f->kind = DPA_F_GDP;
         if ((st = check_keys(o, k, name, err)) || (st = get_num(o, "mu", 1, 0, 1e6, 0, &f->mu, err)) ||
             (st = get_num(o, "report_delta", 0, 0, 1, 1, &f->report_delta, err)))
             goto out;
+    } else if (!strcmp(name, "gdp-residue") || !strcmp(name, "residue")) {
+        /* gdp-residue {"mu": M, "delta": D} (D optional: the approximate-GDP
+         * budget G_M (+) R_{0,D}), or the general residue filter's form
+         * {"budget": {"tradeoff": {...}}} (filter_budget.c) */
+        f->kind = DPA_F_GDP_RESIDUE;
+        if ((st = dpa_f_parse_residue(f, o, name, err))) goto out;
     } else if (!strcmp(name, "natural")) {
         static const char *const k[] = {"filter", "mu", "delta", "report_delta", NULL};
         if ((st = check_keys(o, k, name, err))) goto out;
@@ -263,10 +262,26 @@ dpa_filter *dpa_filter_new_json(const char *config, dpa_error *err)
             st = dpa_error_set(err, DPA_EINVAL, "/max_queries: must be an integer, got %.17g", f->max_queries);
             goto out;
         }
+    } else if (!strcmp(name, "additive-profile")) {
+        static const char *const k[] = {"filter", "epsilon", "delta", "max_queries", NULL};
+        f->kind = DPA_F_ADDITIVE;
+        if ((st = check_keys(o, k, name, err)) || (st = get_num(o, "epsilon", 1, 0, 100, 1, &f->eps, err)) ||
+            (st = get_num(o, "delta", 1, 0, 0.25, 1, &f->delta, err)) ||
+            (st = get_num(o, "max_queries", 1, 1, 1e5, 0, &f->max_queries, err)))
+            goto out;
+        if (!(f->delta < 0.25)) {
+            st = dpa_error_set(err, DPA_EINVAL, "/delta: must be in (0, 0.25) (RF Thm 15), got %.17g", f->delta);
+            goto out;
+        }
+        if (f->max_queries != floor(f->max_queries)) {
+            st = dpa_error_set(err, DPA_EINVAL, "/max_queries: must be an integer, got %.17g", f->max_queries);
+            goto out;
+        }
+        if ((st = dpa_f_additive_setup(f, err))) goto out;
     } else {
         st = dpa_error_set(err, DPA_EINVAL,
-                           "/filter: unknown filter \"%s\" (one of pure, basic, rdp, zcdp, gdp, gdp-residue, natural, "
-                           "natural-approx)", name);
+                           "/filter: unknown filter \"%s\" (one of pure, basic, rdp, zcdp, gdp, gdp-residue, residue, "
+                           "natural, natural-approx, additive-profile)", name);
         goto out;
     }
     /* the budgets as the decimals written (docs/filters.md, "Exact budgets") */
@@ -294,7 +309,14 @@ char *dpa_filter_config_json(const dpa_filter *f)
 {
     if (!f) return NULL;
     dpa_f_sb b = {0};
-    dpa_f_sb_add(&b, "{\"filter\":\"%s\"", kind_name(f->kind));
+    dpa_f_sb_add(&b, "{\"filter\":\"%s\"", fname(f));
+    if (f->bcurve) {
+        dpa_f_bcurve_json(&b, f->bcurve);
+        dpa_f_sb_add(&b, ",\"report_delta\":");
+        dpa_f_sb_num(&b, f->report_delta);
+        dpa_f_sb_add(&b, "}");
+        return dpa_f_sb_done(&b);
+    }
     switch (f->kind) {
     case DPA_F_PURE:
         dpa_f_sb_add(&b, ",\"epsilon\":");
@@ -339,6 +361,10 @@ char *dpa_filter_config_json(const dpa_filter *f)
     case DPA_F_NATURAL_GDP:
         dpa_f_sb_add(&b, ",\"mu\":");
         dpa_f_sb_num(&b, f->mu);
+        if (f->kind == DPA_F_GDP_RESIDUE && f->delta > 0) {
+            dpa_f_sb_add(&b, ",\"delta\":");
+            dpa_f_sb_num(&b, f->delta);
+        }
         dpa_f_sb_add(&b, ",\"report_delta\":");
         dpa_f_sb_num(&b, f->report_delta);
         break;
@@ -347,11 +373,12 @@ char *dpa_filter_config_json(const dpa_filter *f)
         dpa_f_sb_num(&b, f->delta);
         break;
     case DPA_F_NATURAL_APPROX:
+    case DPA_F_ADDITIVE:
         dpa_f_sb_add(&b, ",\"epsilon\":");
         dpa_f_sb_num(&b, f->eps);
         dpa_f_sb_add(&b, ",\"delta\":");
         dpa_f_sb_num(&b, f->delta);
-        dpa_f_sb_add(&b, ",\"allow_degraded\":true,\"max_queries\":");
+        dpa_f_sb_add(&b, "%s,\"max_queries\":", f->kind == DPA_F_ADDITIVE ? "" : ",\"allow_degraded\":true");
         dpa_f_sb_num(&b, f->max_queries);
         break;
     }
@@ -382,7 +409,7 @@ char *dpa_filter_state_json(const dpa_filter *f)
 {
     if (!f) return NULL;
     dpa_f_sb b = {0};
-    dpa_f_sb_add(&b, "{\"filter\":\"%s\",\"accepted\":%.17g", kind_name(f->kind), f->accepted);
+    dpa_f_sb_add(&b, "{\"filter\":\"%s\",\"accepted\":%.17g", fname(f), f->accepted);
     switch (f->kind) {
     case DPA_F_PURE:
         dpa_f_sb_dec(&b, "spent_epsilon", f->spent_eps);
@@ -404,10 +431,16 @@ char *dpa_filter_state_json(const dpa_filter *f)
             dpa_f_sb_add(&b, ",\"mu_residue\":");
             dpa_f_sb_num(&b, f->mu_res);
         }
+        if (f->kind == DPA_F_GDP_RESIDUE && (f->bcurve ? f->has_res : f->delta > 0)) dpa_f_sb_dec(&b, "delta_residue", f->delta_res);
         dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
         break;
     case DPA_F_NATURAL_GDP:
         dpa_f_sb_dec(&b, "mu_squared_spent", f->mu2_spent);
+        break;
+    case DPA_F_ADDITIVE:
+        dpa_f_sb_add(&b, ",\"spent\":[");
+        for (size_t i = 0; i < f->nlev; i++) dpa_f_sb_dec(&b, i ? "," : "", f->lev_spent[i]);
+        dpa_f_sb_add(&b, "]");
         break;
     case DPA_F_NATURAL_APPROX: {
         dpa_f_sb_add(&b, ",\"delta_at_epsilon\":");
@@ -493,8 +526,8 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         goto out;
     }
     json_t *fn = json_object_get(o, "filter");
-    if (!json_is_string(fn) || strcmp(json_string_value(fn), kind_name(f->kind))) {
-        st = dpa_error_set(err, DPA_EINVAL, "state /filter: must be \"%s\" (the filter's configuration)", kind_name(f->kind));
+    if (!json_is_string(fn) || strcmp(json_string_value(fn), fname(f))) {
+        st = dpa_error_set(err, DPA_EINVAL, "state /filter: must be \"%s\" (the filter's configuration)", fname(f));
         goto out;
     }
     /* the current keys, then those of states written before exact budgets */
@@ -502,14 +535,16 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
                *keys_basic[] = {"filter", "accepted", "spent_epsilon", "keep", "log_keep", NULL},
                *keys_nd[] = {"filter", "accepted", "keep", "log_keep", NULL},
                *keys_rho[] = {"filter", "accepted", "spent_rho", NULL},
-               *keys_mu[] = {"filter", "accepted", "mu_squared_spent", "mu_residue", "mu_remaining", NULL},
+               *keys_mu[] = {"filter", "accepted", "mu_squared_spent", "mu_residue", "mu_remaining", "delta_residue", NULL},
                *keys_ng[] = {"filter", "accepted", "mu_squared_spent", "mu_spent", NULL},
-               *keys_na[] = {"filter", "accepted", "delta_at_epsilon", "queries", NULL};
+               *keys_na[] = {"filter", "accepted", "delta_at_epsilon", "queries", NULL},
+               *keys_ad[] = {"filter", "accepted", "spent", NULL};
     const char *const *keys = f->kind == DPA_F_PURE ? keys_pure : f->kind == DPA_F_BASIC ? keys_basic
                               : f->kind == DPA_F_NATURAL_DELTA                           ? keys_nd
                               : (f->kind == DPA_F_RDP || f->kind == DPA_F_ZCDP)          ? keys_rho
                               : (f->kind == DPA_F_GDP || f->kind == DPA_F_GDP_RESIDUE)   ? keys_mu
                               : f->kind == DPA_F_NATURAL_GDP                             ? keys_ng
+                              : f->kind == DPA_F_ADDITIVE                                ? keys_ad
                                                                                          : keys_na;
     {
         const char *key;
@@ -519,7 +554,7 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
             for (const char *const *a = keys; *a; a++)
                 if (!strcmp(*a, key)) ok = 1;
             if (!ok) {
-                st = dpa_error_set(err, DPA_EINVAL, "state /%s: unknown key for filter \"%s\"", key, kind_name(f->kind));
+                st = dpa_error_set(err, DPA_EINVAL, "state /%s: unknown key for filter \"%s\"", key, fname(f));
                 goto out;
             }
         }
@@ -530,8 +565,9 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         goto out;
     }
     if (json_object_size(o) != (size_t)(3 + (f->kind == DPA_F_BASIC || f->kind == DPA_F_NATURAL_APPROX ||
-                                         json_object_get(o, "mu_residue") != NULL))) {
-        st = dpa_error_set(err, DPA_EINVAL, "state: must have the keys of filter \"%s\" once each", kind_name(f->kind));
+                                         json_object_get(o, "mu_residue") != NULL) +
+                                        (json_object_get(o, "delta_residue") != NULL))) {
+        st = dpa_error_set(err, DPA_EINVAL, "state: must have the keys of filter \"%s\" once each", fname(f));
         goto out;
     }
     switch (f->kind) {
@@ -577,6 +613,17 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
     }
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
+        /* approximate GDP: the residue's delta, in [0, D], present exactly when D > 0 */
+        v = json_object_get(o, "delta_residue");
+        if ((v != NULL) != (f->kind == DPA_F_GDP_RESIDUE &&
+                            (f->bcurve ? json_object_get(o, "mu_residue") != NULL : f->delta > 0))) {
+            st = dpa_error_set(err, DPA_EINVAL, "state /delta_residue: %s",
+                               v ? (f->bcurve ? "only with mu_residue" : "only with a delta budget") : "missing (a number)");
+            break;
+        }
+        if (v && (st = state_dec(v, "/delta_residue", 0, zero, f->bcurve ? dpa_dec_int(1) : dpa_dec_param(f->delta),
+                                 &t.delta_res, err)))
+            break;
         v = state_key(o, "mu_squared_spent", "mu_remaining", &old);
         if (old) { /* the remaining mu (a double): the base, nothing spent since */
             double x = json_is_number(v) ? json_number_value(v) : NAN;
@@ -591,8 +638,9 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
         }
         if ((v = json_object_get(o, "mu_residue"))) {
             double x = json_is_number(v) ? json_number_value(v) : NAN;
-            if (!(x >= 0 && x < f->mu)) {
-                st = dpa_error_set(err, DPA_EINVAL, "state /mu_residue: must be a number in [0, %.17g)", f->mu);
+            double mx = f->bcurve ? 1e6 : f->mu; /* a curve's residues: at most CURVE_MU_MAX (filter_dominance.c) */
+            if (!(x >= 0 && x < mx)) {
+                st = dpa_error_set(err, DPA_EINVAL, "state /mu_residue: must be a number in [0, %.17g)", mx);
                 break;
             }
             t.has_res = 1;
@@ -601,7 +649,8 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
             t.has_res = 0;
             t.mu_res = 0;
         }
-        if ((st = state_dec(json_object_get(o, "mu_squared_spent"), "/mu_squared_spent", 1, zero, f->d_mu2, &t.mu2_spent, err)))
+        if ((st = state_dec(json_object_get(o, "mu_squared_spent"), "/mu_squared_spent", 1, zero,
+                            f->bcurve ? dpa_dec_param(1e12) : f->d_mu2, &t.mu2_spent, err))) /* a curve: checked below */
             break;
         dpa_dec base = t.has_res ? dpa_dec_from_double(t.mu_res, 1) : dpa_dec_int(0);
         if (dpa_dec_cmp(t.mu2_spent, t.has_res ? dpa_dec_mul(base, base, 1) : f->d_mu2) > 0)
@@ -619,6 +668,28 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
             st = state_dec(v, "/mu_squared_spent", 1, zero, f->d_mu2, &t.mu2_spent, err);
         }
         break;
+    case DPA_F_ADDITIVE: {
+        json_t *a = json_object_get(o, "spent");
+        if (!json_is_array(a) || json_array_size(a) != f->nlev) {
+            st = dpa_error_set(err, DPA_EINVAL, "state /spent: must be an array of %zu decimals (the levels)", f->nlev);
+            break;
+        }
+        if (t.accepted > f->max_queries) {
+            st = dpa_error_set(err, DPA_EINVAL, "state /accepted: beyond max_queries");
+            break;
+        }
+        rho = malloc(f->nlev * sizeof *rho);
+        if (!rho) {
+            st = dpa_error_set(err, DPA_ENOMEM, "out of memory");
+            break;
+        }
+        for (size_t i = 0; i < f->nlev && !st; i++) {
+            char k[40];
+            snprintf(k, sizeof k, "/spent/%zu", i);
+            st = state_dec(json_array_get(a, i), k, 1, zero, f->lev_budget[i], &rho[i], err);
+        }
+        break;
+    }
     case DPA_F_NATURAL_APPROX: {
         if ((st = state_num(o, "delta_at_epsilon", 0, f->delta, &t.last_delta, err))) break;
         t.last_delta += 0.0; /* never -0 */
@@ -642,7 +713,8 @@ dpa_status dpa_filter_set_state_json(dpa_filter *f, const char *state, dpa_error
     }
     }
     if (st) goto out;
-    if (rho) memcpy(f->spent_rho, rho, f->norders * sizeof *rho);
+    if (rho && f->kind == DPA_F_ADDITIVE) memcpy(f->lev_spent, rho, f->nlev * sizeof *rho);
+    else if (rho) memcpy(f->spent_rho, rho, f->norders * sizeof *rho);
     t.spent_rho = f->spent_rho;
     *f = t;
 out:
@@ -667,6 +739,8 @@ dpa_status dpa_filter_request(dpa_filter *f, const dpa_spec *query, dpa_filter_d
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
         return dpa_f_request_gdp(f, query, out, err);
+    case DPA_F_ADDITIVE:
+        return dpa_f_request_additive(f, query, out, err);
     default:
         return dpa_f_request_natural(f, query, out, err);
     }

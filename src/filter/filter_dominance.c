@@ -47,10 +47,8 @@
  * the outcome is the law's (up to roundings of a few ulp between the two
  * sums; both are certified), the cost mostly the copy's.
  *
- * The update (dpa_f_residue_update) searches mu' above the naive end
- * sqrt(M^2 - mu0^2 - nu^2) (nu: rest_nu), which is sound without a test, so
- * the result is never below the naive filter's (where the test cannot
- * resolve the curves, e.g. M >> 1, it is the naive end).
+ * The updates that search the residue over this test are in
+ * filter_residue.c.
  *
  * Tail lemma (t >= E, m <= M): see tail_ok (Mills-ratio bounds on both
  * profiles; the log-ratio bound at E is non-increasing beyond it).
@@ -61,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "filter/filter_internal.h"
+#include "filter/filter_bcurve.h"
 #include "event/event_internal.h"
 #include "model/leaves.h"
 #include "mech/pair.h"
@@ -88,9 +87,6 @@
 /* Steps of the tail search (E = wmax + M 1.25^k / 2, k < E_STEPS: up to
  * 1e19 M, far beyond the M^2/2 + O(M) the lemma needs for M <= 1e6). */
 #define E_STEPS 200
-/* Bisection of the residue update: stops at a bracket of RES_TOL * M
- * (docs/filters.md: the grid test's own slack is larger). */
-#define RES_TOL 1e-8
 
 typedef struct law {
     size_t n;
@@ -541,9 +537,63 @@ static double comp_up(const law *l, double m, double t)
     return dpa_f_up(s * (1 + SUM_REL(l->n)));
 }
 
-static double budget_lo(double M, double t)
+/* The budget's profile on one direction, bounded below: c0 + s delta_M(t)
+ * (docs/filters.md, "Approximate GDP budgets").  For the budget
+ * B = G_M (+) R_{0,D}, a residue G_m (+) R_{0,d} and a query whose law has
+ * the mass a at +inf in this direction (h_{X (+) R_{0,d}} = d + (1 - d) h_X,
+ * RF Def 5), the residue condition (RF Thm 1) in this direction reads
+ *   d + (1 - d) (a + C_m(t)) <= D + (1 - D) delta_M(t),
+ * i.e. C_m(t) <= c0 + s delta_M(t) with s = (1 - D)/(1 - d) and
+ * c0 = 1 - a - s, C_m the profile of G_m (+) the law's finite atoms.  plain:
+ * c0 = 0, s = 1 exactly (d = D, a = 0: the GDP test of RF Thm 5, evaluated
+ * exactly as before approximate budgets); else s and c0 are lower bounds
+ * (c0 < 0: the test fails). */
+typedef struct bprof {
+    double M, c0, s;
+    int plain;
+    const dpa_f_bcurve *cv; /* a budget given as a tradeoff curve, or NULL */
+} bprof;
+
+typedef dpa_f_bspec bspec;
+
+/* A budget given as a curve (filter_bcurve.c): d + (1 - d)(a + C_m(t)) <=
+ * h_B(t) reads C_m(t) <= c0 + s h_B(t) with s = 1/(1 - d) and c0 = -d/(1 -
+ * d) - a (negative: the comparison also needs h_B above d + (1 - d) a);
+ * M only spaces the grid. */
+static bprof bprof_curve(const bspec *b, double a)
 {
-    return gdelta_lo(M, t);
+    bprof p = {b->M, 0.0, 1.0, 0, b->cv};
+    double one_d_lo = dpa_f_dn(1 - b->d), one_d_up = dpa_f_up(1 - b->d);
+    p.s = b->d == 0 ? 1.0 : dpa_f_dn(1 / one_d_up);
+    p.c0 = dpa_f_dn(-dpa_f_up(b->d / one_d_lo) - a);
+    return p;
+}
+
+static bprof bprof_make(const bspec *b, double a)
+{
+    if (b->cv) return bprof_curve(b, a);
+    bprof p = {b->M, 0.0, 1.0, 1, NULL};
+    if (a == 0 && b->d == b->D) return p; /* s = 1, c0 = 0 exactly */
+    p.plain = 0;
+    double one_D_lo = dpa_f_dn(1 - b->D), one_D_up = dpa_f_up(1 - b->D);
+    double one_d_lo = dpa_f_dn(1 - b->d), one_d_up = dpa_f_up(1 - b->d);
+    if (b->d == b->D) {
+        p.s = 1;
+        p.c0 = -a; /* a > 0: never passes (the budget's delta is all the residue's) */
+        return p;
+    }
+    p.s = dpa_f_dn(one_D_lo / one_d_up);
+    double s_up = dpa_f_up(one_D_up / one_d_lo);
+    p.c0 = dpa_f_dn(dpa_f_dn(1 - a) - s_up);
+    return p;
+}
+
+static double budget_lo(const bprof *b, double t)
+{
+    if (b->cv) return dpa_f_dn(b->c0 + dpa_f_dn(b->s * dpa_f_bcurve_lo(b->cv, t, NULL))); /* may be < 0 */
+    double g = gdelta_lo(b->M, t);
+    if (b->plain) return g;
+    return fmax(0.0, dpa_f_dn(b->c0 + dpa_f_dn(b->s * g)));
 }
 
 /* The composition's upper bound at t, evaluated lazily: first on the law's
@@ -585,8 +635,12 @@ static int comp_le(const law *l, double m, cval *v, double x)
  * every t >= E.  Rounding: a0 down, b0 up for the Gaussian term, b0 down
  * in G, then TAIL_LOG_ABS. */
 #define TAIL_LOG_ABS 1e-9
-static int tail_ok(const law *l, double m, double M, double E)
+static int tail_ok(const law *l, double m, const bprof *bp, double E)
 {
+    double M = bp->M;
+    /* the budget is >= s delta_M (c0 >= 0): the log-ratio must stay below
+     * log s (0 when plain), rounded down by a few ulp of log */
+    double logs = bp->plain ? 0.0 : log(bp->s) * (1 + 1e-15) - 1e-300;
     if (!(m <= M) || l->n == 0) return l->n == 0;
     double P = 0;
     for (size_t j = 0; j < l->n; j++) P += l->p[j];
@@ -600,7 +654,7 @@ static int tail_ok(const law *l, double m, double M, double E)
     double G = log1p((m * m + 1) / (m * blo)) + log1p(M / blo) + log(m) - log(M - 1.0 / blo);
     double gauss = -0.5 * (alo - bhi) * (alo + bhi);
     double tot = log(P) + gauss + G;
-    return tot + TAIL_LOG_ABS + 1e-12 * (fabs(gauss) + fabs(G)) <= 0;
+    return tot + TAIL_LOG_ABS + 1e-12 * (fabs(gauss) + fabs(G)) <= logs;
 }
 
 /* Lower bound on the budget's tangent at t_b evaluated at t_a < t_b:
@@ -610,8 +664,14 @@ static int tail_ok(const law *l, double m, double M, double E)
  * 1e-15 of |log S|, from dpa_log_ndtr) and a few roundings of t_a and
  * log expm1: TANGENT_LOG_REL covers them with a factor > 10. */
 #define TANGENT_LOG_REL 1e-13
-static double tangent_lo(double M, double ta, double tb, double bb)
+static double tangent_lo(const bprof *bp, double ta, double tb, double bb)
 {
+    if (bp->cv) { /* the line that gives the budget's bound at tb, at ta */
+        size_t j;
+        dpa_f_bcurve_lo(bp->cv, tb, &j);
+        return dpa_f_dn(bp->c0 + dpa_f_dn(bp->s * dpa_f_bcurve_line(bp->cv, j, ta)));
+    }
+    double M = bp->M;
     double d = dpa_f_dn(tb - ta);
     if (!(d > 0)) return bb;
     double z = -tb / M - 0.5 * M;
@@ -619,7 +679,8 @@ static double tangent_lo(double M, double ta, double tb, double bb)
     double ls = dpa_log_ndtr(z), lx = log(expm1(d));
     double lg = ls + ta + lx;
     lg -= TANGENT_LOG_REL * (fabs(ls) + fabs(ta) + fabs(lx) + 1);
-    return bb + exp(lg) * (1 - SLOPE_REL);
+    if (bp->plain) return bb + exp(lg) * (1 - SLOPE_REL);
+    return dpa_f_dn(bb + dpa_f_dn(bp->s * (exp(lg) * (1 - SLOPE_REL)))); /* the slope scaled by s */
 }
 
 /* Largest subdivision depth of one grid interval whose chord/tangent test
@@ -634,18 +695,18 @@ static double tangent_lo(double M, double ta, double tb, double bb)
  * the budget's lower bound at tb): 1 proven.  A failing interval is halved
  * (up to REFINE_DEPTH levels, *work evaluations in all); a node whose point
  * test fails ends the test (no refinement can help there). */
-static int seg_ok(const law *l, double m, double M, double ta, cval *ca, double tb, cval *cb, double bb, int depth,
+static int seg_ok(const law *l, double m, const bprof *bp, double ta, cval *ca, double tb, cval *cb, double bb, int depth,
                   int *work)
 {
-    if (comp_le(l, m, ca, tangent_lo(M, ta, tb, bb))) return 1;
+    if (comp_le(l, m, ca, tangent_lo(bp, ta, tb, bb))) return 1;
     if (depth <= 0 || *work <= 0) return 0;
     double tm = ta + 0.5 * (tb - ta);
     if (!(tm > ta && tm < tb)) return 0;
     (*work)--;
     cval cm = comp_at(l, m, tm);
-    double bm = budget_lo(M, tm);
+    double bm = budget_lo(bp, tm);
     if (!comp_le(l, m, &cm, bm)) return 0;
-    return seg_ok(l, m, M, ta, ca, tm, &cm, bm, depth - 1, work) && seg_ok(l, m, M, tm, &cm, tb, cb, bb, depth - 1, work);
+    return seg_ok(l, m, bp, ta, ca, tm, &cm, bm, depth - 1, work) && seg_ok(l, m, bp, tm, &cm, tb, cb, bb, depth - 1, work);
 }
 
 /* The grid of the test on [0, E] for one direction: n intervals uniform
@@ -654,11 +715,12 @@ static int seg_ok(const law *l, double m, double M, double ta, cval *ca, double 
  * with the body [0, E1], E1 = 4M + max(w_max, 0), where the binding points
  * of small queries lie, given half of them when E > E1.  Each interval
  * whose chord/tangent test fails is subdivided (seg_ok). */
-static int grid_ok_n(const law *l, double m, double M, double E, int n)
+static int grid_ok_n(const law *l, double m, const bprof *bp, double E, int n)
 {
+    double M = bp->M;
     if (!(E > 0)) {
         cval c0 = comp_at(l, m, 0.0);
-        return comp_le(l, m, &c0, budget_lo(M, 0.0));
+        return comp_le(l, m, &c0, budget_lo(bp, 0.0));
     }
     double wmax = l->n ? fmax(l->w[l->n - 1], 0.0) : 0.0;
     double E1 = fmin(E, 4 * M + wmax);
@@ -674,7 +736,7 @@ static int grid_ok_n(const law *l, double m, double M, double E, int n)
     for (int j = n; j > n - PRECHECK && j > 0; j--) {
         double t = GRID_T(j);
         cval c = comp_at(l, m, t);
-        if (!comp_le(l, m, &c, budget_lo(M, t))) return 0;
+        if (!comp_le(l, m, &c, budget_lo(bp, t))) return 0;
     }
     double tprev = 0;
     cval cprev = comp_at(l, m, 0.0);
@@ -683,28 +745,56 @@ static int grid_ok_n(const law *l, double m, double M, double E, int n)
         double t = GRID_T(j);
         if (!(t > tprev)) continue;
         cval c = comp_at(l, m, t);
-        double b = budget_lo(M, t);
+        double b = budget_lo(bp, t);
         if (!comp_le(l, m, &c, b)) return 0;
-        if (!seg_ok(l, m, M, tprev, &cprev, t, &c, b, REFINE_DEPTH, &work)) return 0;
+        if (!seg_ok(l, m, bp, tprev, &cprev, t, &c, b, REFINE_DEPTH, &work)) return 0;
         tprev = t;
         cprev = c;
     }
     return 1;
 }
 
-static int grid_ok(const law *l, double m, double M, double E)
+static int grid_ok(const law *l, double m, const bprof *bp, double E)
 {
-    return grid_ok_n(l, m, M, E, GRID_N);
+    return grid_ok_n(l, m, bp, E, GRID_N);
 }
 
-static int dir_ok(const law *l, double m, double M)
+/* The test against a budget given as a curve: h_B >= its floor h_B(+inf)
+ * everywhere and C_m is non-increasing, so [E, inf) is settled by C_m(E) <=
+ * c0 + s floor (the first E = wmax+ + (m + 1) 1.25^k / 2 where it holds);
+ * the grid test covers [0, E].  m = 0: C_0 = 0 beyond the largest atom. */
+static int dir_ok_curve(const law *l, double m, bprof *bp)
 {
-    if (l->inf > 0) return 0; /* a mass at +inf is never below a Gaussian */
+    double fl = dpa_f_dn(bp->c0 + dpa_f_dn(bp->s * dpa_f_bcurve_floor(bp->cv)));
+    double wmax = l->n ? fmax(l->w[l->n - 1], 0.0) : 0.0;
+    if (l->n == 0) return fl >= 0;
+    bp->M = m + 1; /* the grid's spacing */
+    if (m == 0) return fl >= 0 && grid_ok(l, 0.0, bp, wmax);
+    double E = -1, s = 0.5 * (m + 1);
+    for (int k = 0; k < E_STEPS && isfinite(s); k++, s *= 1.25) {
+        cval c = comp_at(l, m, wmax + s);
+        if (comp_le(l, m, &c, fl)) {
+            E = wmax + s;
+            break;
+        }
+    }
+    return E > 0 && grid_ok(l, m, bp, E);
+}
+
+/* The test in one direction against the budget b (the law's own mass at
+ * +inf enters the budget's offset, bprof_make). */
+static int dir_ok(const law *l, double m, const bspec *b)
+{
+    bprof bp = bprof_make(b, l->inf);
+    double M = b->M;
+    if (bp.cv) return dir_ok_curve(l, m, &bp);
+    if (bp.plain && l->inf > 0) return 0; /* a mass at +inf is never below a Gaussian */
+    if (!(bp.c0 >= 0)) return 0;          /* the residue's delta leaves less than the query's mass at +inf */
     if (l->n == 0) return m <= M;
     double wmax = l->w[l->n - 1];
     if (m == 0) {
         if (wmax <= 0) return 1; /* delta_C(t) = 0 for t >= 0 */
-        return grid_ok(l, 0.0, M, wmax);
+        return grid_ok(l, 0.0, &bp, wmax);
     }
     if (m > M) return 0;
     /* E: the first of wmax+ + M 1.25^k / 2 (k = 0, 1, ..., E_STEPS) where the
@@ -712,109 +802,42 @@ static int dir_ok(const law *l, double m, double M)
     double E = -1, s = 0.5 * M;
     for (int k = 0; k < E_STEPS && isfinite(s); k++, s *= 1.25) {
         double e = fmax(wmax, 0.0) + s;
-        if (tail_ok(l, m, M, e)) {
+        if (tail_ok(l, m, &bp, e)) {
             E = e;
             break;
         }
     }
     if (E < 0) return 0;
-    return grid_ok(l, m, M, E);
+    return grid_ok(l, m, &bp, E);
 }
 
-/* m = sqrt(mu'^2 + mu0^2), rounded up */
-static double gauss_total(double mu_prime, double mu0)
+int dpa_f_rest_ok(const dpa_f_query *fq, double m, const dpa_f_bspec *b)
 {
-    if (mu0 == 0) return mu_prime;
-    if (mu_prime == 0) return mu0;
-    return dpa_f_up(hypot(mu_prime, mu0) * (1 + 4 * DPA_UNIT_ROUNDOFF));
+    if (!fq->has_rest && b->cv) { /* a Gaussian query: the rest is Id, one atom at 0 */
+        double w = 0, p = 1;
+        law id = {1, &w, &p, 0, NULL};
+        return dir_ok(&id, m, b);
+    }
+    if (!fq->has_rest) return m <= b->M;
+    if (!dir_ok(&fq->fwd, m, b)) return 0;
+    return fq->sym ? 1 : dir_ok(&fq->rev, m, b);
 }
 
-int dpa_f_residue_ok(const dpa_f_query *fq, double mu_prime, double M)
-{
-    double m = gauss_total(mu_prime, fq->mu0);
-    if (!fq->has_rest) return m <= M;
-    if (!dir_ok(&fq->fwd, m, M)) return 0;
-    return fq->sym ? 1 : dir_ok(&fq->rev, m, M);
-}
-
-/* Relative stop of the bisection for the rest's GDP parameter (rest_nu):
- * it only sets the naive lower end of the residue search. */
-#define NU_TOL 1e-7
-
-/* A certified upper bound on the smallest GDP parameter of the query's
- * non-Gaussian rest R (R <= G_nu): the rest is eps-DP with eps its largest
- * |loss| (the largest w of the law of W under A and of the law of -W under
- * B, both rounded up; a symmetric rest has one law), so R <= RR_eps <=
- * G_nu(eps) (dpa_f_nu_pure, rounded up); then bisection on nu with the
- * certified m = 0 test R <= G_nu, keeping a value that passed.  INFINITY if
- * the rest has a mass at infinity (never below a Gaussian). */
-static double rest_nu(const dpa_f_query *fq)
+double dpa_f_query_rest_inf(const dpa_f_query *fq)
 {
     if (!fq->has_rest) return 0;
-    if (fq->fwd.inf > 0 || (!fq->sym && fq->rev.inf > 0)) return INFINITY;
-    double e = fq->fwd.n ? fq->fwd.w[fq->fwd.n - 1] : 0;
-    if (!fq->sym && fq->rev.n) e = fmax(e, fq->rev.w[fq->rev.n - 1]);
-    double hi = dpa_f_nu_pure(fmax(e, 0.0)), lo = 0;
-    if (!(hi > 0) || !isfinite(hi)) return hi;
-    /* nu(eps) is exact for randomized response: a first test 1e-3 below it
-     * spares the bisection when no gain is to be had */
-    double probe = hi * (1 - 1e-3);
-    if (!(dir_ok(&fq->fwd, 0.0, probe) && (fq->sym || dir_ok(&fq->rev, 0.0, probe)))) return hi;
-    hi = probe;
-    for (int it = 0; it < 100 && hi - lo > NU_TOL * hi; it++) {
-        double mid = 0.5 * (lo + hi);
-        if (!(mid > lo && mid < hi)) break;
-        if (dir_ok(&fq->fwd, 0.0, mid) && (fq->sym || dir_ok(&fq->rev, 0.0, mid))) hi = mid;
-        else lo = mid;
-    }
-    return hi;
+    return fq->sym ? fq->fwd.inf : fmax(fq->fwd.inf, fq->rev.inf);
 }
 
-dpa_status dpa_f_residue_update(const dpa_f_query *fq, double M, int *accepted, double *mu_new, dpa_error *err)
+double dpa_f_query_rest_eps(const dpa_f_query *fq)
 {
-    (void)err;
-    *accepted = 0;
-    *mu_new = M;
-    if (!fq->has_rest) {
-        /* Gaussian query: G_mu' (+) G_mu0 = G_sqrt(mu'^2 + mu0^2) <= G_M iff
-         * mu'^2 <= M^2 - mu0^2 (RF: the residue filter equals the naive one) */
-        if (!(fq->mu0 <= M)) return DPA_OK;
-        *accepted = 1;
-        double r = sqrt((M - fq->mu0) * (M + fq->mu0)) * (1 - 8 * DPA_UNIT_ROUNDOFF);
-        *mu_new = dpa_f_dn(fmin(r, M));
-        return DPA_OK;
-    }
-    /* The naive end: L <= G_mu0 (+) G_nu = G_n, n^2 = mu0^2 + nu^2, so
-     * G_mu' (+) L <= G_M for mu'^2 = M^2 - n^2 (RF Remark 2: the naive
-     * filter's update, sound without a test).  n rounded up, the residue
-     * down. */
-    double nu = rest_nu(fq), lo = -1;
-    double n = isfinite(nu) ? gauss_total(nu, fq->mu0) : INFINITY;
-    if (n <= M) {
-        double r = sqrt((M - n) * (M + n)) * (1 - 8 * DPA_UNIT_ROUNDOFF);
-        lo = dpa_f_dn(fmin(r, M));
-        if (lo < 0) lo = 0;
-    } else if (dpa_f_residue_ok(fq, 0.0, M)) {
-        lo = 0;
-    }
-    if (lo < 0) return DPA_OK;
-    *accepted = 1;
-    /* the upper end: no mu' with mu'^2 + mu0^2 > M^2 passes */
-    double hi = fq->mu0 > 0 ? fmin(M, dpa_f_up(sqrt((M - fq->mu0) * (M + fq->mu0)) * (1 + 8 * DPA_UNIT_ROUNDOFF))) : M;
-    if (hi <= lo) {
-        *mu_new = lo;
-        return DPA_OK;
-    }
-    if (dpa_f_residue_ok(fq, hi, M)) {
-        *mu_new = hi;
-        return DPA_OK;
-    }
-    for (int it = 0; it < 200 && hi - lo > RES_TOL * M; it++) {
-        double mid = 0.5 * (lo + hi);
-        if (!(mid > lo && mid < hi)) break;
-        if (dpa_f_residue_ok(fq, mid, M)) lo = mid;
-        else hi = mid;
-    }
-    *mu_new = lo; /* a value that passed (or the naive end): less remaining budget */
-    return DPA_OK;
+    double e = fq->fwd.n ? fq->fwd.w[fq->fwd.n - 1] : 0;
+    if (!fq->sym && fq->rev.n) e = fmax(e, fq->rev.w[fq->rev.n - 1]);
+    return fmax(e, 0.0);
+}
+
+int dpa_f_bspec_offset_ok(const dpa_f_bspec *b, double a)
+{
+    bprof p = bprof_make(b, a);
+    return p.c0 >= 0;
 }

@@ -64,10 +64,41 @@ static int charge_sq(dpa_filter *f, dpa_dec nu2, dpa_filter_decision *out, const
     return 1;
 }
 
+/* The general residue filter's first query under a budget curve (RF Thm 1,
+ * Alg 1): accept iff R_{0,d} (+) L <= B; the residue G_m (+) R_{0,d} becomes
+ * the state's budget (filter_dominance.c, dpa_f_residue_update_curve). */
+static dpa_status request_curve(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err)
+{
+    dpa_f_query *fq;
+    char remark[200];
+    dpa_status st = dpa_f_query_new(q, &fq, remark, sizeof remark, err);
+    if (st) return st;
+    int acc;
+    double m, d;
+    st = dpa_f_residue_update_curve(fq, f->bcurve, &acc, &m, &d, err);
+    dpa_f_query_free(fq);
+    if (st) return st;
+    if (!acc) {
+        snprintf(out->reason, sizeof out->reason, "rejected: the query is not certified below the budget curve (RF Thm 1)%s%.120s",
+                 remark[0] ? "; " : "", remark);
+        return DPA_OK;
+    }
+    f->has_res = 1;
+    f->mu_res = m + 0.0;
+    f->mu2_spent = dpa_dec_int(0);
+    f->delta_res = dpa_dec_from_double(d, 0);
+    snprintf(out->reason, sizeof out->reason, "residue G_mu (+) R_{0,delta} of the budget curve (RF Thm 1)%s%.120s",
+             remark[0] ? "; " : "", remark);
+    f->accepted += 1;
+    out->accepted = 1;
+    return DPA_OK;
+}
+
 dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decision *out, dpa_error *err)
 {
     dpa_status st;
     dpa_dec nu2;
+    if (f->bcurve && !f->has_res) return request_curve(f, q, out, err);
     if (f->kind == DPA_F_GDP) {
         char how[200];
         if ((st = dpa_f_gdp_nu(q, &nu2, how, sizeof how, err))) return st;
@@ -75,6 +106,19 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
         snprintf(out->reason, sizeof out->reason, "charged nu = %.17g (%.180s)", sqrt(dpa_dec_to_double(nu2, 1)), how);
     } else if (dpa_f_gaussian_sq(q, &nu2)) {
         if (!charge_sq(f, nu2, out, "Gaussian query, RF Cor 5")) return DPA_OK;
+    } else if ((f->delta > 0 || f->bcurve) && dpa_f_zero_eps_delta(q, &nu2)) {
+        /* a (0, a) query under G_m (+) R_{0,d}: the residue G_m (+)
+         * R_{0,d'}, 1 - d' = (1 - d)/(1 - a) rounded up (R_{0,d'} (+) R_{0,a}
+         * = R_{0, 1-(1-d')(1-a)}, RF Cor 6); mu is untouched */
+        dpa_dec one = dpa_dec_int(1), keep = nu2; /* 1 - a, rounded down */
+        dpa_dec q1 = dpa_dec_div(dpa_dec_sub(one, f->delta_res, 1), keep, 1);
+        if (dpa_dec_cmp(q1, one) > 0) {
+            snprintf(out->reason, sizeof out->reason, "rejected: the query's delta %.6g > remaining delta %.6g (RF Cor 6)",
+                     1 - dpa_dec_to_double(keep, 0), dpa_dec_to_double(f->delta_res, 0));
+            return DPA_OK;
+        }
+        f->delta_res = dpa_dec_sub(one, q1, 0);
+        snprintf(out->reason, sizeof out->reason, "(0, delta) query: charged to the budget's delta (RF Cor 6)");
     } else {
         /* the naive update is a residue too: an eps-DP query is dominated by
          * RR_eps, which is nu(eps)-GDP, so G_sqrt(M^2 - nu^2) (+) L <= G_M */
@@ -104,14 +148,20 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
         char remark[200];
         if ((st = dpa_f_query_new(q, &fq, remark, sizeof remark, err))) return st;
         int acc;
-        double m, M = mu_for_tests(f);
-        st = dpa_f_residue_update(fq, M, &acc, &m, err);
+        double m, dn, M = mu_for_tests(f), D = dpa_dec_to_double(f->delta_res, 0);
+        st = dpa_f_residue_update(fq, M, D, &acc, &m, &dn, err);
         dpa_f_query_free(fq);
         if (st) return st;
         if (!acc && !naive) {
-            snprintf(out->reason, sizeof out->reason,
-                     "rejected: the query is not certified below G_mu for the remaining mu %.17g (RF Thm 5)%s%.120s",
-                     M, remark[0] ? "; " : "", remark);
+            if (f->delta > 0 || f->bcurve)
+                snprintf(out->reason, sizeof out->reason,
+                         "rejected: the query is not certified below G_mu (+) R_{0,delta} for the remaining mu %.17g, "
+                         "delta %.6g (RF Thm 1, 5)%s%.100s",
+                         M, D, remark[0] ? "; " : "", remark);
+            else /* the mu-GDP budget: the message as before approximate budgets */
+                snprintf(out->reason, sizeof out->reason,
+                         "rejected: the query is not certified below G_mu for the remaining mu %.17g (RF Thm 5)%s%.120s",
+                         M, remark[0] ? "; " : "", remark);
             return DPA_OK;
         }
         /* keep the larger: the search's m, or the naive update */
@@ -121,6 +171,8 @@ dpa_status dpa_f_request_gdp(dpa_filter *f, const dpa_spec *q, dpa_filter_decisi
             f->has_res = 1;
             f->mu_res = m;
             f->mu2_spent = dpa_dec_int(0);
+            /* the query's own delta spent (the decimal kept when it has none) */
+            if (dn != D) f->delta_res = dpa_dec_from_double(dn, 0);
         } else {
             f->mu2_spent = dpa_dec_add(f->mu2_spent, nu2n, 1);
         }

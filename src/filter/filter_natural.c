@@ -47,8 +47,9 @@ void dpa_f_thm9(double eps, double delta, double k, double *eps_out, double *del
     *delta_out = dpa_f_up(n * (32 * L + 4) * delta * (1 + 1e-15));
 }
 
-/* Checks that a query may enter natural-approx: symmetric PLD. */
-static dpa_status approx_query_ok(const dpa_spec *q, dpa_error *err)
+/* Checks that a query may enter natural-approx (or additive-profile):
+ * symmetric PLD. */
+dpa_status dpa_f_symmetric_query(const dpa_spec *q, const char *filter, dpa_error *err)
 {
     dpa_leafset ls;
     dpa_status st = dpa_leaves_build(q, &ls, err);
@@ -57,8 +58,8 @@ static dpa_status approx_query_ok(const dpa_spec *q, dpa_error *err)
     dpa_leaves_free(&ls);
     if (asym)
         return dpa_error_set(err, DPA_EUNSUPPORTED,
-                             "natural-approx: the query's PLD is asymmetric; RF Thm 9 covers symmetric queries only (use "
-                             "the \"basic\" or \"gdp-residue\" filter)");
+                             "%s: the query's PLD is asymmetric; RF Thm 9 covers symmetric queries only (use "
+                             "the \"basic\" or \"gdp-residue\" filter)", filter);
     return DPA_OK;
 }
 
@@ -175,7 +176,7 @@ dpa_status dpa_f_request_natural(dpa_filter *f, const dpa_spec *q, dpa_filter_de
         }
         f->keep = l;
     } else {
-        if ((st = approx_query_ok(q, err))) return st;
+        if ((st = dpa_f_symmetric_query(q, "natural-approx", err))) return st;
         if (f->nb >= 0 && (int)dpa_spec_neighboring(q) != f->nb)
             return dpa_error_set(err, DPA_EUNSUPPORTED, "natural-approx: the query's neighbouring relation differs from "
                                                         "the accepted queries'");

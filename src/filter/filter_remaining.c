@@ -99,20 +99,57 @@ char *dpa_filter_remaining_json(const dpa_filter *f)
     case DPA_F_GDP:
     case DPA_F_GDP_RESIDUE:
     case DPA_F_NATURAL_GDP: {
+        if (f->bcurve && !f->has_res) { /* the general residue filter, nothing accepted yet */
+            dpa_f_sb_add(&b, "{\"tradeoff\":\"the configured budget\",\"delta\":");
+            dpa_f_sb_num(&b, dpa_dec_to_double(f->delta_res, 0));
+            dpa_f_sb_add(&b, "}");
+            break;
+        }
         /* sqrt of the remaining mu^2, rounded down (its shortest decimal squares to at most it) */
         double r = f->kind != DPA_F_NATURAL_GDP && f->has_res && dpa_dec_is_zero(f->mu2_spent)
                        ? f->mu_res /* the residue search's result itself */
                        : dpa_dec_sqrt_show(f->kind == DPA_F_NATURAL_GDP ? dpa_dec_sub(f->d_mu2, f->mu2_spent, 0)
                                                                         : dpa_f_gdp_rem2(f));
-        double eu = 0, el = 0;
-        if (r > 0) dpa_exact_epsilon(r, f->report_delta, &eu, &el);
+        double eu = 0, el = 0, d = f->kind == DPA_F_GDP_RESIDUE ? dpa_dec_to_double(f->delta_res, 0) : 0;
+        int show_d = f->kind == DPA_F_GDP_RESIDUE && (f->delta > 0 || f->bcurve);
+        if (d > 0) {
+            /* G_r (+) R_{0,d} is (eps, d + (1 - d) delta_r(eps))-DP: eps at
+             * delta_r = (report_delta - d)/(1 - d), rounded down; none (inf)
+             * when report_delta <= d */
+            double t = dpa_f_dn(dpa_f_dn(f->report_delta - d) / dpa_f_up(1 - d));
+            eu = INFINITY;
+            if (t > 0 && r > 0) dpa_exact_epsilon(r, t, &eu, &el);
+            else if (t > 0) eu = 0;
+        } else if (r > 0) {
+            dpa_exact_epsilon(r, f->report_delta, &eu, &el);
+        }
         dpa_f_sb_add(&b, "{\"mu\":");
         dpa_f_sb_num(&b, r);
+        if (show_d) {
+            dpa_f_sb_add(&b, ",\"delta\":");
+            dpa_f_sb_num(&b, d);
+        }
         dpa_f_sb_add(&b, ",\"as_epsilon_delta\":{\"epsilon\":");
         dpa_f_sb_num(&b, eu);
         dpa_f_sb_add(&b, ",\"delta\":");
         dpa_f_sb_num(&b, f->report_delta);
         dpa_f_sb_add(&b, "}}");
+        break;
+    }
+    case DPA_F_ADDITIVE: {
+        double e2, d2, n;
+        dpa_f_thm9(f->eps, f->delta, f->max_queries, &e2, &d2, &n);
+        dpa_f_sb_add(&b, "{\"levels\":[");
+        for (size_t i = 0; i < f->nlev; i++) {
+            if (i) dpa_f_sb_add(&b, ",");
+            dpa_f_sb_num(&b, rem_dec(f->lev_budget[i], f->lev_spent[i]));
+        }
+        dpa_f_sb_add(&b, "],\"queries_left\":%.17g", fmax(0, f->max_queries - f->accepted));
+        dpa_f_sb_add(&b, ",\"guarantee\":{\"epsilon\":");
+        dpa_f_sb_num(&b, e2);
+        dpa_f_sb_add(&b, ",\"delta\":");
+        dpa_f_sb_num(&b, d2);
+        dpa_f_sb_add(&b, ",\"source\":\"RF Thm 15 (Alg 3, levels of eq (1)) with the constants of its proof: n = %.17g levels\"}}", n);
         break;
     }
     case DPA_F_NATURAL_APPROX: {
@@ -149,9 +186,11 @@ int dpa_filter_exhausted(const dpa_filter *f)
             if (dpa_dec_cmp(f->spent_rho[i], f->d_rho[i]) >= 0) return 1;
         return 0;
     case DPA_F_GDP:
-    case DPA_F_GDP_RESIDUE: return dpa_dec_is_zero(dpa_f_gdp_rem2(f));
+    case DPA_F_GDP_RESIDUE:
+        return (!f->bcurve || f->has_res) && dpa_dec_is_zero(dpa_f_gdp_rem2(f)) && dpa_dec_is_zero(f->delta_res); /* (0, d) queries fit a delta left */
     case DPA_F_NATURAL_GDP: return dpa_dec_cmp(f->mu2_spent, f->d_mu2) >= 0;
     case DPA_F_NATURAL_APPROX: return !(f->accepted < f->max_queries) || !(f->last_delta < f->delta);
+    case DPA_F_ADDITIVE: return !(f->accepted < f->max_queries);
     }
     return 1;
 }
