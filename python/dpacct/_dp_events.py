@@ -25,7 +25,7 @@ accountant where it treats a parameter value specially:
                                    bucket with probability 1 - p + p/k;
                                    k == 1: no_op; p == 0: non_private
   EpsilonDeltaDpEvent(eps, delta)  approx(eps, delta)
-  ZCDpEvent(rho, xi)               zcdp(rho); xi != 0 refused
+  ZCDpEvent(rho, xi)               zcdp(rho, xi) ((xi, rho)-zCDP)
   MixtureOfGaussiansDpEvent(sd, c, p)
                                    mixture_of_gaussians(sd, c, p); a single
                                    sensitivity 0: no_op; sd == 0: non_private
@@ -232,10 +232,7 @@ def _epsilon_delta(e, here, cls, a):
 
 def _zcdp(e, here, cls, a):
     xi = getattr(e, "xi", 0.0)
-    if xi:
-        raise UnsupportedError("%s: %s with xi = %r is not supported: dpacct's zcdp leaf is "
-                               "rho-zCDP (xi = 0)" % (here, cls, xi), path=here)
-    return ev.zcdp(a("rho"))
+    return ev.zcdp(a("rho"), xi=a("xi") if xi else None)
 
 
 def _mixture(e, here, cls, a):

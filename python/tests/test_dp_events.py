@@ -96,6 +96,8 @@ def cases(m):
         (m.RandomizedResponseDpEvent(0.0, 2), {"non_private": {}}, None),
         (m.EpsilonDeltaDpEvent(1.0, 1e-6), {"approx": {"epsilon": 1.0, "delta": 1e-6}}, None),
         (m.ZCDpEvent(0.1), {"zcdp": {"rho": 0.1}}, None),
+        # (xi, rho)-zCDP (issue 26: formerly refused)
+        (m.ZCDpEvent(0.1, 0.2), {"zcdp": {"rho": 0.1, "xi": 0.2}}, None),
         (m.MixtureOfGaussiansDpEvent(2.0, [0.0, 1.0], [0.5, 0.5]),
          {"mixture_of_gaussians": {"sigma": 2.0, "sensitivities": [0.0, 1.0], "probabilities": [0.5, 0.5]}},
          None),
@@ -179,7 +181,7 @@ def test_converted_specs_are_accepted_by_the_library(m):
 @pytest.mark.parametrize("m", MODULES)
 def test_unsupported_kinds_name_the_class(m):
     g = m.GaussianDpEvent(1.0)
-    bad = [m.UnsupportedDpEvent(), m.ZCDpEvent(0.1, 0.2), m.DiscreteGaussianDpEvent(1.0, 1, 5),
+    bad = [m.UnsupportedDpEvent(), m.DiscreteGaussianDpEvent(1.0, 1, 5),
            m.RepeatAndSelectDpEvent(m.UnsupportedDpEvent(), 2.0, 1.0)]
     for b in bad:
         with pytest.raises(dpacct.UnsupportedError) as e:

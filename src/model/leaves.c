@@ -648,7 +648,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
             w->set->all_gaussian = 0;
             w->set->all_rr = 0;
             if (!w->set->zcdp_path[0]) snprintf(w->set->zcdp_path, sizeof w->set->zcdp_path, "%.150s", leafpath);
-            double key[6] = {(double)e->kind, e->p[0], 0, -1, 0, 0};
+            double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0}; /* rho, xi */
             size_t n0 = w->set->n;
             dpa_status st = add_leaf(w, NULL, mult, NAN, NAN, NAN, key, leafpath, err);
             if (!st && w->set->n > n0) w->set->v[n0].zcdp = 1;
