@@ -116,6 +116,15 @@ static void test_composition_and_xi_zero(void **state)
     a = query("{\"zcdp\": {\"rho\": 0.1, \"xi\": 0}}", 1, 1e-6, DPA_CONV_OPTIMAL);
     b = query("{\"zcdp\": {\"rho\": 0.1}}", 1, 1e-6, DPA_CONV_OPTIMAL);
     CHECK(a.upper == b.upper, "xi 0 %.17g vs omitted %.17g", a.upper, b.upper);
+    /* dp_accounting/rdp/rdp_privacy_accountant_test.py test_compute_rdp_multi_zcdp's
+     * composition (xi 3.14159 + 1.23456, rho 2.71828 + 6.28319: its RDP at order 2
+     * is xi1 + xi2 + 2 (rho1 + rho2)), through the classical conversion's closed form
+     * (want: five roundings and a sqrt, within 1e-15 relative) */
+    a = query("{\"compose\": [{\"zcdp\": {\"rho\": 2.71828, \"xi\": 3.14159}}, "
+              "{\"zcdp\": {\"rho\": 6.28319, \"xi\": 1.23456}}]}",
+              1, 1e-6, DPA_CONV_CLASSICAL);
+    double rs = 2.71828 + 6.28319, want = 3.14159 + 1.23456 + rs + 2 * sqrt(rs * log(1e6));
+    CHECK(a.upper >= want * (1 - 1e-15) && a.upper <= want * (1 + 1e-9), "multi zcdp %.17g vs %.17g", a.upper, want);
     /* the C constructor builds the same leaf; the writer omits xi 0 */
     dpa_error err;
     dpa_event *e = dpa_event_zcdp_xi(0.1, 0.5, &err);
