@@ -31,7 +31,9 @@ into an accountant and assert get_epsilon / get_delta of literals
 rdp/rdp_privacy_accountant_test.py); Opacus' accountants_test.py (the RDP,
 GDP and PRV accountants on one DP-SGD run, get_noise_multiplier);
 prv_accountant's test_sf (the loss's survival function, Accountant.loss_tail)
-and test_zero_delta (delta at epsilon 0 of (0, delta)-DP steps).
+and test_zero_delta (delta at epsilon 0 of (0, delta)-DP steps); dp_accounting's
+pld/privacy_loss_mechanism_test.py Gaussian REPLACE rows (one step, the
+Poisson-subsampled Gaussian under replace-one when sampling_prob < 1).
 
 usage: python3 bench/peer_suites.py [--peers DIR] [--verbose]
   DIR default $DPACCT_PEERS_DIR, else /tmp/dpacct-peers.
@@ -388,6 +390,75 @@ def prv_zero_delta_cases(src, tally):
                     classify(tally, where, "exact", ref, 1e-14 * ref, lo, hi, what)
 
 
+# ------------------------------------- dp_accounting: replace-one Gaussian ---
+
+def dp_accounting_replace_cases(src, tally):
+    """privacy_loss_mechanism_test.py: the Gaussian's REPLACE rows (one step;
+    with sampling_prob q < 1 the Poisson-subsampled Gaussian under
+    replace-one, docs/sampling.md §5): test_gaussian_get_delta_for_epsilon,
+    its _vectorized twin and test_gaussian_from_privacy_parameters.  Their
+    sensitivity is a record's norm C, dpacct's replace-one sensitivity 2C.
+    The peer's delta is the antipodal instance's exact value (assertAlmostEqual,
+    7 places): "exact" when dpacct's certified bracket holds it.  Its sigma
+    (3 places) is the instance's calibration: "consistent" when dpacct's
+    certified sigma is at least it and, at it plus 1e-3, dpacct's lower bound
+    meets the target (the instance is then not certified infeasible)."""
+    import dpacct
+    rel = os.path.join("dp_accounting", "pld", "privacy_loss_mechanism_test.py")
+    path = os.path.join(src, rel)
+    if not os.path.exists(path):
+        return
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    env = {"ADD": "ADD", "REM": "REM", "REP": "REP"}
+
+    def spec(sd, c, q):
+        g = {"gaussian": {"sigma": sd, "sensitivity": 2 * c}}
+        return {"poisson": {"rate": q, "event": g}, "neighboring": "replace"} if q < 1 else \
+            dict(g, neighboring="replace")
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or fn.name not in (
+                "test_gaussian_get_delta_for_epsilon", "test_gaussian_get_delta_for_epsilon_vectorized",
+                "test_gaussian_from_privacy_parameters"):
+            continue
+        for d in fn.decorator_list:
+            if not (isinstance(d, ast.Call) and call_name(d) == "parameters"):
+                continue
+            for a in d.args:
+                try:
+                    row = eval(compile(ast.Expression(a), path, "eval"), {"__builtins__": {}}, env)
+                except Exception:
+                    continue
+                where = "dp_accounting/%s:%d %s" % (rel, a.lineno, fn.name)
+                if fn.name == "test_gaussian_from_privacy_parameters":
+                    c, q, adj, eps, delta, sd = row
+                    if adj != "REP":
+                        continue
+                    try:
+                        t = spec("?", c, q)
+                        cal = dpacct.calibrate(t, eps, delta)
+                        lo = dpacct.Accountant(spec(sd + 1e-3, c, q)).delta(eps).lower
+                    except Exception as e:
+                        classify(tally, where, "estimate", sd, 0, None, "%s: %s" % (type(e).__name__, e), "sigma")
+                        continue
+                    ok = cal.value >= sd - 5e-4 and lo <= delta
+                    tally.add("consistent" if ok else "disagree", where,
+                              "sigma ~ %r (C %g, q %g, eps %g, delta %g): dpacct certified %r, lower delta at +1e-3 %r"
+                              % (sd, c, q, eps, delta, cal.value, lo))
+                    continue
+                sd, c, q, adj, eps, want = row
+                if adj != "REP":
+                    continue
+                pts = list(zip(eps, want)) if isinstance(eps, list) else [(eps, want)]
+                for e, v in pts:
+                    try:
+                        r = dpacct.Accountant(spec(sd, c, q)).delta(e)
+                    except Exception as ex:
+                        classify(tally, where, "exact", v, 0.5e-7, None, "%s: %s" % (type(ex).__name__, ex), "delta")
+                        continue
+                    classify(tally, where, "exact", v, 0.5e-7, r.lower, r.upper,
+                             "delta(%g) of sd %g, C %g, q %g (replace-one)" % (e, sd, c, q))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--peers", default=os.environ.get("DPACCT_PEERS_DIR", "/tmp/dpacct-peers"))
@@ -411,6 +482,7 @@ def main():
     tally = Tally(a.verbose)
     if "dp_accounting" in present:
         dp_accounting_cases(present["dp_accounting"], tally)
+        dp_accounting_replace_cases(present["dp_accounting"], tally)
     if "opacus" in present:
         opacus_cases(present["opacus"], tally)
     if "prv_accountant" in present:

@@ -814,5 +814,18 @@ usage_error "curve --kind bogus" curve --kind bogus "$GAUSS"
 usage_error "curve --kind phi --title (a figure option)" curve --kind phi --title T "$GAUSS"
 run curve --kind phi '{"zcdp": {"rho": 1}}'
 check "curve --kind phi of zcdp: refused, naming rdp" eval '! rc_is 0 && err_prefixed && grep -q rdp "$TMP/err" && out_empty'
+# ------------------------------------------- rdp: bounds no order attains --
+# delta below an (eps, delta) step's own delta: +inf at every order (the
+# text said "order nan"); identities: 0 at every order (the CLI called the
+# missing order a library bug)
+run epsilon --delta 1e-6 --method rdp '{"approx": {"epsilon": 1, "delta": 1e-3}}'
+check "rdp: delta below the extra delta: +inf, no order, no nan" eval 'rc_is 0 &&
+    out_has "epsilon <= inf" && out_has "method: rdp (no Renyi order gives a finite bound; " && ! grep -qi nan "$TMP/out"'
+run epsilon --delta 1e-6 --method rdp '{"no_op": {}}'
+check "rdp: identities: eps 0 at every order, exit 0" eval 'rc_is 0 && out_has "epsilon <= 0 " &&
+    out_has "method: rdp (the same bound at every Renyi order; identical distributions" && ! grep -qi nan "$TMP/out"'
+run delta --epsilon -0.5 --method rdp --json '{"pure": {"epsilon": 0}}'
+check "rdp --json: identities at eps -0.5: delta 1 - e^-0.5, order null" \
+    json "d['rdp_order'] is None and abs(d['delta_upper'] - 0.3934693402873666) < 1e-15 and d['delta_lower'] == d['delta_upper']"
 
 finish

@@ -807,14 +807,23 @@ static void test_errors_unsupported(void **state)
     assert_int_equal(new_status("{\"laplace\":{\"scale\":1}}", DPA_METHOD_PLD, &err), DPA_OK);
     assert_int_equal(new_status("{\"laplace\":{\"scale\":1}}", DPA_METHOD_AUTO, &err), DPA_OK);
 
-    /* Poisson under replace, sample under add_remove: the path is named */
-    assert_int_equal(new_status("{\"poisson\":{\"rate\":0.1,\"event\":{\"gaussian\":{\"sigma\":1}}},\"neighboring\":\"replace\"}",
+    /* Poisson under replace (of anything but one gaussian: that one is
+     * bracketed, docs/sampling.md §5, by pld only), sample under add_remove:
+     * the path is named */
+    assert_int_equal(new_status("{\"poisson\":{\"rate\":0.1,\"event\":{\"laplace\":{\"scale\":1}}},\"neighboring\":\"replace\"}",
                                 DPA_METHOD_PLD, &err), DPA_EUNSUPPORTED);
     ASSERT_MSG_HAS(err, "/poisson");
     assert_int_equal(new_status("{\"repeat\":{\"count\":3,\"event\":{\"poisson\":{\"rate\":0.1,\"event\":"
-                                "{\"gaussian\":{\"sigma\":1}}}}},\"neighboring\":\"replace\"}",
+                                "{\"laplace\":{\"scale\":1}}}}},\"neighboring\":\"replace\"}",
                                 DPA_METHOD_AUTO, &err), DPA_EUNSUPPORTED);
     ASSERT_MSG_HAS(err, "/repeat/event/poisson");
+    assert_int_equal(new_status("{\"repeat\":{\"count\":3,\"event\":{\"poisson\":{\"rate\":0.1,\"event\":"
+                                "{\"gaussian\":{\"sigma\":1}}}}},\"neighboring\":\"replace\"}",
+                                DPA_METHOD_EXACT, &err), DPA_EUNSUPPORTED);
+    ASSERT_MSG_HAS(err, "/repeat/event/poisson: method exact cannot take Poisson subsampling under replace-one");
+    assert_int_equal(new_status("{\"repeat\":{\"count\":3,\"event\":{\"poisson\":{\"rate\":0.1,\"event\":"
+                                "{\"gaussian\":{\"sigma\":1}}}}},\"neighboring\":\"replace\"}",
+                                DPA_METHOD_AUTO, &err), DPA_OK);
     assert_int_equal(new_status("{\"sample\":{\"n\":100,\"m\":10,\"event\":{\"gaussian\":{\"sigma\":1}}}}",
                                 DPA_METHOD_PLD, &err), DPA_EUNSUPPORTED);
     ASSERT_MSG_HAS(err, "/sample");

@@ -834,7 +834,7 @@ static void test_errors(void **state)
     struct { const char *js; double re, im; dpa_status st; const char *msg; } cases[] = {
         {"{\"zcdp\":{\"rho\":0.5}}", 2, 0, DPA_EUNSUPPORTED, "zcdp"},
         {"{\"compose\":[{\"gaussian\":{\"sigma\":1}},{\"zcdp\":{\"rho\":0.1}}]}", 0.5, 0, DPA_EUNSUPPORTED, "zcdp"},
-        {"{\"discrete_gaussian\":{\"sigma\":2}}", 2, 0, DPA_EUNSUPPORTED, "discrete_gaussian"},
+        /* (real orders of discrete_gaussian: test_discrete_gaussian, issue 26) */
         {"{\"discrete_gaussian\":{\"sigma\":2}}", 0.5, 1, DPA_EUNSUPPORTED, "discrete_gaussian"},
         {"{\"sample\":{\"n\":100,\"m\":10,\"event\":{\"gaussian\":{\"sigma\":1}}},\"neighboring\":\"replace\"}", 2, 1,
          DPA_EUNSUPPORTED, "sample"},
@@ -856,10 +856,54 @@ static void test_errors(void **state)
           cimagl(clogl(e)));
 }
 
+/* The discrete Gaussian at real orders (issue 26; formerly refused for its
+ * truncated atom list): the certified upper bound max(A, 1) s^2/(2 sigma^2)
+ * (Canonne-Kamath-Steinke 2020, Prop 5), lower bound 0.  Reference: D_A of
+ * N_Z(s, sigma^2) vs N_Z(0, sigma^2) by direct summation in long double over
+ * |k| <= 60 sigma + s (the rest below e^-1800 of the total): it must lie in
+ * the bracket. */
+static long double dg_div(double sigma, double s, double A)
+{
+    long double z = 0, e = 0, v = 2.0L * sigma * sigma;
+    long K = (long)(60 * sigma + s) + 1;
+    for (long k = -K; k <= K; k++) z += expl(-(long double)k * k / v);
+    for (long k = -K; k <= K; k++) {
+        long double lp = -((long double)k - s) * ((long double)k - s) / v, lq = -(long double)k * k / v;
+        e += expl(A * lp + (1 - A) * lq);
+    }
+    e /= z; /* both normalizers are z (s is an integer) */
+    return A == 1 ? NAN : logl(e) / (A - 1);
+}
+
+static void test_discrete_gaussian(void **state)
+{
+    (void)state;
+    static const double sig[] = {0.5, 1, 2, 7}, ord[] = {0.5, 1.5, 2, 10};
+    dpa_renyi_result r;
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = 0; j < 4; j++) {
+            char js[128];
+            snprintf(js, sizeof js, "{\"discrete_gaussian\":{\"sigma\":%.17g}}", sig[i]);
+            renyi_ok(js, ord[j], 0, &r);
+            double rho = 1 / (2 * sig[i] * sig[i]), want = fmax(ord[j], 1) * rho;
+            long double t = dg_div(sig[i], 1, ord[j]);
+            CHECK(r.remove.lower == 0 && r.remove.upper >= want && r.remove.upper <= want * (1 + 1e-14) &&
+                      t <= r.remove.upper && r.symmetric,
+                  "%s at %g: [%.17g, %.17g], bound %.17g, truth %.17Lg", js, ord[j], r.remove.lower, r.remove.upper,
+                  want, t);
+        }
+    /* composed with a Gaussian: the shares add (mu^2/2 A exact for the Gaussian) */
+    renyi_ok("{\"compose\":[{\"discrete_gaussian\":{\"sigma\":2}},{\"gaussian\":{\"sigma\":1}}]}", 2, 0, &r);
+    CHECK(r.remove.upper >= 0.25 + 1.0 && r.remove.upper <= 1.25 * (1 + 1e-14) && r.remove.lower >= 1 - 1e-14 &&
+              r.remove.lower <= 1,
+          "compose: [%.17g, %.17g]", r.remove.lower, r.remove.upper);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discrete_gaussian, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gaussian, setup, teardown),
         cmocka_unit_test_setup_teardown(test_randomized_response, setup, teardown),
         cmocka_unit_test_setup_teardown(test_laplace, setup, teardown),

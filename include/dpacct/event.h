@@ -108,6 +108,10 @@ dpa_event *dpa_event_randomized_response_k(double epsilon, double k, dpa_error *
 dpa_event *dpa_event_pure(double epsilon, dpa_error *err);
 dpa_event *dpa_event_approx(double epsilon, double delta, dpa_error *err);
 dpa_event *dpa_event_zcdp(double rho, dpa_error *err);
+/* {"zcdp": {"rho": rho, "xi": xi}}: (xi, rho)-zCDP, D_alpha(P||Q) <= xi + rho alpha
+ * for every alpha > 1 (Bun & Steinke 2016 Def 1.1); rho, xi >= 0 and finite;
+ * xi 0 is dpa_event_zcdp(rho). Only the rdp method and the rdp filter take it. */
+dpa_event *dpa_event_zcdp_xi(double rho, double xi, dpa_error *err);
 dpa_event *dpa_event_gdp(double mu, dpa_error *err);
 /* {"no_op": {}}: releases nothing about the data (dropped from compositions) */
 dpa_event *dpa_event_no_op(dpa_error *err);

@@ -25,7 +25,7 @@ accountant where it treats a parameter value specially:
                                    bucket with probability 1 - p + p/k;
                                    k == 1: no_op; p == 0: non_private
   EpsilonDeltaDpEvent(eps, delta)  approx(eps, delta)
-  ZCDpEvent(rho, xi)               zcdp(rho); xi != 0 refused
+  ZCDpEvent(rho, xi)               zcdp(rho, xi) ((xi, rho)-zCDP)
   MixtureOfGaussiansDpEvent(sd, c, p)
                                    mixture_of_gaussians(sd, c, p); a single
                                    sensitivity 0: no_op; sd == 0: non_private
@@ -96,7 +96,7 @@ def is_dp_event(obj):
 def neighboring_from(rel):
     """dpacct's neighbouring name for a dp_accounting NeighboringRelation
     (by name), or for "add_remove" / "replace" / None."""
-    if rel is None or rel in ("add_remove", "replace"):
+    if rel is None or rel in ("add_remove", "replace", "replace_special"):
         return rel
     name = getattr(rel, "name", rel)
     if name == "ADD_OR_REMOVE_ONE":
@@ -104,8 +104,7 @@ def neighboring_from(rel):
     if name == "REPLACE_ONE":
         return "replace"
     if name == "REPLACE_SPECIAL":
-        raise UnsupportedError("neighboring relation REPLACE_SPECIAL: dpacct analyses add_remove "
-                               "and replace (replace-one) only")
+        return "replace_special"  # add_remove with RR's special pair (replace_special below)
     raise InvalidSpecError('neighboring: expected "add_remove", "replace" or a dp_accounting '
                            "NeighboringRelation, got %r" % (rel,))
 
@@ -127,7 +126,48 @@ def from_dp_event(event: Any, neighboring: Any = None) -> Any:
     nb = neighboring_from(neighboring)
     if nb == "replace":
         out = replace_one_sensitivity(out)
+    if nb == "replace_special":
+        out, nb = replace_special(out), "add_remove"
     return out.with_neighboring(nb) if nb else out
+
+
+def _special_rr(v: Any) -> Any:
+    """randomized_response {epsilon, k} against the special input: a
+    privacy_loss table (remove direction: P = R(x), Q = R(special) uniform)."""
+    eps, k = float(v["epsilon"]), float(v.get("k", 2))
+    p = k / (math.exp(eps) + k - 1.0)  # the probability of a uniform report
+    if p >= 1.0:
+        return {"no_op": {}}
+    other = (k - 1.0) * p / k          # P-mass of the k - 1 other buckets (Q-mass (k-1)/k)
+    return {"privacy_loss": {"loss": [math.log(p), math.log(k - (k - 1.0) * p)],
+                             "mass": [other, 1.0 - other]}}
+
+
+def _special(d: Any) -> Any:
+    if isinstance(d, list):
+        return [_special(x) for x in d]
+    if not isinstance(d, dict):
+        return d
+    out = {}
+    for k, v in d.items():
+        if k == "randomized_response" and isinstance(v, dict) and "epsilon" in v:
+            return dict(_special_rr(v), **{x: y for x, y in d.items() if x != k})
+        out[k] = _special(v)
+    return out
+
+
+def replace_special(event: Any) -> Any:
+    """`event` under dp_accounting's REPLACE_SPECIAL relation (a record is
+    replaced by a special record "bot"), as a dpacct event under add_remove.
+    For additive noise the special record adds 0, so replacing x by it is
+    removing x: the event is unchanged (as dp_accounting's Gaussian, Laplace,
+    Poisson-subsampled and tree-aggregation accountants treat it).  Randomized
+    response on "bot" reports a uniform bucket: its pair is R(x) (the true
+    bucket w.p. 1 - p + p/k) against the uniform law, asymmetric, written as
+    a privacy_loss table with p = k / (e^eps + k - 1): losses log p (the
+    other buckets) and log(k - (k-1) p) (the true one).  The table's doubles
+    are the mechanism's to a few ulp (docs/python.md)."""
+    return ev.from_dict(_special(event.to_dict()))
 
 
 # DpEvents whose noise is relative to a bound C on each record's value in a sum
@@ -232,10 +272,7 @@ def _epsilon_delta(e, here, cls, a):
 
 def _zcdp(e, here, cls, a):
     xi = getattr(e, "xi", 0.0)
-    if xi:
-        raise UnsupportedError("%s: %s with xi = %r is not supported: dpacct's zcdp leaf is "
-                               "rho-zCDP (xi = 0)" % (here, cls, xi), path=here)
-    return ev.zcdp(a("rho"))
+    return ev.zcdp(a("rho"), xi=a("xi") if xi else None)
 
 
 def _mixture(e, here, cls, a):

@@ -13,7 +13,7 @@ from typing import Any, List, Optional, Tuple
 
 from .accountant import Accountant
 from ._results import EpsilonResult, DeltaResult
-from ._dp_events import from_dp_event, neighboring_from, replace_one_sensitivity
+from ._dp_events import from_dp_event, neighboring_from, replace_one_sensitivity, replace_special
 from . import events as ev
 from ._errors import DpacctError
 
@@ -32,6 +32,10 @@ class PrivacyAccountant:
 
     def __init__(self, neighboring_relation=None, method="auto", **options):
         self._nb = neighboring_from(neighboring_relation) or "add_remove"
+        # REPLACE_SPECIAL: add_remove, randomized response against the special record
+        self._special = self._nb == "replace_special"
+        if self._special:
+            self._nb = "add_remove"
         self._method = method
         self._options = options
         self._events = []   # dpacct Events
@@ -67,6 +71,8 @@ class PrivacyAccountant:
             e = from_dp_event(event)
             if self._nb == "replace":
                 e = replace_one_sensitivity(e)
+            if self._special:
+                e = replace_special(e)
         if count != 1:
             e = ev.repeat(e, count)
         self._events.append(e)

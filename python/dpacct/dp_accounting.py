@@ -49,7 +49,7 @@ epsilon_result / delta_result the whole Result.
 import enum
 
 from . import events as ev
-from ._dp_events import from_dp_event, neighboring_from, replace_one_sensitivity
+from ._dp_events import from_dp_event, neighboring_from, replace_one_sensitivity, replace_special
 from ._errors import DpacctError, LibraryNotFoundError
 
 try:
@@ -158,6 +158,8 @@ def _as_dpacct(event, nb="add_remove"):
     if isinstance(event, (ev.Event, dict, str)):
         return ev.as_event(event)
     out = from_dp_event(event)
+    if nb == "replace_special":  # add_remove, randomized response against the special record
+        return replace_special(out)
     return replace_one_sensitivity(out) if nb == "replace" else out
 
 
@@ -165,17 +167,20 @@ class DpacctAccountant(_Base):
     """A dp_accounting PrivacyAccountant whose answers are dpacct's
     certified bounds (module docstring).
 
-    neighboring_relation: NeighboringRelation.ADD_OR_REMOVE_ONE (default) or
-    REPLACE_ONE; REPLACE_SPECIAL raises UnsupportedError.  method: a dpacct
+    neighboring_relation: NeighboringRelation.ADD_OR_REMOVE_ONE (default),
+    REPLACE_ONE or REPLACE_SPECIAL (add_remove, with randomized response
+    against the special record: dpacct.from_dp_event).  method: a dpacct
     method ("auto" by default); options: Accountant's keyword options.
     """
 
     _default_method = "auto"
 
     def __init__(self, neighboring_relation=_ADD_REMOVE, *, method=None, **options):
-        # "add_remove" or "replace"; UnsupportedError for REPLACE_SPECIAL
+        # "add_remove", "replace" or "replace_special" (the events' translation;
+        # the library is given "add_remove" for it: spec_json)
         self._nb = neighboring_from(neighboring_relation) or "add_remove"
-        super().__init__(_ADD_REMOVE if self._nb == "add_remove" else NeighboringRelation.REPLACE_ONE)
+        super().__init__(neighboring_relation if self._nb == "replace_special" else
+                         _ADD_REMOVE if self._nb == "add_remove" else NeighboringRelation.REPLACE_ONE)
         self._method = method or self._default_method
         self._options = dict(options)
         self._events = []  # [(dpacct Event, count)], consecutive equal events merged

@@ -304,9 +304,11 @@ def approx(epsilon: float, delta: float) -> Event:
     return _leaf("approx", epsilon=epsilon, delta=delta)
 
 
-def zcdp(rho: Any) -> Event:
-    """A mechanism known only to be rho-zCDP (a Renyi bound: method rdp only)."""
-    return _leaf("zcdp", rho=rho)
+def zcdp(rho: Any, xi: Any = None) -> Event:
+    """A mechanism known only to be (xi, rho)-zCDP: D_alpha <= xi + rho alpha
+    for every alpha > 1 (Bun & Steinke 2016 Def 1.1; xi default 0, rho-zCDP).
+    A Renyi bound: method rdp (and the rdp filter) only."""
+    return _leaf("zcdp", rho=rho, xi=xi)
 
 
 def gdp(mu: Any) -> Event:

@@ -86,9 +86,13 @@ def test_other_errors():
     with pytest.raises(dpacct.UnsupportedError) as e:
         dpacct.Accountant({"zcdp": {"rho": 0.1}}, method="pld")
     assert e.value.path == "/zcdp" and "method rdp" in e.value.reason and e.value.status == 2
+    # poisson under replace: bracketed over one gaussian (issue 26), refused otherwise
     with pytest.raises(dpacct.UnsupportedError):
-        dpacct.Accountant({"poisson": {"rate": 0.1, "event": {"gaussian": {"sigma": 1}}}},
+        dpacct.Accountant({"poisson": {"rate": 0.1, "event": {"laplace": {"scale": 1}}}},
                           neighboring="replace")
+    with pytest.raises(dpacct.UnsupportedError, match="replace-one"):
+        dpacct.Accountant({"poisson": {"rate": 0.1, "event": {"gaussian": {"sigma": 1}}}},
+                          neighboring="replace", method="rdp")
     acc = dpacct.Accountant({"gaussian": {"sigma": 1}})
     # (delta 0 is pure DP, accepted: test_epsilon_at_delta_zero_and_poisson_rate_zero)
     for bad in (1, -0.5, -5e-324, float("nan")):

@@ -63,11 +63,9 @@ try:
     raise SystemExit("composed")
 except d.UnsupportedEventError as e:
     assert "replace" in str(e)
-try:
-    d.PLDAccountant(d.NeighboringRelation.REPLACE_SPECIAL)
-    raise SystemExit("accepted")
-except dpacct.UnsupportedError as e:
-    assert "REPLACE_SPECIAL" in str(e)
+# REPLACE_SPECIAL (issue 26: formerly refused): add_remove for additive noise
+s = d.PLDAccountant(d.NeighboringRelation.REPLACE_SPECIAL)
+assert s.compose(ev.gaussian(1)).get_epsilon(1e-5) == d.PLDAccountant().compose(ev.gaussian(1)).get_epsilon(1e-5)
 b = pickle.loads(pickle.dumps(a))
 assert b.ledger == a.ledger and b.get_epsilon(1e-5) == a.get_epsilon(1e-5)
 """
@@ -126,8 +124,12 @@ def test_neighbouring_relations_and_unsupported():
         add_remove.compose(wor)
     assert add_remove.ledger == dpa.NoOpDpEvent()  # nothing composed on failure
     assert 0 < replace.compose(wor, 5).get_epsilon(1e-6) < math.inf
-    with pytest.raises(Exception, match="REPLACE_SPECIAL"):
-        MINE.PLDAccountant(dpa.NeighboringRelation.REPLACE_SPECIAL)
+    # REPLACE_SPECIAL (issue 26: formerly refused): randomized response against the
+    # special record; pld/pld_privacy_accountant_test.py test_randomized_response:
+    # noise (4 - e)/3, 4 buckets is 1-DP (delta(1) = 0 to 7 places)
+    special = MINE.PLDAccountant(dpa.NeighboringRelation.REPLACE_SPECIAL)
+    special.compose(dpa.RandomizedResponseDpEvent((4 - math.e) / 3, 4))
+    assert special.get_delta(1.0) < 5e-8 and special.get_delta(0.9) > 0.01
     # replace-one: a Gaussian sum of values of norm <= C moves by 2C (dp_accounting's PLD agrees)
     import dpacct
     from dpacct import events as ev
@@ -186,7 +188,7 @@ def _table(de):
         "SingleEpochTreeAggregationDpEvent": [((2.0, [8, 4]), "add_remove", True)],
         "RepeatAndSelectDpEvent": [((g, 3.0, math.inf), "add_remove", True)],
         "MixtureOfGaussiansDpEvent": [((2.0, [0.0, 1.0], [0.5, 0.5]), "add_remove", True)],
-        "ZCDpEvent": [((0.1,), "add_remove", True), ((0.1, 0.5), "add_remove", False)],
+        "ZCDpEvent": [((0.1,), "add_remove", True), ((0.1, 0.5), "add_remove", True)],  # xi: issue 26
         "ExponentialMechanismDpEvent": [((1.0,), "add_remove", True)],
         "PermuteAndFlipDpEvent": [((1.0,), "add_remove", True)],
         "TruncatedSubsampledGaussianDpEvent": [((1000, 0.01, 20, 1.0), "add_remove", True)],

@@ -96,6 +96,8 @@ def cases(m):
         (m.RandomizedResponseDpEvent(0.0, 2), {"non_private": {}}, None),
         (m.EpsilonDeltaDpEvent(1.0, 1e-6), {"approx": {"epsilon": 1.0, "delta": 1e-6}}, None),
         (m.ZCDpEvent(0.1), {"zcdp": {"rho": 0.1}}, None),
+        # (xi, rho)-zCDP (issue 26: formerly refused)
+        (m.ZCDpEvent(0.1, 0.2), {"zcdp": {"rho": 0.1, "xi": 0.2}}, None),
         (m.MixtureOfGaussiansDpEvent(2.0, [0.0, 1.0], [0.5, 0.5]),
          {"mixture_of_gaussians": {"sigma": 2.0, "sensitivities": [0.0, 1.0], "probabilities": [0.5, 0.5]}},
          None),
@@ -179,7 +181,7 @@ def test_converted_specs_are_accepted_by_the_library(m):
 @pytest.mark.parametrize("m", MODULES)
 def test_unsupported_kinds_name_the_class(m):
     g = m.GaussianDpEvent(1.0)
-    bad = [m.UnsupportedDpEvent(), m.ZCDpEvent(0.1, 0.2), m.DiscreteGaussianDpEvent(1.0, 1, 5),
+    bad = [m.UnsupportedDpEvent(), m.DiscreteGaussianDpEvent(1.0, 1, 5),
            m.RepeatAndSelectDpEvent(m.UnsupportedDpEvent(), 2.0, 1.0)]
     for b in bad:
         with pytest.raises(dpacct.UnsupportedError) as e:
@@ -213,8 +215,10 @@ def test_neighboring_relation_by_name():
     assert e.to_dict()["gaussian"] == {"sigma": 1.0, "sensitivity": 2}
     e1 = dpacct.from_dp_event(fake("GaussianDpEvent", noise_multiplier=1.0), neighboring="add_remove")
     assert "sensitivity" not in str(e1.to_dict())
-    with pytest.raises(dpacct.UnsupportedError, match="REPLACE_SPECIAL"):
-        dpacct.from_dp_event(fake("NoOpDpEvent"), neighboring=SimpleNamespace(name="REPLACE_SPECIAL"))
+    # REPLACE_SPECIAL (issue 26: formerly refused): add_remove (test_replace_special)
+    e2 = dpacct.from_dp_event(fake("GaussianDpEvent", noise_multiplier=1.0),
+                              neighboring=SimpleNamespace(name="REPLACE_SPECIAL"))
+    assert e2.to_dict() == dict(e1.to_dict(), neighboring="add_remove")
 
 
 @needs_lib
@@ -379,3 +383,31 @@ def test_replace_one_doubles_the_sums_sensitivity_everywhere():
         r3 = a.epsilon(1e-5)
     for r in (r1, r2, r3):
         assert (r.lower, r.upper) == (ref.lower, ref.upper)
+
+
+@needs_lib
+@pytest.mark.parametrize("m", MODULES)
+def test_replace_special(m):
+    """dp_accounting's REPLACE_SPECIAL (a record replaced by a special record):
+    add_remove for additive noise, randomized response against the uniform
+    report.  Values from dp_accounting/pld/pld_privacy_accountant_test.py
+    test_randomized_response: noise (4 - e)/3 with 4 buckets and e^-1 with 2
+    are exactly 1-DP there (delta(1) = 0 to 7 places)."""
+    for p, k in (((4 - math.e) / 3, 4), (math.exp(-1), 2)):
+        e = dpacct.from_dp_event(m.RandomizedResponseDpEvent(p, k), "REPLACE_SPECIAL")
+        d = e.to_dict()
+        assert d["neighboring"] == "add_remove" and "privacy_loss" in d
+        with dpacct.Accountant(e) as acc:
+            r = acc.delta(1.0)
+            assert r.lower <= 0 + 1e-15 and r.upper <= 5e-8
+            r = acc.epsilon(1e-12)
+            assert r.lower <= 1.0 <= r.upper and r.upper - 1 < 1e-12
+            # the add direction (uniform against R(x)) is the binding one below eps 1
+            r = acc.delta(0.5)
+            assert r.upper > 0.01
+    # zero noise: non-private; one bucket: no-op (test_randomized_response_with_*)
+    assert dpacct.from_dp_event(m.RandomizedResponseDpEvent(0.0, 3), "REPLACE_SPECIAL").to_dict()["non_private"] == {}
+    assert "no_op" in dpacct.from_dp_event(m.RandomizedResponseDpEvent(0.3, 1), "REPLACE_SPECIAL").to_dict()
+    # additive noise: the add_remove spec itself
+    g = m.PoissonSampledDpEvent(0.1, m.GaussianDpEvent(1.0))
+    assert dpacct.from_dp_event(g, "REPLACE_SPECIAL").to_dict() == dpacct.from_dp_event(g, "ADD_OR_REMOVE_ONE").to_dict()

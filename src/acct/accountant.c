@@ -249,6 +249,16 @@ static dpa_status noop_note(const dpa_accountant *a, dpa_status st, dpa_result *
     return st;
 }
 
+/* The rdp method's note for a composition of identities (no leaves): the
+ * Renyi divergence is 0 at every order, so the bound is exact and no order
+ * is singled out (order NAN). */
+static void identities_rdp_note(dpa_result *out)
+{
+    if (out->method == DPA_METHOD_RDP)
+        snprintf(out->note, sizeof out->note, "identical distributions: the Renyi divergence is 0 at every order, "
+                 "the bound is exact");
+}
+
 /* auto's fallback for eps queries: where the chosen method (exact or pld)
  * certifies no finite upper bound although the privacy loss is not +inf
  * with probability >= delta (lower < +inf), the rdp method's upper bound
@@ -307,6 +317,7 @@ dpa_status dpa_accountant_epsilon(dpa_accountant *a, double delta, dpa_result *o
         out->upper = out->lower = out->upper_remove = out->upper_add = 0;
         out->certified = out->method != DPA_METHOD_PHI && out->method != DPA_METHOD_GDP; /* as the method labels */
         if (delta == 0) out->certified = 1;
+        identities_rdp_note(out);
         return noop_note(a, DPA_OK, out);
     }
     if (delta == 0) /* pure DP: from the leaves' loss ranges, whatever the method */
@@ -324,6 +335,7 @@ dpa_status dpa_accountant_delta(dpa_accountant *a, double eps, dpa_result *out, 
     if (a->leaves.n == 0) { /* identical distributions: delta(eps) = (1 - e^eps)_+ */
         out->upper = out->lower = out->upper_remove = out->upper_add = eps < 0 ? -expm1(eps) : 0;
         out->certified = out->method != DPA_METHOD_PHI && out->method != DPA_METHOD_GDP;
+        identities_rdp_note(out);
         return noop_note(a, DPA_OK, out);
     }
     return noop_note(a, nonprivate_note(a, a->ops->delta(a->state, eps, 1, out, err), out), out);

@@ -48,8 +48,11 @@ int cli_check_result(const dpa_result *r, int eps_query)
         return cli_library_bug("no method");
     if (r->certified != 0 && r->certified != 1)
         return cli_library_bug("no certification flag");
+    /* (eps at delta 0: the largest loss, no order; identical distributions:
+     * the bound 0 (eps) or (1 - e^eps)_+ (delta) at every order, no order
+     * singled out) */
     if (r->method == DPA_METHOD_RDP && isfinite(r->upper) && !(r->order >= 1) &&
-        r->upper_source != DPA_SOURCE_MAX_LOSS) /* (eps at delta 0: the largest loss, no order) */
+        r->upper_source != DPA_SOURCE_MAX_LOSS && !(isnan(r->order) && r->lower == r->upper))
         return cli_library_bug("an RDP bound without its order");
     if (memchr(r->note, '\0', sizeof r->note) == NULL)
         return cli_library_bug("an unterminated note");

@@ -322,6 +322,15 @@ static void print_method(const dpa_result *r)
     }
     if (r->method == DPA_METHOD_RDP) {
         char ord[CLI_NUM_BUF];
+        if (isnan(r->order)) {
+            /* no order attains the bound: every order gives +inf (delta at
+             * most the (eps, delta) steps' extra delta), or every order gives
+             * the same value (identical distributions: D_alpha = 0) */
+            printf("method: rdp (%s; %s)\n",
+                   isinf(r->upper) ? "no Renyi order gives a finite bound" : "the same bound at every Renyi order",
+                   r->note);
+            return;
+        }
         cli_format(ord, sizeof ord, r->order, 6, DPA_ROUND_NEAREST);
         printf("method: rdp (Renyi DP at order %s; %s)\n", ord, r->note);
         return;

@@ -13,7 +13,7 @@
  *   RANDOMIZED_RESPONSE p[0] epsilon
  *   PURE                p[0] epsilon
  *   APPROX              p[0] epsilon, p[1] delta
- *   ZCDP                p[0] rho
+ *   ZCDP                p[0] rho,     p[1] xi (0: rho-zCDP)
  *   GDP                 p[0] mu
  *   REPEAT              p[0] count (integer)
  *   POISSON             p[0] rate

@@ -103,6 +103,8 @@ static void write_kind(sbuf *b, const dpa_event *e)
         /* binary randomized response is written as before k existed */
         if (e->kind == DPA_EV_RANDOMIZED_RESPONSE && s == 1 && e->p[1] == 2)
             continue;
+        if (e->kind == DPA_EV_ZCDP && s == 1 && e->p[1] == 0)
+            continue; /* xi 0 (rho-zCDP): written as before xi existed */
         if (e->kind == DPA_EV_REPEAT_AND_SELECT && s == 1 && e->p[1] == DPA_REPSEL_POISSON)
             continue; /* Poisson: shape omitted */
         if (e->kind == DPA_EV_REPORT_NOISY_MAX && s == 1) {

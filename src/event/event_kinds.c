@@ -22,13 +22,16 @@
 
 /* One row per kind.  arity: 0 = leaf, 1 = exactly one child, -1 = >= 1 children.
  * optional[s]: 0 if the JSON form must give slot s, else its default
- * (1 for sensitivity, 2 for randomized_response's number of buckets k). */
+ * (1 for sensitivity, 2 for randomized_response's number of buckets k).
+ * zero_default: bit s set if slot s may be omitted with the default 0
+ * (zcdp's xi), which optional[] cannot say. */
 typedef struct kind_info {
     const char *name;
     int nparams;
     const char *param[DPA_EV_MAX_PARAMS];
     double optional[DPA_EV_MAX_PARAMS];
     int arity;
+    unsigned zero_default;
 } kind_info;
 
 static const kind_info KINDS[] = {
@@ -39,7 +42,8 @@ static const kind_info KINDS[] = {
     [DPA_EV_RANDOMIZED_RESPONSE] = {"randomized_response", 2, {"epsilon", "k"}, {0, 2}, 0},
     [DPA_EV_PURE] = {"pure", 1, {"epsilon", NULL}, {0, 0}, 0},
     [DPA_EV_APPROX] = {"approx", 2, {"epsilon", "delta"}, {0, 0}, 0},
-    [DPA_EV_ZCDP] = {"zcdp", 1, {"rho", NULL}, {0, 0}, 0},
+    /* (xi, rho)-zCDP (Bun & Steinke 2016 Def 1.1): D_alpha <= xi + rho alpha */
+    [DPA_EV_ZCDP] = {"zcdp", 2, {"rho", "xi"}, {0, 0}, 0, 1u << 1},
     [DPA_EV_GDP] = {"gdp", 1, {"mu", NULL}, {0, 0}, 0},
     [DPA_EV_COMPOSE] = {"compose", 0, {NULL, NULL}, {0, 0}, -1},
     [DPA_EV_REPEAT] = {"repeat", 1, {"count", NULL}, {0, 0}, 1},
@@ -112,7 +116,7 @@ const char *dpa_ev_param_name(dpa_event_kind k, int slot)
 /* 1 and *def set if slot may be omitted in JSON, else 0. */
 int dpa_ev_param_default(dpa_event_kind k, int slot, double *def)
 {
-    if (!dpa_ev_param_name(k, slot) || !KINDS[k].optional[slot])
+    if (!dpa_ev_param_name(k, slot) || (!KINDS[k].optional[slot] && !(KINDS[k].zero_default >> slot & 1u)))
         return 0;
     *def = KINDS[k].optional[slot];
     return 1;

@@ -162,6 +162,11 @@ dpa_event *dpa_event_zcdp(double rho, dpa_error *err)
     return make_leaf(DPA_EV_ZCDP, rho, 0, err);
 }
 
+dpa_event *dpa_event_zcdp_xi(double rho, double xi, dpa_error *err)
+{
+    return make_leaf(DPA_EV_ZCDP, rho, xi, err);
+}
+
 dpa_event *dpa_event_gdp(double mu, dpa_error *err)
 {
     return make_leaf(DPA_EV_GDP, mu, 0, err);

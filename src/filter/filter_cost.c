@@ -309,6 +309,10 @@ static dpa_status zcdp_rec(const dpa_event *e, dpa_neighboring nb, const char *p
     dpa_status st;
     switch (e->kind) {
     case DPA_EV_ZCDP:
+        if (e->p[1] > 0) /* (xi, rho)-zCDP is not rho'-zCDP for any rho' */
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "%s/zcdp/xi: the zcdp filter budgets rho alone, and a step with xi > 0 is not "
+                                 "rho-zCDP for any rho; use the \"rdp\" filter", path);
         *out = P(e->p[0]);
         return DPA_OK;
     case DPA_EV_GAUSSIAN:

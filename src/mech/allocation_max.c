@@ -80,15 +80,7 @@ dpa_pair *dpa_pair_allocation_max(double mu, double T, double K, dpa_error *err)
     }
     p->natoms = na;
     /* bins in order of M need not be in order of loss: sort */
-    for (size_t i = 1; i < na; i++) {
-        dpa_atom t = p->atoms[i];
-        size_t j = i;
-        while (j > 0 && p->atoms[j - 1].w > t.w) {
-            p->atoms[j] = p->atoms[j - 1];
-            j--;
-        }
-        p->atoms[j] = t;
-    }
+    dpa_pair_sort_atoms(p);
     p->symmetric = 0;
     return p;
 }

@@ -559,3 +559,16 @@ double dpa_pair_inf_bound(const dpa_pair *p)
     double m = (l == -INFINITY ? 0.0 : exp(l) * (1 + 4 * DPA_UNIT_ROUNDOFF * (fabs(l) + 4))) + p->slack_hi;
     return m * (1 + 4 * DPA_UNIT_ROUNDOFF);
 }
+
+void dpa_pair_sort_atoms(dpa_pair *p)
+{
+    for (size_t i = 1; i < p->natoms; i++) {
+        dpa_atom t = p->atoms[i];
+        size_t j = i;
+        while (j > 0 && p->atoms[j - 1].w > t.w) {
+            p->atoms[j] = p->atoms[j - 1];
+            j--;
+        }
+        p->atoms[j] = t;
+    }
+}

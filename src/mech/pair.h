@@ -99,6 +99,10 @@ double dpa_pair_log_inf(const dpa_pair *p);
 
 void dpa_pair_free(dpa_pair *p);
 
+/* Sort p's atoms by loss, ascending (insertion sort: cheap for the nearly
+ * sorted lists of binned constructions). */
+void dpa_pair_sort_atoms(dpa_pair *p);
+
 /* A zeroed pair of the given kind with room for natoms atoms (natoms set,
  * no continuous part: lca = lcb = -inf).  NULL + DPA_ENOMEM on failure. */
 dpa_pair *dpa_pair_alloc(dpa_pair_kind kind, size_t natoms, dpa_error *err);
@@ -192,6 +196,15 @@ long double dpa_br_log_delta(double eps, double e1);
  * the T outputs, binned, its masses rounded to the safe side
  * (allocation_max.c; docs/sampling.md §4).  Integers 1 <= K <= T <= 1e6. */
 dpa_pair *dpa_pair_allocation_max(double mu, double T, double K, dpa_error *err);
+/* The Poisson(q)-subsampled Gaussian under replace-one neighbours, each
+ * record's vector of norm <= m in noise units (m = C / sigma; docs/sampling.md
+ * §5), q in (0, 1), m in (0, 1e6] (poisson_replace.c).  _upper: a symmetric
+ * atoms pair that dominates the mechanism (the profile bound of advanced joint
+ * convexity, BBG18 Thm 2, on a grid of eps, through dpa_pair_profile);
+ * _lower: a symmetric atoms pair dominated by it (the antipodal instance
+ * (1-q) N(0) + q N(+-m), binned, masses rounded to the safe side). */
+dpa_pair *dpa_pair_poisson_replace_upper(double q, double m, dpa_error *err);
+dpa_pair *dpa_pair_poisson_replace_lower(double q, double m, dpa_error *err);
 /* Discrete Laplace, scale b > 0, integer sensitivity s >= 1. */
 dpa_pair *dpa_pair_discrete_laplace(double scale, double sensitivity, dpa_error *err);
 /* Discrete Gaussian N_Z(s, sigma^2) vs N_Z(0, sigma^2). */

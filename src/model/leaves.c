@@ -552,6 +552,44 @@ static dpa_status add_random_allocation(walk *w, const dpa_event *e, double mult
     return DPA_OK;
 }
 
+/* A Poisson-subsampled Gaussian step under replace-one neighbours
+ * (docs/sampling.md §5): the Gaussian's sensitivity is the replace-one one,
+ * 2C for records of norm <= C, so m = C / sigma = sensitivity / (2 sigma).
+ * Rate 1 is the Gaussian itself (exact).  Otherwise two leaves: one that
+ * bounds the step from above only (the advanced-joint-convexity profile,
+ * ra_upper_only = 2) and one from below only (the antipodal instance,
+ * ra_lower_only); only the pld method combines them (ra_path names the
+ * step for the other methods' refusals). */
+static dpa_status add_poisson_replace(walk *w, const dpa_event *e, double mult, const char *path, dpa_error *err)
+{
+    const dpa_event *g = e->child[0];
+    double q = e->p[0], m = g->p[1] / (2 * g->p[0]);
+    char sub[PATH_MAX_LEN];
+    snprintf(sub, sizeof sub, "%s/poisson/event", path);
+    if (q == 1) return walk_event(w, g, mult, sub, err);
+    if (!(m > 0 && m <= 1e6))
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "%s/gaussian: sensitivity / (2 sigma) = %g is outside (0, 1e6], the domain of the "
+                             "replace-one Poisson bracket (docs/sampling.md §5)", sub, m);
+    if (!w->set->ra_path[0]) snprintf(w->set->ra_path, sizeof w->set->ra_path, "%.140s/poisson", path);
+    w->set->all_gaussian = 0;
+    w->set->all_rr = 0;
+    for (int k = 0; k < 2; k++) {
+        dpa_pair *p = k == 0 ? dpa_pair_poisson_replace_upper(q, m, err) : dpa_pair_poisson_replace_lower(q, m, err);
+        if (!p) return err ? err->status : DPA_ENOMEM;
+        double key[6] = {(double)DPA_EV_GAUSSIAN, m, q, (double)DPA_EV_POISSON, (double)DPA_REPLACE, k};
+        size_t n0 = w->set->n;
+        dpa_status st = add_leaf(w, p, mult, NAN, NAN, NAN, key, path, err);
+        if (st) return st;
+        if (w->set->n > n0) {
+            w->set->v[n0].rate = q;
+            if (k == 0) w->set->v[n0].ra_upper_only = 2;
+            else w->set->v[n0].ra_lower_only = 1;
+        }
+    }
+    return DPA_OK;
+}
+
 static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const char *path, dpa_error *err)
 {
     char sub[PATH_MAX_LEN];
@@ -585,10 +623,14 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
                 snprintf(w->set->noop_path, sizeof w->set->noop_path, "%.140s/%s", path, name);
             return DPA_OK;
         }
-        if (e->kind == DPA_EV_POISSON && nb != DPA_ADD_REMOVE)
+        if (e->kind == DPA_EV_POISSON && nb != DPA_ADD_REMOVE) {
+            if (e->child[0]->kind == DPA_EV_GAUSSIAN && !w->sampled)
+                return add_poisson_replace(w, e, mult, path, err);
             return dpa_error_set(err, DPA_EUNSUPPORTED,
-                                 "%s/poisson: Poisson subsampling is analysed under add_remove neighboring "
-                                 "(LT Thm 5.1; docs/sampling.md); for replace-one use \"sample\"", path);
+                                 "%s/poisson: Poisson subsampling under replace-one neighbours is bracketed for a "
+                                 "gaussian step only (docs/sampling.md §5); otherwise it is analysed under "
+                                 "add_remove neighboring (LT Thm 5.1); for replace-one use \"sample\"", path);
+        }
         if (e->kind == DPA_EV_SAMPLE && nb != DPA_REPLACE)
             return dpa_error_set(err, DPA_EUNSUPPORTED,
                                  "%s/sample: sampling without replacement is analysed under \"neighboring\": "
@@ -648,7 +690,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
             w->set->all_gaussian = 0;
             w->set->all_rr = 0;
             if (!w->set->zcdp_path[0]) snprintf(w->set->zcdp_path, sizeof w->set->zcdp_path, "%.150s", leafpath);
-            double key[6] = {(double)e->kind, e->p[0], 0, -1, 0, 0};
+            double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0}; /* rho, xi */
             size_t n0 = w->set->n;
             dpa_status st = add_leaf(w, NULL, mult, NAN, NAN, NAN, key, leafpath, err);
             if (!st && w->set->n > n0) w->set->v[n0].zcdp = 1;

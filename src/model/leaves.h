@@ -29,7 +29,7 @@ typedef struct dpa_leaf {
     int sample;       /* subsampled leaves: 1 for sample (replace-one, symmetrized), 0 for poisson */
     int kind;         /* the mechanism's dpa_event_kind (under any sampling); -1 for composite */
     double par[2];    /* the mechanism's two event parameters (dpa_event p[0], p[1]) */
-    int zcdp;         /* 1: a zcdp leaf (rho = par[0]): pair and inner are NULL; only the
+    int zcdp;         /* 1: a zcdp leaf (rho = par[0], xi = par[1]): pair and inner are NULL; only the
                        * rdp method accounts it (a zCDP bound is a Renyi bound, not a pair) */
     int rdp_only;     /* a Renyi-only leaf: its dpa_event_kind (DPA_EV_REPEAT_AND_SELECT,
                        * DPA_EV_LAPLACE_SVT, DPA_EV_GAUSSIAN_SVT), else 0.  pair is NULL;

@@ -33,6 +33,14 @@ dpa_status dpa_method_refuse_zcdp(const dpa_leafset *L, const char *method, dpa_
 
 dpa_status dpa_method_refuse_ra(const dpa_leafset *L, const char *method, dpa_error *err)
 {
+    /* ra_path also names a replace-one Poisson-subsampled Gaussian, which
+     * pld alone brackets from separate upper and lower pairs */
+    const char *slash = strrchr(L->ra_path, '/');
+    if (slash && !strcmp(slash, "/poisson"))
+        return dpa_error_set(err, DPA_EUNSUPPORTED,
+                             "%s: method %s cannot take Poisson subsampling under replace-one neighbours: only "
+                             "method pld (or auto) brackets it (docs/sampling.md §5)",
+                             L->ra_path, method);
     return dpa_error_set(err, DPA_EUNSUPPORTED,
                          "%s: method %s cannot take random allocation: only method pld (or auto) bounds it "
                          "(docs/sampling.md §4)",

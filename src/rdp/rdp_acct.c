@@ -250,13 +250,16 @@ static dpa_status add_leafset_to(dpa_rdp_comp *c, const dpa_leafset *s, int *asy
         if (l->rdp_only) {
             st = add_rdp_only(c, l, depth, err);
         } else if (l->zcdp) {
-            /* a zcdp leaf (rho = par[0]); never inside a subsampled
-             * composition (src/model/leaves.c refuses that) */
-            if (!count_ok(l->count) || !(l->par[0] >= 0 && isfinite(l->par[0])))
-                return dpa_error_set(err, DPA_EINVAL, "RDP accountant: zcdp leaf rho %g, count %g", l->par[0], l->count);
-            st = comp_push(
-                c, (dpa_rdp_term){DPA_RDP_T_ZCDP, l->count, NULL, l->par[0], 0, NULL, {NAN, NAN}, 0, {0, 0, 0, 0}, NULL},
-                err);
+            /* a zcdp leaf (rho = par[0], xi = par[1]); never inside a
+             * subsampled composition (src/model/leaves.c refuses that) */
+            if (!count_ok(l->count) || !(l->par[0] >= 0 && isfinite(l->par[0])) ||
+                !(l->par[1] >= 0 && isfinite(l->par[1])))
+                return dpa_error_set(err, DPA_EINVAL, "RDP accountant: zcdp leaf rho %g, xi %g, count %g", l->par[0],
+                                     l->par[1], l->count);
+            st = comp_push(c,
+                           (dpa_rdp_term){DPA_RDP_T_ZCDP, l->count, NULL, l->par[0], l->par[1], NULL, {NAN, NAN}, 0,
+                                          {0, 0, 0, 0}, NULL},
+                           err);
         } else if (l->pair && depth == 0 && l->kind == DPA_EV_DISCRETE_GAUSSIAN && isnan(l->rate)) {
             /* the discrete Gaussian's atom list is truncated (its pair has
              * slack), so its exact divergence cannot be certified; it is

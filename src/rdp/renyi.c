@@ -147,8 +147,10 @@ dpa_status dpa_renyi(const dpa_spec *spec, double re, double im, dpa_renyi_resul
     if (st) return st;
     if (L.ra_path[0]) {
         st = dpa_error_set(err, DPA_EUNSUPPORTED,
-                           "renyi: %s: random allocation has no Renyi divergence bound here (only the pld method "
-                           "accounts it)", L.ra_path);
+                           "renyi: %s: %s has no Renyi divergence bound here (only the pld method "
+                           "accounts it)", L.ra_path,
+                           strstr(L.ra_path, "/random_allocation") ? "random allocation"
+                                                                   : "Poisson subsampling under replace-one neighbours");
         dpa_leaves_free(&L);
         return st;
     }

@@ -91,6 +91,21 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
         return DPA_OK;
     }
     const dpa_pair *p = lf->pair;
+    if (dpa_renyi_truncated(p) && lf->kind == DPA_EV_DISCRETE_GAUSSIAN && isnan(lf->rate)) {
+        /* the discrete Gaussian's atom list is truncated, so its divergence
+         * is not computed; it is rho-zCDP, D_A <= A rho for A >= 1 with
+         * rho = s^2 / (2 sigma^2) (Canonne-Kamath-Steinke 2020, Prop 5; par =
+         * sigma, sensitivity), and D_A <= D_1 <= rho for A < 1 (D_A is
+         * non-decreasing in A): a certified upper bound, the lower bound 0.
+         * Rounded up: two products, a quotient and the order, 6 u relative */
+        double r = lf->par[1] / lf->par[0], v = fmax(A, 1.0) * (0.5 * r * r) * (1 + 6 * U);
+        o->lo = 0;
+        o->hi = up(k * v, 2);
+        o->val = o->hi;
+        o->cls = CLS_UPPER;
+        o->how = DPA_RENYI_H_LOW0 | DPA_RENYI_H_RDP; /* (the bound the rdp method uses) */
+        return DPA_OK;
+    }
     if (dpa_renyi_truncated(p)) return dpa_renyi_unsupported_leaf(lf, err);
     if (!dpa_renyi_bounded_kind(p)) {
         if (!dpa_renyi_upper_only_kind(p)) return dpa_renyi_unsupported_leaf(lf, err);
