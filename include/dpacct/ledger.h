@@ -96,9 +96,12 @@ typedef struct dpa_ledger_decision {
     char reason[256];      /* the filter's reason or remark ("" if none) */
     char *remaining;       /* remaining budget after the decision, JSON
                             * (dpa_filter_remaining_json); caller frees */
-    int replayed;          /* 1 if answered from an earlier request with the same key */
-    char status[16];       /* "charged" | "reserved" | "rejected" */
-    long long generation;
+    int replayed;          /* 1 if answered from an earlier request with the same
+                            * idempotency key (nothing charged this time) */
+    char status[16];       /* "charged" | "reserved" | "rejected" (a released
+                            * reservation replayed: "released") */
+    long long generation;  /* the unit's budget period (0 for a unit without
+                            * periods; see dpa_ledger_unit_opts) */
 } dpa_ledger_decision;
 
 /* Decide on one request (spec: an event spec JSON, dpacct/event.h) for a
@@ -177,11 +180,9 @@ dpa_status dpa_ledger_import_json_keyed(const char *location, const char *json, 
  * library never hold a password (libpq's are masked too).  Always NUL-terminated (truncated to n - 1 bytes). */
 void dpa_ledger_location_display(const char *location, char *buf, size_t n);
 
-/* Free the strings of a decision (not the struct).  NULL-safe. */
-void dpa_ledger_decision_clear(dpa_ledger_decision *d);
-
-/* ==== format 3: tenants, tokens, unit lifecycle, reservations, paging
- * (SERVICE-CONTRACT.md part A, declarations as agreed) ==== */
+/* ======================================================================
+ * The budget service's functions (format 3; docs/ledger.md, docs/service.md)
+ * ====================================================================== */
 
 /* ---- tenants and tokens ---- */
 /* Roles, ordered: each includes the ones below it. */
@@ -191,15 +192,19 @@ typedef enum dpa_ledger_role {
     DPA_LEDGER_ROLE_ADMIN = 3    /* + create units, freeze, archive, top up, tokens of the tenant */
 } dpa_ledger_role;
 /* Tenant names: as unit names (1..DPA_LEDGER_MAX_UNIT bytes, UTF-8, no control chars).
- * Every ledger has the tenant "default" (units made by dpa_ledger_add_unit belong to it). */
+ * Every ledger has the tenant "default" (units made by dpa_ledger_add_unit belong to it).
+ * DPA_EINVAL if the name is invalid or the tenant exists.  actor NULL: "local".
+ * Recorded in the hash chain. */
 dpa_status dpa_ledger_add_tenant(dpa_ledger *l, const char *tenant, const char *actor, dpa_error *err);
 /* A new bearer token for tenant with role: *token (malloc'ed) is the secret, returned once
  * and never stored (the ledger keeps its SHA-256 only; tokens are 256-bit random, so a plain
  * hash is enough); *token_id (malloc'ed) its public identity ("tok_" + 16 hex), the one
- * recorded as the actor of what it does.  label: free text for humans (may be NULL). */
+ * recorded as the actor of what it does.  label: free text for humans (may be NULL).
+ * DPA_EINVAL for an unknown tenant or a role out of range.  Recorded in the chain. */
 dpa_status dpa_ledger_token_create(dpa_ledger *l, const char *tenant, dpa_ledger_role role,
                                    const char *label, const char *actor, char **token,
                                    char **token_id, dpa_error *err);
+/* Revoke a token for good (DPA_EINVAL if unknown or already revoked).  Recorded. */
 dpa_status dpa_ledger_token_revoke(dpa_ledger *l, const char *token_id, const char *actor,
                                    dpa_error *err);
 /* JSON array [{"id","tenant","role":"read|request|admin","label","created","revoked":bool}] of
@@ -224,7 +229,8 @@ typedef struct dpa_ledger_unit_opts {
     const char *actor;         /* NULL: "local" */
 } dpa_ledger_unit_opts;
 /* Unit names stay unique in the whole ledger (a unit belongs to one tenant; another
- * tenant's token gets "unknown unit"). */
+ * tenant's token gets "unknown unit").  o NULL: all defaults (dpa_ledger_add_unit).
+ * DPA_EINVAL as dpa_ledger_add_unit, or for an unknown tenant or a negative period. */
 dpa_status dpa_ledger_add_unit_ex(dpa_ledger *l, const char *unit, const dpa_ledger_unit_opts *o,
                                   dpa_error *err);
 /* The unit's tenant (*tenant malloc'ed) or DPA_EINVAL "unknown unit". */
@@ -232,19 +238,26 @@ dpa_status dpa_ledger_unit_tenant(dpa_ledger *l, const char *unit, char **tenant
 /* Lifecycle, each recorded (chain, history) with actor and reason:
  * "freeze": requests refused ("unit is frozen") until "unfreeze"; status/history readable;
  * "archive": permanently read-only (cannot be unfrozen or topped up).
- * DPA_EINVAL for an unknown unit or a transition that is not allowed. */
+ * DPA_EINVAL for an unknown unit or a transition that is not allowed.
+ * actor NULL: "local"; reason NULL: "". */
 dpa_status dpa_ledger_unit_lifecycle(dpa_ledger *l, const char *unit, const char *op /* "freeze" |
                                      "unfreeze" | "archive" */, const char *actor, const char *reason,
                                      dpa_error *err);
 /* Top up: replace the unit's filter configuration by one of the same filter kind with a
  * budget at least as large in every parameter (else DPA_EINVAL saying which), keeping the
- * spent state; recorded. */
+ * spent state; recorded.  Refused (DPA_EINVAL, with the reason) for a filter kind whose
+ * state depends on its budget (docs/ledger.md "Top-up"). */
 dpa_status dpa_ledger_unit_topup(dpa_ledger *l, const char *unit, const char *filter_config,
                                  const char *actor, const char *reason, dpa_error *err);
 /* Periods: a unit with period_seconds P renews its budget at created + k*P (k = 1, 2, ...):
  * the first request (or status read that writes, or explicit dpa_ledger_unit_roll) after such
  * a boundary starts a new generation with the initial state; the old generation's history is
- * kept (each history entry and status carry "generation").  Rolling is a recorded event. */
+ * kept (each history entry and status carry "generation").  Rolling is a recorded event.
+ * dpa_ledger_unit_roll: roll now if a boundary has passed (DPA_OK and nothing recorded if
+ * none has; DPA_EINVAL for an unknown unit).  Test hook: the environment variable
+ * DPACCT_LEDGER_NOW (seconds since the epoch), read on each call, replaces the clock for
+ * the period arithmetic. */
+dpa_status dpa_ledger_unit_roll(dpa_ledger *l, const char *unit, const char *actor, dpa_error *err);
 
 /* ---- requests ---- */
 typedef struct dpa_ledger_request_opts {
@@ -257,10 +270,8 @@ typedef struct dpa_ledger_request_opts {
     int reserve;                 /* 1: an accepted request is charged as a reservation
                                   * (status "reserved") to be committed or released */
 } dpa_ledger_request_opts;
-/* dpa_ledger_decision gains, at its end (python/dpacct/_lib.py follows):
- *     int replayed;        1 if answered from an earlier request with the same key
- *     char status[16];     "charged" | "reserved" | "rejected"
- *     long long generation; */
+/* dpa_ledger_request with options (o NULL: dpa_ledger_request).  A frozen or archived unit
+ * refuses it (DPA_EINVAL "unit is frozen" / "unit is archived"), nothing recorded. */
 dpa_status dpa_ledger_request_ex(dpa_ledger *l, const char *unit, const char *spec_json,
                                  const dpa_ledger_request_opts *o, dpa_ledger_decision *out,
                                  dpa_error *err);
@@ -268,7 +279,8 @@ dpa_status dpa_ledger_request_ex(dpa_ledger *l, const char *unit, const char *sp
  * charges) and committed in ONE durable transaction (one fsync): the service's group commit.
  * Each item has its own status in st[i] (bad input for one item does not fail the others,
  * it is simply not recorded); the function's own return is DPA_OK unless the storage failed
- * (then nothing is recorded and every st[i] is that error). */
+ * (then nothing is recorded and every st[i] is that error).  Free each item's out with
+ * dpa_ledger_decision_clear. */
 typedef struct dpa_ledger_batch_item {
     const char *unit, *spec_json;
     dpa_ledger_request_opts opts;
@@ -305,6 +317,9 @@ dpa_status dpa_ledger_history_page_json(dpa_ledger *l, const char *unit, long lo
                                         char **json, dpa_error *err);
 /* A cheap liveness check of the storage (one round trip / one read). */
 dpa_status dpa_ledger_ping(dpa_ledger *l, dpa_error *err);
+
+/* Free the strings of a decision (not the struct).  NULL-safe. */
+void dpa_ledger_decision_clear(dpa_ledger_decision *d);
 
 #ifdef __cplusplus
 }
