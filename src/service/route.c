@@ -180,7 +180,7 @@ void svc_route(svc_req *r, const char *url)
             dispatch(r, routes[i].id, w);
             return;
         }
-    if (!strcmp(r->method, "GET") && r->s->o.web_root && !(r->nseg > 0 && !strcmp(r->seg[0], "v1")) &&
+    if ((!strcmp(r->method, "GET") || !strcmp(r->method, "HEAD")) && r->s->o.web_root && !(r->nseg > 0 && !strcmp(r->seg[0], "v1")) &&
         svc_static(r, url))
         return;
     allowed_methods(r, allow, sizeof allow);

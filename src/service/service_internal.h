@@ -94,6 +94,7 @@ typedef struct svc_req {
     size_t resp_len;
     const char *content_type;
     int www_auth;           /* add WWW-Authenticate: Bearer */
+    int is_static;          /* a file of the web root: add the Content-Security-Policy */
     char *extra_allow;      /* preflight */
 } svc_req;
 

@@ -69,6 +69,7 @@ int svc_static(svc_req *r, const char *url)
     r->resp = data;
     r->resp_len = len;
     r->status = 200;
+    r->is_static = 1;
     r->content_type = content_type(path);
     free(path);
     return 1;
