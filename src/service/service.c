@@ -192,24 +192,48 @@ static enum MHD_Result send_answer(dpa_service *s, struct MHD_Connection *c, svc
     return ret;
 }
 
+/* Route the request (or refuse its body) and queue the answer. */
+static enum MHD_Result answer(dpa_service *s, struct MHD_Connection *c, conn_ctx *x, const char *url,
+                              const char *method)
+{
+    svc_req r;
+    enum MHD_Result ret;
+    int i;
+    memset(&r, 0, sizeof r);
+    r.s = s;
+    r.conn = c;
+    r.method = method;
+    r.body = x->body ? x->body : "";
+    r.body_len = x->len;
+    if (x->too_large)
+        svc_error(&r, 413, "too_large", "the body exceeds the limit of %zu bytes", s->o.max_body);
+    else
+        svc_route(&r, url);
+    ret = send_answer(s, c, &r, x, url);
+    for (i = 0; i < r.nseg; i++)
+        free(r.seg[i]);
+    free(r.extra_allow);
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
     dpa_service *s = cls;
     conn_ctx *x = *con_cls;
-    svc_req r;
-    enum MHD_Result ret;
-    int i;
     (void)version;
     if (!x) { /* the first call: the headers only */
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (!(x = calloc(1, sizeof *x)))
             return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &x->t0);
-        if (cl && strtoull(cl, NULL, 10) > s->o.max_body)
-            x->too_large = 1;
         *con_cls = x;
         atomic_fetch_add(&s->active, 1);
+        if (cl && strtoull(cl, NULL, 10) > s->o.max_body) {
+            /* refused before its body is read (the connection is then closed) */
+            x->too_large = 1;
+            return answer(s, c, x, url, method);
+        }
         return MHD_YES;
     }
     if (*upload_size) { /* a piece of the body */
@@ -234,21 +258,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         x->body[x->len] = '\0';
         return MHD_YES;
     }
-    memset(&r, 0, sizeof r);
-    r.s = s;
-    r.conn = c;
-    r.method = method;
-    r.body = x->body ? x->body : "";
-    r.body_len = x->len;
-    if (x->too_large)
-        svc_error(&r, 413, "too_large", "the body exceeds the limit of %zu bytes", s->o.max_body);
-    else
-        svc_route(&r, url);
-    ret = send_answer(s, c, &r, x, url);
-    for (i = 0; i < r.nseg; i++)
-        free(r.seg[i]);
-    free(r.extra_allow);
-    return ret;
+    return answer(s, c, x, url, method);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
