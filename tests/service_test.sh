@@ -307,6 +307,7 @@ check "an idle connection is closed after --timeout (1 s)" [ $? = 0 ]
 http GET "$URL_B/healthz" -
 check "the server still answers after closing it" code_is 200
 kill -TERM "$PID_B"; wait "$PID_B"
+check "SIGTERM during keep-alive and timeouts: exit 0 (no sanitizer report)" [ $? = 0 ]
 
 # --------------------------------------------------------------------- TLS --
 if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 1 \
@@ -318,6 +319,7 @@ if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/c
     http GET "${URL_T/https/http}/healthz" -
     check "TLS: plain HTTP on the TLS port gets no answer" eval '[ "$code" != 200 ]'
     kill -TERM "$PID_T"; wait "$PID_T"
+    check "TLS server: exit 0 on SIGTERM" [ $? = 0 ]
 else
     not_ok "openssl could not make a self-signed certificate"
 fi
@@ -371,12 +373,14 @@ for line in sys.stdin:
     pid=$(eval echo "\$PID_${name}2")
     kill -TERM "$pid"
     wait "$pid"
+    RESTART_EXIT=$?
 }
 for c in 1 2 3 4 5 6 7 8; do "$BIN" ledger add-unit "$DB" --unit "k$c" --filter pure --epsilon 1000 >/dev/null 2>&1 </dev/null; done
 kill_under_load "$DB" K "$READ" "$REQ"
 check "SIGKILL under load (SQLite): clients saw accepted requests" [ "${N_IDS:-0}" -gt 8 ]
 check "SIGKILL under load (SQLite): every accepted id is in the history" [ "${MISSING:-1}" = 0 ]
 check "SIGKILL under load (SQLite): verify ok after the restart" [ "${VERIFY_OK:-0}" = 1 ]
+check "SIGKILL under load (SQLite): the restarted server exits 0" [ "${RESTART_EXIT:-1}" = 0 ]
 echo "# SQLite: $N_IDS requests accepted before the SIGKILL"
 
 # -------------------------------------------------------------- PostgreSQL --
@@ -398,7 +402,9 @@ if [ -n "${DPA_TEST_PG_DIR:-}" ] && [ -n "${DPA_TEST_PG_SCRIPT:-}" ]; then
     http GET "$URL_P2/v1/verify" "$PREAD"
     check "PostgreSQL: verify ok" eval 'code_is 200 && js "j[\"ok\"] is True"'
     kill -TERM "$PID_P1" "$PID_P2"
-    wait "$PID_P1" "$PID_P2" 2>/dev/null
+    wait "$PID_P1"; st1=$?
+    wait "$PID_P2"; st2=$?
+    check "PostgreSQL: both servers exit 0 on SIGTERM" [ "$st1$st2" = 00 ]
     kill_under_load "$PG" PK "$PREAD" "$PREQ"
     check "SIGKILL under load (PostgreSQL): every accepted id is in the history" eval '[ "${N_IDS:-0}" -gt 8 ] && [ "${MISSING:-1}" = 0 ]'
     check "SIGKILL under load (PostgreSQL): verify ok after the restart" [ "${VERIFY_OK:-0}" = 1 ]
