@@ -94,6 +94,27 @@ print("routes:", len(table))
 sys.exit(0 if table == documented and len(table) >= 17 else 1)
 PY
 check "every route served is in docs/openapi.json and every documented one is served" [ $? -eq 0 ]
+# and the live server answers every documented route: public ones 200, the
+# others 401 without a token (never 404 or 405)
+python3 - "$SRC/docs/openapi.json" "$U" <<'PY'
+import json, re, sys, urllib.request, urllib.error
+doc = json.load(open(sys.argv[1]))
+bad = []
+for path, ops in doc["paths"].items():
+    for method, op in ops.items():
+        url = sys.argv[2] + re.sub(r"\{unit\}", "alice", re.sub(r"\{id\}", "1", path))
+        req = urllib.request.Request(url, method=method.upper(), data=b"{}" if method == "post" else None)
+        try:
+            code = urllib.request.urlopen(req, timeout=30).status
+        except urllib.error.HTTPError as e:
+            code = e.code
+        want = 200 if op.get("security") == [] else 401
+        if code != want:
+            bad.append((method, path, code))
+print("answered otherwise:", bad)
+sys.exit(1 if bad else 0)
+PY
+check "the server answers every path of docs/openapi.json (200 public, 401 without a token)" [ $? -eq 0 ]
 if python3 -c "import openapi_spec_validator" 2>/dev/null; then
     check "docs/openapi.json is a valid OpenAPI 3.0 document" python3 -c "
 import json, openapi_spec_validator as v; v.validate(json.load(open('$SRC/docs/openapi.json')))"
@@ -331,6 +352,29 @@ run serve --listen 127.0.0.1:0
 check "no --ledger: exit 2" rc_is 2
 run serve --ledger "$TMP/none.db" --listen 127.0.0.1:0
 check "a missing ledger: exit 2, not created" eval 'rc_is 2 && [ ! -e "$TMP/none.db" ]'
+
+# -------------------------------------------------------- a keyed ledger, IPv6 --
+printf 'a secret chain key\n' >"$TMP/chain.key"
+"$BIN" ledger init "$TMP/keyed.db" --filter pure --epsilon 1 --unit u --key-file "$TMP/chain.key" >/dev/null </dev/null
+KREQ=$("$BIN" ledger token create "$TMP/keyed.db" --tenant default --role request --key-file "$TMP/chain.key" 2>/dev/null </dev/null)
+run serve --ledger "$TMP/keyed.db" --listen 127.0.0.1:0
+check "a keyed ledger without --key-file: refused, exit 2" rc_is 2
+check "serve --key-file on a keyed ledger" start_server KY --ledger "$TMP/keyed.db" --key-file "$TMP/chain.key" --threads 2
+http POST "$URL_KY/v1/units/u/requests" "$KREQ" '{"spec": {"pure": {"epsilon": 0.5}}}'
+check "keyed ledger: a request accepted" code_is 200
+http GET "$URL_KY/v1/verify" "$KREQ"
+check "keyed ledger: verify ok and keyed" eval 'code_is 200 && js "j[\"ok\"] is True and j[\"keyed\"] is True"'
+kill -TERM "$PID_KY"; wait "$PID_KY"
+if python3 -c "import socket; socket.socket(socket.AF_INET6).bind(('::1', 0))" 2>/dev/null; then
+    "$BIN" serve --ledger "$DB" --listen '[::1]:0' >"$TMP/v6.out" 2>"$TMP/v6.log" &
+    V6=$!
+    SERVERS+=("$V6")
+    for i in $(seq 100); do grep -q listening "$TMP/v6.out" && break; sleep 0.05; done
+    check "IPv6: listening on [::1]" grep -q 'listening on http://\[::1\]:' "$TMP/v6.out"
+    http GET "$(sed -n 's/.*listening on \([^ ]*\) .*/\1/p' "$TMP/v6.out")/healthz" -
+    check "IPv6: healthz 200" code_is 200
+    kill -TERM "$V6"; wait "$V6"
+fi
 
 # ------------------------------------------------- SIGKILL under load, restart --
 # kill_under_load DB NAME: 8 clients on distinct units k1..k8 print the ids of
