@@ -249,6 +249,7 @@ check "request on an archived unit: 423" code_is 423
 # ---------------------------------------------------- history, verify, export --
 http GET "$U/v1/units/alice/history" "$READ"
 check "history: entries in id order, the request with its actor and key" eval 'code_is 200 && js "any(e[\"id\"] == $RID1 and e[\"idempotency_key\"] == \"k-1\" and e[\"actor\"].startswith(\"tok_\") for e in j[\"entries\"]) and [e[\"id\"] for e in j[\"entries\"]] == sorted(e[\"id\"] for e in j[\"entries\"])"'
+check "history: each entry with the remaining budget after it (0.75 after k-1)" eval 'js "[e[\"remaining\"][\"epsilon\"] for e in j[\"entries\"] if e[\"id\"] == $RID1] == [0.75]"'
 http GET "$U/v1/units/alice/history?limit=1" "$READ"
 check "history?limit=1: one entry and next" eval 'code_is 200 && js "len(j[\"entries\"]) == 1 and j[\"next\"] is not None"'
 http GET "$U/v1/units/alice/history?after=x" "$READ"
