@@ -552,6 +552,8 @@ static json_t *request_json(const dpa_store_request *r)
 
 static int history_request(void *ctx, const dpa_store_request *r)
 {
+    if (!r->unit[0]) /* a tenant or token entry: not a unit's history */
+        return 0;
     json_array_append_new((json_t *)ctx, request_json(r));
     return 0;
 }

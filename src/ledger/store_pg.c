@@ -84,7 +84,7 @@ static const char SCHEMA[] =
     " filter_now TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id BIGSERIAL PRIMARY KEY,"
-    " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
+    " unit TEXT NOT NULL," /* a unit's name, or "" for a tenant or token entry */
     " time TEXT NOT NULL,"
     " spec TEXT NOT NULL,"
     " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
@@ -617,6 +617,11 @@ static dpa_status pg_upgrade_tables(dpa_store *b, int from, dpa_error *err)
                            "cannot lock the tables", err);
     for (size_t i = 0; from < 2 && rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
         rc = pg_cmd(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    /* format 3 has no foreign key from the entries to the units (tenant and
+     * token entries have the unit "") */
+    if (rc == DPA_OK)
+        rc = pg_cmd(s, "ALTER TABLE dpacct_requests DROP CONSTRAINT IF EXISTS dpacct_requests_unit_fkey",
+                    "cannot upgrade the tables", err);
     for (size_t i = 0; rc == DPA_OK && i < DPA_STORE_UPGRADE3_N; i++) {
         const char *q = DPA_STORE_UPGRADE3_SQL[i], *at = strstr(q, "ADD COLUMN ");
         char sql[300];

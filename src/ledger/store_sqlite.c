@@ -69,7 +69,7 @@ static const char SCHEMA[] =
     " filter_now TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
+    " unit TEXT NOT NULL," /* a unit's name, or "" for a tenant or token entry */
     " time TEXT NOT NULL,"
     " spec TEXT NOT NULL,"
     " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
@@ -617,6 +617,25 @@ static dpa_status sq_upgrade_tables(dpa_store *b, int from, dpa_error *err)
     dpa_status rc = DPA_OK;
     for (size_t i = 0; from < 2 && rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
         rc = sq_exec(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    /* format 3 has no foreign key from the entries to the units (tenant and
+     * token entries have the unit ""): SQLite drops a constraint by
+     * rebuilding the table (its rows are rewritten by the upgrade anyway) */
+    if (rc == DPA_OK)
+        rc = sq_exec(s, "ALTER TABLE dpacct_requests RENAME TO dpacct_requests_old;"
+                        "DROP INDEX IF EXISTS dpacct_requests_unit;"
+                        "DROP INDEX IF EXISTS dpacct_requests_key;"
+                        "CREATE TABLE dpacct_requests ("
+                        " id INTEGER PRIMARY KEY AUTOINCREMENT, unit TEXT NOT NULL, time TEXT NOT NULL,"
+                        " spec TEXT NOT NULL,"
+                        " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
+                        " reason TEXT NOT NULL, state_before TEXT NOT NULL, state_after TEXT NOT NULL,"
+                        " chain TEXT NOT NULL DEFAULT '');"
+                        "INSERT INTO dpacct_requests (id, unit, time, spec, decision, reason, state_before,"
+                        " state_after) SELECT id, unit, time, spec, decision, reason, state_before, state_after"
+                        " FROM dpacct_requests_old;"
+                        "DROP TABLE dpacct_requests_old;"
+                        "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);",
+                     "cannot upgrade the tables", err);
     for (size_t i = 0; rc == DPA_OK && i < DPA_STORE_UPGRADE3_N; i++)
         if (sqlite3_exec(s->db, DPA_STORE_UPGRADE3_SQL[i], NULL, NULL, NULL) != SQLITE_OK &&
             strncmp(sqlite3_errmsg(s->db), "duplicate column name", 21))
