@@ -180,7 +180,9 @@ void svc_route(svc_req *r, const char *url)
         return;
     }
     for (i = 0; i < NROUTES; i++)
-        if (!strcmp(routes[i].method, r->method) && match(routes[i].pattern, r, w)) {
+        if ((!strcmp(routes[i].method, r->method) ||
+             (!strcmp(r->method, "HEAD") && !strcmp(routes[i].method, "GET"))) && /* HEAD: GET's headers */
+            match(routes[i].pattern, r, w)) {
             dispatch(r, routes[i].id, w);
             return;
         }
