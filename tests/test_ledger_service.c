@@ -138,6 +138,25 @@ static void test_batch(void **st)
         dpa_ledger_close(b);
         free(it);
     }
+    /* one key twice in one batch: the second is answered from the first */
+    {
+        dpa_ledger *a = fresh(p1, sizeof p1, "bk.db");
+        dpa_ledger_batch_item it[3];
+        dpa_error err;
+        memset(it, 0, sizeof it);
+        for (int i = 0; i < 3; i++) {
+            it[i].unit = i == 1 ? "bob" : "alice";
+            it[i].spec_json = Q1;
+            it[i].opts.idempotency_key = "same";
+        }
+        CHECK(dpa_ledger_request_batch(a, it, 3, &err) == DPA_OK && it[0].st == DPA_OK && it[2].st == DPA_OK &&
+                  !it[0].out.replayed && it[2].out.replayed && it[2].out.request_id == it[0].out.request_id &&
+                  it[1].st == DPA_OK && !it[1].out.replayed, "a key twice in a batch");
+        CHECK(history_length(a) == 2, "a key twice in a batch charged %zu times", history_length(a));
+        for (int i = 0; i < 3; i++)
+            dpa_ledger_decision_clear(&it[i].out);
+        dpa_ledger_close(a);
+    }
     /* a failing item leaves the others committed */
     {
         dpa_ledger *a = fresh(p1, sizeof p1, "b3.db");
