@@ -181,7 +181,7 @@ dpa_status dpa_ledger_import_json_keyed(const char *location, const char *json, 
 void dpa_ledger_location_display(const char *location, char *buf, size_t n);
 
 /* ======================================================================
- * The budget service's functions (format 3; docs/ledger.md, docs/service.md)
+ * The budget service's functions (format 3; docs/ledger.md)
  * ====================================================================== */
 
 /* ---- tenants and tokens ---- */
