@@ -138,6 +138,48 @@ static void test_batch(void **st)
         dpa_ledger_close(b);
         free(it);
     }
+    /* kill -9 in the middle of batches: each batch is recorded whole or not at all */
+    {
+        char pk[300];
+        dpa_ledger *a;
+        dpa_error err;
+        dpa_ledger_init_opts io = {"{\"filter\": \"pure\", \"epsilon\": 1e9}", 0, NULL, 0};
+        new_location(pk, sizeof pk, "kill.db");
+        if (dpa_ledger_create(pk, &io, &err) != DPA_OK)
+            fail_msg("create: %s", err.message);
+        a = open_ledger(pk);
+        dpa_ledger_add_unit(a, "alice", NULL, NULL);
+        dpa_ledger_add_unit(a, "bob", NULL, NULL);
+        dpa_ledger_close(a);
+        srand(2025);
+        for (int round = 0; round < 6; round++) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                dpa_ledger *w = dpa_ledger_open(pk, &err);
+                dpa_ledger_batch_item b[32];
+                for (;;) {
+                    memset(b, 0, sizeof b);
+                    for (int i = 0; i < 32; i++) {
+                        b[i].unit = i % 2 ? "alice" : "bob";
+                        b[i].spec_json = "{\"pure\": {\"epsilon\": 0.001}}";
+                    }
+                    if (!w || dpa_ledger_request_batch(w, b, 32, &err) != DPA_OK)
+                        _exit(1);
+                    for (int i = 0; i < 32; i++)
+                        dpa_ledger_decision_clear(&b[i].out);
+                }
+            }
+            struct timespec ts = {0, (long)(1000000L * (20 + rand() % 200))};
+            nanosleep(&ts, NULL);
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+        a = open_ledger(pk);
+        CHECK(history_length(a) % 32 == 0, "a killed batch left %zu of its 32 entries", history_length(a) % 32);
+        print_message("  %zu entries in whole batches after 6 kills\n", history_length(a));
+        CHECK(verify_ok(a, NULL), "verify after killed batches");
+        dpa_ledger_close(a);
+    }
     /* one key twice in one batch: the second is answered from the first */
     {
         dpa_ledger *a = fresh(p1, sizeof p1, "bk.db");
