@@ -521,8 +521,8 @@ static dpa_status sq_upgrade_tables(dpa_store *b, int from, dpa_error *err)
                         " reason TEXT NOT NULL, state_before TEXT NOT NULL, state_after TEXT NOT NULL,"
                         " chain TEXT NOT NULL DEFAULT '');"
                         "INSERT INTO dpacct_requests (id, unit, time, spec, decision, reason, state_before,"
-                        " state_after) SELECT id, unit, time, spec, decision, reason, state_before, state_after"
-                        " FROM dpacct_requests_old;"
+                        " state_after, chain) SELECT id, unit, time, spec, decision, reason, state_before,"
+                        " state_after, chain FROM dpacct_requests_old;"
                         "DROP TABLE dpacct_requests_old;"
                         "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);",
                      "cannot upgrade the tables", err);
