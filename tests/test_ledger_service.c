@@ -138,6 +138,67 @@ static void test_batch(void **st)
         dpa_ledger_close(b);
         free(it);
     }
+    /* kill -9 in the middle of batches: each batch is recorded whole or not at all */
+    {
+        char pk[300];
+        dpa_ledger *a;
+        dpa_error err;
+        dpa_ledger_init_opts io = {"{\"filter\": \"pure\", \"epsilon\": 1e9}", 0, NULL, 0};
+        new_location(pk, sizeof pk, "kill.db");
+        if (dpa_ledger_create(pk, &io, &err) != DPA_OK)
+            fail_msg("create: %s", err.message);
+        a = open_ledger(pk);
+        dpa_ledger_add_unit(a, "alice", NULL, NULL);
+        dpa_ledger_add_unit(a, "bob", NULL, NULL);
+        dpa_ledger_close(a);
+        srand(2025);
+        for (int round = 0; round < 6; round++) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                dpa_ledger *w = dpa_ledger_open(pk, &err);
+                dpa_ledger_batch_item b[32];
+                for (;;) {
+                    memset(b, 0, sizeof b);
+                    for (int i = 0; i < 32; i++) {
+                        b[i].unit = i % 2 ? "alice" : "bob";
+                        b[i].spec_json = "{\"pure\": {\"epsilon\": 0.001}}";
+                    }
+                    if (!w || dpa_ledger_request_batch(w, b, 32, &err) != DPA_OK)
+                        _exit(1);
+                    for (int i = 0; i < 32; i++)
+                        dpa_ledger_decision_clear(&b[i].out);
+                }
+            }
+            struct timespec ts = {0, (long)(1000000L * (20 + rand() % 200))};
+            nanosleep(&ts, NULL);
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+        a = open_ledger(pk);
+        CHECK(history_length(a) % 32 == 0, "a killed batch left %zu of its 32 entries", history_length(a) % 32);
+        print_message("  %zu entries in whole batches after 6 kills\n", history_length(a));
+        CHECK(verify_ok(a, NULL), "verify after killed batches");
+        dpa_ledger_close(a);
+    }
+    /* one key twice in one batch: the second is answered from the first */
+    {
+        dpa_ledger *a = fresh(p1, sizeof p1, "bk.db");
+        dpa_ledger_batch_item it[3];
+        dpa_error err;
+        memset(it, 0, sizeof it);
+        for (int i = 0; i < 3; i++) {
+            it[i].unit = i == 1 ? "bob" : "alice";
+            it[i].spec_json = Q1;
+            it[i].opts.idempotency_key = "same";
+        }
+        CHECK(dpa_ledger_request_batch(a, it, 3, &err) == DPA_OK && it[0].st == DPA_OK && it[2].st == DPA_OK &&
+                  !it[0].out.replayed && it[2].out.replayed && it[2].out.request_id == it[0].out.request_id &&
+                  it[1].st == DPA_OK && !it[1].out.replayed, "a key twice in a batch");
+        CHECK(history_length(a) == 2, "a key twice in a batch charged %zu times", history_length(a));
+        for (int i = 0; i < 3; i++)
+            dpa_ledger_decision_clear(&it[i].out);
+        dpa_ledger_close(a);
+    }
     /* a failing item leaves the others committed */
     {
         dpa_ledger *a = fresh(p1, sizeof p1, "b3.db");
@@ -379,30 +440,112 @@ static void test_periods_pages(void **st)
     remove_tmpdir();
 }
 
-/* A format-2 ledger (the chain without format 3's columns) upgraded. */
+/* A ledger of format 2 as the previous version (commit ade9617) wrote it:
+ * its schema (SQLite's and PostgreSQL's) and its rows, made by that
+ * version's `dpacct ledger init f2.db --filter pure --epsilon 1 --unit alice
+ * --unit bob` and three requests (alice 0.5 accepted, 0.75 rejected; bob
+ * 0.25 accepted), its chain included. */
+static const char FORMAT2_SQLITE[] =
+    "CREATE TABLE dpacct_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE dpacct_units (name TEXT PRIMARY KEY, filter TEXT NOT NULL, initial_state TEXT NOT NULL,"
+    " state TEXT NOT NULL, requests INTEGER NOT NULL DEFAULT 0 CHECK (requests >= 0),"
+    " accepted INTEGER NOT NULL DEFAULT 0 CHECK (accepted >= 0 AND accepted <= requests), created TEXT NOT NULL,"
+    " chain_index INTEGER NOT NULL DEFAULT 0, chain_after INTEGER NOT NULL DEFAULT 0,"
+    " chain TEXT NOT NULL DEFAULT '');"
+    "CREATE TABLE dpacct_requests (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " unit TEXT NOT NULL REFERENCES dpacct_units(name), time TEXT NOT NULL, spec TEXT NOT NULL,"
+    " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')), reason TEXT NOT NULL,"
+    " state_before TEXT NOT NULL, state_after TEXT NOT NULL, chain TEXT NOT NULL DEFAULT '');"
+    "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
+static const char FORMAT2_PG[] =
+    "CREATE TABLE dpacct_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE dpacct_units (name TEXT PRIMARY KEY, filter TEXT NOT NULL, initial_state TEXT NOT NULL,"
+    " state TEXT NOT NULL, requests BIGINT NOT NULL DEFAULT 0 CHECK (requests >= 0),"
+    " accepted BIGINT NOT NULL DEFAULT 0 CHECK (accepted >= 0 AND accepted <= requests), created TEXT NOT NULL,"
+    " chain_index BIGINT NOT NULL DEFAULT 0, chain_after BIGINT NOT NULL DEFAULT 0,"
+    " chain TEXT NOT NULL DEFAULT '');"
+    "CREATE TABLE dpacct_requests (id BIGSERIAL PRIMARY KEY,"
+    " unit TEXT NOT NULL REFERENCES dpacct_units(name), time TEXT NOT NULL, spec TEXT NOT NULL,"
+    " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')), reason TEXT NOT NULL,"
+    " state_before TEXT NOT NULL, state_after TEXT NOT NULL, chain TEXT NOT NULL DEFAULT '');"
+    "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
+static const char FORMAT2_ROWS[] =
+    "INSERT INTO dpacct_meta (key, value) VALUES ('format', 'dpacct-ledger 2');"
+    "INSERT INTO dpacct_meta (key, value) VALUES ('default_filter', '{\"filter\":\"pure\",\"epsilon\":1}');"
+    "INSERT INTO dpacct_meta (key, value) VALUES ('auto_units', '0');"
+    "INSERT INTO dpacct_meta (key, value) VALUES ('created', '2026-11-29T07:15:58.162841Z');"
+    "INSERT INTO dpacct_meta (key, value) VALUES ('dpacct_version', '0.1.0');"
+    "INSERT INTO dpacct_meta (key, value) VALUES ('chain', 'sha256');"
+    "INSERT INTO dpacct_meta (key, value) VALUES ('key_check', '');"
+    "INSERT INTO dpacct_meta (key, value) VALUES ('chain_head', '5 3 2 ebc472ea011939141dc7fe4e321247679cfa676771ea3154b2eb60f976a74b66');"
+    "INSERT INTO dpacct_units (name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain) VALUES ('alice', '{\"filter\":\"pure\",\"epsilon\":1}', '{\"filter\":\"pure\",\"accepted\":0,\"spent_epsilon\":\"0\"}', '{\"filter\":\"pure\",\"accepted\":1,\"spent_epsilon\":\"0.5\"}', 2, 1, '2026-11-29T07:15:58.164835Z', 1, 0, 'f11d560021db2890264265da9fb2af484414ddf92aa210d294cad4c4c6d8f9bd');"
+    "INSERT INTO dpacct_units (name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain) VALUES ('bob', '{\"filter\":\"pure\",\"epsilon\":1}', '{\"filter\":\"pure\",\"accepted\":0,\"spent_epsilon\":\"0\"}', '{\"filter\":\"pure\",\"accepted\":1,\"spent_epsilon\":\"0.25\"}', 1, 1, '2026-11-29T07:15:58.164910Z', 2, 0, '1e181a0ad7a60ea866f2f218b4122992fb7a50f63074955c428330f084da22d9');"
+    "INSERT INTO dpacct_requests (id, unit, time, spec, decision, reason, state_before, state_after, chain) VALUES (1, 'alice', '2026-11-29T07:15:58.199194Z', '{\"pure\": {\"epsilon\": 0.5}}', 'accepted', '', '{\"filter\":\"pure\",\"accepted\":0,\"spent_epsilon\":\"0\"}', '{\"filter\":\"pure\",\"accepted\":1,\"spent_epsilon\":\"0.5\"}', 'c78953f85e8fd9cf3dd8f50708a719e01d047dc00a07222375710bc8d4f73128');"
+    "INSERT INTO dpacct_requests (id, unit, time, spec, decision, reason, state_before, state_after, chain) VALUES (2, 'alice', '2026-11-29T07:15:58.228926Z', '{\"pure\": {\"epsilon\": 0.75}}', 'rejected', 'rejected: spent 0.5 + query eps 0.75 > budget 1', '{\"filter\":\"pure\",\"accepted\":1,\"spent_epsilon\":\"0.5\"}', '{\"filter\":\"pure\",\"accepted\":1,\"spent_epsilon\":\"0.5\"}', '874282517ee80bf194242f4495debbd740bd9e2b2cf45c75a074e6503462e059');"
+    "INSERT INTO dpacct_requests (id, unit, time, spec, decision, reason, state_before, state_after, chain) VALUES (3, 'bob', '2026-11-29T07:15:58.268623Z', '{\"pure\": {\"epsilon\": 0.25}}', 'accepted', '', '{\"filter\":\"pure\",\"accepted\":0,\"spent_epsilon\":\"0\"}', '{\"filter\":\"pure\",\"accepted\":1,\"spent_epsilon\":\"0.25\"}', 'ebc472ea011939141dc7fe4e321247679cfa676771ea3154b2eb60f976a74b66');";
+
+/* Run sql on the ledger's database (PostgreSQL: through a file, the SQL
+ * holds double quotes). */
+static void run_sql(const char *path, const char *sql)
+{
+    char file[300], args[1200];
+    FILE *f;
+    if (!use_pg) {
+        tamper(path, sql);
+        return;
+    }
+    path_in_tmp(file, sizeof file, "fixture.sql");
+    f = fopen(file, "w");
+    if (!f || fputs(sql, f) < 0 || fclose(f) != 0)
+        fail_msg("cannot write %s", file);
+    snprintf(args, sizeof args, "sql '%s' '%s' \"$(cat '%s')\"", pg_dir, path, file);
+    pg_run(NULL, 0, args);
+}
+
+static void format2_ledger(char *path, size_t n, const char *name)
+{
+    new_location(path, n, name);
+    run_sql(path, use_pg ? FORMAT2_PG : FORMAT2_SQLITE);
+    run_sql(path, FORMAT2_ROWS);
+}
+
+/* The upgrade of that ledger: refused to open before, verified (its format-2
+ * chain) and chained anew, then usable; an edited format-2 ledger is refused. */
 static void test_upgrade2(void **st)
 {
     char path[300];
     dpa_ledger *l;
     dpa_error err;
+    json_t *v;
+    char *json;
     (void)st;
     make_tmpdir();
-    l = fresh(path, sizeof path, "up2.db");
-    CHECK(request(l, "alice", Q1) == 1 && request(l, "bob", Q2) == 1, "requests");
-    dpa_ledger_close(l);
-    tamper(path, use_pg ? "UPDATE dpacct_meta SET value = 'dpacct-ledger 2' WHERE key = 'format'; "
-                          "ALTER TABLE dpacct_units DROP COLUMN tenant, DROP COLUMN lifecycle; "
-                          "ALTER TABLE dpacct_requests DROP COLUMN kind, DROP COLUMN actor"
-                        : "UPDATE dpacct_meta SET value = 'dpacct-ledger 2' WHERE key = 'format'; "
-                          "ALTER TABLE dpacct_units DROP COLUMN tenant; ALTER TABLE dpacct_units DROP COLUMN lifecycle;"
-                          "ALTER TABLE dpacct_requests DROP COLUMN kind; ALTER TABLE dpacct_requests DROP COLUMN actor");
+    format2_ledger(path, sizeof path, "up2.db");
     CHECK(dpa_ledger_open(path, &err) == NULL && strstr(err.message, "format 2"), "format 2 opened: %s",
           err.message);
     CHECK(dpa_ledger_upgrade(path, NULL, 0, &err) == DPA_OK, "upgrade 2 -> 3: %s", err.message);
+    CHECK(dpa_ledger_upgrade(path, NULL, 0, &err) == DPA_EINVAL, "upgraded twice");
     l = open_ledger(path);
-    CHECK(verify_ok(l, NULL) && history_length(l) == 2, "the upgraded ledger");
-    CHECK(request(l, "alice", Q1) == 1 && verify_ok(l, NULL), "a request after the upgrade");
+    CHECK(verify_ok(l, NULL) && history_length(l) == 3, "the upgraded ledger");
+    CHECK(dpa_ledger_units_page_json(l, NULL, NULL, 10, &json, &err) == DPA_OK, "page");
+    v = json_loads(json, 0, NULL);
+    free(json);
+    CHECK(!strcmp(json_string_value(json_object_get(json_array_get(json_object_get(v, "units"), 0), "tenant")),
+                  "default"), "an upgraded unit's tenant is default");
+    json_decref(v);
+    CHECK(dpa_ledger_history_page_json(l, "alice", 0, NULL, NULL, 10, &json, &err) == DPA_OK &&
+              strstr(json, "\"actor\": \"local\"") && strstr(json, "\"kind\": \"request\""), "upgraded entries");
+    free(json);
+    CHECK(request(l, "alice", Q1) == 1 && request(l, "alice", Q1) == 1 && request(l, "alice", Q1) == 0,
+          "the budget after the upgrade (0.5 spent of 1)");
+    CHECK(verify_ok(l, NULL), "a request after the upgrade");
     dpa_ledger_close(l);
+    /* a format-2 ledger edited behind its back (a request's time)
+     * is refused: its own chain does not verify */
+    format2_ledger(path, sizeof path, "up2-edited.db");
+    run_sql(path, "UPDATE dpacct_requests SET time = '2026-01-01T00:00:00.000000Z' WHERE id = 2");
+    CHECK(dpa_ledger_upgrade(path, NULL, 0, &err) == DPA_EINVAL && strstr(err.message, "does not verify"),
+          "an edited format-2 ledger upgraded: %s", err.message);
     remove_tmpdir();
 }
 

@@ -181,7 +181,7 @@ dpa_status dpa_ledger_import_json_keyed(const char *location, const char *json, 
 void dpa_ledger_location_display(const char *location, char *buf, size_t n);
 
 /* ======================================================================
- * The budget service's functions (format 3; docs/ledger.md, docs/service.md)
+ * The budget service's functions (format 3; docs/ledger.md)
  * ====================================================================== */
 
 /* ---- tenants and tokens ---- */
@@ -270,8 +270,10 @@ typedef struct dpa_ledger_request_opts {
     int reserve;                 /* 1: an accepted request is charged as a reservation
                                   * (status "reserved") to be committed or released */
 } dpa_ledger_request_opts;
-/* dpa_ledger_request with options (o NULL: dpa_ledger_request).  A frozen or archived unit
- * refuses it (DPA_EINVAL "unit is frozen" / "unit is archived"), nothing recorded. */
+/* dpa_ledger_request with options (o NULL: none).  It is a batch of one
+ * (dpa_ledger_request_batch): decided under the unit's lock in one write
+ * transaction.  A frozen or archived unit refuses it (DPA_EINVAL "unit is frozen" /
+ * "unit is archived"), nothing recorded. */
 dpa_status dpa_ledger_request_ex(dpa_ledger *l, const char *unit, const char *spec_json,
                                  const dpa_ledger_request_opts *o, dpa_ledger_decision *out,
                                  dpa_error *err);

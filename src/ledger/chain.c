@@ -100,7 +100,7 @@ dpa_status dpa_chain_unit(const dpa_chain_key *key, const char *prev, const dpa_
     snprintf(per, sizeof per, "%lld", u->period_seconds);
     f[0] = "unit"; f[1] = u->name; f[2] = u->filter; f[3] = u->initial_state; f[4] = u->created;
     f[5] = idx; f[6] = after; f[7] = u->tenant ? u->tenant : "default"; f[8] = per;
-    return dpa_chain_link(key, prev, f, 9, out, err);
+    return dpa_chain_link(key, prev, f, key && key->format2 ? 7 : 9, out, err);
 }
 
 dpa_status dpa_chain_request(const dpa_chain_key *key, const char *prev, const dpa_store_request *r,
@@ -117,7 +117,7 @@ dpa_status dpa_chain_request(const dpa_chain_key *key, const char *prev, const d
     /* format 3 ("" for no key: keys are 1..200 bytes) */
     f[9] = r->kind ? r->kind : "request"; f[10] = r->actor ? r->actor : "local";
     f[11] = r->idem_key ? r->idem_key : ""; f[12] = gen; f[13] = ref;
-    return dpa_chain_link(key, prev, f, 14, out, err);
+    return dpa_chain_link(key, prev, f, key && key->format2 ? 9 : 14, out, err);
 }
 
 /* The metadata that enters the genesis link, in this order. */

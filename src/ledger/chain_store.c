@@ -109,12 +109,10 @@ dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_
     return rc;
 }
 
-dpa_status dpa_ledger_chain_append(dpa_store *s, const dpa_chain_key *key, dpa_chain_head *hp,
-                                   dpa_store_request *r, dpa_error *err)
+dpa_status dpa_ledger_chain_next(const dpa_chain_key *key, dpa_chain_head *hp, dpa_store_request *r,
+                                 char link[DPA_CHAIN_HEX], dpa_error *err)
 {
     dpa_chain_head h = *hp;
-    char link[DPA_CHAIN_HEX];
-    char *saved = r->chain;
     dpa_status rc;
     if (r->id == 0)
         r->id = h.last_request + 1;
@@ -124,16 +122,28 @@ dpa_status dpa_ledger_chain_append(dpa_store *s, const dpa_chain_key *key, dpa_c
     rc = dpa_chain_request(key, h.hash, r, link, err);
     if (rc != DPA_OK)
         return rc;
-    r->chain = link;
-    rc = s->ops->append_request(s, r, err);
-    r->chain = saved;
-    if (rc != DPA_OK)
-        return rc;
     h.last_request = r->id;
     h.links++;
     memcpy(h.hash, link, sizeof h.hash);
     *hp = h;
     return DPA_OK;
+}
+
+dpa_status dpa_ledger_chain_append(dpa_store *s, const dpa_chain_key *key, dpa_chain_head *hp,
+                                   dpa_store_request *r, dpa_error *err)
+{
+    dpa_chain_head h = *hp;
+    char link[DPA_CHAIN_HEX];
+    char *saved = r->chain;
+    dpa_status rc = dpa_ledger_chain_next(key, &h, r, link, err);
+    if (rc != DPA_OK)
+        return rc;
+    r->chain = link;
+    rc = s->ops->append_request(s, r, err);
+    r->chain = saved;
+    if (rc == DPA_OK)
+        *hp = h;
+    return rc;
 }
 
 /* Attempts of a commit whose head moved each time (another unit's request

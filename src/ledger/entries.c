@@ -62,9 +62,11 @@ static void format_time(double t, char buf[40])
 }
 
 /* One write transaction of entries.  The chain's head is locked and read
- * once (at the first entry) and stored once (tx_finish), and each unit
- * written once, before the commit: a batch costs one statement per entry
- * on a server backend, not four. */
+ * once (at the first entry) and stored once (tx_finish); the entries are
+ * linked as they come and written together (tx_flush: before anything reads
+ * the history, and at the end), and each unit is written once: on a server
+ * backend a batch costs a few statements (the store's lock_units,
+ * append_requests and update_units), not a few per entry. */
 typedef struct entry_tx {
     dpa_ledger *l;
     dpa_chain_key key;
@@ -72,6 +74,8 @@ typedef struct entry_tx {
     int have_head;
     dpa_store_unit **dirty; /* units with new entries (borrowed) */
     size_t ndirty, cap;
+    dpa_store_request *pending; /* linked, not yet written (owned) */
+    size_t npending, cappending;
 } entry_tx;
 
 static void tx_init(entry_tx *t, dpa_ledger *l)
@@ -82,17 +86,52 @@ static void tx_init(entry_tx *t, dpa_ledger *l)
     t->key.len = l->key_len;
 }
 
-/* The head and the units written, before the commit (rc: the
- * transaction's status so far); frees t's list. */
+/* Write the pending entries (one statement where the store has one). */
+static dpa_status tx_flush(entry_tx *t, dpa_error *err)
+{
+    dpa_store *s = t->l->store;
+    dpa_status rc = DPA_OK;
+    if (t->npending == 0)
+        return DPA_OK;
+    if (s->ops->append_requests) {
+        dpa_store_request **p = malloc(t->npending * sizeof *p);
+        if (!p)
+            rc = oom(err);
+        for (size_t i = 0; rc == DPA_OK && i < t->npending; i++)
+            p[i] = &t->pending[i];
+        if (rc == DPA_OK)
+            rc = s->ops->append_requests(s, p, t->npending, err);
+        free(p);
+    } else {
+        for (size_t i = 0; rc == DPA_OK && i < t->npending; i++)
+            rc = s->ops->append_request(s, &t->pending[i], err);
+    }
+    for (size_t i = 0; i < t->npending; i++)
+        dpa_store_request_clear(&t->pending[i]);
+    t->npending = 0;
+    return rc;
+}
+
+/* The entries, the head and the units written, before the commit (rc: the
+ * transaction's status so far); frees t's lists. */
 static dpa_status tx_finish(entry_tx *t, dpa_status rc, dpa_error *err)
 {
+    dpa_store *s = t->l->store;
+    if (rc == DPA_OK)
+        rc = tx_flush(t, err);
     if (rc == DPA_OK && t->have_head)
-        rc = dpa_ledger_chain_store_head(t->l->store, &t->head, err);
-    for (size_t i = 0; rc == DPA_OK && i < t->ndirty; i++)
-        rc = t->l->store->ops->update_unit(t->l->store, t->dirty[i], err);
+        rc = dpa_ledger_chain_store_head(s, &t->head, err);
+    if (rc == DPA_OK && t->ndirty && s->ops->update_units)
+        rc = s->ops->update_units(s, t->dirty, t->ndirty, err);
+    for (size_t i = 0; rc == DPA_OK && !s->ops->update_units && i < t->ndirty; i++)
+        rc = s->ops->update_unit(s, t->dirty[i], err);
+    for (size_t i = 0; i < t->npending; i++)
+        dpa_store_request_clear(&t->pending[i]);
+    free(t->pending);
     free(t->dirty);
+    t->pending = NULL;
     t->dirty = NULL;
-    t->ndirty = t->cap = 0;
+    t->ndirty = t->cap = t->npending = t->cappending = 0;
     return rc;
 }
 
@@ -143,9 +182,26 @@ static dpa_status append_entry(entry_tx *t, dpa_store_unit *u, const char *kind,
             return rc;
         t->have_head = 1;
     }
-    rc = dpa_ledger_chain_append(t->l->store, &t->key, &t->head, &r, err);
-    if (rc != DPA_OK)
-        return rc;
+    {
+        char link[DPA_CHAIN_HEX];
+        dpa_chain_head h = t->head;
+        rc = dpa_ledger_chain_next(&t->key, &h, &r, link, err);
+        if (rc != DPA_OK)
+            return rc;
+        if (t->npending == t->cappending) {
+            size_t cap = t->cappending ? 2 * t->cappending : 16;
+            dpa_store_request *p = realloc(t->pending, cap * sizeof *p);
+            if (!p)
+                return oom(err);
+            t->pending = p;
+            t->cappending = cap;
+        }
+        r.chain = link;
+        if (dpa_store_request_dup(&t->pending[t->npending], &r) != 0)
+            return oom(err);
+        t->npending++;
+        t->head = h;
+    }
     if (id)
         *id = r.id;
     if (after && after != u->state) {
@@ -337,7 +393,9 @@ static dpa_status do_item(entry_tx *t, dpa_ledger_batch_item *it, const dpa_spec
     if (it->opts.idempotency_key) {
         dpa_store_request prev;
         int found = 0;
-        rc = s->ops->get_request(s, u->name, 0, it->opts.idempotency_key, &prev, &found, &it->err);
+        rc = tx_flush(t, &it->err); /* the batch's earlier entries may hold the key */
+        if (rc == DPA_OK)
+            rc = s->ops->get_request(s, u->name, 0, it->opts.idempotency_key, &prev, &found, &it->err);
         if (rc != DPA_OK)
             return rc;
         if (found) {
@@ -410,19 +468,28 @@ dpa_status dpa_ledger_request_batch(dpa_ledger *l, dpa_ledger_batch_item *items,
     qsort(names, nnames, sizeof *names, cmp_str);
     tx_init(&t, l);
     rc = l->store->ops->begin_write(l->store, err);
-    for (size_t i = 0, k = 0; rc == DPA_OK && i < nnames; i++) {
-        int found = 0;
-        if (i > 0 && !strcmp(names[i], names[i - 1]))
-            continue;
-        rc = l->store->ops->get_unit(l->store, names[i], 1, &units[k], &found, err);
-        if (rc == DPA_OK && !found && l->auto_units) {
-            rc = dpa_ledger_new_unit_row(names[i], l->default_filter, &units[k], err);
-            if (rc == DPA_OK)
-                rc = dpa_ledger_chain_unit(l->store, &t.key, &units[k], err);
-            found = rc == DPA_OK;
+    {
+        size_t nuniq = 0, k = 0;
+        for (size_t i = 0; i < nnames; i++) /* distinct, in name order */
+            if (i == 0 || strcmp(names[i], names[i - 1]))
+                names[nuniq++] = names[i];
+        if (rc == DPA_OK && nuniq && l->store->ops->lock_units) {
+            rc = l->store->ops->lock_units(l->store, names, nuniq, units, &k, err);
+        } else {
+            for (size_t i = 0; rc == DPA_OK && i < nuniq; i++) {
+                int found = 0;
+                rc = l->store->ops->get_unit(l->store, names[i], 1, &units[k], &found, err);
+                k += found;
+            }
         }
-        if (found)
-            k++;
+        /* an auto-units ledger: the missing ones created (after the locks, before the head's) */
+        for (size_t i = 0; rc == DPA_OK && l->auto_units && i < nuniq; i++)
+            if (!unit_of(units, k, names[i])) {
+                rc = dpa_ledger_new_unit_row(names[i], l->default_filter, &units[k], err);
+                if (rc == DPA_OK)
+                    rc = dpa_ledger_chain_unit(l->store, &t.key, &units[k], err);
+                k += rc == DPA_OK;
+            }
     }
     for (size_t i = 0; rc == DPA_OK && i < n; i++) {
         dpa_store_unit *u;
@@ -511,9 +578,9 @@ static dpa_status begin_unit(entry_tx *t, dpa_ledger *l, const char *unit, const
     if (rc == DPA_OK && !lifecycle_is(u, "frozen"))
         rc = roll_if_due(t, u, actor, NULL, err);
     if (rc != DPA_OK) {
+        (void)tx_finish(t, rc, err); /* frees the lists only */
         l->store->ops->rollback(l->store);
         dpa_store_unit_clear(u);
-        free(t->dirty);
     }
     return rc;
 }
@@ -564,6 +631,8 @@ dpa_status dpa_ledger_reservation(dpa_ledger *l, const char *unit, long long req
     memset(&c, 0, sizeof c);
     if (lifecycle_is(&u, "archived"))
         rc = dpa_error_set(err, DPA_EINVAL, "ledger: unit \"%s\" is archived", unit);
+    if (rc == DPA_OK)
+        rc = tx_flush(&t, err); /* a roll just linked */
     if (rc == DPA_OK)
         rc = l->store->ops->each_request(l->store, unit, charge_row, &c, err);
     if (rc == DPA_OK && c.oom)

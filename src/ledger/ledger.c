@@ -86,7 +86,7 @@ dpa_status dpa_ledger_create_keyed(const char *location, const dpa_ledger_init_o
     {
         const char *meta[DPA_CHAIN_NMETA] = {DPA_LEDGER_FORMAT, config, opts->auto_units ? "1" : "0", now,
                                              DPACCT_VERSION, NULL, NULL};
-        dpa_chain_key key = {keydata, keydata ? key_len : 0};
+        dpa_chain_key key = {keydata, keydata ? key_len : 0, 0};
         rc = dpa_ledger_chain_start(s, &key, meta, err);
         for (size_t i = 0; rc == DPA_OK && i < opts->nunits; i++) {
             dpa_store_unit u;
@@ -124,7 +124,7 @@ static dpa_status check_key(dpa_ledger *l, dpa_error *err)
 {
     char *kind = NULL, *check = NULL;
     char mine[DPA_CHAIN_HEX];
-    dpa_chain_key key = {l->key, l->key_len};
+    dpa_chain_key key = {l->key, l->key_len, 0};
     dpa_status rc = l->store->ops->get_meta(l->store, "chain", &kind, err);
     int keyed;
     if (rc == DPA_OK)
@@ -233,7 +233,7 @@ dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filt
         return rc;
     rc = l->store->ops->begin_write(l->store, err);
     if (rc == DPA_OK) {
-        dpa_chain_key key = {l->key, l->key_len};
+        dpa_chain_key key = {l->key, l->key_len, 0};
         rc = dpa_ledger_chain_unit(l->store, &key, &u, err);
         if (rc == DPA_OK)
             rc = l->store->ops->commit(l->store, err);
@@ -273,7 +273,7 @@ static dpa_status commit_new_unit(dpa_ledger *l, dpa_store_unit *snap, const cha
                                   dpa_error *err)
 {
     dpa_store *s = l->store;
-    dpa_chain_key key = {l->key, l->key_len};
+    dpa_chain_key key = {l->key, l->key_len, 0};
     dpa_store_unit cur;
     dpa_store_request r;
     char now[40];
@@ -322,7 +322,7 @@ static dpa_status commit_decision(dpa_ledger *l, dpa_store_unit *snap, const cha
                                   const dpa_filter_decision *dec, char *after, long long *id, int *conflict,
                                   dpa_error *err)
 {
-    dpa_chain_key key = {l->key, l->key_len};
+    dpa_chain_key key = {l->key, l->key_len, 0};
     dpa_store_request r;
     char now[40];
     dpa_status rc;

@@ -80,6 +80,9 @@ dpa_status dpa_ledger_chain_lock_head(dpa_store *s, dpa_chain_head *h, dpa_error
 dpa_status dpa_ledger_chain_append(dpa_store *s, const dpa_chain_key *key, dpa_chain_head *h,
                                    dpa_store_request *r, dpa_error *err);
 dpa_status dpa_ledger_chain_store_head(dpa_store *s, const dpa_chain_head *h, dpa_error *err);
+/* chain_append without the store: r's id (if 0) and link on *h, *h advanced. */
+dpa_status dpa_ledger_chain_next(const dpa_chain_key *key, dpa_chain_head *h, dpa_store_request *r,
+                                 char link[DPA_CHAIN_HEX], dpa_error *err);
 /* Commit a decision made on the snapshot snap, whose read found the chain's
  * head head: r (every field but id and chain) linked on that head and
  * recorded by the store's commit_request, linked again on the new head each

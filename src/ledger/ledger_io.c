@@ -242,7 +242,7 @@ dpa_status dpa_ledger_import_json(const char *location, const char *json, dpa_er
 dpa_status dpa_ledger_import_json_keyed(const char *location, const char *json, const void *keydata,
                                         size_t key_len, dpa_error *err)
 {
-    dpa_chain_key key = {keydata, keydata ? key_len : 0};
+    dpa_chain_key key = {keydata, keydata ? key_len : 0, 0};
     json_error_t je;
     json_t *root, *meta, *units, *requests, *o;
     const char **names = NULL;

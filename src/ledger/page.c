@@ -58,7 +58,7 @@ dpa_status dpa_ledger_add_unit_ex(dpa_ledger *l, const char *unit, const dpa_led
             l->store->ops->rollback(l->store);
     }
     if (rc == DPA_OK) {
-        dpa_chain_key key2 = {l->key, l->key_len};
+        dpa_chain_key key2 = {l->key, l->key_len, 0};
         rc = dpa_ledger_chain_unit(l->store, &key2, &u, err);
         if (rc == DPA_OK)
             rc = l->store->ops->commit(l->store, err);

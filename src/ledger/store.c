@@ -40,6 +40,33 @@ void dpa_store_request_clear(dpa_store_request *r)
     memset(r, 0, sizeof *r);
 }
 
+static int dup_field(char **dst, const char *src)
+{
+    *dst = src ? strdup(src) : NULL;
+    return src && !*dst;
+}
+
+int dpa_store_request_dup(dpa_store_request *dst, const dpa_store_request *src)
+{
+    int bad = 0;
+    *dst = *src;
+    bad |= dup_field(&dst->unit, src->unit);
+    bad |= dup_field(&dst->time, src->time);
+    bad |= dup_field(&dst->spec, src->spec);
+    bad |= dup_field(&dst->reason, src->reason);
+    bad |= dup_field(&dst->state_before, src->state_before);
+    bad |= dup_field(&dst->state_after, src->state_after);
+    bad |= dup_field(&dst->chain, src->chain);
+    bad |= dup_field(&dst->kind, src->kind);
+    bad |= dup_field(&dst->actor, src->actor);
+    bad |= dup_field(&dst->idem_key, src->idem_key);
+    if (bad) {
+        dpa_store_request_clear(dst);
+        return -1;
+    }
+    return 0;
+}
+
 void dpa_store_now(char buf[40])
 {
     struct timespec ts;

@@ -71,6 +71,9 @@ typedef struct dpa_store_request {
 
 void dpa_store_unit_clear(dpa_store_unit *u);
 void dpa_store_request_clear(dpa_store_request *r);
+/* *dst a deep copy of src (its strings malloc'ed); -1 if out of memory
+ * (dst then cleared). */
+int dpa_store_request_dup(dpa_store_request *dst, const dpa_store_request *src);
 
 /* Callbacks of the iterators: return 0 to go on, non-zero to stop (the
  * iterator then returns DPA_OK). */
@@ -140,6 +143,16 @@ typedef struct dpa_store_ops {
      * tokens live there): fn(ctx, key, value), non-zero to stop. */
     dpa_status (*each_meta)(dpa_store *s, const char *prefix, int (*fn)(void *ctx, const char *key,
                             const char *value), void *ctx, dpa_error *err);
+    /* A batch's statements, in the caller's write transaction (NULL: the
+     * one-row operations in a loop, as SQLite, where a statement costs no
+     * round trip).  lock_units: the units of names[0..n) (sorted, distinct)
+     * locked in that order into out[0..*found) (name order; absent ones
+     * skipped).  append_requests: the rows r[0..n), ids and links set.
+     * update_units: update_unit of u[0..n). */
+    dpa_status (*lock_units)(dpa_store *s, const char *const *names, size_t n, dpa_store_unit *out,
+                             size_t *found, dpa_error *err);
+    dpa_status (*append_requests)(dpa_store *s, dpa_store_request *const *r, size_t n, dpa_error *err);
+    dpa_status (*update_units)(dpa_store *s, dpa_store_unit *const *u, size_t n, dpa_error *err);
 } dpa_store_ops;
 
 /* One decision's commit (commit_request). */

@@ -453,6 +453,36 @@ static dpa_status pg_each_meta(dpa_store *b, const char *prefix, int (*fn)(void 
                     meta_row, &it, "cannot read the metadata", err);
 }
 
+/* ---- a batch's statements: one round trip each, not one per row ---- */
+
+static dpa_status pg_lock_units(dpa_store *b, const char *const *names, size_t n, dpa_store_unit *out,
+                                size_t *found, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
+    char *arr = dpa_pg_text_array(names, n);
+    const char *v[1] = {arr};
+    PGresult *res;
+    dpa_status rc = DPA_OK;
+    *found = 0;
+    if (!arr)
+        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+    /* the rows are locked in the sort's order: name order, as every writer */
+    res = dpa_pg_params(s, "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ANY($1::text[]) ORDER BY name "
+                           "FOR UPDATE", 1, v);
+    free(arr);
+    if (pq->PQresultStatus(res) != PGRES_TUPLES_OK)
+        rc = dpa_pg_fail(s, res, err, "cannot lock the units");
+    for (int row = 0; rc == DPA_OK && row < pq->PQntuples(res) && (size_t)row < n; row++) {
+        if (read_unit(pq, res, row, &out[row]))
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+        else
+            ++*found;
+    }
+    pq->PQclear(res);
+    return rc;
+}
+
 static dpa_status pg_lock_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
 {
     return meta_query((pg_store *)b, "SELECT value FROM dpacct_meta WHERE key = $1 FOR UPDATE", key, value,
@@ -652,7 +682,7 @@ static const dpa_store_ops PG_OPS = {
     "postgresql", dpa_pg_close, dpa_pg_begin_write, dpa_pg_begin_read, dpa_pg_commit, dpa_pg_rollback,
     pg_get_meta, pg_set_meta, pg_lock_meta, pg_upgrade_tables, pg_delete_all, pg_get_unit, pg_insert_unit, pg_update_unit,
     pg_append_request, pg_each_unit, pg_each_request, pg_snapshot, pg_commit_request,
-    pg_get_request, pg_each_meta,
+    pg_get_request, pg_each_meta, pg_lock_units, dpa_pg_append_requests, dpa_pg_update_units,
 };
 
 dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)

@@ -38,4 +38,10 @@ void dpa_pg_rollback(dpa_store *b);
 /* A new connection to uri with the session settings, as a store of ops. */
 dpa_status dpa_pg_connect(const char *uri, const dpa_store_ops *ops, pg_store **out, dpa_error *err);
 
+/* store_pg_batch.c: a batch's statements (store.h's append_requests and
+ * update_units), and a PostgreSQL text-array literal of names (malloc'ed). */
+dpa_status dpa_pg_append_requests(dpa_store *b, dpa_store_request *const *r, size_t n, dpa_error *err);
+dpa_status dpa_pg_update_units(dpa_store *b, dpa_store_unit *const *u, size_t n, dpa_error *err);
+char *dpa_pg_text_array(const char *const *names, size_t n);
+
 #endif

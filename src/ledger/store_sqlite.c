@@ -521,8 +521,8 @@ static dpa_status sq_upgrade_tables(dpa_store *b, int from, dpa_error *err)
                         " reason TEXT NOT NULL, state_before TEXT NOT NULL, state_after TEXT NOT NULL,"
                         " chain TEXT NOT NULL DEFAULT '');"
                         "INSERT INTO dpacct_requests (id, unit, time, spec, decision, reason, state_before,"
-                        " state_after) SELECT id, unit, time, spec, decision, reason, state_before, state_after"
-                        " FROM dpacct_requests_old;"
+                        " state_after, chain) SELECT id, unit, time, spec, decision, reason, state_before,"
+                        " state_after, chain FROM dpacct_requests_old;"
                         "DROP TABLE dpacct_requests_old;"
                         "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);",
                      "cannot upgrade the tables", err);
@@ -543,7 +543,7 @@ static const dpa_store_ops SQLITE_OPS = {
     "sqlite", sq_close, sq_begin_write, sq_begin_read, sq_commit, sq_rollback,
     sq_get_meta, sq_set_meta, sq_lock_meta, sq_upgrade_tables, sq_delete_all, sq_get_unit, sq_insert_unit, sq_update_unit,
     sq_append_request, sq_each_unit, sq_each_request, dpa_store_snapshot_tx, dpa_store_commit_request_tx,
-    sq_get_request, sq_each_meta,
+    sq_get_request, sq_each_meta, NULL, NULL, NULL,
 };
 
 /* Open path (flags: SQLITE_OPEN_*) and set the connection's pragmas. */

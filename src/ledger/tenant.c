@@ -110,7 +110,7 @@ static dpa_status put_json(dpa_store *s, const char *key, json_t *v, json_t *set
  * new values), chained, in the caller's write transaction. */
 static dpa_status record_event(dpa_ledger *l, const char *kind, json_t *set, const char *actor, dpa_error *err)
 {
-    dpa_chain_key key = {l->key, l->key_len};
+    dpa_chain_key key = {l->key, l->key_len, 0};
     dpa_store_request r;
     json_t *spec = json_pack("{s:O}", "set", set);
     char now[40], *text = spec ? json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS) : NULL;

@@ -478,6 +478,7 @@ dpa_status dpa_ledger_verify_anchor(dpa_ledger *l, const char *anchor, int *ok, 
     *report = NULL;
     key.data = l->key;
     key.len = l->key_len;
+    key.format2 = 0;
     rc = l->store->ops->begin_read(l->store, err);
     if (rc != DPA_OK)
         return rc;
@@ -491,6 +492,7 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
 {
     char genesis[DPA_CHAIN_HEX], anchor_hash[DPA_CHAIN_HEX] = "";
     char *stored_head = NULL;
+    dpa_chain_key key2;
     long long anchor_links = 0;
     dpa_ledger_unit_list units = {0};
     verify_ctx c;
@@ -508,7 +510,19 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
             return dpa_error_set(err, DPA_EINVAL, "ledger: an anchor is LINKS:HASH (\"head\" of an earlier "
                                  "verify report), got \"%s\"", anchor);
     }
-    rc = chain_genesis(store, key, genesis, &stored_head, err);
+    {
+        /* a format-2 ledger (verified before its upgrade) has format 2's links */
+        char *format = NULL;
+        rc = store->ops->get_meta(store, "format", &format, err);
+        if (rc == DPA_OK && key) {
+            key2 = *key;
+            key2.format2 = format && !strcmp(format, DPA_LEDGER_FORMAT_2);
+            key = &key2;
+        }
+        free(format);
+    }
+    if (rc == DPA_OK)
+        rc = chain_genesis(store, key, genesis, &stored_head, err);
     if (rc != DPA_OK) {
         free(stored_head); /* read before the key check that failed */
         return rc;
