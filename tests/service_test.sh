@@ -318,7 +318,13 @@ check "SIGTERM: graceful stop, exit 0" [ $? = 0 ]
 check "SIGTERM: says it stops" grep -q "stopping" "$TMP/A.log"
 
 # --------------------------------------------------- CORS and the idle timeout --
-check "serve with --cors-origin and --timeout 1" start_server B --ledger "$DB" --cors-origin https://app.example --timeout 1 --threads 2
+check "serve with --cors-origin, --timeout 1 and --metrics-token" start_server B --ledger "$DB" --cors-origin https://app.example --timeout 1 --threads 2 --metrics-token
+http GET "$URL_B/metrics" -
+check "--metrics-token: /metrics without a token 401" code_is 401
+http GET "$URL_B/metrics" "$ACME"
+check "--metrics-token: another tenant's token 403" code_is 403
+http GET "$URL_B/metrics" "$READ"
+check "--metrics-token: a read token of tenant default 200" eval 'code_is 200 && grep -qx "dpacct_up 1" "$TMP/out"'
 http GET "$URL_B/healthz" - "" -H "Origin: https://app.example"
 check "CORS: Access-Control-Allow-Origin is exactly the origin given" eval 'grep -qi "^Access-Control-Allow-Origin: https://app.example\s*$" "$TMP/hdr"'
 http OPTIONS "$URL_B/v1/units/alice/requests" - "" -H "Origin: https://app.example" -H "Access-Control-Request-Method: POST"

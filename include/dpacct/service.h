@@ -51,6 +51,8 @@ typedef struct dpa_service_opts {
     const char *tls_key_pem;     /* both or neither (HTTPS when both are given) */
     const char *cors_origin;     /* NULL: no CORS headers; else this exact origin */
     const char *web_root;        /* NULL: none; else static files served under "/" */
+    int metrics_auth;            /* 1: /metrics (the whole ledger's figures) needs a bearer
+                                  * token of the tenant "default", any role; 0: public */
     /* one line per finished HTTP request (no newline), from the worker
      * threads (calls may run concurrently); NULL: no log */
     void (*log)(void *ctx, const char *line);

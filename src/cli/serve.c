@@ -43,6 +43,8 @@ static const char serve_help[] =
     "  --time-limit S    refuse a decision that takes longer than S seconds as too\n"
     "                    costly (default 5; 0: no limit)\n"
     "  --web-root DIR    serve the static files of DIR (the dashboard) under /\n"
+    "  --metrics-token   /metrics answers only a bearer token of the tenant\n"
+    "                    \"default\" (any role); default: no token needed\n"
     "  -h, --help        print this help and exit\n"
     "\n"
     "On start it prints \"dpacct serve: listening on URL\" on standard output.\n"
@@ -69,7 +71,7 @@ static int serve_usage(const char *fmt, const char *arg)
 }
 
 enum { S_LEDGER = 256, S_LISTEN, S_THREADS, S_TLS_CERT, S_TLS_KEY, S_CORS, S_MAX_BODY, S_TIMEOUT, S_KEY_FILE,
-       S_TIME_LIMIT, S_WEB_ROOT, S_HELP };
+       S_TIME_LIMIT, S_WEB_ROOT, S_METRICS_TOKEN, S_HELP };
 
 static const struct option serve_options[] = {
     {"ledger", required_argument, NULL, S_LEDGER},
@@ -83,6 +85,7 @@ static const struct option serve_options[] = {
     {"key-file", required_argument, NULL, S_KEY_FILE},
     {"time-limit", required_argument, NULL, S_TIME_LIMIT},
     {"web-root", required_argument, NULL, S_WEB_ROOT},
+    {"metrics-token", no_argument, NULL, S_METRICS_TOKEN},
     {"help", no_argument, NULL, S_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -160,6 +163,7 @@ typedef struct serve_args {
     const char *ledger, *listen, *tls_cert, *tls_key, *cors, *key_file, *web_root;
     long long threads, max_body, timeout;
     double time_limit;
+    int metrics_token;
 } serve_args;
 
 static int parse(int argc, char **argv, serve_args *a)
@@ -183,6 +187,7 @@ static int parse(int argc, char **argv, serve_args *a)
         case S_CORS: a->cors = v; break;
         case S_KEY_FILE: a->key_file = v; break;
         case S_WEB_ROOT: a->web_root = v; break;
+        case S_METRICS_TOKEN: a->metrics_token = 1; break;
         case S_THREADS:
             if (!int_option(v, 1, 256, &a->threads))
                 return serve_usage("--threads: an integer in 1..256, got \"%s\"", v);
@@ -251,6 +256,7 @@ int cli_run_serve(int argc, char **argv)
     o.tls_key_pem = tls_key;
     o.cors_origin = a.cors;
     o.web_root = a.web_root;
+    o.metrics_auth = a.metrics_token;
     o.log = log_stderr;
     /* the service's threads inherit the blocked signals: only sigwait below takes them */
     sigemptyset(&sigs);

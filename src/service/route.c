@@ -97,7 +97,16 @@ static void healthz(svc_req *r, dpa_ledger *l)
 
 static void metrics(svc_req *r, dpa_ledger *l)
 {
-    char *text = svc_metrics_text(&r->s->metrics, &r->s->queue, l);
+    char *text;
+    if (r->s->o.metrics_auth) { /* every tenant's units are in it: tenant "default" only */
+        if (!svc_auth(r, l, DPA_LEDGER_ROLE_READ))
+            return;
+        if (strcmp(r->who.tenant, "default") != 0) {
+            svc_error(r, 403, "forbidden", "the metrics cover the whole ledger: a token of the tenant \"default\" is needed");
+            return;
+        }
+    }
+    text = svc_metrics_text(&r->s->metrics, &r->s->queue, l);
     if (!text) {
         svc_error(r, 500, "internal", "out of memory");
         return;
