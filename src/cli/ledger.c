@@ -30,7 +30,6 @@
 #define LEDGER_MAX_EXPORT_BYTES ((size_t)4 << 30)
 
 
-static int lib_fail(const dpa_error *err);
 
 static int only(const ledger_args *a, int allow_filter, int allow_units, int allow_spec,
                 int allow_auto)
@@ -54,69 +53,6 @@ static int only(const ledger_args *a, int allow_filter, int allow_units, int all
     return CLI_EXIT_OK;
 }
 
-/* The chain's key: --key-file FILE (its bytes, a final newline dropped) or
- * DPACCT_LEDGER_KEY; none: *key = NULL.  An exit status. */
-#define LEDGER_MAX_KEY_BYTES 4096
-static int ledger_key(const ledger_args *a, unsigned char **key, size_t *len)
-{
-    const char *env = getenv("DPACCT_LEDGER_KEY");
-    *key = NULL;
-    *len = 0;
-    if (a->key_file) {
-        FILE *f = fopen(a->key_file, "rb");
-        unsigned char *buf = malloc(LEDGER_MAX_KEY_BYTES + 1);
-        size_t n = 0;
-        if (!f || !buf) {
-            free(buf);
-            if (f)
-                fclose(f);
-            return cli_fail(CLI_EXIT_USAGE, "ledger: cannot read the key file \"%s\": %s", a->key_file,
-                            strerror(errno));
-        }
-        n = fread(buf, 1, LEDGER_MAX_KEY_BYTES + 1, f);
-        fclose(f);
-        if (n > 0 && buf[n - 1] == '\n')
-            n--;
-        if (n == 0 || n > LEDGER_MAX_KEY_BYTES) {
-            free(buf);
-            return cli_fail(CLI_EXIT_USAGE, "ledger: the key file \"%s\" must hold 1 to %d bytes", a->key_file,
-                            LEDGER_MAX_KEY_BYTES);
-        }
-        *key = buf;
-        *len = n;
-    } else if (env && *env) {
-        *len = strlen(env);
-        *key = (unsigned char *)strdup(env);
-        if (!*key)
-            return cli_fail(CLI_EXIT_FAIL, "out of memory");
-    }
-    return CLI_EXIT_OK;
-}
-
-/* Open the ledger with its key (read-only for status, history, verify and
- * export: a read-only file or mount can be read).  NULL after reporting. */
-static dpa_ledger *open_ledger(const ledger_args *a, int readonly, int *rc)
-{
-    unsigned char *key;
-    size_t len;
-    dpa_error err;
-    dpa_ledger *l;
-    if ((*rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK)
-        return NULL;
-    l = dpa_ledger_open_keyed(a->path, readonly, key, len, &err);
-    if (key)
-        memset(key, 0, len);
-    free(key);
-    if (!l)
-        *rc = lib_fail(&err);
-    return l;
-}
-
-static int lib_fail(const dpa_error *err)
-{
-    const char *msg = err->message[0] ? err->message : dpa_status_string(err->status);
-    return cli_fail(cli_exit_for(err->status), "%s", msg);
-}
 
 /* Print "key: value" lines of a JSON object (one level of nesting). */
 static void print_fields(const char *indent, json_t *o)
@@ -175,7 +111,7 @@ static int run_init(const ledger_args *a)
         unsigned char *key;
         size_t len;
         dpa_status st;
-        if ((rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK) {
+        if ((rc = cli_ledger_key(a, &key, &len)) != CLI_EXIT_OK) {
             free(config);
             return rc;
         }
@@ -183,7 +119,7 @@ static int run_init(const ledger_args *a)
         free(key);
         if (st != DPA_OK) {
             free(config);
-            return lib_fail(&err);
+            return cli_ledger_lib_fail(&err);
         }
     }
     free(config);
@@ -210,7 +146,12 @@ static int run_add_unit(const ledger_args *a)
     config = cli_ledger_filter_config(a, &rc);
     if (rc != CLI_EXIT_OK)
         return rc;
-    l = open_ledger(a, 0, &rc);
+    if (a->tenant || a->period || a->actor) {
+        rc = cli_ledger_add_unit_ex(a, config);
+        free(config);
+        return rc;
+    }
+    l = cli_ledger_open(a, 0, &rc);
     if (!l) {
         free(config);
         return rc;
@@ -218,7 +159,7 @@ static int run_add_unit(const ledger_args *a)
     if (dpa_ledger_add_unit(l, a->units[0], config, &err) != DPA_OK) {
         free(config);
         dpa_ledger_close(l);
-        return lib_fail(&err);
+        return cli_ledger_lib_fail(&err);
     }
     free(config);
     dpa_ledger_close(l);
@@ -247,7 +188,7 @@ static int run_request(const ledger_args *a)
     rc = cli_read_spec(a->spec, &text, &to_free);
     if (rc != CLI_EXIT_OK)
         return rc;
-    l = open_ledger(a, 0, &rc);
+    l = cli_ledger_open(a, 0, &rc);
     if (!l) {
         free(to_free);
         return rc;
@@ -261,10 +202,16 @@ static int run_request(const ledger_args *a)
             return cli_ledger_usage("--time-limit: seconds in [0, 1e6] (0: no limit), got \"%s\"", a->time_limit);
         }
     }
-    if (dpa_ledger_request(l, a->units[0], text, &d, &err) != DPA_OK) {
+    if (a->idem_key || a->reserve || a->actor) {
+        dpa_ledger_request_opts o = {a->actor, a->idem_key, a->reserve};
+        rc = dpa_ledger_request_ex(l, a->units[0], text, &o, &d, &err);
+    } else {
+        rc = dpa_ledger_request(l, a->units[0], text, &d, &err);
+    }
+    if (rc != DPA_OK) {
         free(to_free);
         dpa_ledger_close(l);
-        return lib_fail(&err);
+        return cli_ledger_lib_fail(&err);
     }
     free(to_free);
     dpa_ledger_close(l);
@@ -277,6 +224,11 @@ static int run_request(const ledger_args *a)
         json_object_set_new(o, "unit", json_string(a->units[0]));
         json_object_set_new(o, "remaining", rem ? rem : json_string(d.remaining));
         json_object_set_new(o, "reason", json_string(d.reason));
+        if (a->idem_key || a->reserve || a->actor) {
+            json_object_set_new(o, "status", json_string(d.status));
+            json_object_set_new(o, "replayed", json_boolean(d.replayed));
+            json_object_set_new(o, "generation", json_integer(d.generation));
+        }
         s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         json_decref(o);
         if (!s) {
@@ -286,8 +238,9 @@ static int run_request(const ledger_args *a)
         puts(s);
         free(s);
     } else {
-        printf("%s (request %lld, unit %s)\n", d.accepted ? "accepted" : "rejected", d.request_id,
-               a->units[0]);
+        printf("%s (request %lld, unit %s)%s%s\n", d.accepted ? "accepted" : "rejected", d.request_id,
+               a->units[0], d.replayed ? ", replayed: nothing charged again" : "",
+               !strcmp(d.status, "reserved") ? ", reserved: commit or release it" : "");
         if (d.reason[0])
             printf("reason: %s\n", d.reason);
         printf("remaining:\n");
@@ -310,13 +263,13 @@ static int ledger_json(const ledger_args *a, ledger_json_fn fn, const char *unit
 {
     dpa_error err;
     int rc;
-    dpa_ledger *l = open_ledger(a, 1, &rc);
+    dpa_ledger *l = cli_ledger_open(a, 1, &rc);
     dpa_status st;
     if (!l)
         return rc;
     st = fn(l, unit, json, &err);
     dpa_ledger_close(l);
-    return st == DPA_OK ? CLI_EXIT_OK : lib_fail(&err);
+    return st == DPA_OK ? CLI_EXIT_OK : cli_ledger_lib_fail(&err);
 }
 
 /* --json: print the answer as is (*root = NULL); otherwise parse it for the
@@ -375,18 +328,22 @@ static int run_history(const ledger_args *a)
     int rc;
     json_t *arr, *r;
     size_t i;
-    if ((rc = only(a, 0, 1, 0, 0)) != CLI_EXIT_OK ||
-        (rc = ledger_json(a, dpa_ledger_history_json, a->nunits ? a->units[0] : NULL, &json)) != CLI_EXIT_OK ||
+    if ((rc = only(a, 0, 1, 0, 0)) != CLI_EXIT_OK)
+        return rc;
+    if (a->after || a->since || a->until || a->limit)
+        return cli_ledger_history_page(a);
+    if ((rc = ledger_json(a, dpa_ledger_history_json, a->nunits ? a->units[0] : NULL, &json)) != CLI_EXIT_OK ||
         (rc = json_or_parse(a, json, "ledger history JSON does not parse", &arr)) != CLI_EXIT_OK || !arr)
         return rc;
     json_array_foreach(arr, i, r) {
         /* 12 digits for reading; --json has the spec exactly */
+        const char *kind = json_string_value(json_object_get(r, "kind"));
         char *spec = json_dumps(json_object_get(r, "spec"), JSON_COMPACT | JSON_ENCODE_ANY |
                                 JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
         const char *reason = json_string_value(json_object_get(r, "reason"));
         printf("%lld  %s  %-8s  %s  %s%s%s\n", (long long)json_integer_value(json_object_get(r, "id")),
                json_string_value(json_object_get(r, "time")),
-               json_string_value(json_object_get(r, "decision")),
+               kind ? kind : json_string_value(json_object_get(r, "decision")),
                json_string_value(json_object_get(r, "unit")), spec ? spec : "?",
                reason && reason[0] ? "  # " : "", reason ? reason : "");
         free(spec);
@@ -405,12 +362,12 @@ static int run_verify(const ledger_args *a)
     int rc, ok;
     if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK)
         return rc;
-    l = open_ledger(a, 1, &rc);
+    l = cli_ledger_open(a, 1, &rc);
     if (!l)
         return rc;
     if (dpa_ledger_verify_anchor(l, a->anchor, &ok, &report, &err) != DPA_OK) {
         dpa_ledger_close(l);
-        return lib_fail(&err);
+        return cli_ledger_lib_fail(&err);
     }
     dpa_ledger_close(l);
     if (a->json) {
@@ -503,7 +460,7 @@ static int run_import(const ledger_args *a)
         unsigned char *key;
         size_t len;
         dpa_status st;
-        if ((rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK) {
+        if ((rc = cli_ledger_key(a, &key, &len)) != CLI_EXIT_OK) {
             free(to_free);
             return rc;
         }
@@ -511,7 +468,7 @@ static int run_import(const ledger_args *a)
         free(key);
         if (st != DPA_OK) {
             free(to_free);
-            return lib_fail(&err);
+            return cli_ledger_lib_fail(&err);
         }
     }
     free(to_free);
@@ -531,12 +488,12 @@ static int run_upgrade(const ledger_args *a)
     size_t len;
     dpa_status st;
     int rc;
-    if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK || (rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK)
+    if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK || (rc = cli_ledger_key(a, &key, &len)) != CLI_EXIT_OK)
         return rc;
     st = dpa_ledger_upgrade(a->path, key, len, &err);
     free(key);
     if (st != DPA_OK)
-        return lib_fail(&err);
+        return cli_ledger_lib_fail(&err);
     if (a->json)
         printf("{\"upgraded\": true}\n");
     else
@@ -556,6 +513,11 @@ int cli_run_ledger(int argc, char **argv)
     }
     rc = cli_ledger_parse(argc, argv, &a);
     if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = cli_ledger_admin(&a);
+    if (rc >= 0)
+        return rc;
+    if (cli_ledger_stray_service_option(&a, &rc))
         return rc;
     if (!strcmp(a.sub, "init"))
         return run_init(&a);

@@ -10,10 +10,13 @@
 #define DPA_CHAIN_HEX 65 /* 64 hex digits and a NUL */
 #define DPA_CHAIN_ZERO "0000000000000000000000000000000000000000000000000000000000000000"
 
-/* A secret key (len 0: no key, plain SHA-256); borrowed. */
+/* A secret key (len 0: no key, plain SHA-256); borrowed.  format2 = 1: the
+ * links of format 2 (without format 3's fields: verify of a format-2 ledger
+ * before its upgrade); 0 (as brace initialisers leave it): format 3. */
 typedef struct dpa_chain_key {
     const unsigned char *data;
     size_t len;
+    int format2;
 } dpa_chain_key;
 
 /* The head of a ledger's chain (meta "chain_head": "LINKS LAST_REQUEST UNITS HASH"):

@@ -40,85 +40,16 @@ dpa_status dpa_ledger_store_open(const char *loc, int mode, dpa_store **out, dpa
                                     : dpa_store_sqlite_open(loc, mode, out, err);
 }
 
-/* Filter from configuration and, if state != NULL, that state.  A stored
- * configuration or state that does not load is corruption (DPA_ESTORAGE). */
-static dpa_filter *load_filter(const char *config, const char *state, const char *unit,
-                               dpa_error *err)
-{
-    dpa_error e;
-    dpa_filter *f = dpa_filter_new_json(config, &e);
-    if (!f) {
-        dpa_error_set(err, e.status == DPA_ENOMEM ? DPA_ENOMEM : DPA_ESTORAGE,
-                      "ledger: stored filter of unit \"%s\" does not load: %s", unit, e.message);
-        return NULL;
-    }
-    if (state && dpa_filter_set_state_json(f, state, &e) != DPA_OK) {
-        dpa_error_set(err, e.status == DPA_ENOMEM ? DPA_ENOMEM : DPA_ESTORAGE,
-                      "ledger: stored state of unit \"%s\" does not load: %s", unit, e.message);
-        dpa_filter_free(f);
-        return NULL;
-    }
-    return f;
-}
 
-int dpa_ledger_utf8_valid(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p;
-        int k = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
-        unsigned long cp;
-        if (k < 0 || (k == 1 && c < 0xC2))
-            return 0;
-        cp = c & (0x7Fu >> k);
-        for (int j = 1; j <= k; j++) {
-            if ((p[j] & 0xC0) != 0x80)
-                return 0;
-            cp = cp << 6 | (p[j] & 0x3Fu);
-        }
-        if ((k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return 0;
-        p += k + 1;
-    }
-    return 1;
-}
 
-static dpa_status check_unit_name(const char *unit, dpa_error *err)
-{
-    size_t n;
-    if (!unit)
-        return dpa_error_set(err, DPA_EINVAL, "ledger: missing unit name");
-    n = strlen(unit);
-    if (n == 0 || n > DPA_LEDGER_MAX_UNIT)
-        return dpa_error_set(err, DPA_EINVAL, "ledger: a unit name has 1 to %d bytes (got %zu)",
-                             DPA_LEDGER_MAX_UNIT, n);
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)unit[i] < 0x20 || unit[i] == 0x7f)
-            return dpa_error_set(err, DPA_EINVAL, "ledger: a unit name may not contain control characters");
-    if (!dpa_ledger_utf8_valid(unit))
-        return dpa_error_set(err, DPA_EINVAL, "ledger: a unit name must be valid UTF-8");
-    return DPA_OK;
-}
 
-static dpa_status new_unit_row(const char *unit, const char *config, dpa_store_unit *u,
-                               dpa_error *err);
-static dpa_status check_unit_name(const char *unit, dpa_error *err);
-
-dpa_status dpa_ledger_check_unit_name(const char *unit, dpa_error *err)
-{
-    return check_unit_name(unit, err);
-}
 
 static dpa_status oom(dpa_error *err)
 {
     return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
 }
 
-static dpa_status read_only(dpa_error *err)
-{
-    return dpa_error_set(err, DPA_EINVAL, "ledger: opened read-only (dpa_ledger_open_readonly): no "
-                         "requests or units can be added through it");
-}
+
 
 dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *opts, dpa_error *err)
 {
@@ -155,13 +86,13 @@ dpa_status dpa_ledger_create_keyed(const char *location, const dpa_ledger_init_o
     {
         const char *meta[DPA_CHAIN_NMETA] = {DPA_LEDGER_FORMAT, config, opts->auto_units ? "1" : "0", now,
                                              DPACCT_VERSION, NULL, NULL};
-        dpa_chain_key key = {keydata, keydata ? key_len : 0};
+        dpa_chain_key key = {keydata, keydata ? key_len : 0, 0};
         rc = dpa_ledger_chain_start(s, &key, meta, err);
         for (size_t i = 0; rc == DPA_OK && i < opts->nunits; i++) {
             dpa_store_unit u;
-            rc = check_unit_name(opts->units ? opts->units[i] : NULL, err);
+            rc = dpa_ledger_check_unit_name(opts->units ? opts->units[i] : NULL, err);
             if (rc == DPA_OK)
-                rc = new_unit_row(opts->units[i], config, &u, err);
+                rc = dpa_ledger_new_unit_row(opts->units[i], config, &u, err);
             if (rc == DPA_OK) {
                 rc = dpa_ledger_chain_unit(s, &key, &u, err);
                 dpa_store_unit_clear(&u);
@@ -193,7 +124,7 @@ static dpa_status check_key(dpa_ledger *l, dpa_error *err)
 {
     char *kind = NULL, *check = NULL;
     char mine[DPA_CHAIN_HEX];
-    dpa_chain_key key = {l->key, l->key_len};
+    dpa_chain_key key = {l->key, l->key_len, 0};
     dpa_status rc = l->store->ops->get_meta(l->store, "chain", &kind, err);
     int keyed;
     if (rc == DPA_OK)
@@ -284,28 +215,6 @@ void dpa_ledger_decision_clear(dpa_ledger_decision *d)
     d->remaining = NULL;
 }
 
-/* A new unit's row: canonical configuration and the full-budget state. */
-static dpa_status new_unit_row(const char *unit, const char *config, dpa_store_unit *u,
-                               dpa_error *err)
-{
-    dpa_filter *f = dpa_filter_new_json(config, err);
-    char now[40];
-    memset(u, 0, sizeof *u);
-    if (!f)
-        return err ? err->status : DPA_EINVAL;
-    dpa_store_now(now);
-    u->name = strdup(unit);
-    u->filter = dpa_filter_config_json(f);
-    u->state = dpa_filter_state_json(f);
-    u->initial_state = u->state ? strdup(u->state) : NULL;
-    u->created = strdup(now);
-    dpa_filter_free(f);
-    if (!u->name || !u->filter || !u->state || !u->initial_state || !u->created) {
-        dpa_store_unit_clear(u);
-        return oom(err);
-    }
-    return DPA_OK;
-}
 
 dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filter_config,
                                dpa_error *err)
@@ -315,16 +224,16 @@ dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filt
     if (!l)
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL ledger");
     if (l->readonly)
-        return read_only(err);
-    rc = check_unit_name(unit, err);
+        return dpa_ledger_read_only(err);
+    rc = dpa_ledger_check_unit_name(unit, err);
     if (rc != DPA_OK)
         return rc;
-    rc = new_unit_row(unit, filter_config ? filter_config : l->default_filter, &u, err);
+    rc = dpa_ledger_new_unit_row(unit, filter_config ? filter_config : l->default_filter, &u, err);
     if (rc != DPA_OK)
         return rc;
     rc = l->store->ops->begin_write(l->store, err);
     if (rc == DPA_OK) {
-        dpa_chain_key key = {l->key, l->key_len};
+        dpa_chain_key key = {l->key, l->key_len, 0};
         rc = dpa_ledger_chain_unit(l->store, &key, &u, err);
         if (rc == DPA_OK)
             rc = l->store->ops->commit(l->store, err);
@@ -352,6 +261,7 @@ static void request_row(dpa_store_request *r, const dpa_store_unit *snap, const 
     r->reason = (char *)dec->reason;
     r->state_before = snap->state;
     r->state_after = after;
+    r->generation = snap->generation;
 }
 
 /* The commit of an auto unit's first request, decided on the new unit's
@@ -363,7 +273,7 @@ static dpa_status commit_new_unit(dpa_ledger *l, dpa_store_unit *snap, const cha
                                   dpa_error *err)
 {
     dpa_store *s = l->store;
-    dpa_chain_key key = {l->key, l->key_len};
+    dpa_chain_key key = {l->key, l->key_len, 0};
     dpa_store_unit cur;
     dpa_store_request r;
     char now[40];
@@ -412,7 +322,7 @@ static dpa_status commit_decision(dpa_ledger *l, dpa_store_unit *snap, const cha
                                   const dpa_filter_decision *dec, char *after, long long *id, int *conflict,
                                   dpa_error *err)
 {
-    dpa_chain_key key = {l->key, l->key_len};
+    dpa_chain_key key = {l->key, l->key_len, 0};
     dpa_store_request r;
     char now[40];
     dpa_status rc;
@@ -438,7 +348,7 @@ static dpa_status snapshot(dpa_ledger *l, const char *unit, dpa_store_unit *snap
         return dpa_error_set(err, DPA_EINVAL, "ledger: unknown unit \"%s\" (add it with `dpacct "
                              "ledger add-unit`, or create the ledger with --auto-units)", unit);
     *is_new = 1;
-    return new_unit_row(unit, l->default_filter, snap, err);
+    return dpa_ledger_new_unit_row(unit, l->default_filter, snap, err);
 }
 
 dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_json,
@@ -455,8 +365,8 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
     if (!l || !out || !spec_json)
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
     if (l->readonly)
-        return read_only(err);
-    rc = check_unit_name(unit, err);
+        return dpa_ledger_read_only(err);
+    rc = dpa_ledger_check_unit_name(unit, err);
     if (rc != DPA_OK)
         return rc;
     /* Validate the spec before anything else. */
@@ -472,8 +382,15 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
         int is_new = 0, conflict = 0;
         memset(&snap, 0, sizeof snap);
         rc = snapshot(l, unit, &snap, &head, &is_new, err);
+        if (rc == DPA_OK && (snap.period_seconds > 0 || (snap.lifecycle && strcmp(snap.lifecycle, "active")))) {
+            /* a unit with periods (the roll) or not active: the transactional path */
+            dpa_store_unit_clear(&snap);
+            free(head);
+            dpa_spec_free(spec);
+            return dpa_ledger_request_ex(l, unit, spec_json, NULL, out, err);
+        }
         if (rc == DPA_OK)
-            rc = dpa_ledger_decide(&l->worker, snap.filter, snap.state, spec, strlen(spec_json), l->decision_limit,
+            rc = dpa_ledger_decide(&l->worker, dpa_store_unit_config(&snap), snap.state, spec, strlen(spec_json), l->decision_limit,
                                    unit, &dec, &after, &remaining, err);
         if (rc == DPA_OK)
             rc = is_new ? commit_new_unit(l, &snap, spec_json, &dec, after, &id, &conflict, err)
@@ -487,6 +404,7 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
             memcpy(out->reason, dec.reason, sizeof out->reason);
             out->reason[sizeof out->reason - 1] = '\0';
             out->remaining = remaining;
+            snprintf(out->status, sizeof out->status, "%s", dec.accepted ? "charged" : "rejected");
             break;
         }
         free(remaining);
@@ -527,7 +445,7 @@ typedef struct status_ctx {
 static int status_unit(void *vctx, const dpa_store_unit *u)
 {
     status_ctx *c = vctx;
-    dpa_filter *f = load_filter(u->filter, u->state, u->name, c->err);
+    dpa_filter *f = dpa_ledger_load_filter(dpa_store_unit_config(u), u->state, u->name, c->err);
     json_t *o;
     char *rem;
     if (!f) {
@@ -544,7 +462,7 @@ static int status_unit(void *vctx, const dpa_store_unit *u)
         return 1;
     }
     json_object_set_new(o, "unit", json_string(u->name));
-    json_object_set_new(o, "filter", stored_json(u->filter));
+    json_object_set_new(o, "filter", stored_json(dpa_store_unit_config(u)));
     json_object_set_new(o, "requests", json_integer(u->requests));
     json_object_set_new(o, "accepted", json_integer(u->accepted));
     json_object_set_new(o, "rejected", json_integer(u->requests - u->accepted));
@@ -618,11 +536,24 @@ static json_t *request_json(const dpa_store_request *r)
     json_object_set_new(o, "reason", json_string(r->reason));
     json_object_set_new(o, "state_before", stored_json(r->state_before));
     json_object_set_new(o, "state_after", stored_json(r->state_after));
+    /* format 3's fields when not the default (a plain history is unchanged) */
+    if (r->kind && strcmp(r->kind, "request"))
+        json_object_set_new(o, "kind", json_string(r->kind));
+    if (r->actor && strcmp(r->actor, "local"))
+        json_object_set_new(o, "actor", json_string(r->actor));
+    if (r->idem_key)
+        json_object_set_new(o, "idempotency_key", json_string(r->idem_key));
+    if (r->generation)
+        json_object_set_new(o, "generation", json_integer(r->generation));
+    if (r->ref)
+        json_object_set_new(o, "reservation", json_integer(r->ref));
     return o;
 }
 
 static int history_request(void *ctx, const dpa_store_request *r)
 {
+    if (!r->unit[0]) /* a tenant or token entry: not a unit's history */
+        return 0;
     json_array_append_new((json_t *)ctx, request_json(r));
     return 0;
 }

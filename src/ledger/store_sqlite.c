@@ -19,34 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "ledger/store.h"
-
-/* How long a request waits for another process's transaction to finish.
- * Requests hold the lock for one decision (well under a second for the
- * scalar filters, seconds at most for PLD-based ones), so a minute means a
- * stuck process, not a busy ledger. */
-#define DPA_SQLITE_BUSY_MS 60000
-
-/* Statements kept prepared per connection (prepare/release). */
-#define SQ_CACHE 16
-
-typedef struct sqlite_store {
-    dpa_store base;
-    sqlite3 *db;
-    int in_txn;
-    /* a ledger being created: built in the temporary file tmp_path and
-     * published at final_path by its commit (NULL otherwise) */
-    char *tmp_path, *final_path;
-    /* statements prepared once per connection (a request runs about ten;
-     * parsing them anew cost about a third of a request's CPU time) */
-    struct sq_cached {
-        const char *sql; /* the statement's text (a literal: compared by address) */
-        sqlite3_stmt *st;
-        int busy;        /* handed out and not yet released */
-    } cache[SQ_CACHE];
-} sqlite_store;
-
-static void drop_cache(sqlite_store *s);
+#include "ledger/store_sqlite.h"
 
 static const char SCHEMA[] =
     "CREATE TABLE dpacct_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -60,54 +33,30 @@ static const char SCHEMA[] =
     " created TEXT NOT NULL,"
     " chain_index INTEGER NOT NULL DEFAULT 0,"
     " chain_after INTEGER NOT NULL DEFAULT 0,"
-    " chain TEXT NOT NULL DEFAULT '');"
+    " chain TEXT NOT NULL DEFAULT '',"
+    " tenant TEXT NOT NULL DEFAULT 'default',"
+    " period_seconds INTEGER NOT NULL DEFAULT 0,"
+    " lifecycle TEXT NOT NULL DEFAULT 'active',"
+    " generation INTEGER NOT NULL DEFAULT 0,"
+    " period_start TEXT NOT NULL DEFAULT '',"
+    " filter_now TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
+    " unit TEXT NOT NULL," /* a unit's name, or "" for a tenant or token entry */
     " time TEXT NOT NULL,"
     " spec TEXT NOT NULL,"
     " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
     " reason TEXT NOT NULL,"
     " state_before TEXT NOT NULL,"
     " state_after TEXT NOT NULL,"
-    " chain TEXT NOT NULL DEFAULT '');"
-    "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
-
-static dpa_status sq_fail(sqlite_store *s, dpa_error *err, const char *what)
-{
-    int code = sqlite3_extended_errcode(s->db);
-    if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED)
-        return dpa_error_set(err, DPA_ESTORAGE,
-                             "ledger: %s: the database stayed locked by another process for %d s",
-                             what, DPA_SQLITE_BUSY_MS / 1000);
-    if ((code & 0xff) == SQLITE_NOTADB)
-        return dpa_error_set(err, DPA_EINVAL, "ledger: %s: the file is not a dpacct ledger "
-                             "(not an SQLite database)", what);
-    if ((code & 0xff) == SQLITE_CORRUPT)
-        return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: the database is corrupted (SQLite: %s); "
-                             "restore it from a backup or an export", what, sqlite3_errmsg(s->db));
-    return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: %s", what, sqlite3_errmsg(s->db));
-}
-
-static dpa_status sq_exec(sqlite_store *s, const char *sql, const char *what, dpa_error *err)
-{
-    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return sq_fail(s, err, what);
-    return DPA_OK;
-}
-
-static char *dup_col(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    size_t n = (size_t)sqlite3_column_bytes(st, i);
-    char *p = malloc(n + 1);
-    if (!p)
-        return NULL;
-    if (t)
-        memcpy(p, t, n);
-    p[n] = '\0';
-    return p;
-}
+    " chain TEXT NOT NULL DEFAULT '',"
+    " kind TEXT NOT NULL DEFAULT 'request',"
+    " actor TEXT NOT NULL DEFAULT 'local',"
+    " idem_key TEXT,"
+    " generation INTEGER NOT NULL DEFAULT 0,"
+    " ref INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);"
+    "CREATE UNIQUE INDEX dpacct_requests_key ON dpacct_requests (unit, idem_key);";
 
 static void sq_close(dpa_store *b)
 {
@@ -116,7 +65,7 @@ static void sq_close(dpa_store *b)
         return;
     if (s->in_txn)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    drop_cache(s);
+    dpa_sq_drop_cache(s);
     sqlite3_close(s->db);
     /* a create that was not committed leaves nothing behind */
     if (s->tmp_path)
@@ -148,9 +97,9 @@ static dpa_status sq_publish(sqlite_store *s, dpa_error *err)
 {
     dpa_status rc = DPA_OK;
     int fd;
-    drop_cache(s);
+    dpa_sq_drop_cache(s);
     if (sqlite3_close(s->db) != SQLITE_OK)
-        return sq_fail(s, err, "cannot close the new ledger");
+        return dpa_sq_fail(s, err, "cannot close the new ledger");
     s->db = NULL;
     fd = open(s->tmp_path, O_RDONLY);
     if (fd < 0 || fsync(fd) != 0)
@@ -174,7 +123,7 @@ static dpa_status sq_publish(sqlite_store *s, dpa_error *err)
 static dpa_status sq_begin_write(dpa_store *b, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
-    dpa_status st = sq_exec(s, "BEGIN IMMEDIATE", "cannot start a write transaction", err);
+    dpa_status st = dpa_sq_exec(s, "BEGIN IMMEDIATE", "cannot start a write transaction", err);
     if (st == DPA_OK)
         s->in_txn = 1;
     return st;
@@ -183,7 +132,7 @@ static dpa_status sq_begin_write(dpa_store *b, dpa_error *err)
 static dpa_status sq_begin_read(dpa_store *b, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
-    dpa_status st = sq_exec(s, "BEGIN DEFERRED", "cannot start a read transaction", err);
+    dpa_status st = dpa_sq_exec(s, "BEGIN DEFERRED", "cannot start a read transaction", err);
     if (st == DPA_OK)
         s->in_txn = 1;
     return st;
@@ -192,7 +141,7 @@ static dpa_status sq_begin_read(dpa_store *b, dpa_error *err)
 static dpa_status sq_commit(dpa_store *b, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
-    dpa_status st = sq_exec(s, "COMMIT", "commit failed", err);
+    dpa_status st = dpa_sq_exec(s, "COMMIT", "commit failed", err);
     if (st != DPA_OK) {
         /* nothing of the transaction was kept */
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -211,58 +160,11 @@ static void sq_rollback(dpa_store *b)
     s->in_txn = 0;
 }
 
-/* The statement of sql (a string literal), kept prepared in s->cache
- * when a slot is free; give it back with release. */
-static dpa_status prepare(sqlite_store *s, const char *sql, sqlite3_stmt **st, dpa_error *err)
-{
-    struct sq_cached *slot = NULL;
-    for (int i = 0; i < SQ_CACHE; i++) {
-        struct sq_cached *c = &s->cache[i];
-        if (c->sql == sql && !c->busy) {
-            c->busy = 1;
-            *st = c->st;
-            return DPA_OK;
-        }
-        if (!c->sql && !slot)
-            slot = c;
-    }
-    if (sqlite3_prepare_v3(s->db, sql, -1, slot ? SQLITE_PREPARE_PERSISTENT : 0, st, NULL) != SQLITE_OK)
-        return sq_fail(s, err, "cannot prepare a statement");
-    if (slot) {
-        slot->sql = sql;
-        slot->st = *st;
-        slot->busy = 1;
-    }
-    return DPA_OK;
-}
-
-/* Done with a statement of prepare: reset for its next use, or finalized. */
-static void release(sqlite_store *s, sqlite3_stmt *st)
-{
-    for (int i = 0; i < SQ_CACHE; i++)
-        if (s->cache[i].st == st && s->cache[i].busy) {
-            sqlite3_reset(st);
-            sqlite3_clear_bindings(st);
-            s->cache[i].busy = 0;
-            return;
-        }
-    sqlite3_finalize(st);
-}
-
-/* Finalize the kept statements (before the connection closes). */
-static void drop_cache(sqlite_store *s)
-{
-    for (int i = 0; i < SQ_CACHE; i++) {
-        sqlite3_finalize(s->cache[i].st);
-        memset(&s->cache[i], 0, sizeof s->cache[i]);
-    }
-}
-
 static dpa_status sq_get_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "SELECT value FROM dpacct_meta WHERE key = ?1", &st, err);
+    dpa_status rc = dpa_sq_prepare(s, "SELECT value FROM dpacct_meta WHERE key = ?1", &st, err);
     int step;
     *value = NULL;
     if (rc != DPA_OK)
@@ -270,13 +172,13 @@ static dpa_status sq_get_meta(dpa_store *b, const char *key, char **value, dpa_e
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     step = sqlite3_step(st);
     if (step == SQLITE_ROW) {
-        *value = dup_col(st, 0);
+        *value = dpa_sq_dup_col(st, 0);
         if (!*value)
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     } else if (step != SQLITE_DONE) {
-        rc = sq_fail(s, err, "cannot read metadata");
+        rc = dpa_sq_fail(s, err, "cannot read metadata");
     }
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -284,33 +186,41 @@ static dpa_status sq_set_meta(dpa_store *b, const char *key, const char *value, 
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "INSERT OR REPLACE INTO dpacct_meta (key, value) VALUES (?1, ?2)", &st, err);
+    dpa_status rc = dpa_sq_prepare(s, "INSERT OR REPLACE INTO dpacct_meta (key, value) VALUES (?1, ?2)", &st, err);
     if (rc != DPA_OK)
         return rc;
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot write metadata");
-    release(s, st);
+        rc = dpa_sq_fail(s, err, "cannot write metadata");
+    dpa_sq_release(s, st);
     return rc;
 }
 
-#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain"
+#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain, " \
+                  "tenant, period_seconds, lifecycle, generation, period_start, filter_now"
 
 static int read_unit(sqlite3_stmt *st, dpa_store_unit *u)
 {
     memset(u, 0, sizeof *u);
-    u->name = dup_col(st, 0);
-    u->filter = dup_col(st, 1);
-    u->initial_state = dup_col(st, 2);
-    u->state = dup_col(st, 3);
+    u->name = dpa_sq_dup_col(st, 0);
+    u->filter = dpa_sq_dup_col(st, 1);
+    u->initial_state = dpa_sq_dup_col(st, 2);
+    u->state = dpa_sq_dup_col(st, 3);
     u->requests = sqlite3_column_int64(st, 4);
     u->accepted = sqlite3_column_int64(st, 5);
-    u->created = dup_col(st, 6);
+    u->created = dpa_sq_dup_col(st, 6);
     u->chain_index = sqlite3_column_int64(st, 7);
     u->chain_after = sqlite3_column_int64(st, 8);
-    u->chain = dup_col(st, 9);
-    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain) {
+    u->chain = dpa_sq_dup_col(st, 9);
+    u->tenant = dpa_sq_dup_col(st, 10);
+    u->period_seconds = sqlite3_column_int64(st, 11);
+    u->lifecycle = dpa_sq_dup_col(st, 12);
+    u->generation = sqlite3_column_int64(st, 13);
+    u->period_start = dpa_sq_dup_col(st, 14);
+    u->filter_now = dpa_sq_dup_col(st, 15);
+    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain || !u->tenant ||
+        !u->lifecycle || !u->period_start || !u->filter_now) {
         dpa_store_unit_clear(u);
         return -1;
     }
@@ -324,7 +234,7 @@ static dpa_status sq_get_unit(dpa_store *b, const char *name, int lock, dpa_stor
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ?1", &st, err);
+    dpa_status rc = dpa_sq_prepare(s, "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ?1", &st, err);
     int step;
     (void)lock;
     memset(out, 0, sizeof *out);
@@ -339,9 +249,9 @@ static dpa_status sq_get_unit(dpa_store *b, const char *name, int lock, dpa_stor
         else
             *found = 1;
     } else if (step != SQLITE_DONE) {
-        rc = sq_fail(s, err, "cannot read a unit");
+        rc = dpa_sq_fail(s, err, "cannot read a unit");
     }
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -349,8 +259,8 @@ static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                            &st, err);
+    dpa_status rc = dpa_sq_prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                               "?11, ?12, ?13, ?14, ?15, ?16)", &st, err);
     int step;
     if (rc != DPA_OK)
         return rc;
@@ -364,14 +274,20 @@ static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
     sqlite3_bind_int64(st, 8, u->chain_index);
     sqlite3_bind_int64(st, 9, u->chain_after);
     sqlite3_bind_text(st, 10, u->chain ? u->chain : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 11, u->tenant ? u->tenant : "default", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 12, u->period_seconds);
+    sqlite3_bind_text(st, 13, u->lifecycle ? u->lifecycle : "active", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 14, u->generation);
+    sqlite3_bind_text(st, 15, u->period_start ? u->period_start : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 16, u->filter_now ? u->filter_now : "", -1, SQLITE_STATIC);
     step = sqlite3_step(st);
     if (step != SQLITE_DONE) {
         if ((sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_CONSTRAINT)
             rc = dpa_error_set(err, DPA_EINVAL, "ledger: unit \"%s\" already exists", u->name);
         else
-            rc = sq_fail(s, err, "cannot add a unit");
+            rc = dpa_sq_fail(s, err, "cannot add a unit");
     }
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -379,19 +295,23 @@ static dpa_status sq_update_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "UPDATE dpacct_units SET state = ?2, requests = ?3, accepted = ?4 WHERE name = ?1",
-                            &st, err);
+    dpa_status rc = dpa_sq_prepare(s, "UPDATE dpacct_units SET state = ?2, requests = ?3, accepted = ?4, lifecycle = ?5, "
+                               "generation = ?6, period_start = ?7, filter_now = ?8 WHERE name = ?1", &st, err);
     if (rc != DPA_OK)
         return rc;
     sqlite3_bind_text(st, 1, u->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, u->state, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 3, u->requests);
     sqlite3_bind_int64(st, 4, u->accepted);
+    sqlite3_bind_text(st, 5, u->lifecycle ? u->lifecycle : "active", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, u->generation);
+    sqlite3_bind_text(st, 7, u->period_start ? u->period_start : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, u->filter_now ? u->filter_now : "", -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot update a unit");
+        rc = dpa_sq_fail(s, err, "cannot update a unit");
     else if (sqlite3_changes(s->db) != 1)
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" vanished during a request", u->name);
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -399,8 +319,9 @@ static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
-                               "state_after, id, chain) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st, err);
+    dpa_status rc = dpa_sq_prepare(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
+                               "state_after, id, chain, kind, actor, idem_key, generation, ref) VALUES (?1, ?2, "
+                               "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)", &st, err);
     if (rc != DPA_OK)
         return rc;
     if (r->id > 0)
@@ -415,11 +336,21 @@ static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     sqlite3_bind_text(st, 6, r->state_before, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, r->state_after, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 9, r->chain ? r->chain : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 10, r->kind ? r->kind : "request", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 11, r->actor ? r->actor : "local", -1, SQLITE_STATIC);
+    if (r->idem_key && *r->idem_key)
+        sqlite3_bind_text(st, 12, r->idem_key, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 12);
+    sqlite3_bind_int64(st, 13, r->generation);
+    sqlite3_bind_int64(st, 14, r->ref);
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot record the request");
+        rc = (sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_CONSTRAINT && r->idem_key
+                 ? dpa_error_set(err, DPA_EINVAL, "ledger: idempotency key already used for unit \"%s\"", r->unit)
+                 : dpa_sq_fail(s, err, "cannot record the request");
     else
         r->id = (long long)sqlite3_last_insert_rowid(s->db);
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -428,7 +359,7 @@ static dpa_status sq_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, name ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ?1"
+    dpa_status rc = dpa_sq_prepare(s, name ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ?1"
                                     : "SELECT " UNIT_COLS " FROM dpacct_units ORDER BY name", &st, err);
     int step;
     if (rc != DPA_OK)
@@ -448,8 +379,89 @@ static dpa_status sq_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn
             break;
     }
     if (rc == DPA_OK && step != SQLITE_ROW && step != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot read the units");
-    release(s, st);
+        rc = dpa_sq_fail(s, err, "cannot read the units");
+    dpa_sq_release(s, st);
+    return rc;
+}
+
+#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after, chain, kind, actor, " \
+                 "idem_key, generation, ref"
+
+static int read_request(sqlite3_stmt *st, dpa_store_request *r)
+{
+    char *decision = dpa_sq_dup_col(st, 4);
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(st, 0);
+    r->unit = dpa_sq_dup_col(st, 1);
+    r->time = dpa_sq_dup_col(st, 2);
+    r->spec = dpa_sq_dup_col(st, 3);
+    r->reason = dpa_sq_dup_col(st, 5);
+    r->state_before = dpa_sq_dup_col(st, 6);
+    r->state_after = dpa_sq_dup_col(st, 7);
+    r->chain = dpa_sq_dup_col(st, 8);
+    r->kind = dpa_sq_dup_col(st, 9);
+    r->actor = dpa_sq_dup_col(st, 10);
+    r->idem_key = sqlite3_column_type(st, 11) == SQLITE_NULL ? NULL : dpa_sq_dup_col(st, 11);
+    r->generation = sqlite3_column_int64(st, 12);
+    r->ref = sqlite3_column_int64(st, 13);
+    if (!decision || !r->unit || !r->time || !r->spec || !r->reason || !r->state_before || !r->state_after ||
+        !r->chain || !r->kind || !r->actor || (sqlite3_column_type(st, 11) != SQLITE_NULL && !r->idem_key)) {
+        free(decision);
+        dpa_store_request_clear(r);
+        return -1;
+    }
+    r->accepted = !strcmp(decision, "accepted");
+    free(decision);
+    return 0;
+}
+
+static dpa_status sq_get_request(dpa_store *b, const char *unit, long long id, const char *key,
+                                 dpa_store_request *out, int *found, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = dpa_sq_prepare(s, key ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 AND idem_key = ?2"
+                                   : "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 AND id = ?3", &st, err);
+    int step;
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    if (rc != DPA_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, unit, -1, SQLITE_STATIC);
+    if (key)
+        sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_int64(st, 3, id);
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        if (read_request(st, out))
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+        else
+            *found = 1;
+    } else if (step != SQLITE_DONE) {
+        rc = dpa_sq_fail(s, err, "cannot read the history");
+    }
+    dpa_sq_release(s, st);
+    return rc;
+}
+
+static dpa_status sq_each_meta(dpa_store *b, const char *prefix, int (*fn)(void *, const char *, const char *),
+                               void *ctx, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = dpa_sq_prepare(s, "SELECT key, value FROM dpacct_meta WHERE substr(key, 1, length(?1)) = ?1 "
+                               "ORDER BY key", &st, err);
+    int step;
+    if (rc != DPA_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(ctx, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1)))
+            break;
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = dpa_sq_fail(s, err, "cannot read the metadata");
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -458,8 +470,7 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after, chain"
-    dpa_status rc = prepare(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 ORDER BY id"
+    dpa_status rc = dpa_sq_prepare(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 ORDER BY id"
                                     : "SELECT " REQ_COLS " FROM dpacct_requests ORDER BY id", &st, err);
     int step;
     if (rc != DPA_OK)
@@ -468,34 +479,19 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
         sqlite3_bind_text(st, 1, unit, -1, SQLITE_STATIC);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         dpa_store_request r;
-        char *decision = dup_col(st, 4);
         int stop;
-        memset(&r, 0, sizeof r);
-        r.id = sqlite3_column_int64(st, 0);
-        r.unit = dup_col(st, 1);
-        r.time = dup_col(st, 2);
-        r.spec = dup_col(st, 3);
-        r.reason = dup_col(st, 5);
-        r.state_before = dup_col(st, 6);
-        r.state_after = dup_col(st, 7);
-        r.chain = dup_col(st, 8);
-        if (!decision || !r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after ||
-            !r.chain) {
-            free(decision);
-            dpa_store_request_clear(&r);
+        if (read_request(st, &r)) {
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
             break;
         }
-        r.accepted = !strcmp(decision, "accepted");
-        free(decision);
         stop = fn(ctx, &r);
         dpa_store_request_clear(&r);
         if (stop)
             break;
     }
     if (rc == DPA_OK && step != SQLITE_ROW && step != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot read the history");
-    release(s, st);
+        rc = dpa_sq_fail(s, err, "cannot read the history");
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -505,18 +501,41 @@ static dpa_status sq_lock_meta(dpa_store *b, const char *key, char **value, dpa_
     return sq_get_meta(b, key, value, err);
 }
 
-static dpa_status sq_upgrade_tables(dpa_store *b, dpa_error *err)
+static dpa_status sq_upgrade_tables(dpa_store *b, int from, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
     dpa_status rc = DPA_OK;
-    for (size_t i = 0; rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
-        rc = sq_exec(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    for (size_t i = 0; from < 2 && rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
+        rc = dpa_sq_exec(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    /* format 3 has no foreign key from the entries to the units (tenant and
+     * token entries have the unit ""): SQLite drops a constraint by
+     * rebuilding the table (its rows are rewritten by the upgrade anyway) */
+    if (rc == DPA_OK)
+        rc = dpa_sq_exec(s, "ALTER TABLE dpacct_requests RENAME TO dpacct_requests_old;"
+                        "DROP INDEX IF EXISTS dpacct_requests_unit;"
+                        "DROP INDEX IF EXISTS dpacct_requests_key;"
+                        "CREATE TABLE dpacct_requests ("
+                        " id INTEGER PRIMARY KEY AUTOINCREMENT, unit TEXT NOT NULL, time TEXT NOT NULL,"
+                        " spec TEXT NOT NULL,"
+                        " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
+                        " reason TEXT NOT NULL, state_before TEXT NOT NULL, state_after TEXT NOT NULL,"
+                        " chain TEXT NOT NULL DEFAULT '');"
+                        "INSERT INTO dpacct_requests (id, unit, time, spec, decision, reason, state_before,"
+                        " state_after, chain) SELECT id, unit, time, spec, decision, reason, state_before,"
+                        " state_after, chain FROM dpacct_requests_old;"
+                        "DROP TABLE dpacct_requests_old;"
+                        "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);",
+                     "cannot upgrade the tables", err);
+    for (size_t i = 0; rc == DPA_OK && i < DPA_STORE_UPGRADE3_N; i++)
+        if (sqlite3_exec(s->db, DPA_STORE_UPGRADE3_SQL[i], NULL, NULL, NULL) != SQLITE_OK &&
+            strncmp(sqlite3_errmsg(s->db), "duplicate column name", 21))
+            rc = dpa_sq_fail(s, err, "cannot upgrade the tables");
     return rc;
 }
 
 static dpa_status sq_delete_all(dpa_store *b, dpa_error *err)
 {
-    return sq_exec((sqlite_store *)b, "DELETE FROM dpacct_requests; DELETE FROM dpacct_units",
+    return dpa_sq_exec((sqlite_store *)b, "DELETE FROM dpacct_requests; DELETE FROM dpacct_units",
                    "cannot rewrite the tables", err);
 }
 
@@ -524,6 +543,7 @@ static const dpa_store_ops SQLITE_OPS = {
     "sqlite", sq_close, sq_begin_write, sq_begin_read, sq_commit, sq_rollback,
     sq_get_meta, sq_set_meta, sq_lock_meta, sq_upgrade_tables, sq_delete_all, sq_get_unit, sq_insert_unit, sq_update_unit,
     sq_append_request, sq_each_unit, sq_each_request, dpa_store_snapshot_tx, dpa_store_commit_request_tx,
+    sq_get_request, sq_each_meta, NULL, NULL, NULL,
 };
 
 /* Open path (flags: SQLITE_OPEN_*) and set the connection's pragmas. */
@@ -548,7 +568,7 @@ static dpa_status sq_connect(const char *path, int flags, sqlite_store **out, dp
     }
     /* synchronous = FULL: in WAL mode every commit is fsync'ed (NORMAL would
      * let the last commits roll back after a power loss). */
-    rc = sq_exec(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+    rc = dpa_sq_exec(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
                  "cannot configure the connection", err);
     if (rc != DPA_OK) {
         sq_close(&s->base);
@@ -598,11 +618,11 @@ dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error 
         return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     }
     /* WAL persists in the file: every later connection uses it. */
-    rc = sq_exec(s, "PRAGMA journal_mode = WAL", "cannot switch to WAL mode", err);
+    rc = dpa_sq_exec(s, "PRAGMA journal_mode = WAL", "cannot switch to WAL mode", err);
     if (rc == DPA_OK)
         rc = sq_begin_write(&s->base, err);
     if (rc == DPA_OK)
-        rc = sq_exec(s, SCHEMA, "cannot create the tables", err);
+        rc = dpa_sq_exec(s, SCHEMA, "cannot create the tables", err);
     if (rc == DPA_OK)
         rc = sq_set_meta(&s->base, "format", DPA_LEDGER_FORMAT, err);
     if (rc != DPA_OK) {
@@ -642,11 +662,11 @@ static dpa_status read_format(sqlite_store *s, const char *path, char **format, 
         SQLITE_OK) {
         step = sqlite3_step(st);
         if (step == SQLITE_ROW) {
-            *format = dup_col(st, 0);
+            *format = dpa_sq_dup_col(st, 0);
             if (!*format)
                 rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
         } else if (step != SQLITE_DONE) {
-            rc = sq_fail(s, err, "cannot read the ledger's metadata");
+            rc = dpa_sq_fail(s, err, "cannot read the ledger's metadata");
         }
         sqlite3_finalize(st);
         return rc;
@@ -654,7 +674,7 @@ static dpa_status read_format(sqlite_store *s, const char *path, char **format, 
     code = sqlite3_extended_errcode(s->db) & 0xff;
     if (code == SQLITE_NOTADB || code == SQLITE_ERROR) /* not SQLite; "no such table" */
         return dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
-    return sq_fail(s, err, "cannot read the ledger's metadata");
+    return dpa_sq_fail(s, err, "cannot read the ledger's metadata");
 }
 
 /* 1 if the -wal file of path exists. */
@@ -723,7 +743,7 @@ dpa_status dpa_store_sqlite_open(const char *path, int mode, dpa_store **out, dp
     rc = read_format(s, path, &format, err);
     if (rc == DPA_OK && !format)
         rc = dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
-    if (rc == DPA_OK && !(mode == DPA_STORE_UPGRADE && !strcmp(format, DPA_LEDGER_FORMAT_1)))
+    if (rc == DPA_OK && !(mode == DPA_STORE_UPGRADE && dpa_store_format_upgradable(format)))
         rc = dpa_store_check_format(format, path, err);
     free(format);
     if (rc != DPA_OK) {

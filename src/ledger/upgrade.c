@@ -147,7 +147,7 @@ static dpa_status restate_unit(dpa_store_unit *u, upgrade_ctx *c, dpa_error *err
 
 dpa_status dpa_ledger_upgrade(const char *location, const void *keydata, size_t key_len, dpa_error *err)
 {
-    dpa_chain_key key = {keydata, keydata ? key_len : 0};
+    dpa_chain_key key = {keydata, keydata ? key_len : 0, 0};
     dpa_store *s;
     upgrade_ctx c;
     dpa_ledger_unit_list units = {0};
@@ -161,11 +161,17 @@ dpa_status dpa_ledger_upgrade(const char *location, const void *keydata, size_t 
     rc = s->ops->begin_write(s, err);
     if (rc == DPA_OK)
         rc = s->ops->get_meta(s, "format", &format, err);
-    if (rc == DPA_OK && (!format || strcmp(format, DPA_LEDGER_FORMAT_1)))
-        rc = dpa_error_set(err, DPA_EINVAL, "ledger upgrade: the ledger is of format \"%s\", not \"%s\": "
-                           "nothing to upgrade", format ? format : "?", DPA_LEDGER_FORMAT_1);
+    if (rc == DPA_OK && !dpa_store_format_upgradable(format))
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger upgrade: the ledger is of format \"%s\", not \"%s\" or "
+                           "\"%s\": nothing to upgrade", format ? format : "?", DPA_LEDGER_FORMAT_1,
+                           DPA_LEDGER_FORMAT_2);
     if (rc == DPA_OK)
-        rc = s->ops->upgrade_tables(s, err);
+        rc = s->ops->upgrade_tables(s, strcmp(format, DPA_LEDGER_FORMAT_1) ? 2 : 1, err);
+    /* a format-2 ledger has a chain: it must verify (replay and chain, with
+     * format 2's links) before it is chained anew, or the new chain would
+     * vouch for tampering already there */
+    if (rc == DPA_OK && !strcmp(format, DPA_LEDGER_FORMAT_2))
+        rc = must_verify(s, &key, "the format-2 ledger does not verify", err);
     /* the replay alone first: the chain columns are empty */
     if (rc == DPA_OK)
         rc = s->ops->each_unit(s, NULL, dpa_ledger_collect_unit, &units, err);

@@ -34,6 +34,11 @@ typedef struct verify_ctx {
     const char *unit;
     char *state;          /* the replayed state (the chain) */
     long long requests, accepted, last_id;
+    /* format 3: what the entries other than requests change */
+    char *config;              /* the configuration in force (top-ups) */
+    const char *lifecycle;     /* "active" | "frozen" | "archived" */
+    long long generation;
+    dpa_ledger_charges charges; /* of the current generation (release) */
     json_t *problems;
     long long nproblems;
     dpa_status rc;        /* a failure of the replay itself (ENOMEM) */
@@ -53,6 +58,8 @@ static void problem(verify_ctx *c, long long id, const char *what)
     }
 }
 
+static int verify_entry(verify_ctx *c, const dpa_store_request *r);
+
 static int verify_request(void *vctx, const dpa_store_request *r)
 {
     verify_ctx *c = vctx;
@@ -62,13 +69,23 @@ static int verify_request(void *vctx, const dpa_store_request *r)
     char msg[DPA_ERROR_MESSAGE_MAX + 96];
     char *after;
 
-    c->requests++;
-    c->accepted += r->accepted ? 1 : 0;
     if (r->id <= c->last_id)
         problem(c, r->id, "request ids out of order");
     c->last_id = r->id;
     if (strcmp(r->state_before, c->state))
         problem(c, r->id, "state_before differs from the state the previous request left");
+    if (strcmp(r->kind, "roll") && r->generation != c->generation)
+        problem(c, r->id, "the entry's generation differs from the unit's");
+    if (dpa_ledger_charges_note(&c->charges, r) != 0) {
+        c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
+        return 1;
+    }
+    if (strcmp(r->kind, "request") && strcmp(r->kind, "reserve"))
+        return verify_entry(c, r);
+    if (!strcmp(c->lifecycle, "frozen") || !strcmp(c->lifecycle, "archived"))
+        problem(c, r->id, "a request recorded while the unit was frozen or archived");
+    c->requests++;
+    c->accepted += r->accepted ? 1 : 0;
     spec = dpa_spec_from_json(r->spec, &e);
     if (!spec) {
         snprintf(msg, sizeof msg, "recorded spec does not parse: %s", e.message);
@@ -115,6 +132,99 @@ follow_record:
     return 0;
 }
 
+/* The state after r is its state_before (lifecycle, commit, top-up). */
+static void same_state(verify_ctx *c, const dpa_store_request *r)
+{
+    if (strcmp(r->state_after, r->state_before))
+        problem(c, r->id, "state_after differs from state_before in an entry that charges nothing");
+}
+
+/* Continue from the recorded state_after (reported once, not as a cascade). */
+static int follow(verify_ctx *c, const dpa_store_request *r)
+{
+    dpa_error e;
+    char *st = strdup(r->state_after);
+    if (!st) {
+        c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
+        return 1;
+    }
+    free(c->state);
+    c->state = st;
+    if (dpa_filter_set_state_json(c->f, r->state_after, &e) != DPA_OK)
+        problem(c, r->id, "recorded state_after does not load");
+    return 0;
+}
+
+/* A history entry other than a request (format 3): reservations settled,
+ * lifecycle, top-up, roll. */
+static int verify_entry(verify_ctx *c, const dpa_store_request *r)
+{
+    const char *k = r->kind;
+    dpa_error e;
+    if (!strcmp(k, "commit") || !strcmp(k, "release")) {
+        dpa_ledger_charge *ch = dpa_ledger_charges_find(&c->charges, r->ref);
+        /* charges_note has just settled it: it must have been pending */
+        if (!ch || !ch->reserve || ch->settled != (!strcmp(k, "commit") ? 1 : 2))
+            problem(c, r->id, "settles a request that is not a pending reservation");
+        if (!strcmp(k, "commit")) {
+            same_state(c, r);
+        } else {
+            char *st = NULL;
+            if (dpa_ledger_charges_replay(&c->charges, c->config, -1, &st, &e) != DPA_OK)
+                problem(c, r->id, "the release's replay failed");
+            else if (strcmp(st, r->state_after))
+                problem(c, r->id, "state_after of the release differs from the replay without the reservation");
+            free(st);
+        }
+        if (!strcmp(c->lifecycle, "archived"))
+            problem(c, r->id, "a reservation settled on an archived unit");
+    } else if (!strcmp(k, "freeze") || !strcmp(k, "unfreeze") || !strcmp(k, "archive")) {
+        const char *from = c->lifecycle;
+        int ok = !strcmp(k, "freeze") ? !strcmp(from, "active")
+                 : !strcmp(k, "unfreeze") ? !strcmp(from, "frozen") : strcmp(from, "archived") != 0;
+        if (!ok)
+            problem(c, r->id, "a lifecycle transition that is not allowed");
+        c->lifecycle = !strcmp(k, "freeze") ? "frozen" : !strcmp(k, "unfreeze") ? "active" : "archived";
+        same_state(c, r);
+    } else if (!strcmp(k, "topup")) {
+        dpa_filter *g;
+        if (!strcmp(c->lifecycle, "archived"))
+            problem(c, r->id, "a top-up of an archived unit");
+        if (dpa_ledger_topup_check(c->config, r->spec, &e) != DPA_OK)
+            problem(c, r->id, "a top-up that breaks the rule (same kind, no budget parameter lower)");
+        same_state(c, r);
+        g = dpa_filter_new_json(r->spec, &e);
+        if (!g || dpa_filter_set_state_json(g, r->state_after, &e) != DPA_OK) {
+            problem(c, r->id, "the top-up's configuration does not load with the unit's state");
+            dpa_filter_free(g);
+        } else {
+            char *cfg = strdup(r->spec);
+            if (!cfg) {
+                dpa_filter_free(g);
+                c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
+                return 1;
+            }
+            dpa_filter_free(c->f);
+            c->f = g;
+            free(c->config);
+            c->config = cfg;
+        }
+    } else if (!strcmp(k, "roll")) {
+        dpa_filter *fresh = dpa_filter_new_json(c->config, &e);
+        char *st0 = fresh ? dpa_filter_state_json(fresh) : NULL;
+        if (!st0 || strcmp(st0, r->state_after))
+            problem(c, r->id, "a roll's state_after is not the full budget");
+        if (r->generation <= c->generation)
+            problem(c, r->id, "a roll that does not advance the generation");
+        c->generation = r->generation;
+        free(st0);
+        dpa_filter_free(fresh);
+    } else {
+        problem(c, r->id, "an entry of an unknown kind");
+    }
+    return follow(c, r);
+}
+
 int dpa_ledger_collect_unit(void *ctx, const dpa_store_unit *u)
 {
     dpa_ledger_unit_list *L = ctx;
@@ -141,8 +251,15 @@ int dpa_ledger_collect_unit(void *ctx, const dpa_store_unit *u)
     c->chain_index = u->chain_index;
     c->chain_after = u->chain_after;
     c->chain = strdup(u->chain);
+    c->tenant = strdup(u->tenant ? u->tenant : "default");
+    c->period_seconds = u->period_seconds;
+    c->lifecycle = strdup(u->lifecycle ? u->lifecycle : "active");
+    c->generation = u->generation;
+    c->period_start = strdup(u->period_start ? u->period_start : "");
+    c->filter_now = strdup(u->filter_now ? u->filter_now : "");
     L->n++;
-    if (!c->name || !c->filter || !c->initial_state || !c->state || !c->created || !c->chain) {
+    if (!c->name || !c->filter || !c->initial_state || !c->state || !c->created || !c->chain || !c->tenant ||
+        !c->lifecycle || !c->period_start || !c->filter_now) {
         L->oom = 1;
         return 1;
     }
@@ -223,9 +340,15 @@ static int count_request(void *vctx, const dpa_store_request *r)
             hi = mid;
     }
     c->total++;
-    if (!known) {
-        c->vc->unit = r->unit;
-        problem(c->vc, r->id, "request of a unit that does not exist");
+    {
+        int record = !strcmp(r->kind, "tenant") || !strcmp(r->kind, "token") || !strcmp(r->kind, "revoke");
+        if (record != (r->unit[0] == '\0')) {
+            c->vc->unit = r->unit;
+            problem(c->vc, r->id, record ? "a tenant or token entry of a unit" : "an entry without a unit");
+        } else if (!known && !record) {
+            c->vc->unit = r->unit;
+            problem(c->vc, r->id, "request of a unit that does not exist");
+        }
     }
     chain_units(c, r->id);
     c->last_request = r->id;
@@ -240,6 +363,69 @@ static int count_request(void *vctx, const dpa_store_request *r)
                    "requests were inserted, removed, renumbered or reordered before it");
     }
     return c->vc->rc != DPA_OK;
+}
+
+/* ---- tenants and tokens: their records replayed from their entries ---- */
+
+typedef struct records_ctx {
+    verify_ctx *vc;
+    json_t *want; /* key -> value, from the entries */
+    json_t *seen; /* keys found in the metadata */
+} records_ctx;
+
+static int record_entry(void *vctx, const dpa_store_request *r)
+{
+    records_ctx *c = vctx;
+    json_t *spec = json_loads(r->spec, 0, NULL), *set = json_object_get(spec, "set"), *v;
+    const char *k;
+    if (!json_is_object(set)) {
+        c->vc->unit = "";
+        problem(c->vc, r->id, "a tenant or token entry whose spec is not {\"set\": {...}}");
+    }
+    json_object_foreach(set, k, v)
+        json_object_set(c->want, k, v);
+    json_decref(spec);
+    return 0;
+}
+
+static int record_row(void *vctx, const char *key, const char *value)
+{
+    records_ctx *c = vctx;
+    const char *want = json_string_value(json_object_get(c->want, key));
+    json_object_set_new(c->seen, key, json_true());
+    if (!want || strcmp(want, value)) {
+        char msg[DPA_LEDGER_MAX_UNIT + 120];
+        snprintf(msg, sizeof msg, "the record %.*s differs from its chained history (edited or inserted)",
+                 DPA_LEDGER_MAX_UNIT, key);
+        c->vc->unit = "";
+        problem(c->vc, 0, msg);
+    }
+    return 0;
+}
+
+/* Every tenant and token record (metadata) equals what its entries set,
+ * and every record they set exists. */
+static dpa_status verify_records(dpa_store *store, verify_ctx *vc, dpa_error *err)
+{
+    records_ctx c = {vc, json_object(), json_object()};
+    static const char *const PREFIXES[] = {"tenant:", "token:", "token_id:"};
+    const char *k;
+    json_t *v;
+    dpa_status rc = c.want && c.seen ? store->ops->each_request(store, "", record_entry, &c, err) : oom(err);
+    for (size_t i = 0; rc == DPA_OK && i < sizeof PREFIXES / sizeof *PREFIXES; i++)
+        rc = store->ops->each_meta(store, PREFIXES[i], record_row, &c, err);
+    if (rc == DPA_OK)
+        json_object_foreach(c.want, k, v)
+            if (!json_object_get(c.seen, k)) {
+                char msg[DPA_LEDGER_MAX_UNIT + 120];
+                snprintf(msg, sizeof msg, "the record %.*s of the chained history is missing (deleted)",
+                         DPA_LEDGER_MAX_UNIT, k);
+                vc->unit = "";
+                problem(vc, 0, msg);
+            }
+    json_decref(c.want);
+    json_decref(c.seen);
+    return rc;
 }
 
 static int by_chain_index(const void *a, const void *b)
@@ -292,6 +478,7 @@ dpa_status dpa_ledger_verify_anchor(dpa_ledger *l, const char *anchor, int *ok, 
     *report = NULL;
     key.data = l->key;
     key.len = l->key_len;
+    key.format2 = 0;
     rc = l->store->ops->begin_read(l->store, err);
     if (rc != DPA_OK)
         return rc;
@@ -305,6 +492,7 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
 {
     char genesis[DPA_CHAIN_HEX], anchor_hash[DPA_CHAIN_HEX] = "";
     char *stored_head = NULL;
+    dpa_chain_key key2;
     long long anchor_links = 0;
     dpa_ledger_unit_list units = {0};
     verify_ctx c;
@@ -322,7 +510,19 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
             return dpa_error_set(err, DPA_EINVAL, "ledger: an anchor is LINKS:HASH (\"head\" of an earlier "
                                  "verify report), got \"%s\"", anchor);
     }
-    rc = chain_genesis(store, key, genesis, &stored_head, err);
+    {
+        /* a format-2 ledger (verified before its upgrade) has format 2's links */
+        char *format = NULL;
+        rc = store->ops->get_meta(store, "format", &format, err);
+        if (rc == DPA_OK && key) {
+            key2 = *key;
+            key2.format2 = format && !strcmp(format, DPA_LEDGER_FORMAT_2);
+            key = &key2;
+        }
+        free(format);
+    }
+    if (rc == DPA_OK)
+        rc = chain_genesis(store, key, genesis, &stored_head, err);
     if (rc != DPA_OK) {
         free(stored_head); /* read before the key check that failed */
         return rc;
@@ -339,6 +539,14 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
         char *canon;
         c.unit = u->name;
         c.requests = c.accepted = c.last_id = 0;
+        c.lifecycle = "active";
+        c.generation = 0;
+        free(c.config);
+        c.config = strdup(u->filter);
+        if (!c.config) {
+            rc = oom(err);
+            break;
+        }
         c.f = dpa_filter_new_json(u->filter, &e);
         if (!c.f) {
             problem(&c, 0, "stored filter configuration does not load");
@@ -376,7 +584,11 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
                 problem(&c, 0, "stored current state differs from the replayed history");
             if (c.requests != u->requests || c.accepted != u->accepted)
                 problem(&c, 0, "stored request counts differ from the history");
+            if (strcmp(c.lifecycle, u->lifecycle) || c.generation != u->generation ||
+                strcmp(c.config, dpa_store_unit_config(u)))
+                problem(&c, 0, "stored lifecycle, generation or configuration differs from the history");
         }
+        dpa_ledger_charges_clear(&c.charges);
         free(c.state);
         c.state = NULL;
         dpa_filter_free(c.f);
@@ -408,6 +620,8 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
     if (rc == DPA_OK)
         chain_units(&oc, -1);
     if (rc == DPA_OK)
+        rc = verify_records(store, &c, err);
+    if (rc == DPA_OK)
         rc = c.rc;
     if (rc == DPA_OK) {
         dpa_chain_head h, stored;
@@ -425,6 +639,8 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
     }
     free(oc.by_index);
     free(stored_head);
+    free(c.config);
+    dpa_ledger_charges_clear(&c.charges);
     nunits = units.n;
     for (size_t i = 0; i < units.n; i++)
         dpa_store_unit_clear(&units.u[i]);
