@@ -30,6 +30,7 @@ from .ledger import Ledger, LedgerDecision
 from .dpsgd import (dpsgd_steps, dpsgd_event, dpsgd_epsilon, get_noise_multiplier, dpsgd_calibrate,
                     compute_dp_sgd_privacy, compute_noise, DpsgdPlan)
 from .compat import PrivacyAccountant
+from .client import Client, ServiceError, Decision
 
 __version__ = "0.1.0"
 
@@ -44,6 +45,7 @@ __all__ = [
     "DpacctError", "InvalidInputError", "InvalidSpecError", "UnsupportedError", "NumericError",
     "OutOfMemoryError", "DpacctIOError", "StorageError", "LibraryNotFoundError", "LibraryBugError",
     "library_path", "load_library",
+    "Client", "ServiceError", "Decision",
 ]
 
 
