@@ -117,7 +117,9 @@
     if (e instanceof ApiError && e.status === 401) {
       sessionStorage.removeItem(TOKEN_KEY);
       p.textContent = "The token was refused (" + e.message + "): enter another.";
+      p.hidden = false;
       showLogin();
+      return;
     } else if (e instanceof ApiError) {
       p.textContent = "Error " + e.status + " (" + e.code + "): " + e.message;
     } else {
@@ -286,14 +288,16 @@
       var a = { "data-unit": name };
       view.appendChild(el("h2", { id: "view-title" }, ["Unit ", name]));
       var dl = el("dl", { "class": "status", id: "unit-status" });
-      [["Tenant", u.tenant], ["State", u.lifecycle], ["Filter (budget)", filterText(u.filter)],
-        ["Generation", u.generation], ["Period (s)", u.period_seconds], ["Requests", u.requests],
-        ["Accepted", u.accepted], ["Rejected", u.rejected], ["Reserved", u.reserved],
-        ["Exhausted", u.exhausted === undefined ? undefined : (u.exhausted ? "yes" : "no")],
-        ["Created", u.created]].forEach(function (kv) {
-        if (kv[1] === undefined || kv[1] === null) return;
+      [["Tenant", "tenant"], ["State", "lifecycle"], ["Filter (budget)", "filter"],
+        ["Generation", "generation"], ["Period (s)", "period_seconds"], ["Requests", "requests"],
+        ["Accepted", "accepted"], ["Rejected", "rejected"], ["Reserved", "reserved"],
+        ["Exhausted", "exhausted"], ["Created", "created"]].forEach(function (kv) {
+        var v = u[kv[1]];
+        if (v === undefined || v === null) return;
+        if (kv[1] === "filter") v = filterText(v);
+        if (kv[1] === "exhausted") v = v ? "yes" : "no";
         dl.appendChild(el("dt", null, kv[0]));
-        dl.appendChild(el("dd", null, isNum(kv[1]) ? numSpan(kv[1], Object.assign({ "data-field": kv[0].toLowerCase() }, a)) : String(kv[1])));
+        dl.appendChild(el("dd", null, isNum(v) ? numSpan(v, Object.assign({ "data-field": kv[1], "data-scope": "status" }, a)) : String(v)));
       });
       dl.appendChild(el("dt", null, "Remaining"));
       dl.appendChild(el("dd", null, remainingList(u.remaining, Object.assign({ "data-scope": "status" }, a))));
