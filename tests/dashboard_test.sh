@@ -70,7 +70,7 @@ dom() {
 dom "$BASE/#token=$READ" >"$TMP/units.html"
 dom "$BASE/#token=$READ&limit=2" >"$TMP/units-p1.html"
 dom "$BASE/#token=$READ&view=units&limit=2&after=bob" >"$TMP/units-p2.html"
-dom "$BASE/web/index.html#token=$READ&unit=alice" >"$TMP/alice.html"
+dom "$BASE/index.html#token=$READ&unit=alice" >"$TMP/alice.html"
 dom "$BASE/#token=$READ&unit=dave" >"$TMP/dave.html"
 dom "$BASE/#token=$READ&view=verify" >"$TMP/verify.html"
 dom "$BASE/#token=not-a-token&unit=alice" >"$TMP/refused.html"
