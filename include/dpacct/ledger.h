@@ -96,6 +96,12 @@ typedef struct dpa_ledger_decision {
     char reason[256];      /* the filter's reason or remark ("" if none) */
     char *remaining;       /* remaining budget after the decision, JSON
                             * (dpa_filter_remaining_json); caller frees */
+    int replayed;          /* 1 if answered from an earlier request with the same
+                            * idempotency key (nothing charged this time) */
+    char status[16];       /* "charged" | "reserved" | "rejected" (a released
+                            * reservation replayed: "released") */
+    long long generation;  /* the unit's budget period (0 for a unit without
+                            * periods; see dpa_ledger_unit_opts) */
 } dpa_ledger_decision;
 
 /* Decide on one request (spec: an event spec JSON, dpacct/event.h) for a
@@ -173,6 +179,144 @@ dpa_status dpa_ledger_import_json_keyed(const char *location, const char *json, 
  * malformed URI) replaced by "***"; a path as is.  Error messages of the
  * library never hold a password (libpq's are masked too).  Always NUL-terminated (truncated to n - 1 bytes). */
 void dpa_ledger_location_display(const char *location, char *buf, size_t n);
+
+/* ======================================================================
+ * The budget service's functions (format 3; docs/ledger.md, docs/service.md)
+ * ====================================================================== */
+
+/* ---- tenants and tokens ---- */
+/* Roles, ordered: each includes the ones below it. */
+typedef enum dpa_ledger_role {
+    DPA_LEDGER_ROLE_READ = 1,    /* status, history, verify of the tenant's units */
+    DPA_LEDGER_ROLE_REQUEST = 2, /* + requests, commit, release */
+    DPA_LEDGER_ROLE_ADMIN = 3    /* + create units, freeze, archive, top up, tokens of the tenant */
+} dpa_ledger_role;
+/* Tenant names: as unit names (1..DPA_LEDGER_MAX_UNIT bytes, UTF-8, no control chars).
+ * Every ledger has the tenant "default" (units made by dpa_ledger_add_unit belong to it).
+ * DPA_EINVAL if the name is invalid or the tenant exists.  actor NULL: "local".
+ * Recorded in the hash chain. */
+dpa_status dpa_ledger_add_tenant(dpa_ledger *l, const char *tenant, const char *actor, dpa_error *err);
+/* A new bearer token for tenant with role: *token (malloc'ed) is the secret, returned once
+ * and never stored (the ledger keeps its SHA-256 only; tokens are 256-bit random, so a plain
+ * hash is enough); *token_id (malloc'ed) its public identity ("tok_" + 16 hex), the one
+ * recorded as the actor of what it does.  label: free text for humans (may be NULL).
+ * DPA_EINVAL for an unknown tenant or a role out of range.  Recorded in the chain. */
+dpa_status dpa_ledger_token_create(dpa_ledger *l, const char *tenant, dpa_ledger_role role,
+                                   const char *label, const char *actor, char **token,
+                                   char **token_id, dpa_error *err);
+/* Revoke a token for good (DPA_EINVAL if unknown or already revoked).  Recorded. */
+dpa_status dpa_ledger_token_revoke(dpa_ledger *l, const char *token_id, const char *actor,
+                                   dpa_error *err);
+/* JSON array [{"id","tenant","role":"read|request|admin","label","created","revoked":bool}] of
+ * a tenant's tokens (all tenants if NULL); never the secret or its hash. */
+dpa_status dpa_ledger_token_list_json(dpa_ledger *l, const char *tenant, char **json, dpa_error *err);
+typedef struct dpa_ledger_identity {
+    char token_id[32];
+    char tenant[DPA_LEDGER_MAX_UNIT + 1];
+    dpa_ledger_role role;
+} dpa_ledger_identity;
+/* Who a bearer token is: DPA_OK and *who; DPA_EINVAL with
+ * the message "unknown or revoked token" for a token that is not valid (compare hashes in
+ * constant time).  Cheap: one indexed read. */
+dpa_status dpa_ledger_authenticate(dpa_ledger *l, const char *token, dpa_ledger_identity *who,
+                                   dpa_error *err);
+
+/* ---- units ---- */
+typedef struct dpa_ledger_unit_opts {
+    const char *tenant;        /* NULL: "default" */
+    const char *filter_config; /* NULL: the ledger's default */
+    long long period_seconds;  /* 0: no period; > 0: the budget renews every period (below) */
+    const char *actor;         /* NULL: "local" */
+} dpa_ledger_unit_opts;
+/* Unit names stay unique in the whole ledger (a unit belongs to one tenant; another
+ * tenant's token gets "unknown unit").  o NULL: all defaults (dpa_ledger_add_unit).
+ * DPA_EINVAL as dpa_ledger_add_unit, or for an unknown tenant or a negative period. */
+dpa_status dpa_ledger_add_unit_ex(dpa_ledger *l, const char *unit, const dpa_ledger_unit_opts *o,
+                                  dpa_error *err);
+/* The unit's tenant (*tenant malloc'ed) or DPA_EINVAL "unknown unit". */
+dpa_status dpa_ledger_unit_tenant(dpa_ledger *l, const char *unit, char **tenant, dpa_error *err);
+/* Lifecycle, each recorded (chain, history) with actor and reason:
+ * "freeze": requests refused ("unit is frozen") until "unfreeze"; status/history readable;
+ * "archive": permanently read-only (cannot be unfrozen or topped up).
+ * DPA_EINVAL for an unknown unit or a transition that is not allowed.
+ * actor NULL: "local"; reason NULL: "". */
+dpa_status dpa_ledger_unit_lifecycle(dpa_ledger *l, const char *unit, const char *op /* "freeze" |
+                                     "unfreeze" | "archive" */, const char *actor, const char *reason,
+                                     dpa_error *err);
+/* Top up: replace the unit's filter configuration by one of the same filter kind with a
+ * budget at least as large in every parameter (else DPA_EINVAL saying which), keeping the
+ * spent state; recorded.  Refused (DPA_EINVAL, with the reason) for a filter kind whose
+ * state depends on its budget (docs/ledger.md "Top-up"). */
+dpa_status dpa_ledger_unit_topup(dpa_ledger *l, const char *unit, const char *filter_config,
+                                 const char *actor, const char *reason, dpa_error *err);
+/* Periods: a unit with period_seconds P renews its budget at created + k*P (k = 1, 2, ...):
+ * the first request (or status read that writes, or explicit dpa_ledger_unit_roll) after such
+ * a boundary starts a new generation with the initial state; the old generation's history is
+ * kept (each history entry and status carry "generation").  Rolling is a recorded event.
+ * dpa_ledger_unit_roll: roll now if a boundary has passed (DPA_OK and nothing recorded if
+ * none has; DPA_EINVAL for an unknown unit).  Test hook: the environment variable
+ * DPACCT_LEDGER_NOW (seconds since the epoch), read on each call, replaces the clock for
+ * the period arithmetic. */
+dpa_status dpa_ledger_unit_roll(dpa_ledger *l, const char *unit, const char *actor, dpa_error *err);
+
+/* ---- requests ---- */
+typedef struct dpa_ledger_request_opts {
+    const char *actor;           /* recorded in the chained history; NULL: "local" */
+    const char *idempotency_key; /* NULL: none.  1..200 bytes.  A request with a key already
+                                  * used for this unit returns the original decision with
+                                  * replayed = 1 and charges nothing; the same key with another
+                                  * spec is DPA_EINVAL "idempotency key reused with a different
+                                  * request". Keys are kept with the history (forever). */
+    int reserve;                 /* 1: an accepted request is charged as a reservation
+                                  * (status "reserved") to be committed or released */
+} dpa_ledger_request_opts;
+/* dpa_ledger_request with options (o NULL: dpa_ledger_request).  A frozen or archived unit
+ * refuses it (DPA_EINVAL "unit is frozen" / "unit is archived"), nothing recorded. */
+dpa_status dpa_ledger_request_ex(dpa_ledger *l, const char *unit, const char *spec_json,
+                                 const dpa_ledger_request_opts *o, dpa_ledger_decision *out,
+                                 dpa_error *err);
+/* Many requests, decided in order (a later request on the same unit sees the earlier ones'
+ * charges) and committed in ONE durable transaction (one fsync): the service's group commit.
+ * Each item has its own status in st[i] (bad input for one item does not fail the others,
+ * it is simply not recorded); the function's own return is DPA_OK unless the storage failed
+ * (then nothing is recorded and every st[i] is that error).  Free each item's out with
+ * dpa_ledger_decision_clear. */
+typedef struct dpa_ledger_batch_item {
+    const char *unit, *spec_json;
+    dpa_ledger_request_opts opts;
+    dpa_ledger_decision out;     /* filled when st == DPA_OK */
+    dpa_status st;
+    dpa_error err;
+} dpa_ledger_batch_item;
+dpa_status dpa_ledger_request_batch(dpa_ledger *l, dpa_ledger_batch_item *items, size_t n,
+                                    dpa_error *err);
+/* Settle a reservation (request_id of a "reserved" request of unit):
+ * commit: it becomes "charged" for good.  release: its charge is removed (the unit's state
+ * becomes the replay of its history without it).  Release is allowed only while nothing of
+ * the query's result was released to the analyst: the caller asserts that by calling it;
+ * docs/ledger.md says why a release after any output would break the filter's guarantee.
+ * DPA_EINVAL if the request is not a pending reservation of that unit.  Recorded. */
+dpa_status dpa_ledger_reservation(dpa_ledger *l, const char *unit, long long request_id,
+                                  const char *op /* "commit" | "release" */, const char *actor,
+                                  dpa_error *err);
+
+/* ---- reading, paged ---- */
+/* Units of a tenant (all if NULL) in name order after `after` (NULL: from the start), at most
+ * limit (1..1000): {"units": [ status objects as dpa_ledger_status_json's, each with
+ * "tenant", "lifecycle": "active|frozen|archived", "generation", "period_seconds",
+ * "reserved" (count of pending reservations) ], "next": NAME or null}. */
+dpa_status dpa_ledger_units_page_json(dpa_ledger *l, const char *tenant, const char *after,
+                                      int limit, char **json, dpa_error *err);
+/* History entries of a unit (all units if NULL) with id > after_id, time >= since and
+ * time < until (ISO 8601 UTC; NULL: unbounded), at most limit (1..1000), in id order:
+ * {"entries": [ {"id","unit","time","kind":"request|reserve|commit|release|freeze|unfreeze|
+ * archive|topup|roll|add-unit","actor","idempotency_key","generation","spec","decision",
+ * "reason","state_before","state_after"} ], "next": ID or null}. */
+dpa_status dpa_ledger_history_page_json(dpa_ledger *l, const char *unit, long long after_id,
+                                        const char *since, const char *until, int limit,
+                                        char **json, dpa_error *err);
+/* A cheap liveness check of the storage (one round trip / one read). */
+dpa_status dpa_ledger_ping(dpa_ledger *l, dpa_error *err);
 
 /* Free the strings of a decision (not the struct).  NULL-safe. */
 void dpa_ledger_decision_clear(dpa_ledger_decision *d);

@@ -154,7 +154,10 @@ class dpa_ledger_decision(ctypes.Structure):
     _fields_ = [("accepted", ctypes.c_int),
                 ("request_id", ctypes.c_longlong),
                 ("reason", ctypes.c_char * 256),
-                ("remaining", ctypes.c_void_p)]
+                ("remaining", ctypes.c_void_p),
+                ("replayed", ctypes.c_int),
+                ("status", ctypes.c_char * 16),
+                ("generation", ctypes.c_longlong)]
 
 
 # Every structure the binding passes to the library, by its C name (for the

@@ -256,6 +256,10 @@ int cli_run_report(const cli_args *a, const char *spec_text);
 int cli_run_ledger(int argc, char **argv);
 void cli_print_ledger_help(void);
 
+/* ---- serve.c: `dpacct serve [OPTIONS]` (argv[1] is "serve") ---- */
+int cli_run_serve(int argc, char **argv);
+void cli_print_serve_help(void);
+
 /* ---- output.c ---- */
 typedef struct cli_profile_out {
     size_t n;

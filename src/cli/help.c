@@ -79,6 +79,9 @@ static const char main_help_head[] =
     "  tail       --loss T [--direction remove|add]\n"
     "                                       bounds on P(L > T) and P(L <= T), L the\n"
     "                                       privacy loss\n"
+    "  serve      --ledger PATH|URI [--listen ADDR:PORT]\n"
+    "                                       the ledger as an HTTP JSON service\n"
+    "                                       (dpacct serve --help)\n"
     "  help       [COMMAND]                 this help, or the help of COMMAND\n"
     "\n";
 

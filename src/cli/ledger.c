@@ -57,20 +57,20 @@ static int only(const ledger_args *a, int allow_filter, int allow_units, int all
 /* The chain's key: --key-file FILE (its bytes, a final newline dropped) or
  * DPACCT_LEDGER_KEY; none: *key = NULL.  An exit status. */
 #define LEDGER_MAX_KEY_BYTES 4096
-static int ledger_key(const ledger_args *a, unsigned char **key, size_t *len)
+int cli_ledger_key(const char *key_file, unsigned char **key, size_t *len)
 {
     const char *env = getenv("DPACCT_LEDGER_KEY");
     *key = NULL;
     *len = 0;
-    if (a->key_file) {
-        FILE *f = fopen(a->key_file, "rb");
+    if (key_file) {
+        FILE *f = fopen(key_file, "rb");
         unsigned char *buf = malloc(LEDGER_MAX_KEY_BYTES + 1);
         size_t n = 0;
         if (!f || !buf) {
             free(buf);
             if (f)
                 fclose(f);
-            return cli_fail(CLI_EXIT_USAGE, "ledger: cannot read the key file \"%s\": %s", a->key_file,
+            return cli_fail(CLI_EXIT_USAGE, "ledger: cannot read the key file \"%s\": %s", key_file,
                             strerror(errno));
         }
         n = fread(buf, 1, LEDGER_MAX_KEY_BYTES + 1, f);
@@ -79,7 +79,7 @@ static int ledger_key(const ledger_args *a, unsigned char **key, size_t *len)
             n--;
         if (n == 0 || n > LEDGER_MAX_KEY_BYTES) {
             free(buf);
-            return cli_fail(CLI_EXIT_USAGE, "ledger: the key file \"%s\" must hold 1 to %d bytes", a->key_file,
+            return cli_fail(CLI_EXIT_USAGE, "ledger: the key file \"%s\" must hold 1 to %d bytes", key_file,
                             LEDGER_MAX_KEY_BYTES);
         }
         *key = buf;
@@ -91,6 +91,11 @@ static int ledger_key(const ledger_args *a, unsigned char **key, size_t *len)
             return cli_fail(CLI_EXIT_FAIL, "out of memory");
     }
     return CLI_EXIT_OK;
+}
+
+static int ledger_key(const ledger_args *a, unsigned char **key, size_t *len)
+{
+    return cli_ledger_key(a->key_file, key, len);
 }
 
 /* Open the ledger with its key (read-only for status, history, verify and

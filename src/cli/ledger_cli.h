@@ -30,4 +30,9 @@ int cli_ledger_usage(const char *fmt, const char *arg);
  * (reported), or NULL with *rc CLI_EXIT_OK when none was given. */
 char *cli_ledger_filter_config(const ledger_args *a, int *rc);
 
+/* The ledger chain's key: the bytes of key_file (a final newline dropped;
+ * 1..4096 bytes) or, when key_file is NULL, DPACCT_LEDGER_KEY; none: *key
+ * NULL.  An exit status (the error reported).  Also used by `dpacct serve`. */
+int cli_ledger_key(const char *key_file, unsigned char **key, size_t *len);
+
 #endif

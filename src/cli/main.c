@@ -5,6 +5,7 @@
  *   dpacct dpsgd --dataset-size N --batch-size B (--epochs E | --steps T) --noise S --delta D
  *   dpacct bandmf (--coefficients L | --bands B) --noise S --iterations N (--rate Q | --epochs K) --delta D
  *   dpacct ledger SUBCOMMAND PATH [OPTIONS]
+ *   dpacct serve --ledger PATH|URI [OPTIONS]
  *   dpacct help [COMMAND] | --help | --version | CMD --help
  *
  * Errors are reported through report_error.c; nothing calls back into this
@@ -94,10 +95,14 @@ static int help_command(int argc, char **argv)
         cli_print_bandmf_help();
         return CLI_EXIT_OK;
     }
+    if (!strcmp(argv[2], "serve")) {
+        cli_print_serve_help();
+        return CLI_EXIT_OK;
+    }
     cmd = cli_command_lookup(argv[2]);
     if (cmd < 0) {
         cli_fail(CLI_EXIT_USAGE, "help: unknown command \"%s\" (expected epsilon, delta, profile, "
-                 "calibrate, renyi, curve, report, dpsgd, bandmf or ledger)", argv[2]);
+                 "calibrate, renyi, curve, report, dpsgd, bandmf, ledger or serve)", argv[2]);
         cli_print_try_help(-1);
         return CLI_EXIT_USAGE;
     }
@@ -111,7 +116,7 @@ int main(int argc, char **argv)
 
     if (argc < 2) {
         cli_fail(CLI_EXIT_USAGE, "missing command (epsilon, delta, profile, calibrate, renyi, curve, "
-                 "report, dpsgd, bandmf, ledger or help)");
+                 "report, dpsgd, bandmf, ledger, serve or help)");
         cli_print_try_help(-1);
         return cli_finish(CLI_EXIT_USAGE);
     }
@@ -124,10 +129,17 @@ int main(int argc, char **argv)
         return cli_finish(cli_run_ledger(argc, argv));
     if (!strcmp(argv[1], "bandmf"))
         return cli_finish(cli_run_bandmf(argc, argv));
+    if (!strcmp(argv[1], "serve")) {
+        if (cli_wants_help(argc, argv, 2)) {
+            cli_print_serve_help();
+            return cli_finish(CLI_EXIT_OK);
+        }
+        return cli_finish(cli_run_serve(argc, argv));
+    }
     cmd = cli_command_lookup(argv[1]);
     if (cmd < 0) {
         cli_fail(CLI_EXIT_USAGE, "unknown command \"%s\" (expected epsilon, delta, "
-                 "profile, calibrate, renyi, curve, report, dpsgd, bandmf, ledger or help)", argv[1]);
+                 "profile, calibrate, renyi, curve, report, dpsgd, bandmf, ledger, serve or help)", argv[1]);
         cli_print_try_help(-1);
         return cli_finish(CLI_EXIT_USAGE);
     }

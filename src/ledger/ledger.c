@@ -487,6 +487,7 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
             memcpy(out->reason, dec.reason, sizeof out->reason);
             out->reason[sizeof out->reason - 1] = '\0';
             out->remaining = remaining;
+            snprintf(out->status, sizeof out->status, "%s", dec.accepted ? "charged" : "rejected");
             break;
         }
         free(remaining);
