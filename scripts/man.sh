@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the man page docs/dpacct.1 from the command's own help texts
 # (src/cli/help.c, `dpacct bandmf --help` in src/cli/bandmf.c, `dpacct ledger
-# --help` in src/cli/ledger_args.c) with help2man,
+# --help` in src/cli/ledger_args.c, `dpacct serve --help` in src/cli/serve.c) with help2man,
 # plus the sections help does not hold (exit status, environment, files,
 # diagnostics, see also) from docs/dpacct.h2m.  The help texts are the one
 # source: `dpacct help CMD` prints them, the man page is made from them.
@@ -12,7 +12,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COMMANDS="epsilon delta profile calibrate renyi curve report dpsgd tail bandmf ledger"
+COMMANDS="epsilon delta profile calibrate renyi curve report dpsgd tail bandmf ledger serve"
 
 # --document BIN: the help texts as one document in help2man's layout:
 # every command's usage lines first (SYNOPSIS), the tool's description, then

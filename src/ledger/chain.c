@@ -4,8 +4,10 @@
  * Every record that makes a ledger's history enters one chain, in commit
  * order: the metadata (genesis), each unit as added (its name, filter
  * configuration, initial state, creation time, its number among the units
- * and the last request id before it) and each request (every stored field,
- * its id included).  A link is
+ * and the last request id before it; format 3: its tenant and period) and
+ * each history entry (every stored field, its id included; format 3: its
+ * kind, actor, idempotency key, generation and the reservation it settles).
+ * A link is
  *
  *   h_k = H(key; "dpacct-chain 1" | h_{k-1} | len(f_1) | f_1 | ... | len(f_m) | f_m)
  *
@@ -91,25 +93,31 @@ dpa_status dpa_chain_key_check(const dpa_chain_key *key, char out[DPA_CHAIN_HEX]
 dpa_status dpa_chain_unit(const dpa_chain_key *key, const char *prev, const dpa_store_unit *u,
                           char out[DPA_CHAIN_HEX], dpa_error *err)
 {
-    char idx[32], after[32];
-    const char *f[7];
+    char idx[32], after[32], per[32];
+    const char *f[9];
     snprintf(idx, sizeof idx, "%lld", u->chain_index);
     snprintf(after, sizeof after, "%lld", u->chain_after);
+    snprintf(per, sizeof per, "%lld", u->period_seconds);
     f[0] = "unit"; f[1] = u->name; f[2] = u->filter; f[3] = u->initial_state; f[4] = u->created;
-    f[5] = idx; f[6] = after;
-    return dpa_chain_link(key, prev, f, 7, out, err);
+    f[5] = idx; f[6] = after; f[7] = u->tenant ? u->tenant : "default"; f[8] = per;
+    return dpa_chain_link(key, prev, f, 9, out, err);
 }
 
 dpa_status dpa_chain_request(const dpa_chain_key *key, const char *prev, const dpa_store_request *r,
                              char out[DPA_CHAIN_HEX], dpa_error *err)
 {
-    char id[32];
-    const char *f[9];
+    char id[32], gen[32], ref[32];
+    const char *f[14];
     snprintf(id, sizeof id, "%lld", r->id);
+    snprintf(gen, sizeof gen, "%lld", r->generation);
+    snprintf(ref, sizeof ref, "%lld", r->ref);
     f[0] = "request"; f[1] = id; f[2] = r->unit; f[3] = r->time; f[4] = r->spec;
     f[5] = r->accepted ? "accepted" : "rejected"; f[6] = r->reason ? r->reason : "";
     f[7] = r->state_before; f[8] = r->state_after;
-    return dpa_chain_link(key, prev, f, 9, out, err);
+    /* format 3 ("" for no key: keys are 1..200 bytes) */
+    f[9] = r->kind ? r->kind : "request"; f[10] = r->actor ? r->actor : "local";
+    f[11] = r->idem_key ? r->idem_key : ""; f[12] = gen; f[13] = ref;
+    return dpa_chain_link(key, prev, f, 14, out, err);
 }
 
 /* The metadata that enters the genesis link, in this order. */

@@ -102,6 +102,14 @@ static dpa_status check_unit_name(const char *unit, dpa_error *err)
 
 static dpa_status new_unit_row(const char *unit, const char *config, dpa_store_unit *u,
                                dpa_error *err);
+dpa_status dpa_ledger_new_unit_row(const char *unit, const char *config, dpa_store_unit *u, dpa_error *err)
+{
+    return new_unit_row(unit, config, u, err);
+}
+dpa_filter *dpa_ledger_load_filter(const char *config, const char *state, const char *unit, dpa_error *err)
+{
+    return load_filter(config, state, unit, err);
+}
 static dpa_status check_unit_name(const char *unit, dpa_error *err);
 
 dpa_status dpa_ledger_check_unit_name(const char *unit, dpa_error *err)
@@ -118,6 +126,11 @@ static dpa_status read_only(dpa_error *err)
 {
     return dpa_error_set(err, DPA_EINVAL, "ledger: opened read-only (dpa_ledger_open_readonly): no "
                          "requests or units can be added through it");
+}
+
+dpa_status dpa_ledger_read_only(dpa_error *err)
+{
+    return read_only(err);
 }
 
 dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *opts, dpa_error *err)
@@ -352,6 +365,7 @@ static void request_row(dpa_store_request *r, const dpa_store_unit *snap, const 
     r->reason = (char *)dec->reason;
     r->state_before = snap->state;
     r->state_after = after;
+    r->generation = snap->generation;
 }
 
 /* The commit of an auto unit's first request, decided on the new unit's
@@ -472,8 +486,15 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
         int is_new = 0, conflict = 0;
         memset(&snap, 0, sizeof snap);
         rc = snapshot(l, unit, &snap, &head, &is_new, err);
+        if (rc == DPA_OK && (snap.period_seconds > 0 || (snap.lifecycle && strcmp(snap.lifecycle, "active")))) {
+            /* a unit with periods (the roll) or not active: the transactional path */
+            dpa_store_unit_clear(&snap);
+            free(head);
+            dpa_spec_free(spec);
+            return dpa_ledger_request_ex(l, unit, spec_json, NULL, out, err);
+        }
         if (rc == DPA_OK)
-            rc = dpa_ledger_decide(&l->worker, snap.filter, snap.state, spec, strlen(spec_json), l->decision_limit,
+            rc = dpa_ledger_decide(&l->worker, dpa_store_unit_config(&snap), snap.state, spec, strlen(spec_json), l->decision_limit,
                                    unit, &dec, &after, &remaining, err);
         if (rc == DPA_OK)
             rc = is_new ? commit_new_unit(l, &snap, spec_json, &dec, after, &id, &conflict, err)
@@ -528,7 +549,7 @@ typedef struct status_ctx {
 static int status_unit(void *vctx, const dpa_store_unit *u)
 {
     status_ctx *c = vctx;
-    dpa_filter *f = load_filter(u->filter, u->state, u->name, c->err);
+    dpa_filter *f = load_filter(dpa_store_unit_config(u), u->state, u->name, c->err);
     json_t *o;
     char *rem;
     if (!f) {
@@ -545,7 +566,7 @@ static int status_unit(void *vctx, const dpa_store_unit *u)
         return 1;
     }
     json_object_set_new(o, "unit", json_string(u->name));
-    json_object_set_new(o, "filter", stored_json(u->filter));
+    json_object_set_new(o, "filter", stored_json(dpa_store_unit_config(u)));
     json_object_set_new(o, "requests", json_integer(u->requests));
     json_object_set_new(o, "accepted", json_integer(u->accepted));
     json_object_set_new(o, "rejected", json_integer(u->requests - u->accepted));

@@ -81,4 +81,47 @@ dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_
 dpa_status dpa_ledger_chain_commit(dpa_store *s, const dpa_chain_key *key, const dpa_store_unit *snap,
                                    dpa_store_request *r, const char *head, int *conflict, dpa_error *err);
 
+/* ---- format 3: the service's history (entries.c, charges.c, tenant.c) ---- */
+
+/* load_filter of ledger.c: configuration and state (NULL: full budget); a
+ * stored one that does not load is DPA_ESTORAGE. */
+dpa_filter *dpa_ledger_load_filter(const char *config, const char *state, const char *unit, dpa_error *err);
+/* A new unit's row (canonical configuration, full-budget state, now). */
+dpa_status dpa_ledger_new_unit_row(const char *unit, const char *config, dpa_store_unit *u, dpa_error *err);
+dpa_status dpa_ledger_read_only(dpa_error *err);
+/* The period clock: DPACCT_LEDGER_NOW (seconds since the epoch; a test
+ * hook read on each call) or the real time. */
+double dpa_ledger_now_seconds(void);
+/* Seconds since the epoch of a stored ISO 8601 UTC time; -1 if malformed. */
+double dpa_ledger_time_seconds(const char *iso);
+
+/* The accepted charges of a unit's current generation, in history order
+ * (release replays them without the released one; verify the same). */
+typedef struct dpa_ledger_charge {
+    long long id;
+    char *spec;
+    int reserve;  /* 1 for a reservation */
+    int settled;  /* reservations: 0 pending, 1 committed, 2 released */
+} dpa_ledger_charge;
+typedef struct dpa_ledger_charges {
+    dpa_ledger_charge *c;
+    size_t n, cap;
+} dpa_ledger_charges;
+/* Follow one history entry of the unit (in id order): a roll empties the
+ * list, an accepted request or reservation joins it, a commit or release
+ * settles its reservation.  -1 if out of memory. */
+int dpa_ledger_charges_note(dpa_ledger_charges *L, const dpa_store_request *r);
+dpa_ledger_charge *dpa_ledger_charges_find(dpa_ledger_charges *L, long long id);
+/* Pending reservations. */
+long long dpa_ledger_charges_pending(const dpa_ledger_charges *L);
+/* *state (malloc'ed): the full budget of config charged with every charge
+ * but the released ones and `without`, in order. */
+dpa_status dpa_ledger_charges_replay(const dpa_ledger_charges *L, const char *config, long long without,
+                                     char **state, dpa_error *err);
+void dpa_ledger_charges_clear(dpa_ledger_charges *L);
+/* "" for the filter kinds whose state is what they spent (a top-up keeps it
+ * valid), else why a top-up is refused; then the rule "same kind, every
+ * budget parameter at least as large" (DPA_EINVAL naming the parameter). */
+dpa_status dpa_ledger_topup_check(const char *old_config, const char *new_config, dpa_error *err);
+
 #endif

@@ -16,6 +16,10 @@ void dpa_store_unit_clear(dpa_store_unit *u)
     free(u->state);
     free(u->created);
     free(u->chain);
+    free(u->tenant);
+    free(u->lifecycle);
+    free(u->period_start);
+    free(u->filter_now);
     memset(u, 0, sizeof *u);
 }
 
@@ -30,6 +34,9 @@ void dpa_store_request_clear(dpa_store_request *r)
     free(r->state_before);
     free(r->state_after);
     free(r->chain);
+    free(r->kind);
+    free(r->actor);
+    free(r->idem_key);
     memset(r, 0, sizeof *r);
 }
 
@@ -53,6 +60,33 @@ const char *const DPA_STORE_UPGRADE_SQL[4] = {
     "ALTER TABLE dpacct_requests ADD COLUMN chain TEXT NOT NULL DEFAULT ''",
 };
 
+const char *dpa_store_unit_config(const dpa_store_unit *u)
+{
+    return u->filter_now && *u->filter_now ? u->filter_now : u->filter;
+}
+
+/* Format 3's columns (the same statements on both backends: BIGINT is an
+ * INTEGER to SQLite). */
+const char *const DPA_STORE_UPGRADE3_SQL[DPA_STORE_UPGRADE3_N] = {
+    "ALTER TABLE dpacct_units ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default'",
+    "ALTER TABLE dpacct_units ADD COLUMN period_seconds BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE dpacct_units ADD COLUMN lifecycle TEXT NOT NULL DEFAULT 'active'",
+    "ALTER TABLE dpacct_units ADD COLUMN generation BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE dpacct_units ADD COLUMN period_start TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE dpacct_units ADD COLUMN filter_now TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE dpacct_requests ADD COLUMN kind TEXT NOT NULL DEFAULT 'request'",
+    "ALTER TABLE dpacct_requests ADD COLUMN actor TEXT NOT NULL DEFAULT 'local'",
+    "ALTER TABLE dpacct_requests ADD COLUMN idem_key TEXT",
+    "ALTER TABLE dpacct_requests ADD COLUMN generation BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE dpacct_requests ADD COLUMN ref BIGINT NOT NULL DEFAULT 0",
+    "CREATE UNIQUE INDEX IF NOT EXISTS dpacct_requests_key ON dpacct_requests (unit, idem_key)",
+};
+
+int dpa_store_format_upgradable(const char *format)
+{
+    return format && (!strcmp(format, DPA_LEDGER_FORMAT_1) || !strcmp(format, DPA_LEDGER_FORMAT_2));
+}
+
 dpa_status dpa_store_check_format(const char *format, const char *shown, dpa_error *err)
 {
     if (format && !strcmp(format, DPA_LEDGER_FORMAT))
@@ -62,6 +96,11 @@ dpa_status dpa_store_check_format(const char *format, const char *shown, dpa_err
                              "chain of this version: upgrade it with `dpacct ledger upgrade LOCATION` "
                              "(dpa_ledger_upgrade; it verifies the history, then chains it), after a "
                              "backup", shown);
+    if (format && !strcmp(format, DPA_LEDGER_FORMAT_2))
+        return dpa_error_set(err, DPA_EINVAL, "ledger: %s holds a ledger of format 2, without the tenants, "
+                             "tokens and history kinds of this version: upgrade it with `dpacct ledger upgrade "
+                             "LOCATION` (dpa_ledger_upgrade; it verifies the history, then chains it anew), "
+                             "after a backup", shown);
     if (format && !strncmp(format, "dpacct-ledger ", 14))
         return dpa_error_set(err, DPA_EINVAL, "ledger: %s holds a ledger of another format (%s; this "
                              "dpacct reads %s)", shown, format, DPA_LEDGER_FORMAT);
@@ -106,7 +145,9 @@ dpa_status dpa_store_commit_request_tx(dpa_store *s, const dpa_store_commit *c, 
     /* the unit's lock, then the head's (the order of every writer) */
     rc = s->ops->get_unit(s, snap->name, 1, &cur, &found, err);
     if (rc == DPA_OK && (!found || cur.requests != snap->requests || strcmp(cur.state, snap->state) ||
-                         strcmp(cur.filter, snap->filter)))
+                         strcmp(dpa_store_unit_config(&cur), dpa_store_unit_config(snap)) ||
+                         cur.generation != snap->generation ||
+                         strcmp(cur.lifecycle ? cur.lifecycle : "active", "active")))
         *conflict = 1;
     if (rc == DPA_OK && !*conflict) {
         rc = s->ops->lock_meta(s, "chain_head", &now_head, err);

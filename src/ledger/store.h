@@ -39,7 +39,17 @@ typedef struct dpa_store_unit {
     long long chain_index; /* the unit's number among the units (1, 2, ...) */
     long long chain_after; /* the last request id of the chain when it was added */
     char *chain;          /* the unit's link of the hash chain (chain.h), hex */
+    /* format 3 (NULL in a struct written by the ledger: the default) */
+    char *tenant;         /* immutable, chained; NULL: "default" */
+    long long period_seconds; /* immutable, chained; 0: no period */
+    char *lifecycle;      /* "active" | "frozen" | "archived" (NULL: active) */
+    long long generation; /* the budget period's number (0, 1, ...) */
+    char *period_start;   /* UTC time the current generation started ("" / NULL: created) */
+    char *filter_now;     /* the configuration after top-ups ("" / NULL: filter) */
 } dpa_store_unit;
+
+/* The unit's configuration in force (filter_now after a top-up, else filter). */
+const char *dpa_store_unit_config(const dpa_store_unit *u);
 
 typedef struct dpa_store_request {
     long long id;         /* assigned by append_request, increasing */
@@ -50,6 +60,13 @@ typedef struct dpa_store_request {
     char *reason;
     char *state_before, *state_after;
     char *chain;          /* the request's link of the hash chain (chain.h), hex */
+    /* format 3: every entry of a unit's history, not only requests */
+    char *kind;           /* "request" | "reserve" | "commit" | "release" | "freeze" |
+                           * "unfreeze" | "archive" | "topup" | "roll" (NULL: request) */
+    char *actor;          /* who (NULL: "local") */
+    char *idem_key;       /* idempotency key (NULL: none) */
+    long long generation; /* the unit's generation the entry belongs to */
+    long long ref;        /* commit / release: the reservation's id; else 0 */
 } dpa_store_request;
 
 void dpa_store_unit_clear(dpa_store_unit *u);
@@ -75,9 +92,10 @@ typedef struct dpa_store_ops {
     /* get_meta that, in a write transaction, also locks the key's row until
      * commit or rollback (the chain's head: one writer extends it at a time). */
     dpa_status (*lock_meta)(dpa_store *s, const char *key, char **value, dpa_error *err);
-    /* Upgrade the tables of format 1 to DPA_LEDGER_FORMAT (the chain columns),
-     * in the caller's write transaction. */
-    dpa_status (*upgrade_tables)(dpa_store *s, dpa_error *err);
+    /* Upgrade the tables of format `from` (1 or 2) to DPA_LEDGER_FORMAT (1:
+     * the chain columns; both: format 3's columns), in the caller's write
+     * transaction. */
+    dpa_status (*upgrade_tables)(dpa_store *s, int from, dpa_error *err);
     /* Delete every request and unit (the upgrade rewrites them chained). */
     dpa_status (*delete_all)(dpa_store *s, dpa_error *err);
     /* *found = 0 (out zeroed) if there is no such unit; lock = 1 inside a
@@ -86,7 +104,8 @@ typedef struct dpa_store_ops {
                            int *found, dpa_error *err);
     /* DPA_EINVAL if the unit exists. */
     dpa_status (*insert_unit)(dpa_store *s, const dpa_store_unit *u, dpa_error *err);
-    /* Sets state, requests and accepted of the unit u->name. */
+    /* Sets state, requests, accepted, lifecycle, generation, period_start
+     * and filter_now of the unit u->name. */
     dpa_status (*update_unit)(dpa_store *s, const dpa_store_unit *u, dpa_error *err);
     /* Appends r: r->id = 0 assigns the next id (and sets r->id); r->id > 0
      * keeps that id (import of a ledger), DPA_ESTORAGE if it is taken. */
@@ -113,6 +132,14 @@ typedef struct dpa_store_ops {
      * (*head = the current head, malloc'ed: link again). */
     dpa_status (*commit_request)(dpa_store *s, const struct dpa_store_commit *c, int *conflict, char **head,
                                  dpa_error *err);
+    /* Format 3.  One history entry of unit: by idempotency key (key != NULL)
+     * or by id; *found = 0 if none. */
+    dpa_status (*get_request)(dpa_store *s, const char *unit, long long id, const char *key,
+                              dpa_store_request *out, int *found, dpa_error *err);
+    /* Metadata rows whose key starts with prefix, in key order (tenants and
+     * tokens live there): fn(ctx, key, value), non-zero to stop. */
+    dpa_status (*each_meta)(dpa_store *s, const char *prefix, int (*fn)(void *ctx, const char *key,
+                            const char *value), void *ctx, dpa_error *err);
 } dpa_store_ops;
 
 /* One decision's commit (commit_request). */
@@ -136,16 +163,24 @@ struct dpa_store {
 };
 
 /* The format tag of the ledgers this version writes (meta "format"). */
-#define DPA_LEDGER_FORMAT "dpacct-ledger 2"
+#define DPA_LEDGER_FORMAT "dpacct-ledger 3"
+/* The format before tenants, lifecycle and the service's history kinds. */
+#define DPA_LEDGER_FORMAT_2 "dpacct-ledger 2"
 /* The format before the hash chain (upgraded by dpa_ledger_upgrade). */
 #define DPA_LEDGER_FORMAT_1 "dpacct-ledger 1"
 
+/* 1 if format is one dpa_ledger_upgrade upgrades (1 or 2). */
+int dpa_store_format_upgradable(const char *format);
 /* DPA_OK if format (the stored tag) is DPA_LEDGER_FORMAT; otherwise
  * DPA_EINVAL saying what the location holds (shown: the location as it may
  * be printed). */
 dpa_status dpa_store_check_format(const char *format, const char *shown, dpa_error *err);
 /* The columns the chain adds to the tables of format 1 (one statement each). */
 extern const char *const DPA_STORE_UPGRADE_SQL[4];
+/* What format 3 adds to the tables of format 2 (one statement each; a
+ * column already there is kept: the backends skip it). */
+#define DPA_STORE_UPGRADE3_N 12
+extern const char *const DPA_STORE_UPGRADE3_SQL[DPA_STORE_UPGRADE3_N];
 
 /* ---- backends ---- */
 /* create: a new, empty ledger (tables and the format tag) with its write
@@ -162,7 +197,7 @@ dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error 
 /* Remove an SQLite database file and its -wal and -shm files. */
 void dpa_store_sqlite_unlink(const char *path);
 /* mode: DPA_STORE_READ, DPA_STORE_WRITE, DPA_STORE_UPGRADE (accepts
- * format 1 too). */
+ * formats 1 and 2 too). */
 enum { DPA_STORE_READ, DPA_STORE_WRITE, DPA_STORE_CREATE, DPA_STORE_UPGRADE };
 dpa_status dpa_store_sqlite_open(const char *path, int mode, dpa_store **out, dpa_error *err);
 /* PostgreSQL (store_pg.c), location a libpq URI.  create: DPA_EINVAL if the

@@ -75,7 +75,13 @@ static const char SCHEMA[] =
     " created TEXT NOT NULL,"
     " chain_index BIGINT NOT NULL DEFAULT 0,"
     " chain_after BIGINT NOT NULL DEFAULT 0,"
-    " chain TEXT NOT NULL DEFAULT '');"
+    " chain TEXT NOT NULL DEFAULT '',"
+    " tenant TEXT NOT NULL DEFAULT 'default',"
+    " period_seconds BIGINT NOT NULL DEFAULT 0,"
+    " lifecycle TEXT NOT NULL DEFAULT 'active',"
+    " generation BIGINT NOT NULL DEFAULT 0,"
+    " period_start TEXT NOT NULL DEFAULT '',"
+    " filter_now TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id BIGSERIAL PRIMARY KEY,"
     " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
@@ -85,8 +91,14 @@ static const char SCHEMA[] =
     " reason TEXT NOT NULL,"
     " state_before TEXT NOT NULL,"
     " state_after TEXT NOT NULL,"
-    " chain TEXT NOT NULL DEFAULT '');"
-    "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
+    " chain TEXT NOT NULL DEFAULT '',"
+    " kind TEXT NOT NULL DEFAULT 'request',"
+    " actor TEXT NOT NULL DEFAULT 'local',"
+    " idem_key TEXT,"
+    " generation BIGINT NOT NULL DEFAULT 0,"
+    " ref BIGINT NOT NULL DEFAULT 0);"
+    "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);"
+    "CREATE UNIQUE INDEX dpacct_requests_key ON dpacct_requests (unit, idem_key);";
 
 /* Error of a failed result (res may be NULL: connection-level failure). */
 static dpa_status pg_fail(pg_store *s, PGresult *res, dpa_error *err, const char *what)
@@ -271,7 +283,9 @@ static dpa_status pg_set_meta(dpa_store *b, const char *key, const char *value, 
     return rc;
 }
 
-#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain"
+#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain, " \
+                  "tenant, period_seconds, lifecycle, generation, period_start, filter_now"
+#define UNIT_NCOLS 16
 
 static int read_unit(const dpa_pq_api *pq, PGresult *res, int row, dpa_store_unit *u)
 {
@@ -286,7 +300,14 @@ static int read_unit(const dpa_pq_api *pq, PGresult *res, int row, dpa_store_uni
     u->chain_index = strtoll(pq->PQgetvalue(res, row, 7), NULL, 10);
     u->chain_after = strtoll(pq->PQgetvalue(res, row, 8), NULL, 10);
     u->chain = dup_val(pq, res, row, 9);
-    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain) {
+    u->tenant = dup_val(pq, res, row, 10);
+    u->period_seconds = strtoll(pq->PQgetvalue(res, row, 11), NULL, 10);
+    u->lifecycle = dup_val(pq, res, row, 12);
+    u->generation = strtoll(pq->PQgetvalue(res, row, 13), NULL, 10);
+    u->period_start = dup_val(pq, res, row, 14);
+    u->filter_now = dup_val(pq, res, row, 15);
+    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain || !u->tenant ||
+        !u->lifecycle || !u->period_start || !u->filter_now) {
         dpa_store_unit_clear(u);
         return -1;
     }
@@ -320,18 +341,22 @@ static dpa_status pg_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
-    char req[32], acc[32], idx[32], after[32];
-    const char *v[10];
+    char req[32], acc[32], idx[32], after[32], per[32], gen[32];
+    const char *v[16];
     PGresult *res;
     dpa_status rc = DPA_OK;
+    snprintf(per, sizeof per, "%lld", u->period_seconds);
+    snprintf(gen, sizeof gen, "%lld", u->generation);
+    v[10] = u->tenant ? u->tenant : "default"; v[11] = per; v[12] = u->lifecycle ? u->lifecycle : "active";
+    v[13] = gen; v[14] = u->period_start ? u->period_start : ""; v[15] = u->filter_now ? u->filter_now : "";
     snprintf(req, sizeof req, "%lld", u->requests);
     snprintf(acc, sizeof acc, "%lld", u->accepted);
     snprintf(idx, sizeof idx, "%lld", u->chain_index);
     snprintf(after, sizeof after, "%lld", u->chain_after);
     v[0] = u->name; v[1] = u->filter; v[2] = u->initial_state; v[3] = u->state;
     v[4] = req; v[5] = acc; v[6] = u->created; v[7] = idx; v[8] = after; v[9] = u->chain ? u->chain : "";
-    res = pg_params(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-                       "ON CONFLICT (name) DO NOTHING", 10, v);
+    res = pg_params(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+                       "$11, $12, $13, $14, $15, $16) ON CONFLICT (name) DO NOTHING", 16, v);
     if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
         rc = pg_fail(s, res, err, "cannot add a unit");
     else if (strcmp(pq->PQcmdTuples(res), "1"))
@@ -344,15 +369,18 @@ static dpa_status pg_update_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
-    char req[32], acc[32];
-    const char *v[4];
+    char req[32], acc[32], gen[32];
+    const char *v[8];
     PGresult *res;
     dpa_status rc = DPA_OK;
     snprintf(req, sizeof req, "%lld", u->requests);
     snprintf(acc, sizeof acc, "%lld", u->accepted);
+    snprintf(gen, sizeof gen, "%lld", u->generation);
     v[0] = u->name; v[1] = u->state; v[2] = req; v[3] = acc;
-    res = pg_params(s, "UPDATE dpacct_units SET state = $2, requests = $3, accepted = $4 WHERE name = $1",
-                    4, v);
+    v[4] = u->lifecycle ? u->lifecycle : "active"; v[5] = gen; v[6] = u->period_start ? u->period_start : "";
+    v[7] = u->filter_now ? u->filter_now : "";
+    res = pg_params(s, "UPDATE dpacct_units SET state = $2, requests = $3, accepted = $4, lifecycle = $5, "
+                       "generation = $6, period_start = $7, filter_now = $8 WHERE name = $1", 8, v);
     if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
         rc = pg_fail(s, res, err, "cannot update a unit");
     else if (strcmp(pq->PQcmdTuples(res), "1"))
@@ -365,24 +393,31 @@ static dpa_status pg_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
 {
     pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
-    char idbuf[32];
-    const char *v[9];
+    char idbuf[32], gen[32], ref[32];
+    const char *v[14];
     PGresult *res;
     dpa_status rc = DPA_OK;
     int with_id = r->id > 0;
     v[0] = r->unit; v[1] = r->time; v[2] = r->spec; v[3] = r->accepted ? "accepted" : "rejected";
     v[4] = r->reason ? r->reason : ""; v[5] = r->state_before; v[6] = r->state_after;
     v[7] = r->chain ? r->chain : "";
+    snprintf(gen, sizeof gen, "%lld", r->generation);
+    snprintf(ref, sizeof ref, "%lld", r->ref);
+    v[8] = r->kind ? r->kind : "request"; v[9] = r->actor ? r->actor : "local";
+    v[10] = r->idem_key && *r->idem_key ? r->idem_key : NULL; v[11] = gen; v[12] = ref;
     snprintf(idbuf, sizeof idbuf, "%lld", r->id);
-    v[8] = idbuf;
+    v[13] = idbuf;
     res = with_id
               ? pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
-                             "state_after, chain, id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
-                          9, v)
+                             "state_after, chain, kind, actor, idem_key, generation, ref, id) VALUES ($1, $2, $3, "
+                             "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id", 14, v)
               : pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
-                             "state_after, chain) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id", 8, v);
+                             "state_after, chain, kind, actor, idem_key, generation, ref) VALUES ($1, $2, $3, $4, "
+                             "$5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id", 13, v);
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK || pq->PQntuples(res) != 1)
-        rc = pg_fail(s, res, err, "cannot record the request");
+        rc = !strcmp(sqlstate(pq, res), "23505") && v[10]
+                 ? dpa_error_set(err, DPA_EINVAL, "ledger: idempotency key already used for unit \"%s\"", r->unit)
+                 : pg_fail(s, res, err, "cannot record the request");
     else
         r->id = strtoll(pq->PQgetvalue(res, 0, 0), NULL, 10);
     pq->PQclear(res);
@@ -454,6 +489,9 @@ static dpa_status pg_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn
     return rc;
 }
 
+#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after, chain, kind, actor, " \
+                 "idem_key, generation, ref"
+
 typedef struct req_iter {
     const dpa_pq_api *pq;
     dpa_store_request_fn fn;
@@ -461,24 +499,38 @@ typedef struct req_iter {
     int oom;
 } req_iter;
 
+static int read_request(const dpa_pq_api *pq, PGresult *res, dpa_store_request *r)
+{
+    memset(r, 0, sizeof *r);
+    r->id = strtoll(pq->PQgetvalue(res, 0, 0), NULL, 10);
+    r->unit = dup_val(pq, res, 0, 1);
+    r->time = dup_val(pq, res, 0, 2);
+    r->spec = dup_val(pq, res, 0, 3);
+    r->accepted = !strcmp(pq->PQgetvalue(res, 0, 4), "accepted");
+    r->reason = dup_val(pq, res, 0, 5);
+    r->state_before = dup_val(pq, res, 0, 6);
+    r->state_after = dup_val(pq, res, 0, 7);
+    r->chain = dup_val(pq, res, 0, 8);
+    r->kind = dup_val(pq, res, 0, 9);
+    r->actor = dup_val(pq, res, 0, 10);
+    r->idem_key = pq->PQgetisnull(res, 0, 11) ? NULL : dup_val(pq, res, 0, 11);
+    r->generation = strtoll(pq->PQgetvalue(res, 0, 12), NULL, 10);
+    r->ref = strtoll(pq->PQgetvalue(res, 0, 13), NULL, 10);
+    if (!r->unit || !r->time || !r->spec || !r->reason || !r->state_before || !r->state_after || !r->chain ||
+        !r->kind || !r->actor || (!pq->PQgetisnull(res, 0, 11) && !r->idem_key)) {
+        dpa_store_request_clear(r);
+        return -1;
+    }
+    return 0;
+}
+
 static int request_row(void *vctx, PGresult *res)
 {
     req_iter *it = vctx;
     const dpa_pq_api *pq = it->pq;
     dpa_store_request r;
     int stop;
-    memset(&r, 0, sizeof r);
-    r.id = strtoll(pq->PQgetvalue(res, 0, 0), NULL, 10);
-    r.unit = dup_val(pq, res, 0, 1);
-    r.time = dup_val(pq, res, 0, 2);
-    r.spec = dup_val(pq, res, 0, 3);
-    r.accepted = !strcmp(pq->PQgetvalue(res, 0, 4), "accepted");
-    r.reason = dup_val(pq, res, 0, 5);
-    r.state_before = dup_val(pq, res, 0, 6);
-    r.state_after = dup_val(pq, res, 0, 7);
-    r.chain = dup_val(pq, res, 0, 8);
-    if (!r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after || !r.chain) {
-        dpa_store_request_clear(&r);
+    if (read_request(pq, res, &r)) {
         it->oom = 1;
         return 1;
     }
@@ -494,7 +546,6 @@ static dpa_status pg_each_request(dpa_store *b, const char *unit, dpa_store_requ
     const dpa_pq_api *pq = &s->pq;
     req_iter it = {pq, fn, ctx, 0};
     const char *v[1] = {unit};
-#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after, chain"
     dpa_status rc = each_row(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = $1 ORDER BY id"
                                      : "SELECT " REQ_COLS " FROM dpacct_requests ORDER BY id",
                              unit ? 1 : 0, unit ? v : NULL, request_row, &it, "cannot read the history", err);
@@ -503,19 +554,78 @@ static dpa_status pg_each_request(dpa_store *b, const char *unit, dpa_store_requ
     return rc;
 }
 
+static dpa_status pg_get_request(dpa_store *b, const char *unit, long long id, const char *key,
+                                 dpa_store_request *out, int *found, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    const dpa_pq_api *pq = &s->pq;
+    char idbuf[32];
+    const char *v[2];
+    PGresult *res;
+    dpa_status rc = DPA_OK;
+    snprintf(idbuf, sizeof idbuf, "%lld", id);
+    v[0] = unit;
+    v[1] = key ? key : idbuf;
+    res = pg_params(s, key ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = $1 AND idem_key = $2"
+                           : "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = $1 AND id = $2::bigint", 2, v);
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    if (pq->PQresultStatus(res) != PGRES_TUPLES_OK)
+        rc = pg_fail(s, res, err, "cannot read the history");
+    else if (pq->PQntuples(res) == 1) {
+        if (read_request(pq, res, out))
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+        else
+            *found = 1;
+    }
+    pq->PQclear(res);
+    return rc;
+}
+
+typedef struct meta_iter {
+    const dpa_pq_api *pq;
+    int (*fn)(void *, const char *, const char *);
+    void *ctx;
+} meta_iter;
+
+static int meta_row(void *vctx, PGresult *res)
+{
+    meta_iter *it = vctx;
+    return it->fn(it->ctx, it->pq->PQgetvalue(res, 0, 0), it->pq->PQgetvalue(res, 0, 1));
+}
+
+static dpa_status pg_each_meta(dpa_store *b, const char *prefix, int (*fn)(void *, const char *, const char *),
+                               void *ctx, dpa_error *err)
+{
+    pg_store *s = (pg_store *)b;
+    meta_iter it = {&s->pq, fn, ctx};
+    const char *v[1] = {prefix};
+    return each_row(s, "SELECT key, value FROM dpacct_meta WHERE left(key, length($1)) = $1 ORDER BY key", 1, v,
+                    meta_row, &it, "cannot read the metadata", err);
+}
+
 static dpa_status pg_lock_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
 {
     return meta_query((pg_store *)b, "SELECT value FROM dpacct_meta WHERE key = $1 FOR UPDATE", key, value,
                       "cannot lock the chain's head", err);
 }
 
-static dpa_status pg_upgrade_tables(dpa_store *b, dpa_error *err)
+static dpa_status pg_upgrade_tables(dpa_store *b, int from, dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
     dpa_status rc = pg_cmd(s, "LOCK TABLE dpacct_meta, dpacct_units, dpacct_requests IN EXCLUSIVE MODE",
                            "cannot lock the tables", err);
-    for (size_t i = 0; rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
+    for (size_t i = 0; from < 2 && rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
         rc = pg_cmd(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    for (size_t i = 0; rc == DPA_OK && i < DPA_STORE_UPGRADE3_N; i++) {
+        const char *q = DPA_STORE_UPGRADE3_SQL[i], *at = strstr(q, "ADD COLUMN ");
+        char sql[300];
+        if (at) /* a column already there is kept */
+            snprintf(sql, sizeof sql, "%.*sADD COLUMN IF NOT EXISTS %s", (int)(at - q), q, at + 11);
+        else
+            snprintf(sql, sizeof sql, "%s", q);
+        rc = pg_cmd(s, sql, "cannot upgrade the tables", err);
+    }
     return rc;
 }
 
@@ -542,22 +652,26 @@ static const char SNAPSHOT_SQL[] =
  * unchanged, the current head.
  * $1 unit, $2 requests, $3 state (before), $4 filter, $5 head before,
  * $6 head after, $7 id, $8 time, $9 spec, $10 decision, $11 reason,
- * $12 state after, $13 link, $14 accepted (0 or 1). */
+ * $12 state after, $13 link, $14 accepted (0 or 1), $15 generation, $16 actor, $17 idempotency key,
+ * $18 kind ("request" / "reserve").  The unit must also be active and of that generation;
+ * $4 is the configuration in force (filter_now after a top-up). */
 static const char COMMIT_SQL[] =
-    "WITH u AS (SELECT requests, state, filter FROM dpacct_units WHERE name = $1::text FOR UPDATE),"
+    "WITH u AS (SELECT requests, state, CASE WHEN filter_now = '' THEN filter ELSE filter_now END AS filter,"
+    "  generation, lifecycle FROM dpacct_units WHERE name = $1::text FOR UPDATE),"
     " h AS (SELECT value FROM dpacct_meta WHERE key = 'chain_head' AND (SELECT count(*) FROM u) >= 0"
     "  FOR UPDATE),"
     " ok AS (SELECT 1 FROM u, h WHERE u.requests = $2::bigint AND u.state = $3::text AND u.filter = $4::text"
-    "  AND h.value = $5::text),"
+    "  AND u.generation = $15::bigint AND u.lifecycle = 'active' AND h.value = $5::text),"
     " wr AS (INSERT INTO dpacct_requests (id, unit, time, spec, decision, reason, state_before, state_after,"
-    "  chain) SELECT $7::bigint, $1::text, $8::text, $9::text, $10::text, $11::text, $3::text, $12::text,"
-    "  $13::text FROM ok RETURNING 1),"
+    "  chain, generation, actor, idem_key, kind) SELECT $7::bigint, $1::text, $8::text, $9::text, $10::text,"
+    "  $11::text, $3::text, $12::text, $13::text, $15::bigint, $16::text, $17::text, $18::text FROM ok RETURNING 1),"
     " wu AS (UPDATE dpacct_units SET state = $12::text, requests = $2::bigint + 1,"
     "  accepted = accepted + $14::bigint WHERE name = $1::text AND EXISTS (SELECT 1 FROM ok) RETURNING 1),"
     " wh AS (UPDATE dpacct_meta SET value = $6::text WHERE key = 'chain_head' AND EXISTS (SELECT 1 FROM ok)"
     "  RETURNING 1)"
     " SELECT (SELECT count(*) FROM wr) + (SELECT count(*) FROM wu) + (SELECT count(*) FROM wh),"
-    " (SELECT requests = $2::bigint AND state = $3::text AND filter = $4::text FROM u), (SELECT value FROM h)";
+    " (SELECT requests = $2::bigint AND state = $3::text AND filter = $4::text AND generation = $15::bigint"
+    "  AND lifecycle = 'active' FROM u), (SELECT value FROM h)";
 
 /* A lost connection: a failure without an SQLSTATE, or a bad connection. */
 static int pg_lost(const dpa_pq_api *pq, PGconn *conn, PGresult *res)
@@ -625,7 +739,7 @@ static dpa_status pg_snapshot(dpa_store *b, const char *name, dpa_store_unit *ou
         rc = pg_fail(s, res, err, "cannot read a unit");
     } else if (pq->PQntuples(res) == 1) {
         if (read_unit(pq, res, 0, out) != 0 ||
-            (!pq->PQgetisnull(res, 0, 10) && !(*head = dup_val(pq, res, 0, 10)))) {
+            (!pq->PQgetisnull(res, 0, UNIT_NCOLS) && !(*head = dup_val(pq, res, 0, UNIT_NCOLS)))) {
             dpa_store_unit_clear(out);
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
         } else {
@@ -642,8 +756,8 @@ static dpa_status pg_commit_request(dpa_store *b, const dpa_store_commit *c, int
     pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
     const dpa_store_request *r = c->r;
-    char req[32], id[32];
-    const char *v[14];
+    char req[32], id[32], gen[32];
+    const char *v[18];
     PGresult *res;
     dpa_status rc = DPA_OK;
     *conflict = 0;
@@ -652,12 +766,15 @@ static dpa_status pg_commit_request(dpa_store *b, const dpa_store_commit *c, int
         return dpa_error_set(err, DPA_ESTORAGE, "ledger: a request's commit inside an open transaction");
     snprintf(req, sizeof req, "%lld", c->snap->requests);
     snprintf(id, sizeof id, "%lld", r->id);
-    v[0] = c->snap->name; v[1] = req; v[2] = c->snap->state; v[3] = c->snap->filter;
+    snprintf(gen, sizeof gen, "%lld", c->snap->generation);
+    v[14] = gen; v[15] = r->actor ? r->actor : "local"; v[16] = r->idem_key && *r->idem_key ? r->idem_key : NULL;
+    v[17] = r->kind ? r->kind : "request";
+    v[0] = c->snap->name; v[1] = req; v[2] = c->snap->state; v[3] = dpa_store_unit_config(c->snap);
     v[4] = c->head_before; v[5] = c->head_after; v[6] = id; v[7] = r->time; v[8] = r->spec;
     v[9] = r->accepted ? "accepted" : "rejected"; v[10] = r->reason ? r->reason : "";
     v[11] = r->state_after; v[12] = r->chain; v[13] = r->accepted ? "1" : "0";
     /* a write: never run twice (a lost answer may have been committed) */
-    res = pg_run(s, "dpacct_commit", 14, v, 0);
+    res = pg_run(s, "dpacct_commit", 18, v, 0);
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK || pq->PQntuples(res) != 1) {
         rc = pg_fail(s, res, err, pg_lost(pq, s->conn, res)
                                       ? "commit failed; the outcome is unknown (see the history)"
@@ -681,6 +798,7 @@ static const dpa_store_ops PG_OPS = {
     "postgresql", pg_close, pg_begin_write, pg_begin_read, pg_commit, pg_rollback,
     pg_get_meta, pg_set_meta, pg_lock_meta, pg_upgrade_tables, pg_delete_all, pg_get_unit, pg_insert_unit, pg_update_unit,
     pg_append_request, pg_each_unit, pg_each_request, pg_snapshot, pg_commit_request,
+    pg_get_request, pg_each_meta,
 };
 
 /* Session settings: durable commits whatever the server's default; quiet
@@ -800,7 +918,7 @@ dpa_status dpa_store_pg_open(const char *uri, int mode, dpa_store **out, dpa_err
                                  "one with `dpacct ledger init`)")
                  : pg_fail(s, res, err, "cannot read metadata");
     } else if (!(mode == DPA_STORE_UPGRADE && pq->PQntuples(res) == 1 &&
-                 !strcmp(pq->PQgetvalue(res, 0, 0), DPA_LEDGER_FORMAT_1))) {
+                 dpa_store_format_upgradable(pq->PQgetvalue(res, 0, 0)))) {
         rc = dpa_store_check_format(pq->PQntuples(res) == 1 ? pq->PQgetvalue(res, 0, 0) : NULL, "the database",
                                     err);
     }

@@ -28,7 +28,7 @@
 #define DPA_SQLITE_BUSY_MS 60000
 
 /* Statements kept prepared per connection (prepare/release). */
-#define SQ_CACHE 16
+#define SQ_CACHE 24
 
 typedef struct sqlite_store {
     dpa_store base;
@@ -60,7 +60,13 @@ static const char SCHEMA[] =
     " created TEXT NOT NULL,"
     " chain_index INTEGER NOT NULL DEFAULT 0,"
     " chain_after INTEGER NOT NULL DEFAULT 0,"
-    " chain TEXT NOT NULL DEFAULT '');"
+    " chain TEXT NOT NULL DEFAULT '',"
+    " tenant TEXT NOT NULL DEFAULT 'default',"
+    " period_seconds INTEGER NOT NULL DEFAULT 0,"
+    " lifecycle TEXT NOT NULL DEFAULT 'active',"
+    " generation INTEGER NOT NULL DEFAULT 0,"
+    " period_start TEXT NOT NULL DEFAULT '',"
+    " filter_now TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
@@ -70,8 +76,14 @@ static const char SCHEMA[] =
     " reason TEXT NOT NULL,"
     " state_before TEXT NOT NULL,"
     " state_after TEXT NOT NULL,"
-    " chain TEXT NOT NULL DEFAULT '');"
-    "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);";
+    " chain TEXT NOT NULL DEFAULT '',"
+    " kind TEXT NOT NULL DEFAULT 'request',"
+    " actor TEXT NOT NULL DEFAULT 'local',"
+    " idem_key TEXT,"
+    " generation INTEGER NOT NULL DEFAULT 0,"
+    " ref INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);"
+    "CREATE UNIQUE INDEX dpacct_requests_key ON dpacct_requests (unit, idem_key);";
 
 static dpa_status sq_fail(sqlite_store *s, dpa_error *err, const char *what)
 {
@@ -295,7 +307,8 @@ static dpa_status sq_set_meta(dpa_store *b, const char *key, const char *value, 
     return rc;
 }
 
-#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain"
+#define UNIT_COLS "name, filter, initial_state, state, requests, accepted, created, chain_index, chain_after, chain, " \
+                  "tenant, period_seconds, lifecycle, generation, period_start, filter_now"
 
 static int read_unit(sqlite3_stmt *st, dpa_store_unit *u)
 {
@@ -310,7 +323,14 @@ static int read_unit(sqlite3_stmt *st, dpa_store_unit *u)
     u->chain_index = sqlite3_column_int64(st, 7);
     u->chain_after = sqlite3_column_int64(st, 8);
     u->chain = dup_col(st, 9);
-    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain) {
+    u->tenant = dup_col(st, 10);
+    u->period_seconds = sqlite3_column_int64(st, 11);
+    u->lifecycle = dup_col(st, 12);
+    u->generation = sqlite3_column_int64(st, 13);
+    u->period_start = dup_col(st, 14);
+    u->filter_now = dup_col(st, 15);
+    if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain || !u->tenant ||
+        !u->lifecycle || !u->period_start || !u->filter_now) {
         dpa_store_unit_clear(u);
         return -1;
     }
@@ -349,8 +369,8 @@ static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                            &st, err);
+    dpa_status rc = prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                               "?11, ?12, ?13, ?14, ?15, ?16)", &st, err);
     int step;
     if (rc != DPA_OK)
         return rc;
@@ -364,6 +384,12 @@ static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
     sqlite3_bind_int64(st, 8, u->chain_index);
     sqlite3_bind_int64(st, 9, u->chain_after);
     sqlite3_bind_text(st, 10, u->chain ? u->chain : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 11, u->tenant ? u->tenant : "default", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 12, u->period_seconds);
+    sqlite3_bind_text(st, 13, u->lifecycle ? u->lifecycle : "active", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 14, u->generation);
+    sqlite3_bind_text(st, 15, u->period_start ? u->period_start : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 16, u->filter_now ? u->filter_now : "", -1, SQLITE_STATIC);
     step = sqlite3_step(st);
     if (step != SQLITE_DONE) {
         if ((sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_CONSTRAINT)
@@ -379,14 +405,18 @@ static dpa_status sq_update_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "UPDATE dpacct_units SET state = ?2, requests = ?3, accepted = ?4 WHERE name = ?1",
-                            &st, err);
+    dpa_status rc = prepare(s, "UPDATE dpacct_units SET state = ?2, requests = ?3, accepted = ?4, lifecycle = ?5, "
+                               "generation = ?6, period_start = ?7, filter_now = ?8 WHERE name = ?1", &st, err);
     if (rc != DPA_OK)
         return rc;
     sqlite3_bind_text(st, 1, u->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, u->state, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 3, u->requests);
     sqlite3_bind_int64(st, 4, u->accepted);
+    sqlite3_bind_text(st, 5, u->lifecycle ? u->lifecycle : "active", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, u->generation);
+    sqlite3_bind_text(st, 7, u->period_start ? u->period_start : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, u->filter_now ? u->filter_now : "", -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE)
         rc = sq_fail(s, err, "cannot update a unit");
     else if (sqlite3_changes(s->db) != 1)
@@ -400,7 +430,8 @@ static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
     dpa_status rc = prepare(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
-                               "state_after, id, chain) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st, err);
+                               "state_after, id, chain, kind, actor, idem_key, generation, ref) VALUES (?1, ?2, "
+                               "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)", &st, err);
     if (rc != DPA_OK)
         return rc;
     if (r->id > 0)
@@ -415,8 +446,18 @@ static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     sqlite3_bind_text(st, 6, r->state_before, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, r->state_after, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 9, r->chain ? r->chain : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 10, r->kind ? r->kind : "request", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 11, r->actor ? r->actor : "local", -1, SQLITE_STATIC);
+    if (r->idem_key && *r->idem_key)
+        sqlite3_bind_text(st, 12, r->idem_key, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 12);
+    sqlite3_bind_int64(st, 13, r->generation);
+    sqlite3_bind_int64(st, 14, r->ref);
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot record the request");
+        rc = (sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_CONSTRAINT && r->idem_key
+                 ? dpa_error_set(err, DPA_EINVAL, "ledger: idempotency key already used for unit \"%s\"", r->unit)
+                 : sq_fail(s, err, "cannot record the request");
     else
         r->id = (long long)sqlite3_last_insert_rowid(s->db);
     release(s, st);
@@ -453,12 +494,92 @@ static dpa_status sq_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn
     return rc;
 }
 
+#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after, chain, kind, actor, " \
+                 "idem_key, generation, ref"
+
+static int read_request(sqlite3_stmt *st, dpa_store_request *r)
+{
+    char *decision = dup_col(st, 4);
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(st, 0);
+    r->unit = dup_col(st, 1);
+    r->time = dup_col(st, 2);
+    r->spec = dup_col(st, 3);
+    r->reason = dup_col(st, 5);
+    r->state_before = dup_col(st, 6);
+    r->state_after = dup_col(st, 7);
+    r->chain = dup_col(st, 8);
+    r->kind = dup_col(st, 9);
+    r->actor = dup_col(st, 10);
+    r->idem_key = sqlite3_column_type(st, 11) == SQLITE_NULL ? NULL : dup_col(st, 11);
+    r->generation = sqlite3_column_int64(st, 12);
+    r->ref = sqlite3_column_int64(st, 13);
+    if (!decision || !r->unit || !r->time || !r->spec || !r->reason || !r->state_before || !r->state_after ||
+        !r->chain || !r->kind || !r->actor || (sqlite3_column_type(st, 11) != SQLITE_NULL && !r->idem_key)) {
+        free(decision);
+        dpa_store_request_clear(r);
+        return -1;
+    }
+    r->accepted = !strcmp(decision, "accepted");
+    free(decision);
+    return 0;
+}
+
+static dpa_status sq_get_request(dpa_store *b, const char *unit, long long id, const char *key,
+                                 dpa_store_request *out, int *found, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = prepare(s, key ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 AND idem_key = ?2"
+                                   : "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 AND id = ?3", &st, err);
+    int step;
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    if (rc != DPA_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, unit, -1, SQLITE_STATIC);
+    if (key)
+        sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_int64(st, 3, id);
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        if (read_request(st, out))
+            rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
+        else
+            *found = 1;
+    } else if (step != SQLITE_DONE) {
+        rc = sq_fail(s, err, "cannot read the history");
+    }
+    release(s, st);
+    return rc;
+}
+
+static dpa_status sq_each_meta(dpa_store *b, const char *prefix, int (*fn)(void *, const char *, const char *),
+                               void *ctx, dpa_error *err)
+{
+    sqlite_store *s = (sqlite_store *)b;
+    sqlite3_stmt *st;
+    dpa_status rc = prepare(s, "SELECT key, value FROM dpacct_meta WHERE substr(key, 1, length(?1)) = ?1 "
+                               "ORDER BY key", &st, err);
+    int step;
+    if (rc != DPA_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(ctx, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1)))
+            break;
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = sq_fail(s, err, "cannot read the metadata");
+    release(s, st);
+    return rc;
+}
+
 static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_request_fn fn,
                                   void *ctx, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-#define REQ_COLS "id, unit, time, spec, decision, reason, state_before, state_after, chain"
     dpa_status rc = prepare(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 ORDER BY id"
                                     : "SELECT " REQ_COLS " FROM dpacct_requests ORDER BY id", &st, err);
     int step;
@@ -468,26 +589,11 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
         sqlite3_bind_text(st, 1, unit, -1, SQLITE_STATIC);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         dpa_store_request r;
-        char *decision = dup_col(st, 4);
         int stop;
-        memset(&r, 0, sizeof r);
-        r.id = sqlite3_column_int64(st, 0);
-        r.unit = dup_col(st, 1);
-        r.time = dup_col(st, 2);
-        r.spec = dup_col(st, 3);
-        r.reason = dup_col(st, 5);
-        r.state_before = dup_col(st, 6);
-        r.state_after = dup_col(st, 7);
-        r.chain = dup_col(st, 8);
-        if (!decision || !r.unit || !r.time || !r.spec || !r.reason || !r.state_before || !r.state_after ||
-            !r.chain) {
-            free(decision);
-            dpa_store_request_clear(&r);
+        if (read_request(st, &r)) {
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
             break;
         }
-        r.accepted = !strcmp(decision, "accepted");
-        free(decision);
         stop = fn(ctx, &r);
         dpa_store_request_clear(&r);
         if (stop)
@@ -505,12 +611,16 @@ static dpa_status sq_lock_meta(dpa_store *b, const char *key, char **value, dpa_
     return sq_get_meta(b, key, value, err);
 }
 
-static dpa_status sq_upgrade_tables(dpa_store *b, dpa_error *err)
+static dpa_status sq_upgrade_tables(dpa_store *b, int from, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
     dpa_status rc = DPA_OK;
-    for (size_t i = 0; rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
+    for (size_t i = 0; from < 2 && rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
         rc = sq_exec(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    for (size_t i = 0; rc == DPA_OK && i < DPA_STORE_UPGRADE3_N; i++)
+        if (sqlite3_exec(s->db, DPA_STORE_UPGRADE3_SQL[i], NULL, NULL, NULL) != SQLITE_OK &&
+            strncmp(sqlite3_errmsg(s->db), "duplicate column name", 21))
+            rc = sq_fail(s, err, "cannot upgrade the tables");
     return rc;
 }
 
@@ -524,6 +634,7 @@ static const dpa_store_ops SQLITE_OPS = {
     "sqlite", sq_close, sq_begin_write, sq_begin_read, sq_commit, sq_rollback,
     sq_get_meta, sq_set_meta, sq_lock_meta, sq_upgrade_tables, sq_delete_all, sq_get_unit, sq_insert_unit, sq_update_unit,
     sq_append_request, sq_each_unit, sq_each_request, dpa_store_snapshot_tx, dpa_store_commit_request_tx,
+    sq_get_request, sq_each_meta,
 };
 
 /* Open path (flags: SQLITE_OPEN_*) and set the connection's pragmas. */
@@ -723,7 +834,7 @@ dpa_status dpa_store_sqlite_open(const char *path, int mode, dpa_store **out, dp
     rc = read_format(s, path, &format, err);
     if (rc == DPA_OK && !format)
         rc = dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
-    if (rc == DPA_OK && !(mode == DPA_STORE_UPGRADE && !strcmp(format, DPA_LEDGER_FORMAT_1)))
+    if (rc == DPA_OK && !(mode == DPA_STORE_UPGRADE && dpa_store_format_upgradable(format)))
         rc = dpa_store_check_format(format, path, err);
     free(format);
     if (rc != DPA_OK) {

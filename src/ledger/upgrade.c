@@ -161,11 +161,12 @@ dpa_status dpa_ledger_upgrade(const char *location, const void *keydata, size_t 
     rc = s->ops->begin_write(s, err);
     if (rc == DPA_OK)
         rc = s->ops->get_meta(s, "format", &format, err);
-    if (rc == DPA_OK && (!format || strcmp(format, DPA_LEDGER_FORMAT_1)))
-        rc = dpa_error_set(err, DPA_EINVAL, "ledger upgrade: the ledger is of format \"%s\", not \"%s\": "
-                           "nothing to upgrade", format ? format : "?", DPA_LEDGER_FORMAT_1);
+    if (rc == DPA_OK && !dpa_store_format_upgradable(format))
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger upgrade: the ledger is of format \"%s\", not \"%s\" or "
+                           "\"%s\": nothing to upgrade", format ? format : "?", DPA_LEDGER_FORMAT_1,
+                           DPA_LEDGER_FORMAT_2);
     if (rc == DPA_OK)
-        rc = s->ops->upgrade_tables(s, err);
+        rc = s->ops->upgrade_tables(s, strcmp(format, DPA_LEDGER_FORMAT_1) ? 2 : 1, err);
     /* the replay alone first: the chain columns are empty */
     if (rc == DPA_OK)
         rc = s->ops->each_unit(s, NULL, dpa_ledger_collect_unit, &units, err);

@@ -34,6 +34,11 @@ typedef struct verify_ctx {
     const char *unit;
     char *state;          /* the replayed state (the chain) */
     long long requests, accepted, last_id;
+    /* format 3: what the entries other than requests change */
+    char *config;              /* the configuration in force (top-ups) */
+    const char *lifecycle;     /* "active" | "frozen" | "archived" */
+    long long generation;
+    dpa_ledger_charges charges; /* of the current generation (release) */
     json_t *problems;
     long long nproblems;
     dpa_status rc;        /* a failure of the replay itself (ENOMEM) */
@@ -53,6 +58,8 @@ static void problem(verify_ctx *c, long long id, const char *what)
     }
 }
 
+static int verify_entry(verify_ctx *c, const dpa_store_request *r);
+
 static int verify_request(void *vctx, const dpa_store_request *r)
 {
     verify_ctx *c = vctx;
@@ -62,13 +69,23 @@ static int verify_request(void *vctx, const dpa_store_request *r)
     char msg[DPA_ERROR_MESSAGE_MAX + 96];
     char *after;
 
-    c->requests++;
-    c->accepted += r->accepted ? 1 : 0;
     if (r->id <= c->last_id)
         problem(c, r->id, "request ids out of order");
     c->last_id = r->id;
     if (strcmp(r->state_before, c->state))
         problem(c, r->id, "state_before differs from the state the previous request left");
+    if (strcmp(r->kind, "roll") && r->generation != c->generation)
+        problem(c, r->id, "the entry's generation differs from the unit's");
+    if (dpa_ledger_charges_note(&c->charges, r) != 0) {
+        c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
+        return 1;
+    }
+    if (strcmp(r->kind, "request") && strcmp(r->kind, "reserve"))
+        return verify_entry(c, r);
+    if (!strcmp(c->lifecycle, "frozen") || !strcmp(c->lifecycle, "archived"))
+        problem(c, r->id, "a request recorded while the unit was frozen or archived");
+    c->requests++;
+    c->accepted += r->accepted ? 1 : 0;
     spec = dpa_spec_from_json(r->spec, &e);
     if (!spec) {
         snprintf(msg, sizeof msg, "recorded spec does not parse: %s", e.message);
@@ -115,6 +132,99 @@ follow_record:
     return 0;
 }
 
+/* The state after r is its state_before (lifecycle, commit, top-up). */
+static void same_state(verify_ctx *c, const dpa_store_request *r)
+{
+    if (strcmp(r->state_after, r->state_before))
+        problem(c, r->id, "state_after differs from state_before in an entry that charges nothing");
+}
+
+/* Continue from the recorded state_after (reported once, not as a cascade). */
+static int follow(verify_ctx *c, const dpa_store_request *r)
+{
+    dpa_error e;
+    char *st = strdup(r->state_after);
+    if (!st) {
+        c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
+        return 1;
+    }
+    free(c->state);
+    c->state = st;
+    if (dpa_filter_set_state_json(c->f, r->state_after, &e) != DPA_OK)
+        problem(c, r->id, "recorded state_after does not load");
+    return 0;
+}
+
+/* A history entry other than a request (format 3): reservations settled,
+ * lifecycle, top-up, roll. */
+static int verify_entry(verify_ctx *c, const dpa_store_request *r)
+{
+    const char *k = r->kind;
+    dpa_error e;
+    if (!strcmp(k, "commit") || !strcmp(k, "release")) {
+        dpa_ledger_charge *ch = dpa_ledger_charges_find(&c->charges, r->ref);
+        /* charges_note has just settled it: it must have been pending */
+        if (!ch || !ch->reserve || ch->settled != (!strcmp(k, "commit") ? 1 : 2))
+            problem(c, r->id, "settles a request that is not a pending reservation");
+        if (!strcmp(k, "commit")) {
+            same_state(c, r);
+        } else {
+            char *st = NULL;
+            if (dpa_ledger_charges_replay(&c->charges, c->config, -1, &st, &e) != DPA_OK)
+                problem(c, r->id, "the release's replay failed");
+            else if (strcmp(st, r->state_after))
+                problem(c, r->id, "state_after of the release differs from the replay without the reservation");
+            free(st);
+        }
+        if (!strcmp(c->lifecycle, "archived"))
+            problem(c, r->id, "a reservation settled on an archived unit");
+    } else if (!strcmp(k, "freeze") || !strcmp(k, "unfreeze") || !strcmp(k, "archive")) {
+        const char *from = c->lifecycle;
+        int ok = !strcmp(k, "freeze") ? !strcmp(from, "active")
+                 : !strcmp(k, "unfreeze") ? !strcmp(from, "frozen") : strcmp(from, "archived") != 0;
+        if (!ok)
+            problem(c, r->id, "a lifecycle transition that is not allowed");
+        c->lifecycle = !strcmp(k, "freeze") ? "frozen" : !strcmp(k, "unfreeze") ? "active" : "archived";
+        same_state(c, r);
+    } else if (!strcmp(k, "topup")) {
+        dpa_filter *g;
+        if (!strcmp(c->lifecycle, "archived"))
+            problem(c, r->id, "a top-up of an archived unit");
+        if (dpa_ledger_topup_check(c->config, r->spec, &e) != DPA_OK)
+            problem(c, r->id, "a top-up that breaks the rule (same kind, no budget parameter lower)");
+        same_state(c, r);
+        g = dpa_filter_new_json(r->spec, &e);
+        if (!g || dpa_filter_set_state_json(g, r->state_after, &e) != DPA_OK) {
+            problem(c, r->id, "the top-up's configuration does not load with the unit's state");
+            dpa_filter_free(g);
+        } else {
+            char *cfg = strdup(r->spec);
+            if (!cfg) {
+                dpa_filter_free(g);
+                c->rc = dpa_error_set(c->err, DPA_ENOMEM, "ledger: out of memory");
+                return 1;
+            }
+            dpa_filter_free(c->f);
+            c->f = g;
+            free(c->config);
+            c->config = cfg;
+        }
+    } else if (!strcmp(k, "roll")) {
+        dpa_filter *fresh = dpa_filter_new_json(c->config, &e);
+        char *st0 = fresh ? dpa_filter_state_json(fresh) : NULL;
+        if (!st0 || strcmp(st0, r->state_after))
+            problem(c, r->id, "a roll's state_after is not the full budget");
+        if (r->generation <= c->generation)
+            problem(c, r->id, "a roll that does not advance the generation");
+        c->generation = r->generation;
+        free(st0);
+        dpa_filter_free(fresh);
+    } else {
+        problem(c, r->id, "an entry of an unknown kind");
+    }
+    return follow(c, r);
+}
+
 int dpa_ledger_collect_unit(void *ctx, const dpa_store_unit *u)
 {
     dpa_ledger_unit_list *L = ctx;
@@ -141,8 +251,15 @@ int dpa_ledger_collect_unit(void *ctx, const dpa_store_unit *u)
     c->chain_index = u->chain_index;
     c->chain_after = u->chain_after;
     c->chain = strdup(u->chain);
+    c->tenant = strdup(u->tenant ? u->tenant : "default");
+    c->period_seconds = u->period_seconds;
+    c->lifecycle = strdup(u->lifecycle ? u->lifecycle : "active");
+    c->generation = u->generation;
+    c->period_start = strdup(u->period_start ? u->period_start : "");
+    c->filter_now = strdup(u->filter_now ? u->filter_now : "");
     L->n++;
-    if (!c->name || !c->filter || !c->initial_state || !c->state || !c->created || !c->chain) {
+    if (!c->name || !c->filter || !c->initial_state || !c->state || !c->created || !c->chain || !c->tenant ||
+        !c->lifecycle || !c->period_start || !c->filter_now) {
         L->oom = 1;
         return 1;
     }
@@ -339,6 +456,14 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
         char *canon;
         c.unit = u->name;
         c.requests = c.accepted = c.last_id = 0;
+        c.lifecycle = "active";
+        c.generation = 0;
+        free(c.config);
+        c.config = strdup(u->filter);
+        if (!c.config) {
+            rc = oom(err);
+            break;
+        }
         c.f = dpa_filter_new_json(u->filter, &e);
         if (!c.f) {
             problem(&c, 0, "stored filter configuration does not load");
@@ -376,7 +501,11 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
                 problem(&c, 0, "stored current state differs from the replayed history");
             if (c.requests != u->requests || c.accepted != u->accepted)
                 problem(&c, 0, "stored request counts differ from the history");
+            if (strcmp(c.lifecycle, u->lifecycle) || c.generation != u->generation ||
+                strcmp(c.config, dpa_store_unit_config(u)))
+                problem(&c, 0, "stored lifecycle, generation or configuration differs from the history");
         }
+        dpa_ledger_charges_clear(&c.charges);
         free(c.state);
         c.state = NULL;
         dpa_filter_free(c.f);
@@ -425,6 +554,8 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
     }
     free(oc.by_index);
     free(stored_head);
+    free(c.config);
+    dpa_ledger_charges_clear(&c.charges);
     nunits = units.n;
     for (size_t i = 0; i < units.n; i++)
         dpa_store_unit_clear(&units.u[i]);

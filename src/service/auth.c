@@ -16,7 +16,7 @@ const char *svc_role_name(dpa_ledger_role role)
 
 int svc_auth(svc_req *r, dpa_ledger *l, dpa_ledger_role role)
 {
-    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *h = svc_header(r, MHD_HTTP_HEADER_AUTHORIZATION);
     dpa_error err = {0};
     dpa_status st;
     if (!h || strncasecmp(h, "Bearer ", 7) != 0) {

@@ -20,7 +20,7 @@ static double now_seconds(void)
  * printable ASCII characters. */
 static int idempotency_key(svc_req *r, const char **key)
 {
-    const char *k = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Idempotency-Key");
+    const char *k = svc_header(r, "Idempotency-Key");
     size_t i, n;
     *key = k;
     if (!k)

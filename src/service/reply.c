@@ -135,8 +135,13 @@ char *svc_percent_decode(const char *s, size_t n, int plus_is_space)
     return out;
 }
 
+const char *svc_header(svc_req *r, const char *name)
+{
+    return r->s->mhd.MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
 char *svc_query(svc_req *r, const char *name)
 {
-    const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+    const char *v = r->s->mhd.MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
     return v ? svc_percent_decode(v, strlen(v), 1) : NULL;
 }

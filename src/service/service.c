@@ -95,6 +95,11 @@ dpa_service *dpa_service_create(const dpa_service_opts *opts, dpa_error *err)
     if (!s->o.timeout_seconds)
         s->o.timeout_seconds = DPA_SERVICE_TIMEOUT;
     s->port = -1;
+    if (!fail && dpa_mhd_load(&s->mhd, err) != DPA_OK) {
+        free_strings(s);
+        free(s);
+        return NULL;
+    }
     if (fail) {
         free_strings(s);
         free(s);
@@ -103,12 +108,14 @@ dpa_service *dpa_service_create(const dpa_service_opts *opts, dpa_error *err)
     }
     committer = svc_ledger_open(&s->o, err);
     if (!committer) {
+        dpa_mhd_unload(&s->mhd);
         free_strings(s);
         free(s);
         return NULL;
     }
     if (svc_pool_init(&s->pool, (size_t)s->o.threads, &s->o, err) != DPA_OK) {
         dpa_ledger_close(committer);
+        dpa_mhd_unload(&s->mhd);
         free_strings(s);
         free(s);
         return NULL;
@@ -116,6 +123,7 @@ dpa_service *dpa_service_create(const dpa_service_opts *opts, dpa_error *err)
     if (svc_queue_start(&s->queue, committer, err) != DPA_OK) {
         dpa_ledger_close(committer);
         svc_pool_clear(&s->pool);
+        dpa_mhd_unload(&s->mhd);
         free_strings(s);
         free(s);
         return NULL;
@@ -155,7 +163,7 @@ static enum MHD_Result send_answer(dpa_service *s, struct MHD_Connection *c, svc
 {
     struct MHD_Response *resp;
     enum MHD_Result ret;
-    resp = MHD_create_response_from_buffer(r->resp_len, r->resp ? r->resp : (char *)"",
+    resp = s->mhd.MHD_create_response_from_buffer(r->resp_len, r->resp ? r->resp : (char *)"",
                                            r->resp ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (!resp) {
         free(r->resp);
@@ -163,32 +171,56 @@ static enum MHD_Result send_answer(dpa_service *s, struct MHD_Connection *c, svc
     }
     r->resp = NULL;
     if (r->content_type && r->status != 204)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+        s->mhd.MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
+    s->mhd.MHD_add_response_header(resp, "Cache-Control", "no-store");
+    s->mhd.MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     if (r->is_static) /* the dashboard has no inline script or style */
-        MHD_add_response_header(resp, "Content-Security-Policy",
+        s->mhd.MHD_add_response_header(resp, "Content-Security-Policy",
                                 "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
                                 "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
     if (r->www_auth)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+        s->mhd.MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     if (r->extra_allow)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->extra_allow);
+        s->mhd.MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->extra_allow);
     if (s->o.cors_origin) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Origin", s->o.cors_origin);
-        MHD_add_response_header(resp, "Vary", "Origin");
+        s->mhd.MHD_add_response_header(resp, "Access-Control-Allow-Origin", s->o.cors_origin);
+        s->mhd.MHD_add_response_header(resp, "Vary", "Origin");
         if (!strcmp(r->method, "OPTIONS")) {
-            MHD_add_response_header(resp, "Access-Control-Allow-Methods",
+            s->mhd.MHD_add_response_header(resp, "Access-Control-Allow-Methods",
                                     r->extra_allow ? r->extra_allow : "GET, POST");
-            MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+            s->mhd.MHD_add_response_header(resp, "Access-Control-Allow-Headers",
                                     "Authorization, Content-Type, Idempotency-Key");
-            MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+            s->mhd.MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
         }
     }
-    ret = MHD_queue_response(c, r->status, resp);
-    MHD_destroy_response(resp);
+    ret = s->mhd.MHD_queue_response(c, r->status, resp);
+    s->mhd.MHD_destroy_response(resp);
     svc_metrics_http(&s->metrics, r->status);
     log_line(s, r, url, micros_since(&x->t0));
+    return ret;
+}
+
+/* Route the request (or refuse its body) and queue the answer. */
+static enum MHD_Result answer(dpa_service *s, struct MHD_Connection *c, conn_ctx *x, const char *url,
+                              const char *method)
+{
+    svc_req r;
+    enum MHD_Result ret;
+    int i;
+    memset(&r, 0, sizeof r);
+    r.s = s;
+    r.conn = c;
+    r.method = method;
+    r.body = x->body ? x->body : "";
+    r.body_len = x->len;
+    if (x->too_large)
+        svc_error(&r, 413, "too_large", "the body exceeds the limit of %zu bytes", s->o.max_body);
+    else
+        svc_route(&r, url);
+    ret = send_answer(s, c, &r, x, url);
+    for (i = 0; i < r.nseg; i++)
+        free(r.seg[i]);
+    free(r.extra_allow);
     return ret;
 }
 
@@ -197,19 +229,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     dpa_service *s = cls;
     conn_ctx *x = *con_cls;
-    svc_req r;
-    enum MHD_Result ret;
-    int i;
     (void)version;
     if (!x) { /* the first call: the headers only */
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *cl = s->mhd.MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (!(x = calloc(1, sizeof *x)))
             return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &x->t0);
-        if (cl && strtoull(cl, NULL, 10) > s->o.max_body)
-            x->too_large = 1;
         *con_cls = x;
         atomic_fetch_add(&s->active, 1);
+        if (cl && strtoull(cl, NULL, 10) > s->o.max_body) {
+            /* refused before its body is read (the connection is then closed) */
+            x->too_large = 1;
+            return answer(s, c, x, url, method);
+        }
         return MHD_YES;
     }
     if (*upload_size) { /* a piece of the body */
@@ -234,21 +266,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         x->body[x->len] = '\0';
         return MHD_YES;
     }
-    memset(&r, 0, sizeof r);
-    r.s = s;
-    r.conn = c;
-    r.method = method;
-    r.body = x->body ? x->body : "";
-    r.body_len = x->len;
-    if (x->too_large)
-        svc_error(&r, 413, "too_large", "the body exceeds the limit of %zu bytes", s->o.max_body);
-    else
-        svc_route(&r, url);
-    ret = send_answer(s, c, &r, x, url);
-    for (i = 0; i < r.nseg; i++)
-        free(r.seg[i]);
-    free(r.extra_allow);
-    return ret;
+    return answer(s, c, x, url, method);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
@@ -288,7 +306,7 @@ dpa_status dpa_service_start(dpa_service *s, dpa_error *err)
     if (s->tls_cert)
         flags |= MHD_USE_TLS;
     if (s->tls_cert)
-        s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, addr,
+        s->daemon = s->mhd.MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, addr,
                                      MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->o.threads,
                                      MHD_OPTION_CONNECTION_TIMEOUT, s->o.timeout_seconds,
                                      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
@@ -296,7 +314,7 @@ dpa_status dpa_service_start(dpa_service *s, dpa_error *err)
                                      MHD_OPTION_HTTPS_MEM_CERT, s->tls_cert, MHD_OPTION_HTTPS_MEM_KEY,
                                      s->tls_key, MHD_OPTION_END);
     else
-        s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, addr,
+        s->daemon = s->mhd.MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, addr,
                                      MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->o.threads,
                                      MHD_OPTION_CONNECTION_TIMEOUT, s->o.timeout_seconds,
                                      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
@@ -304,7 +322,7 @@ dpa_status dpa_service_start(dpa_service *s, dpa_error *err)
     if (!s->daemon)
         return dpa_error_set(err, DPA_EIO, "cannot listen on %s port %d%s", s->o.host, s->o.port,
                              s->tls_cert ? " (or the TLS certificate or key was refused)" : " (in use?)");
-    info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    info = s->mhd.MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? (int)info->port : s->o.port;
     return DPA_OK;
 }
@@ -322,12 +340,12 @@ void dpa_service_stop(dpa_service *s)
     if (!s || !s->daemon)
         return;
     /* stop accepting; the requests in flight finish (at most the timeout) */
-    listen_fd = MHD_quiesce_daemon(s->daemon);
+    listen_fd = s->mhd.MHD_quiesce_daemon(s->daemon);
     while (atomic_load(&s->active) > 0 && waited < 100L * s->o.timeout_seconds) {
         nanosleep(&pause, NULL);
         waited++;
     }
-    MHD_stop_daemon(s->daemon);
+    s->mhd.MHD_stop_daemon(s->daemon);
     if (listen_fd != MHD_INVALID_SOCKET) /* quiesce handed the listening socket to us */
         close(listen_fd);
     s->daemon = NULL;
@@ -340,6 +358,7 @@ void dpa_service_free(dpa_service *s)
     dpa_service_stop(s);
     svc_queue_stop(&s->queue);
     svc_pool_clear(&s->pool);
+    dpa_mhd_unload(&s->mhd);
     free_strings(s);
     free(s);
 }

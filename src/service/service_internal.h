@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include "dpacct/ledger.h"
 #include "dpacct/service.h"
+#include "service/mhd_api.h"
 
 /* ---- ledger_pool.c: ledger handles for the worker threads ---- */
 typedef struct svc_pool {
@@ -69,6 +70,7 @@ struct dpa_service {
     dpa_service_opts o;     /* strings owned (copied) */
     unsigned char *key;
     char *tls_cert, *tls_key;
+    dpa_mhd_api mhd;        /* libmicrohttpd, loaded by dpa_service_create */
     struct MHD_Daemon *daemon;
     svc_pool pool;
     svc_queue queue;
@@ -114,6 +116,8 @@ json_t *svc_body_object(svc_req *r);
 /* s[0..n) percent-decoded ('+' as space if plus_is_space), malloc'ed;
  * NULL if it decodes to a NUL byte or on allocation failure. */
 char *svc_percent_decode(const char *s, size_t n, int plus_is_space);
+/* A request header (as sent) or NULL. */
+const char *svc_header(svc_req *r, const char *name);
 /* A query parameter, percent-decoded (malloc'ed) or NULL. */
 char *svc_query(svc_req *r, const char *name);
 
