@@ -341,7 +341,7 @@
         var decision = e.decision && typeof e.decision === "object" ? e.decision.decision : e.decision;
         var ea = { "data-entry": String(e.id) };
         tbody.appendChild(el("tr", ea, [
-          el("td", { "class": "n" }, numSpan(e.id, { "data-field": "id" })),
+          el("td", { "class": "n" }, numSpan(e.id, Object.assign({ "data-field": "id" }, ea))),
           el("td", null, e.time === undefined ? "" : String(e.time)),
           el("td", null, e.kind === undefined ? "request" : String(e.kind)),
           el("td", null, e.actor === undefined ? "" : String(e.actor)),

@@ -84,6 +84,11 @@ def admin(s):
     return Client(s["url"], s["tokens"]["admin"], timeout=30)
 
 
+def page_unit(c, name):
+    """The unit's object in the units pages (which carry "reserved" and "lifecycle")."""
+    return next(u for u in c.units() if u["unit"] == name)
+
+
 def test_health_metrics_whoami(service):
     c = Client(service["url"], None)
     assert c.healthz() == {"status": "ok", "database": "ok"}
@@ -230,7 +235,7 @@ def test_reserve_commit_release(service):
     fresh = c.unit("fay")["remaining"]
     r1 = c.request("fay", {"approx": {"epsilon": 0.25, "delta": 0}}, reserve=True)
     assert r1.status == "reserved" and r1.accepted
-    assert c.unit("fay")["reserved"] == 1
+    assert page_unit(c, "fay")["reserved"] == 1
     assert c.commit("fay", r1.request_id) == {"request_id": r1.request_id, "status": "charged"}
     with pytest.raises(ServiceError) as e:
         c.commit("fay", r1.request_id)
@@ -239,18 +244,18 @@ def test_reserve_commit_release(service):
     assert r2.remaining["epsilon"] == pytest.approx(0.25, abs=1e-12)
     rel = c.release("fay", r2.request_id)
     assert rel["status"] == "released" and rel["remaining"]["epsilon"] == pytest.approx(0.75, abs=1e-12)
-    assert c.unit("fay")["reserved"] == 0
+    assert page_unit(c, "fay")["reserved"] == 0
     assert fresh["epsilon"] == 1
 
 
 def test_lifecycle_and_topup(service):
     c = admin(service)
     c.create_unit("gus", filter={"filter": "basic", "epsilon": 1, "delta": 1e-6})
-    assert c.freeze("gus", reason="audit")["lifecycle"] == "frozen"
+    assert c.freeze("gus", reason="audit")["unit"] == "gus" and page_unit(c, "gus")["lifecycle"] == "frozen"
     with pytest.raises(ServiceError) as e:
         c.request("gus", PURE)
     assert (e.value.status, e.value.code) == (423, "frozen")
-    assert c.unfreeze("gus")["lifecycle"] == "active"
+    assert c.unfreeze("gus")["unit"] == "gus" and page_unit(c, "gus")["lifecycle"] == "active"
     assert c.request("gus", {"pure": {"epsilon": 1}})
     assert not c.request("gus", {"pure": {"epsilon": 0.5}})
     st = c.topup("gus", {"filter": "basic", "epsilon": 2, "delta": 1e-6}, reason="new quarter")
@@ -259,7 +264,7 @@ def test_lifecycle_and_topup(service):
     with pytest.raises(ServiceError) as e:
         c.topup("gus", {"filter": "basic", "epsilon": 0.5, "delta": 1e-6})
     assert e.value.status in (400, 409, 422)
-    assert c.archive("gus")["lifecycle"] == "archived"
+    assert c.archive("gus")["unit"] == "gus" and page_unit(c, "gus")["lifecycle"] == "archived"
     with pytest.raises(ServiceError) as e:
         c.unfreeze("gus")
     assert e.value.status in (400, 409, 423)
