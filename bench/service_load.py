@@ -286,6 +286,22 @@ def check(port, token, units, logs, budget, dpacct, location, strict_acks):
     return problems
 
 
+def flip_first_ack(logs):
+    """--tamper-ack: the first acknowledged decision's outcome flipped in its client's log,
+    so that the check must report it (a check of the check)."""
+    for lp in logs:
+        with open(lp) as f:
+            lines = f.readlines()
+        for i, line in enumerate(lines):
+            a = json.loads(line)
+            if "decision" in a:
+                a["decision"] = "rejected" if a["decision"] == "accepted" else "accepted"
+                lines[i] = json.dumps(a) + "\n"
+                with open(lp, "w") as f:
+                    f.writelines(lines)
+                return
+
+
 def verify(dpacct, location):
     r = subprocess.run([dpacct, "ledger", "verify", location], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, universal_newlines=True)
@@ -336,6 +352,8 @@ def one_backend(args, kind):
                "other": {k: v for k, v in counts.items() if k not in ("200", "409")},
                "retries": sum(r["retries"] for r in results),
                "unacked": sum(r["unacked"] for r in results), "killed_at_s": kill_t}
+        if args.tamper_ack:
+            flip_first_ack(logs)
         if args.kill_after:
             res["problems"] = check(port, token, units, logs, budget, args.dpacct, backend.location,
                                     args.strict_acks)
@@ -376,6 +394,8 @@ def main():
     ap.add_argument("--down", type=float, default=0.5, help="seconds the killed server stays down")
     ap.add_argument("--strict-acks", action="store_true",
                     help="also fail when an accepted history entry was acknowledged to no client")
+    ap.add_argument("--tamper-ack", action="store_true",
+                    help="flip one logged acknowledgement before the check (which must then fail)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, SQLite ledger)")
     ap.add_argument("--json", action="store_true", help="one JSON object per backend")
     args = ap.parse_args()

@@ -31,4 +31,10 @@ for b in $backends; do
     check "$b: units ran out of budget during the run (rejections happened)" \
         python3 -c "import sys; r=[l.split() for l in open('$TMP/out') if l.startswith('$b ')][0]; sys.exit(0 if int(r[8]) > 0 and int(r[7]) > 0 else 1)"
 done
+# the check can fail: one acknowledged outcome flipped in a client's log must be reported
+python3 "$SRC/bench/service_load.py" --dpacct "$BIN" --backend sqlite --clients 4 --seconds 3 \
+    --kill-after 1 --strict-acks --tamper-ack >"$TMP/out" 2>"$TMP/err"
+rc=$?
+check "a tampered acknowledgement is reported: exit 1, 'acknowledged ... history says'" \
+    eval 'rc_is 1 && out_has "history says"'
 finish
