@@ -164,6 +164,8 @@ if what == "units":
     expect([u["unit"] for u in units] == ["alice", "bob", "carol", "dave"], "API units %r" % units)
     for u in units:
         expect_unit(p, "units", u)
+        for k, v in leaves(u["filter"]):
+            expect("%s %s" % (k, v) in p.html, "units: filter of %s: no %r on the page" % (u["unit"], "%s %s" % (k, v)))
     shown = sorted({a["data-unit"] for a, _ in p.nums if "data-unit" in a})
     expect(shown == ["alice", "bob", "carol", "dave"], "units page shows %r" % shown)
     p1, p2 = page("units-p1"), page("units-p2")

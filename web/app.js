@@ -152,7 +152,7 @@
 
   function filterText(f) {
     if (!f || typeof f !== "object") return "";
-    return numericLeaves(f, "").map(function (kv) { return kv[0] + " " + kv[1]; })
+    return numericLeaves(f, "").map(function (kv) { return kv[0] + " " + String(kv[1]); })
       .reduce(function (s, t) { return s + ", " + t; }, String(f.filter || ""));
   }
 
