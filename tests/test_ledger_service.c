@@ -153,6 +153,21 @@ static void test_batch(void **st)
         CHECK(history_length(a) == 1, "the good item was not committed alone");
         dpa_ledger_decision_clear(&it[0].out);
         dpa_ledger_close(a);
+        if (!use_pg) {
+            /* a storage failure in the middle of a batch records nothing of it */
+            tamper(p1, "CREATE TRIGGER boom BEFORE INSERT ON dpacct_requests WHEN NEW.spec LIKE '%0.125%' "
+                       "BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
+            a = open_ledger(p1);
+            memset(it, 0, sizeof it);
+            it[0].unit = "alice"; it[0].spec_json = Q1;
+            it[1].unit = "bob"; it[1].spec_json = "{\"pure\": {\"epsilon\": 0.125}}";
+            it[2].unit = "alice"; it[2].spec_json = Q1;
+            CHECK(dpa_ledger_request_batch(a, it, 3, &err) == DPA_ESTORAGE && it[0].st == DPA_ESTORAGE &&
+                      it[2].st == DPA_ESTORAGE && it[0].out.remaining == NULL, "a failing storage: %d", it[0].st);
+            CHECK(history_length(a) == 1, "a failed batch recorded %zu entries", history_length(a) - 1);
+            CHECK(verify_ok(a, NULL), "verify after a failed batch");
+            dpa_ledger_close(a);
+        }
     }
     remove_tmpdir();
 }
@@ -219,6 +234,22 @@ static void test_reservation_lifecycle(void **st)
               DPA_OK, "top-up: %s", err.message);
     CHECK(request(l, "alice", Q2) == 1, "the top-up did not raise the remaining budget");
     CHECK(verify_ok(l, NULL), "verify after lifecycle and top-up");
+    /* export and import keep every entry kind, and the import verifies */
+    {
+        char *doc = NULL, *doc2 = NULL, p2[300];
+        dpa_ledger *m;
+        CHECK(dpa_ledger_export_json(l, &doc, &err) == DPA_OK, "export: %s", err.message);
+        new_location(p2, sizeof p2, "res-copy.db");
+        CHECK(dpa_ledger_import_json(p2, doc, &err) == DPA_OK, "import: %s", err.message);
+        m = open_ledger(p2);
+        CHECK(verify_ok(m, NULL) && history_length(m) == history_length(l), "the import");
+        CHECK(dpa_ledger_export_json(m, &doc2, &err) == DPA_OK && !strcmp(doc, doc2), "export of the import differs");
+        CHECK(dpa_ledger_request(m, "bob", Q1, &d, &err) == DPA_EINVAL && strstr(err.message, "archived"),
+              "the import lost the archive");
+        dpa_ledger_close(m);
+        free(doc);
+        free(doc2);
+    }
     dpa_ledger_close(l);
     remove_tmpdir();
 }

@@ -117,6 +117,16 @@ static dpa_ledger *open_ledger(const ledger_args *a, int readonly, int *rc)
     return l;
 }
 
+dpa_ledger *cli_ledger_open(const ledger_args *a, int readonly, int *rc)
+{
+    return open_ledger(a, readonly, rc);
+}
+
+int cli_ledger_lib_fail(const dpa_error *err)
+{
+    return lib_fail(err);
+}
+
 static int lib_fail(const dpa_error *err)
 {
     const char *msg = err->message[0] ? err->message : dpa_status_string(err->status);
@@ -215,6 +225,11 @@ static int run_add_unit(const ledger_args *a)
     config = cli_ledger_filter_config(a, &rc);
     if (rc != CLI_EXIT_OK)
         return rc;
+    if (a->tenant || a->period || a->actor) {
+        rc = cli_ledger_add_unit_ex(a, config);
+        free(config);
+        return rc;
+    }
     l = open_ledger(a, 0, &rc);
     if (!l) {
         free(config);
@@ -266,7 +281,13 @@ static int run_request(const ledger_args *a)
             return cli_ledger_usage("--time-limit: seconds in [0, 1e6] (0: no limit), got \"%s\"", a->time_limit);
         }
     }
-    if (dpa_ledger_request(l, a->units[0], text, &d, &err) != DPA_OK) {
+    if (a->idem_key || a->reserve || a->actor) {
+        dpa_ledger_request_opts o = {a->actor, a->idem_key, a->reserve};
+        rc = dpa_ledger_request_ex(l, a->units[0], text, &o, &d, &err);
+    } else {
+        rc = dpa_ledger_request(l, a->units[0], text, &d, &err);
+    }
+    if (rc != DPA_OK) {
         free(to_free);
         dpa_ledger_close(l);
         return lib_fail(&err);
@@ -282,6 +303,11 @@ static int run_request(const ledger_args *a)
         json_object_set_new(o, "unit", json_string(a->units[0]));
         json_object_set_new(o, "remaining", rem ? rem : json_string(d.remaining));
         json_object_set_new(o, "reason", json_string(d.reason));
+        if (a->idem_key || a->reserve || a->actor) {
+            json_object_set_new(o, "status", json_string(d.status));
+            json_object_set_new(o, "replayed", json_boolean(d.replayed));
+            json_object_set_new(o, "generation", json_integer(d.generation));
+        }
         s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         json_decref(o);
         if (!s) {
@@ -291,8 +317,9 @@ static int run_request(const ledger_args *a)
         puts(s);
         free(s);
     } else {
-        printf("%s (request %lld, unit %s)\n", d.accepted ? "accepted" : "rejected", d.request_id,
-               a->units[0]);
+        printf("%s (request %lld, unit %s)%s%s\n", d.accepted ? "accepted" : "rejected", d.request_id,
+               a->units[0], d.replayed ? ", replayed: nothing charged again" : "",
+               !strcmp(d.status, "reserved") ? ", reserved: commit or release it" : "");
         if (d.reason[0])
             printf("reason: %s\n", d.reason);
         printf("remaining:\n");
@@ -380,18 +407,22 @@ static int run_history(const ledger_args *a)
     int rc;
     json_t *arr, *r;
     size_t i;
-    if ((rc = only(a, 0, 1, 0, 0)) != CLI_EXIT_OK ||
-        (rc = ledger_json(a, dpa_ledger_history_json, a->nunits ? a->units[0] : NULL, &json)) != CLI_EXIT_OK ||
+    if ((rc = only(a, 0, 1, 0, 0)) != CLI_EXIT_OK)
+        return rc;
+    if (a->after || a->since || a->until || a->limit)
+        return cli_ledger_history_page(a);
+    if ((rc = ledger_json(a, dpa_ledger_history_json, a->nunits ? a->units[0] : NULL, &json)) != CLI_EXIT_OK ||
         (rc = json_or_parse(a, json, "ledger history JSON does not parse", &arr)) != CLI_EXIT_OK || !arr)
         return rc;
     json_array_foreach(arr, i, r) {
         /* 12 digits for reading; --json has the spec exactly */
+        const char *kind = json_string_value(json_object_get(r, "kind"));
         char *spec = json_dumps(json_object_get(r, "spec"), JSON_COMPACT | JSON_ENCODE_ANY |
                                 JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
         const char *reason = json_string_value(json_object_get(r, "reason"));
         printf("%lld  %s  %-8s  %s  %s%s%s\n", (long long)json_integer_value(json_object_get(r, "id")),
                json_string_value(json_object_get(r, "time")),
-               json_string_value(json_object_get(r, "decision")),
+               kind ? kind : json_string_value(json_object_get(r, "decision")),
                json_string_value(json_object_get(r, "unit")), spec ? spec : "?",
                reason && reason[0] ? "  # " : "", reason ? reason : "");
         free(spec);
@@ -561,6 +592,11 @@ int cli_run_ledger(int argc, char **argv)
     }
     rc = cli_ledger_parse(argc, argv, &a);
     if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = cli_ledger_admin(&a);
+    if (rc >= 0)
+        return rc;
+    if (cli_ledger_stray_service_option(&a, &rc))
         return rc;
     if (!strcmp(a.sub, "init"))
         return run_init(&a);

@@ -21,6 +21,13 @@ static const char ledger_help[] =
     "       dpacct ledger export PATH > FILE\n"
     "       dpacct ledger import PATH --from FILE|-\n"
     "       dpacct ledger upgrade PATH\n"
+    "       dpacct ledger tenant add PATH --tenant T\n"
+    "       dpacct ledger token create PATH --tenant T --role read|request|admin [--label L]\n"
+    "       dpacct ledger token list PATH [--tenant T] [--json]\n"
+    "       dpacct ledger token revoke PATH --id ID\n"
+    "       dpacct ledger freeze|unfreeze|archive PATH --unit U [--reason R]\n"
+    "       dpacct ledger topup PATH --unit U --filter NAME BUDGET [--reason R]\n"
+    "       dpacct ledger commit|release PATH --unit U --request ID\n"
     "\n"
     "A durable privacy-budget ledger: per unit (a dataset, a user, ...) a\n"
     "privacy filter that accepts or rejects each query before it runs, so that\n"
@@ -65,6 +72,25 @@ static const char ledger_help[] =
     "                  also detects a history cut or rolled back (docs/ledger.md)\n"
     "  --time-limit S  request: refuse a decision that takes longer than S\n"
     "                  seconds as too costly (default 5; 0: no limit)\n"
+    "  --tenant T      add-unit: the unit's tenant (default \"default\"); tenant add,\n"
+    "                  token create, token list: the tenant\n"
+    "  --period S      add-unit: the budget renews every S seconds (a new\n"
+    "                  generation starts with the full budget; docs/ledger.md)\n"
+    "  --role R        token create: read, request or admin; the token is printed\n"
+    "                  once on standard output (only its SHA-256 is kept), its id\n"
+    "                  on standard error\n"
+    "  --label L       token create: a note for humans\n"
+    "  --id ID         token revoke: the token's id (tok_...)\n"
+    "  --idempotency-key K  request: a retry with the same key answers with the\n"
+    "                  first decision and charges nothing\n"
+    "  --reserve       request: charge as a reservation, settled by commit or\n"
+    "                  release --request ID (release only before any output)\n"
+    "  --request ID    commit, release: the reservation's request id\n"
+    "  --reason R      freeze, unfreeze, archive, topup: recorded with the entry\n"
+    "  --actor A       who is recorded as acting (default \"local\")\n"
+    "  --after ID --since T --until T --limit N\n"
+    "                  history: one page (JSON, with \"next\"), entries with id >\n"
+    "                  ID, time in [T1, T2) (ISO 8601 UTC), at most N (1..1000)\n"
     "  --json          print one JSON object\n"
     "  -h, --help      print this help and exit\n"
     "\n"
@@ -96,7 +122,9 @@ int cli_ledger_usage(const char *fmt, const char *arg)
 
 /* The options: the valued ones first, in the order of ledger_args' slots. */
 enum { L_FILTER, L_CONFIG, L_SPEC, L_MU, L_EPSILON, L_DELTA, L_RHO, L_ORDER, L_FROM, L_MAX_QUERIES,
-       L_KEY_FILE, L_ANCHOR, L_TIME_LIMIT, L_UNIT, L_JSON, L_AUTO_UNITS, L_ALLOW_DEGRADED, L_COUNT };
+       L_KEY_FILE, L_ANCHOR, L_TIME_LIMIT, L_TENANT, L_ROLE, L_LABEL, L_ID, L_REASON, L_REQUEST, L_IDEM_KEY,
+       L_PERIOD, L_ACTOR, L_AFTER, L_SINCE, L_UNTIL, L_LIMIT, L_UNIT, L_JSON, L_AUTO_UNITS, L_RESERVE,
+       L_ALLOW_DEGRADED, L_COUNT };
 
 static const struct option ledger_options[L_COUNT + 1] = {
     {"filter", required_argument, NULL, 256 + L_FILTER},
@@ -112,9 +140,23 @@ static const struct option ledger_options[L_COUNT + 1] = {
     {"key-file", required_argument, NULL, 256 + L_KEY_FILE},
     {"anchor", required_argument, NULL, 256 + L_ANCHOR},
     {"time-limit", required_argument, NULL, 256 + L_TIME_LIMIT},
+    {"tenant", required_argument, NULL, 256 + L_TENANT},
+    {"role", required_argument, NULL, 256 + L_ROLE},
+    {"label", required_argument, NULL, 256 + L_LABEL},
+    {"id", required_argument, NULL, 256 + L_ID},
+    {"reason", required_argument, NULL, 256 + L_REASON},
+    {"request", required_argument, NULL, 256 + L_REQUEST},
+    {"idempotency-key", required_argument, NULL, 256 + L_IDEM_KEY},
+    {"period", required_argument, NULL, 256 + L_PERIOD},
+    {"actor", required_argument, NULL, 256 + L_ACTOR},
+    {"after", required_argument, NULL, 256 + L_AFTER},
+    {"since", required_argument, NULL, 256 + L_SINCE},
+    {"until", required_argument, NULL, 256 + L_UNTIL},
+    {"limit", required_argument, NULL, 256 + L_LIMIT},
     {"unit", required_argument, NULL, 256 + L_UNIT},
     {"json", no_argument, NULL, 256 + L_JSON},
     {"auto-units", no_argument, NULL, 256 + L_AUTO_UNITS},
+    {"reserve", no_argument, NULL, 256 + L_RESERVE},
     {"allow-degraded", no_argument, NULL, 256 + L_ALLOW_DEGRADED},
     {NULL, 0, NULL, 0},
 };
@@ -140,7 +182,10 @@ static int take_positional(ledger_args *a, const char *arg, int *positional)
 {
     if (*positional == 0)
         a->sub = arg;
-    else if (*positional == 1)
+    else if (*positional == 1 && (!strcmp(a->sub, "tenant") || !strcmp(a->sub, "token")) && !a->action) {
+        a->action = arg; /* tenant add, token create|list|revoke: PATH comes next */
+        return CLI_EXIT_OK;
+    } else if (*positional == 1)
         a->path = arg;
     else
         return cli_ledger_usage("unexpected argument \"%s\"", arg);
@@ -189,6 +234,20 @@ int cli_ledger_parse(int argc, char **argv, ledger_args *a)
         case L_KEY_FILE: slot = &a->key_file; break;
         case L_ANCHOR: slot = &a->anchor; break;
         case L_TIME_LIMIT: slot = &a->time_limit; break;
+        case L_TENANT: slot = &a->tenant; break;
+        case L_ROLE: slot = &a->role; break;
+        case L_LABEL: slot = &a->label; break;
+        case L_ID: slot = &a->id; break;
+        case L_REASON: slot = &a->reason; break;
+        case L_REQUEST: slot = &a->request; break;
+        case L_IDEM_KEY: slot = &a->idem_key; break;
+        case L_PERIOD: slot = &a->period; break;
+        case L_ACTOR: slot = &a->actor; break;
+        case L_AFTER: slot = &a->after; break;
+        case L_SINCE: slot = &a->since; break;
+        case L_UNTIL: slot = &a->until; break;
+        case L_LIMIT: slot = &a->limit; break;
+        case L_RESERVE: a->reserve = 1; break;
         case L_UNIT:
             if (a->nunits == LEDGER_MAX_UNITS_ARGS)
                 return cli_ledger_usage("at most %s --unit options", "256");

@@ -5,6 +5,7 @@
 #define DPA_CLI_LEDGER_H
 
 #include <stddef.h>
+#include "dpacct/ledger.h"
 
 #define LEDGER_MAX_UNITS_ARGS 256
 
@@ -17,6 +18,11 @@ typedef struct ledger_args {
     size_t nunits;
     int allow_degraded, auto_units, json;
     const char *key_file, *anchor, *time_limit;
+    /* the budget service's commands (ledger_admin.c) */
+    const char *action; /* tenant add; token create|list|revoke */
+    const char *tenant, *role, *label, *id, *reason, *request, *idem_key, *period, *actor;
+    const char *after, *since, *until, *limit;
+    int reserve;
 } ledger_args;
 
 /* argv[2..] (after "dpacct ledger") into *a: the subcommand, PATH and the
@@ -34,5 +40,19 @@ char *cli_ledger_filter_config(const ledger_args *a, int *rc);
  * 1..4096 bytes) or, when key_file is NULL, DPACCT_LEDGER_KEY; none: *key
  * NULL.  An exit status (the error reported).  Also used by `dpacct serve`. */
 int cli_ledger_key(const char *key_file, unsigned char **key, size_t *len);
+
+/* ledger.c's helpers, shared with ledger_admin.c. */
+dpa_ledger *cli_ledger_open(const ledger_args *a, int readonly, int *rc);
+int cli_ledger_lib_fail(const dpa_error *err);
+/* The budget service's subcommands (ledger_admin.c): tenant, token, freeze,
+ * unfreeze, archive, topup, commit, release; -1 if a.sub is none of them. */
+int cli_ledger_admin(const ledger_args *a);
+/* 1 if a service option (--tenant, --role, ...) is given that subcommand
+ * `sub` does not take (reported: *rc the exit status). */
+int cli_ledger_stray_service_option(const ledger_args *a, int *rc);
+/* add-unit with --tenant / --period, request with --idempotency-key /
+ * --reserve / --actor, history with --after / --since / --until / --limit. */
+int cli_ledger_add_unit_ex(const ledger_args *a, const char *config);
+int cli_ledger_history_page(const ledger_args *a);
 
 #endif

@@ -55,7 +55,7 @@ static dpa_status bad_head(dpa_error *err)
 }
 
 /* The head, locked. */
-static dpa_status lock_head(dpa_store *s, dpa_chain_head *h, dpa_error *err)
+dpa_status dpa_ledger_chain_lock_head(dpa_store *s, dpa_chain_head *h, dpa_error *err)
 {
     char *text = NULL;
     dpa_status rc = s->ops->lock_meta(s, "chain_head", &text, err);
@@ -65,7 +65,7 @@ static dpa_status lock_head(dpa_store *s, dpa_chain_head *h, dpa_error *err)
     return rc;
 }
 
-static dpa_status store_head(dpa_store *s, const dpa_chain_head *h, dpa_error *err)
+dpa_status dpa_ledger_chain_store_head(dpa_store *s, const dpa_chain_head *h, dpa_error *err)
 {
     char head[200];
     dpa_chain_head_format(h, head, sizeof head);
@@ -76,7 +76,7 @@ dpa_status dpa_ledger_chain_unit(dpa_store *s, const dpa_chain_key *key, dpa_sto
 {
     dpa_chain_head h;
     char link[DPA_CHAIN_HEX];
-    dpa_status rc = lock_head(s, &h, err);
+    dpa_status rc = dpa_ledger_chain_lock_head(s, &h, err);
     if (rc != DPA_OK)
         return rc;
     u->chain_index = h.units + 1;
@@ -94,18 +94,28 @@ dpa_status dpa_ledger_chain_unit(dpa_store *s, const dpa_chain_key *key, dpa_sto
     h.units++;
     h.links++;
     memcpy(h.hash, link, sizeof h.hash);
-    return store_head(s, &h, err);
+    return dpa_ledger_chain_store_head(s, &h, err);
 }
 
 dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_store_request *r,
                                     dpa_error *err)
 {
     dpa_chain_head h;
+    dpa_status rc = dpa_ledger_chain_lock_head(s, &h, err);
+    if (rc == DPA_OK)
+        rc = dpa_ledger_chain_append(s, key, &h, r, err);
+    if (rc == DPA_OK)
+        rc = dpa_ledger_chain_store_head(s, &h, err);
+    return rc;
+}
+
+dpa_status dpa_ledger_chain_append(dpa_store *s, const dpa_chain_key *key, dpa_chain_head *hp,
+                                   dpa_store_request *r, dpa_error *err)
+{
+    dpa_chain_head h = *hp;
     char link[DPA_CHAIN_HEX];
     char *saved = r->chain;
-    dpa_status rc = lock_head(s, &h, err);
-    if (rc != DPA_OK)
-        return rc;
+    dpa_status rc;
     if (r->id == 0)
         r->id = h.last_request + 1;
     else if (r->id <= h.last_request)
@@ -122,7 +132,8 @@ dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_
     h.last_request = r->id;
     h.links++;
     memcpy(h.hash, link, sizeof h.hash);
-    return store_head(s, &h, err);
+    *hp = h;
+    return DPA_OK;
 }
 
 /* Attempts of a commit whose head moved each time (another unit's request

@@ -61,11 +61,57 @@ static void format_time(double t, char buf[40])
     snprintf(buf, 40, "%.19s.%06uZ", day, (unsigned)((t - (double)s) * 1e6) % 1000000u);
 }
 
-/* One write transaction of entries. */
+/* One write transaction of entries.  The chain's head is locked and read
+ * once (at the first entry) and stored once (tx_finish), and each unit
+ * written once, before the commit: a batch costs one statement per entry
+ * on a server backend, not four. */
 typedef struct entry_tx {
     dpa_ledger *l;
     dpa_chain_key key;
+    dpa_chain_head head;
+    int have_head;
+    dpa_store_unit **dirty; /* units with new entries (borrowed) */
+    size_t ndirty, cap;
 } entry_tx;
+
+static void tx_init(entry_tx *t, dpa_ledger *l)
+{
+    memset(t, 0, sizeof *t);
+    t->l = l;
+    t->key.data = l->key;
+    t->key.len = l->key_len;
+}
+
+/* The head and the units written, before the commit (rc: the
+ * transaction's status so far); frees t's list. */
+static dpa_status tx_finish(entry_tx *t, dpa_status rc, dpa_error *err)
+{
+    if (rc == DPA_OK && t->have_head)
+        rc = dpa_ledger_chain_store_head(t->l->store, &t->head, err);
+    for (size_t i = 0; rc == DPA_OK && i < t->ndirty; i++)
+        rc = t->l->store->ops->update_unit(t->l->store, t->dirty[i], err);
+    free(t->dirty);
+    t->dirty = NULL;
+    t->ndirty = t->cap = 0;
+    return rc;
+}
+
+static dpa_status mark_dirty(entry_tx *t, dpa_store_unit *u, dpa_error *err)
+{
+    for (size_t i = 0; i < t->ndirty; i++)
+        if (t->dirty[i] == u)
+            return DPA_OK;
+    if (t->ndirty == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 8;
+        dpa_store_unit **p = realloc(t->dirty, cap * sizeof *p);
+        if (!p)
+            return oom(err);
+        t->dirty = p;
+        t->cap = cap;
+    }
+    t->dirty[t->ndirty++] = u;
+    return DPA_OK;
+}
 
 /* Append an entry of unit *u (locked, current) and store the unit's new
  * state (after: NULL keeps it); counts move for request / reserve. */
@@ -91,7 +137,13 @@ static dpa_status append_entry(entry_tx *t, dpa_store_unit *u, const char *kind,
     r.idem_key = (char *)idem_key;
     r.generation = u->generation;
     r.ref = ref;
-    rc = dpa_ledger_chain_request(t->l->store, &t->key, &r, err);
+    if (!t->have_head) {
+        rc = dpa_ledger_chain_lock_head(t->l->store, &t->head, err);
+        if (rc != DPA_OK)
+            return rc;
+        t->have_head = 1;
+    }
+    rc = dpa_ledger_chain_append(t->l->store, &t->key, &t->head, &r, err);
     if (rc != DPA_OK)
         return rc;
     if (id)
@@ -107,7 +159,7 @@ static dpa_status append_entry(entry_tx *t, dpa_store_unit *u, const char *kind,
         u->requests++;
         u->accepted += accepted ? 1 : 0;
     }
-    return t->l->store->ops->update_unit(t->l->store, u, err);
+    return mark_dirty(t, u, err);
 }
 
 static int lifecycle_is(const dpa_store_unit *u, const char *what)
@@ -356,9 +408,7 @@ dpa_status dpa_ledger_request_batch(dpa_ledger *l, dpa_ledger_batch_item *items,
     /* lock the units in name order, then the head (chain_request): the order
      * of every writer */
     qsort(names, nnames, sizeof *names, cmp_str);
-    t.l = l;
-    t.key.data = l->key;
-    t.key.len = l->key_len;
+    tx_init(&t, l);
     rc = l->store->ops->begin_write(l->store, err);
     for (size_t i = 0, k = 0; rc == DPA_OK && i < nnames; i++) {
         int found = 0;
@@ -384,6 +434,7 @@ dpa_status dpa_ledger_request_batch(dpa_ledger *l, dpa_ledger_batch_item *items,
         else
             rc = do_item(&t, &items[i], specs[i], u);
     }
+    rc = tx_finish(&t, rc, err);
     if (rc == DPA_OK)
         rc = l->store->ops->commit(l->store, err);
     else
@@ -450,9 +501,7 @@ static dpa_status begin_unit(entry_tx *t, dpa_ledger *l, const char *unit, const
         rc = dpa_error_set(err, DPA_EINVAL, "ledger: an actor is 1..%d bytes", DPA_LEDGER_MAX_UNIT);
     if (rc != DPA_OK)
         return rc;
-    t->l = l;
-    t->key.data = l->key;
-    t->key.len = l->key_len;
+    tx_init(t, l);
     rc = l->store->ops->begin_write(l->store, err);
     if (rc != DPA_OK)
         return rc;
@@ -464,13 +513,15 @@ static dpa_status begin_unit(entry_tx *t, dpa_ledger *l, const char *unit, const
     if (rc != DPA_OK) {
         l->store->ops->rollback(l->store);
         dpa_store_unit_clear(u);
+        free(t->dirty);
     }
     return rc;
 }
 
 /* Commit when rc is DPA_OK, else roll back; the unit freed. */
-static dpa_status end_unit(dpa_ledger *l, dpa_store_unit *u, dpa_status rc, dpa_error *err)
+static dpa_status end_unit(entry_tx *t, dpa_ledger *l, dpa_store_unit *u, dpa_status rc, dpa_error *err)
 {
+    rc = tx_finish(t, rc, err);
     if (rc == DPA_OK)
         rc = l->store->ops->commit(l->store, err);
     else
@@ -527,7 +578,7 @@ dpa_status dpa_ledger_reservation(dpa_ledger *l, const char *unit, long long req
         rc = append_entry(&t, &u, op, "null", 1, "", after, actor, NULL, request_id, NULL, err);
     free(after);
     dpa_ledger_charges_clear(&c.L);
-    return end_unit(l, &u, rc, err);
+    return end_unit(&t, l, &u, rc, err);
 }
 
 dpa_status dpa_ledger_unit_lifecycle(dpa_ledger *l, const char *unit, const char *op, const char *actor,
@@ -558,7 +609,7 @@ dpa_status dpa_ledger_unit_lifecycle(dpa_ledger *l, const char *unit, const char
         rc = set_str(&u.lifecycle, to, err);
     if (rc == DPA_OK)
         rc = append_entry(&t, &u, op, "null", 1, reason, NULL, actor, NULL, 0, NULL, err);
-    return end_unit(l, &u, rc, err);
+    return end_unit(&t, l, &u, rc, err);
 }
 
 dpa_status dpa_ledger_unit_topup(dpa_ledger *l, const char *unit, const char *filter_config, const char *actor,
@@ -600,7 +651,7 @@ dpa_status dpa_ledger_unit_topup(dpa_ledger *l, const char *unit, const char *fi
     if (rc == DPA_OK)
         rc = append_entry(&t, &u, "topup", canon, 1, reason, NULL, actor, NULL, 0, NULL, err);
     free(canon);
-    return end_unit(l, &u, rc, err);
+    return end_unit(&t, l, &u, rc, err);
 }
 
 dpa_status dpa_ledger_unit_roll(dpa_ledger *l, const char *unit, const char *actor, dpa_error *err)
@@ -610,7 +661,7 @@ dpa_status dpa_ledger_unit_roll(dpa_ledger *l, const char *unit, const char *act
     dpa_status rc = begin_unit(&t, l, unit, actor, &u, err);
     if (rc != DPA_OK)
         return rc;
-    return end_unit(l, &u, DPA_OK, err);
+    return end_unit(&t, l, &u, DPA_OK, err);
 }
 
 /* ---- top-up rule ---- */

@@ -640,6 +640,17 @@ static json_t *request_json(const dpa_store_request *r)
     json_object_set_new(o, "reason", json_string(r->reason));
     json_object_set_new(o, "state_before", stored_json(r->state_before));
     json_object_set_new(o, "state_after", stored_json(r->state_after));
+    /* format 3's fields when not the default (a plain history is unchanged) */
+    if (r->kind && strcmp(r->kind, "request"))
+        json_object_set_new(o, "kind", json_string(r->kind));
+    if (r->actor && strcmp(r->actor, "local"))
+        json_object_set_new(o, "actor", json_string(r->actor));
+    if (r->idem_key)
+        json_object_set_new(o, "idempotency_key", json_string(r->idem_key));
+    if (r->generation)
+        json_object_set_new(o, "generation", json_integer(r->generation));
+    if (r->ref)
+        json_object_set_new(o, "reservation", json_integer(r->ref));
     return o;
 }
 

@@ -73,6 +73,13 @@ dpa_status dpa_ledger_chain_start(dpa_store *s, const dpa_chain_key *key, const 
 dpa_status dpa_ledger_chain_unit(dpa_store *s, const dpa_chain_key *key, dpa_store_unit *u, dpa_error *err);
 dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_store_request *r,
                                     dpa_error *err);
+/* The pieces of chain_request for many entries in one transaction (a
+ * batch): lock and read the head once, append each entry on the head kept
+ * in *h (advanced), store the head once before the commit. */
+dpa_status dpa_ledger_chain_lock_head(dpa_store *s, dpa_chain_head *h, dpa_error *err);
+dpa_status dpa_ledger_chain_append(dpa_store *s, const dpa_chain_key *key, dpa_chain_head *h,
+                                   dpa_store_request *r, dpa_error *err);
+dpa_status dpa_ledger_chain_store_head(dpa_store *s, const dpa_chain_head *h, dpa_error *err);
 /* Commit a decision made on the snapshot snap, whose read found the chain's
  * head head: r (every field but id and chain) linked on that head and
  * recorded by the store's commit_request, linked again on the new head each

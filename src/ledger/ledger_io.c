@@ -47,7 +47,30 @@ static int export_unit(void *vctx, const dpa_store_unit *u)
     json_object_set_new(o, "requests", json_integer(u->requests));
     json_object_set_new(o, "accepted", json_integer(u->accepted));
     set_str(o, "created", u->created, &c->bad);
+    /* format 3, when not the default (an export of a ledger without them is unchanged) */
+    if (u->tenant && strcmp(u->tenant, "default"))
+        set_str(o, "tenant", u->tenant, &c->bad);
+    if (u->period_seconds)
+        json_object_set_new(o, "period_seconds", json_integer(u->period_seconds));
+    if (u->lifecycle && strcmp(u->lifecycle, "active"))
+        set_str(o, "lifecycle", u->lifecycle, &c->bad);
+    if (u->generation)
+        json_object_set_new(o, "generation", json_integer(u->generation));
+    if (u->period_start && *u->period_start)
+        set_str(o, "period_start", u->period_start, &c->bad);
+    if (u->filter_now && *u->filter_now)
+        set_str(o, "filter_now", u->filter_now, &c->bad);
     if (json_array_append_new(c->arr, o) != 0)
+        c->bad = 1;
+    return c->bad;
+}
+
+/* The tenants' and tokens' metadata rows (tenant.c). */
+static int export_record(void *vctx, const char *key, const char *value)
+{
+    export_ctx *c = vctx;
+    json_t *j = json_string(value);
+    if (!j || json_object_set_new(c->arr, key, j) != 0)
         c->bad = 1;
     return c->bad;
 }
@@ -64,6 +87,16 @@ static int export_request(void *vctx, const dpa_store_request *r)
     set_str(o, "reason", r->reason, &c->bad);
     set_str(o, "state_before", r->state_before, &c->bad);
     set_str(o, "state_after", r->state_after, &c->bad);
+    if (r->kind && strcmp(r->kind, "request"))
+        set_str(o, "kind", r->kind, &c->bad);
+    if (r->actor && strcmp(r->actor, "local"))
+        set_str(o, "actor", r->actor, &c->bad);
+    if (r->idem_key)
+        set_str(o, "idempotency_key", r->idem_key, &c->bad);
+    if (r->generation)
+        json_object_set_new(o, "generation", json_integer(r->generation));
+    if (r->ref)
+        json_object_set_new(o, "reservation", json_integer(r->ref));
     if (json_array_append_new(c->arr, o) != 0)
         c->bad = 1;
     return c->bad;
@@ -94,13 +127,18 @@ dpa_status dpa_ledger_export_json(dpa_ledger *l, char **json, dpa_error *err)
             json_object_set_new(meta, META_KEYS[k], json_string(v));
         free(v);
     }
-    export_ctx cu = {units, 0}, cr = {requests, 0};
+    export_ctx cu = {units, 0}, cr = {requests, 0}, cm = {json_object(), 0};
     if (rc == DPA_OK)
         rc = s->ops->each_unit(s, NULL, export_unit, &cu, err);
     if (rc == DPA_OK)
         rc = s->ops->each_request(s, NULL, export_request, &cr, err);
+    for (size_t k = 0; rc == DPA_OK && k < 3; k++)
+        rc = s->ops->each_meta(s, (const char *const[]){"tenant:", "token:", "token_id:"}[k], export_record, &cm, err);
     s->ops->rollback(s);
-    if (rc == DPA_OK && (cu.bad || cr.bad))
+    if (cm.arr && json_object_size(cm.arr))
+        json_object_set(root, "records", cm.arr);
+    json_decref(cm.arr);
+    if (rc == DPA_OK && (cu.bad || cr.bad || cm.bad))
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger export: a stored text is not valid UTF-8 (or out of "
                            "memory); nothing was exported");
     if (rc == DPA_OK) {
@@ -266,6 +304,19 @@ dpa_status dpa_ledger_import_json_keyed(const char *location, const char *json, 
             break;
         }
         u.chain = NULL;
+        {
+            json_t *ps = json_object_get(o, "period_seconds"), *g = json_object_get(o, "generation");
+            u.tenant = (char *)json_string_value(json_object_get(o, "tenant"));
+            u.lifecycle = (char *)json_string_value(json_object_get(o, "lifecycle"));
+            u.period_start = (char *)json_string_value(json_object_get(o, "period_start"));
+            u.filter_now = (char *)json_string_value(json_object_get(o, "filter_now"));
+            u.period_seconds = json_is_integer(ps) ? (long long)json_integer_value(ps) : 0;
+            u.generation = json_is_integer(g) ? (long long)json_integer_value(g) : 0;
+            if (u.tenant && dpa_ledger_check_unit_name(u.tenant, err) != DPA_OK) {
+                rc = DPA_EINVAL;
+                break;
+            }
+        }
         rc = dpa_ledger_chain_unit(s, &key, &u, err);
         free(u.chain);
     }
@@ -292,7 +343,29 @@ dpa_status dpa_ledger_import_json_keyed(const char *location, const char *json, 
             break;
         }
         r.accepted = !strcmp(decision, "accepted");
+        {
+            json_t *g = json_object_get(o, "generation"), *ref = json_object_get(o, "reservation");
+            r.kind = (char *)json_string_value(json_object_get(o, "kind"));
+            r.actor = (char *)json_string_value(json_object_get(o, "actor"));
+            r.idem_key = (char *)json_string_value(json_object_get(o, "idempotency_key"));
+            r.generation = json_is_integer(g) ? (long long)json_integer_value(g) : 0;
+            r.ref = json_is_integer(ref) ? (long long)json_integer_value(ref) : 0;
+        }
         rc = dpa_ledger_chain_request(s, &key, &r, err);
+    }
+    {
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(root, "records"), k, v) {
+            if (rc != DPA_OK)
+                break;
+            if (!json_is_string(v) || (strncmp(k, "tenant:", 7) && strncmp(k, "token:", 6) &&
+                                       strncmp(k, "token_id:", 9)))
+                rc = dpa_error_set(err, DPA_EINVAL, "ledger import: /records/%s: a tenant or token record "
+                                   "(a string) expected", k);
+            else
+                rc = s->ops->set_meta(s, k, json_string_value(v), err);
+        }
     }
     if (rc == DPA_OK) {
         /* an import is only as good as its replay: a ledger whose history

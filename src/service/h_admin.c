@@ -3,6 +3,7 @@
  * actor and the reason given).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <stdlib.h>
+#include <string.h>
 #include "service_internal.h"
 
 /* The optional "reason" member: NULL if absent; 0 (400 made) if not a string. */
@@ -18,6 +19,17 @@ static int reason_member(svc_req *r, json_t *body, const char **reason)
     }
     *reason = json_string_value(v);
     return 1;
+}
+
+/* A refused change: a transition the unit's lifecycle does not allow
+ * (archived, frozen) is a conflict (409); other bad input 400. */
+static void refused(svc_req *r, const dpa_error *e)
+{
+    if (e->status == DPA_EINVAL && (strstr(e->message, "archived") || strstr(e->message, "frozen") ||
+                                    strstr(e->message, "not allowed")))
+        svc_error(r, 409, "conflict", "%s", e->message);
+    else
+        svc_ledger_error(r, e);
 }
 
 static void answer_status(svc_req *r, dpa_ledger *l, const char *unit)
@@ -40,7 +52,7 @@ void svc_h_lifecycle(svc_req *r, dpa_ledger *l, const char *unit, const char *op
         return;
     if (svc_known_keys(r, body, keys) && reason_member(r, body, &reason)) {
         if (dpa_ledger_unit_lifecycle(l, unit, op, r->who.token_id, reason, &err) != DPA_OK)
-            svc_ledger_error(r, &err);
+            refused(r, &err);
         else
             answer_status(r, l, unit);
     }
@@ -61,7 +73,7 @@ void svc_h_topup(svc_req *r, dpa_ledger *l, const char *unit)
         filter = svc_filter_member(r, body, 1, &ok);
         if (ok) {
             if (dpa_ledger_unit_topup(l, unit, filter, r->who.token_id, reason, &err) != DPA_OK)
-                svc_ledger_error(r, &err);
+                refused(r, &err);
             else
                 answer_status(r, l, unit);
         }

@@ -49,6 +49,37 @@ void svc_h_units_list(svc_req *r, dpa_ledger *l)
     free(json);
 }
 
+/* The unit's object in its tenant's units pages (which carry the lifecycle,
+ * generation, period and reservations), or NULL. */
+static json_t *unit_in_pages(dpa_ledger *l, const char *tenant, const char *unit, dpa_error *e)
+{
+    char *after = NULL;
+    for (;;) {
+        char *json = NULL;
+        json_t *page, *u, *next, *found = NULL;
+        size_t i;
+        if (dpa_ledger_units_page_json(l, tenant, after, 1000, &json, e) != DPA_OK) {
+            free(after);
+            return NULL;
+        }
+        page = json_loads(json, 0, NULL);
+        free(json);
+        json_array_foreach(json_object_get(page, "units"), i, u) {
+            const char *name = json_string_value(json_object_get(u, "unit"));
+            if (name && !strcmp(name, unit)) {
+                found = json_incref(u);
+                break;
+            }
+        }
+        next = json_object_get(page, "next");
+        free(after);
+        after = !found && json_is_string(next) ? strdup(json_string_value(next)) : NULL;
+        json_decref(page);
+        if (found || !after)
+            return found;
+    }
+}
+
 json_t *svc_unit_status(dpa_ledger *l, const char *unit, dpa_error *e)
 {
     char *json = NULL, *tenant = NULL;
@@ -59,13 +90,19 @@ json_t *svc_unit_status(dpa_ledger *l, const char *unit, dpa_error *e)
     free(json);
     u = json_incref(json_array_get(json_object_get(all, "units"), 0));
     json_decref(all);
+    if (u && !json_object_get(u, "lifecycle")) {
+        /* the status lacks the fields of part A's pages: take the page's object */
+        json_t *p = dpa_ledger_unit_tenant(l, unit, &tenant, e) == DPA_OK ? unit_in_pages(l, tenant, unit, e) : NULL;
+        free(tenant);
+        if (p) {
+            json_decref(u);
+            u = p;
+        }
+    }
     if (!u) {
         dpa_error_set(e, DPA_ESTORAGE, "the status of unit \"%s\" could not be read", unit);
         return NULL;
     }
-    if (!json_object_get(u, "tenant") && dpa_ledger_unit_tenant(l, unit, &tenant, e) == DPA_OK)
-        json_object_set_new(u, "tenant", json_string(tenant));
-    free(tenant);
     return u;
 }
 

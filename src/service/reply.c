@@ -32,7 +32,13 @@ void svc_json(svc_req *r, unsigned status, json_t *j)
 
 void svc_json_text(svc_req *r, unsigned status, const char *text)
 {
-    char *copy = strdup(text);
+    /* the library's documents may be indented: every answer is compact */
+    json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
+    char *copy = j ? NULL : strdup(text);
+    if (j) {
+        svc_json(r, status, j);
+        return;
+    }
     if (!copy) {
         svc_json(r, 500, NULL);
         return;
