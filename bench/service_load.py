@@ -314,7 +314,7 @@ def one_backend(args, kind):
     server = None
     try:
         units = ["u%02d" % i for i in range(args.clients)]
-        budget = FAULT_BUDGET if args.kill_after else LOAD_BUDGET
+        budget = args.budget or (FAULT_BUDGET if args.kill_after else LOAD_BUDGET)
         token = make_ledger(args.dpacct, backend.location, units, budget)
         port = free_port()
         server = Server(args.dpacct, backend.location, port, workdir, args.threads, args.serve_arg)
@@ -392,6 +392,9 @@ def main():
     ap.add_argument("--kill-after", type=float, default=0.0,
                     help="SIGKILL the server this many seconds into the load and restart it (the fault run)")
     ap.add_argument("--down", type=float, default=0.5, help="seconds the killed server stays down")
+    ap.add_argument("--budget", type=float, default=0.0,
+                    help="each unit's epsilon budget (queries cost %g; default %g, in the fault run %g)"
+                    % (COST, LOAD_BUDGET, FAULT_BUDGET))
     ap.add_argument("--strict-acks", action="store_true",
                     help="also fail when an accepted history entry was acknowledged to no client")
     ap.add_argument("--tamper-ack", action="store_true",

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The short fault run of the budget service (bench/service_faults.sh in under a minute):
-# 16 clients on their own units through a live `dpacct serve`, the server SIGKILLed and
-# restarted mid-run; every acknowledged decision in the history with the same outcome,
+# 16 clients on their own units (epsilon budgets of 10, queries of 0.25: 40 accepted at
+# most, so that units run out even on a slow machine) through a live `dpacct serve`, the
+# server SIGKILLed and restarted mid-run; every acknowledged decision in the history with the same outcome,
 # every charge acknowledged, no unit over its budget, `dpacct ledger verify` passing.
 # SQLite, and PostgreSQL when its server binaries are installed (tests/pg_server.sh).
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -23,7 +24,7 @@ if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 fi
 for b in $backends; do
     python3 "$SRC/bench/service_load.py" --dpacct "$BIN" --backend "$b" --clients 16 --seconds 8 \
-        --kill-after 3 --strict-acks >"$TMP/out" 2>"$TMP/err"
+        --kill-after 3 --budget 10 --strict-acks >"$TMP/out" 2>"$TMP/err"
     rc=$?
     sed 's/^/#   /' "$TMP/out"
     check "$b: SIGKILL and restart mid-load: no acknowledged decision lost or changed, no overspend, verify passes" rc_is 0
