@@ -237,19 +237,24 @@ http GET "$U/v1/export" "$ACME"
 check "export by another tenant's admin: 403" eval 'code_is 403 && err_code forbidden'
 
 # ------------------------------------------------------------ concurrency --
-# conc: pure epsilon 1, queries of 0.125 (exact in binary): exactly 8 fit.
-CL=()
-for c in 1 2 3 4 5 6 7 8; do
-    (for i in 1 2 3 4; do
-        curl -s -o /dev/null -w '%{http_code}\n' -X POST -H "Authorization: Bearer $REQ" \
-            --data-binary '{"spec": {"pure": {"epsilon": 0.125}}}' "$U/v1/units/conc/requests"
-    done) >"$TMP/conc.$c" &
-    CL+=($!)
-done
-wait "${CL[@]}"
-cat "$TMP"/conc.* >"$TMP/conc"
-check "8 concurrent clients, 32 requests for a budget of 8: exactly 8 accepted" \
-    eval '[ "$(grep -c "^200$" "$TMP/conc")" = 8 ] && [ "$(grep -c "^409$" "$TMP/conc")" = 24 ]'
+# burst NAME TOKEN URL1 URL2: 8 clients (odd ones on URL1, even ones on URL2)
+# send 4 requests each on unit conc (pure epsilon 1) for epsilon 0.125 (exact
+# in binary: exactly 8 fit); $TMP/NAME holds the 32 HTTP statuses
+burst() {
+    local name=$1 tok=$2 c u cl=()
+    for c in 1 2 3 4 5 6 7 8; do
+        u=$3; [ $((c % 2)) = 0 ] && u=$4
+        (for i in 1 2 3 4; do
+            curl -s -o /dev/null -w '%{http_code}\n' -X POST -H "Authorization: Bearer $tok" \
+                --data-binary '{"spec": {"pure": {"epsilon": 0.125}}}' "$u/v1/units/conc/requests"
+        done) >"$TMP/$name.$c" &
+        cl+=($!)
+    done
+    wait "${cl[@]}"
+    cat "$TMP/$name".? >"$TMP/$name"
+    [ "$(grep -c "^200$" "$TMP/$name")" = 8 ] && [ "$(grep -c "^409$" "$TMP/$name")" = 24 ]
+}
+check "8 concurrent clients, 32 requests for a budget of 8: exactly 8 accepted" burst conc "$REQ" "$U" "$U"
 http GET "$U/v1/verify" "$READ"
 check "verify after the concurrent requests: ok" eval 'code_is 200 && js "j[\"ok\"] is True"'
 
@@ -388,19 +393,8 @@ if [ -n "${DPA_TEST_PG_DIR:-}" ] && [ -n "${DPA_TEST_PG_SCRIPT:-}" ]; then
     RIDP=$(python3 -c "import json; print(json.load(open('$TMP/out'))['request_id'])" 2>/dev/null)
     http POST "$URL_P2/v1/units/k1/requests" "$PREQ" '{"spec": {"pure": {"epsilon": 0.5}}}' -H "Idempotency-Key: pg-1"
     check "PostgreSQL: a retry through the other server is replayed" eval "code_is 200 && js 'j[\"request_id\"] == $RIDP and j[\"replayed\"] is True'"
-    CL=()
-    for c in 1 2 3 4 5 6 7 8; do
-        u=$URL_P1; [ $((c % 2)) = 0 ] && u=$URL_P2
-        (for i in 1 2 3 4; do
-            curl -s -o /dev/null -w '%{http_code}\n' -X POST -H "Authorization: Bearer $PREQ" \
-                --data-binary '{"spec": {"pure": {"epsilon": 0.125}}}' "$u/v1/units/conc/requests"
-        done) >"$TMP/pconc.$c" &
-        CL+=($!)
-    done
-    wait "${CL[@]}"
-    cat "$TMP"/pconc.* >"$TMP/pconc"
     check "PostgreSQL, two servers, 8 clients, 32 requests for a budget of 8: exactly 8 accepted" \
-        eval '[ "$(grep -c "^200$" "$TMP/pconc")" = 8 ] && [ "$(grep -c "^409$" "$TMP/pconc")" = 24 ]'
+        burst pconc "$PREQ" "$URL_P1" "$URL_P2"
     http GET "$URL_P2/v1/verify" "$PREAD"
     check "PostgreSQL: verify ok" eval 'code_is 200 && js "j[\"ok\"] is True"'
     kill -TERM "$PID_P1" "$PID_P2"

@@ -47,10 +47,16 @@ int svc_auth(svc_req *r, dpa_ledger *l, dpa_ledger_role role)
 
 int svc_unit_visible(svc_req *r, dpa_ledger *l, const char *unit)
 {
-    char *tenant = NULL;
+    char *tenant = NULL, cached[DPA_LEDGER_MAX_UNIT + 1];
     dpa_error err = {0};
-    dpa_status st = dpa_ledger_unit_tenant(l, unit, &tenant, &err);
-    int same = st == DPA_OK && !strcmp(tenant, r->who.tenant);
+    dpa_status st;
+    int same;
+    if (svc_tcache_get(&r->s->tenants, unit, cached, sizeof cached))
+        return !strcmp(cached, r->who.tenant) ? 1 : (svc_error(r, 404, "not_found", "unknown unit \"%s\"", unit), 0);
+    st = dpa_ledger_unit_tenant(l, unit, &tenant, &err);
+    same = st == DPA_OK && !strcmp(tenant, r->who.tenant);
+    if (st == DPA_OK)
+        svc_tcache_put(&r->s->tenants, unit, tenant);
     free(tenant);
     if (st != DPA_OK && st != DPA_EINVAL) {
         svc_ledger_error(r, &err);

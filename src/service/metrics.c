@@ -98,7 +98,7 @@ static long units_remaining(FILE *f, dpa_ledger *l)
     }
 }
 
-char *svc_metrics_text(svc_metrics *m, dpa_ledger *l)
+char *svc_metrics_text(svc_metrics *m, svc_queue *q, dpa_ledger *l)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -136,6 +136,12 @@ char *svc_metrics_text(svc_metrics *m, dpa_ledger *l)
     }
     fprintf(f, "dpacct_decision_seconds_sum %.9f\n", 1e-9 * (double)atomic_load(&m->lat_sum_ns));
     fprintf(f, "dpacct_decision_seconds_count %lld\n", (long long)atomic_load(&m->lat_count));
+    fputs("# HELP dpacct_commit_batches_total Group commits (dpa_ledger_request_batch calls).\n"
+          "# TYPE dpacct_commit_batches_total counter\n", f);
+    fprintf(f, "dpacct_commit_batches_total %lld\n", (long long)atomic_load(&q->batches));
+    fputs("# HELP dpacct_commit_batched_total Decisions committed by the group commits.\n"
+          "# TYPE dpacct_commit_batched_total counter\n", f);
+    fprintf(f, "dpacct_commit_batched_total %lld\n", (long long)atomic_load(&q->batched));
     units = units_remaining(f, l);
     fputs("# HELP dpacct_units Units in the ledger (-1: it could not be read).\n# TYPE dpacct_units gauge\n", f);
     fprintf(f, "dpacct_units %ld\n", units);

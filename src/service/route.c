@@ -97,7 +97,7 @@ static void healthz(svc_req *r, dpa_ledger *l)
 
 static void metrics(svc_req *r, dpa_ledger *l)
 {
-    char *text = svc_metrics_text(&r->s->metrics, l);
+    char *text = svc_metrics_text(&r->s->metrics, &r->s->queue, l);
     if (!text) {
         svc_error(r, 500, "internal", "out of memory");
         return;

@@ -95,40 +95,31 @@ dpa_service *dpa_service_create(const dpa_service_opts *opts, dpa_error *err)
     if (!s->o.timeout_seconds)
         s->o.timeout_seconds = DPA_SERVICE_TIMEOUT;
     s->port = -1;
-    if (!fail && dpa_mhd_load(&s->mhd, err) != DPA_OK) {
-        free_strings(s);
-        free(s);
-        return NULL;
-    }
+    svc_tcache_init(&s->tenants);
     if (fail) {
-        free_strings(s);
-        free(s);
         dpa_error_set(err, DPA_ENOMEM, "out of memory");
-        return NULL;
+        goto fail_strings;
     }
-    committer = svc_ledger_open(&s->o, err);
-    if (!committer) {
-        dpa_mhd_unload(&s->mhd);
-        free_strings(s);
-        free(s);
-        return NULL;
-    }
-    if (svc_pool_init(&s->pool, (size_t)s->o.threads, &s->o, err) != DPA_OK) {
-        dpa_ledger_close(committer);
-        dpa_mhd_unload(&s->mhd);
-        free_strings(s);
-        free(s);
-        return NULL;
-    }
-    if (svc_queue_start(&s->queue, committer, err) != DPA_OK) {
-        dpa_ledger_close(committer);
-        svc_pool_clear(&s->pool);
-        dpa_mhd_unload(&s->mhd);
-        free_strings(s);
-        free(s);
-        return NULL;
-    }
+    if (dpa_mhd_load(&s->mhd, err) != DPA_OK)
+        goto fail_strings;
+    if (!(committer = svc_ledger_open(&s->o, err)))
+        goto fail_mhd;
+    if (svc_pool_init(&s->pool, (size_t)s->o.threads, &s->o, err) != DPA_OK)
+        goto fail_committer;
+    if (svc_queue_start(&s->queue, committer, err) != DPA_OK)
+        goto fail_pool;
     return s;
+fail_pool:
+    svc_pool_clear(&s->pool);
+fail_committer:
+    dpa_ledger_close(committer);
+fail_mhd:
+    dpa_mhd_unload(&s->mhd);
+fail_strings:
+    svc_tcache_clear(&s->tenants);
+    free_strings(s);
+    free(s);
+    return NULL;
 }
 
 /* No unescaping by libmicrohttpd: route.c decodes each path segment (so an
@@ -359,6 +350,7 @@ void dpa_service_free(dpa_service *s)
     svc_queue_stop(&s->queue);
     svc_pool_clear(&s->pool);
     dpa_mhd_unload(&s->mhd);
+    svc_tcache_clear(&s->tenants);
     free_strings(s);
     free(s);
 }

@@ -62,8 +62,22 @@ typedef struct svc_metrics {
 } svc_metrics;
 void svc_metrics_decision(svc_metrics *m, int outcome, double seconds);
 void svc_metrics_http(svc_metrics *m, unsigned code);
-/* The Prometheus text (malloc'ed) with the units' remaining budgets read on l. */
-char *svc_metrics_text(svc_metrics *m, dpa_ledger *l);
+/* The Prometheus text (malloc'ed) with the group commit's counts of q and
+ * the units' remaining budgets read on l. */
+char *svc_metrics_text(svc_metrics *m, svc_queue *q, dpa_ledger *l);
+
+/* ---- tenant_cache.c: units' tenants (immutable), kept once read ---- */
+#define SVC_TCACHE_SLOTS 8192
+typedef struct svc_tcache {
+    pthread_mutex_t mu;
+    char *unit[SVC_TCACHE_SLOTS], *tenant[SVC_TCACHE_SLOTS];
+    size_t n;
+} svc_tcache;
+void svc_tcache_init(svc_tcache *c);
+void svc_tcache_clear(svc_tcache *c);
+/* 1 and the unit's tenant in tenant[0..n) if cached; 0 if not. */
+int svc_tcache_get(svc_tcache *c, const char *unit, char *tenant, size_t n);
+void svc_tcache_put(svc_tcache *c, const char *unit, const char *tenant);
 
 /* ---- the server ---- */
 struct dpa_service {
@@ -75,6 +89,7 @@ struct dpa_service {
     svc_pool pool;
     svc_queue queue;
     svc_metrics metrics;
+    svc_tcache tenants;
     atomic_int active;      /* requests in flight */
     int port, stopped;
 };
