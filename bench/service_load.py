@@ -302,6 +302,26 @@ def flip_first_ack(logs):
                 return
 
 
+def mean_batch(port):
+    """Decisions per group commit since the server's (last) start, from /metrics (None if
+    the server does not say)."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+        c.close()
+    except (OSError, http.client.HTTPException):
+        return None
+    v = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in ("dpacct_commit_batches_total", "dpacct_commit_batched_total"):
+            v[parts[0]] = float(parts[1])
+    if v.get("dpacct_commit_batches_total"):
+        return v["dpacct_commit_batched_total"] / v["dpacct_commit_batches_total"]
+    return None
+
+
 def verify(dpacct, location):
     r = subprocess.run([dpacct, "ledger", "verify", location], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, universal_newlines=True)
@@ -361,6 +381,7 @@ def one_backend(args, kind):
                 res["problems"].append("%d requests were never answered" % res["unacked"])
             if res["other"]:
                 res["problems"].append("answers other than 200/409: %s" % res["other"])
+        res["mean_batch"] = mean_batch(port)
         server.stop()
         server = None
         rc, text = verify(args.dpacct, backend.location)
@@ -421,6 +442,9 @@ def main():
                 kind, res["clients"], res["seconds"], res["decisions"], res["decisions_per_s"],
                 res["p50_ms"], res["p99_ms"], res["accepted"], res["rejected"], res["retries"],
                 res["verify"]))
+            if res["mean_batch"] is not None:
+                print("  %s: %.1f decisions per group commit on average (serve's /metrics)"
+                      % (kind, res["mean_batch"]))
             if res["other"]:
                 print("  other answers: %s" % res["other"])
             if res.get("killed_at_s") is not None:
