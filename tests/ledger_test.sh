@@ -315,6 +315,67 @@ if [ -n "${DPA_TEST_PG_DIR:-}" ] && [ -n "${DPA_TEST_PG_SCRIPT:-}" ]; then
     check "PostgreSQL: no server, says cannot connect" err_has "cannot connect"
 fi
 
+# ------------------------------------------- the budget service's commands --
+SV=$TMP/service.db
+run ledger init "$SV" --filter pure --epsilon 1 --unit alice
+run ledger tenant add "$SV" --tenant acme
+check "tenant add: exit 0" rc_is 0
+run ledger tenant add "$SV" --tenant acme
+check "tenant add twice: exit 2, says so" eval 'rc_is 2 && err_has "already exists"'
+run ledger token create "$SV" --tenant acme --role request --label ci
+check "token create: the token alone on stdout, the id on stderr" \
+    eval 'rc_is 0 && grep -Eqx "dpa_[0-9a-f]{64}" "$TMP/out" && [ "$(wc -l <"$TMP/out")" -eq 1 ] && err_has "token id: tok_"'
+TOKEN=$(cat "$TMP/out")
+TOKID=$(grep -o "tok_[0-9a-f]*" "$TMP/err")
+check "the database holds no token" eval '! grep -qaF "${TOKEN#dpa_}" "$SV"'
+run ledger token list "$SV" --json
+check "token list: the id, never the secret or its hash" \
+    eval 'json_is "j[0][\"id\"] == \"$TOKID\" and j[0][\"revoked\"] is False" && ! out_has "$TOKEN" && ! out_has "hash"'
+run ledger token create "$SV" --tenant nobody --role read
+check "token of an unknown tenant: exit 2" rc_is 2
+run ledger token create "$SV" --tenant acme --role root
+check "token with a bad role: exit 2" rc_is 2
+run ledger token revoke "$SV" --id "$TOKID"
+check "token revoke: exit 0" rc_is 0
+run ledger token revoke "$SV" --id "$TOKID"
+check "token revoke twice: exit 2" rc_is 2
+run ledger add-unit "$SV" --unit daily --tenant acme --period 3600
+check "add-unit --tenant --period: exit 0" rc_is 0
+run ledger request "$SV" --unit alice --spec '{"pure": {"epsilon": 0.25}}' --idempotency-key k1 --json
+check "keyed request: charged" json_is 'j["status"] == "charged" and j["replayed"] is False'
+R1=$(python3 -c "import json; print(json.load(open('$TMP/out'))['request'])")
+run ledger request "$SV" --unit alice --spec '{"pure": {"epsilon": 0.25}}' --idempotency-key k1 --json
+check "keyed retry: replayed, same request" json_is "j['replayed'] is True and j['request'] == $R1 and j['remaining']['epsilon'] == 0.75"
+run ledger request "$SV" --unit alice --spec '{"pure": {"epsilon": 0.5}}' --idempotency-key k1
+check "key reused with another spec: exit 2" eval 'rc_is 2 && err_has "idempotency key reused"'
+run ledger request "$SV" --unit alice --spec '{"pure": {"epsilon": 0.5}}' --reserve --json
+check "reserve: status reserved" json_is 'j["status"] == "reserved"'
+RES=$(python3 -c "import json; print(json.load(open('$TMP/out'))['request'])")
+run ledger release "$SV" --unit alice --request "$RES"
+check "release: exit 0" rc_is 0
+run ledger release "$SV" --unit alice --request "$RES"
+check "release twice: exit 2" rc_is 2
+run ledger status "$SV" --unit alice --json
+check "release restored the budget" json_is 'j["units"][0]["remaining"]["epsilon"] == 0.75'
+run ledger freeze "$SV" --unit alice --reason audit
+run ledger request "$SV" --unit alice --spec '{"pure": {"epsilon": 0.1}}'
+check "a frozen unit refuses requests: exit 2" eval 'rc_is 2 && err_has "frozen"'
+run ledger unfreeze "$SV" --unit alice
+run ledger topup "$SV" --unit alice --filter pure --epsilon 0.5
+check "topup to a lower budget: exit 2" eval 'rc_is 2 && err_has "cannot lower"'
+run ledger topup "$SV" --unit alice --filter pure --epsilon 3 --reason more
+check "topup: exit 0" rc_is 0
+run ledger archive "$SV" --unit alice
+run ledger unfreeze "$SV" --unit alice
+check "archive is final: exit 2" rc_is 2
+run ledger history "$SV" --unit alice --limit 2 --after "$R1"
+check "history page: two entries after the first request and a next cursor" \
+    json_is "[e['id'] for e in j['entries']] == [$RES, $RES + 1] and j['next'] == $RES + 1 and j['entries'][0]['kind'] == 'reserve' and j['entries'][1]['kind'] == 'release'"
+run ledger freeze "$SV" --unit alice --period 3
+check "an option of another subcommand: exit 2" eval 'rc_is 2 && err_has "takes no --period"'
+run ledger verify "$SV"
+check "verify after the service's commands" rc_is 0
+
 # libcrypto is loaded when a link of the hash chain is computed: without it
 # (hidden in a private mount namespace, where that is allowed: root, as in CI)
 # a ledger cannot be created, the message names the library, nothing is left

@@ -94,6 +94,27 @@ print("routes:", len(table))
 sys.exit(0 if table == documented and len(table) >= 17 else 1)
 PY
 check "every route served is in docs/openapi.json and every documented one is served" [ $? -eq 0 ]
+# and the live server answers every documented route: public ones 200, the
+# others 401 without a token (never 404 or 405)
+python3 - "$SRC/docs/openapi.json" "$U" <<'PY'
+import json, re, sys, urllib.request, urllib.error
+doc = json.load(open(sys.argv[1]))
+bad = []
+for path, ops in doc["paths"].items():
+    for method, op in ops.items():
+        url = sys.argv[2] + re.sub(r"\{unit\}", "alice", re.sub(r"\{id\}", "1", path))
+        req = urllib.request.Request(url, method=method.upper(), data=b"{}" if method == "post" else None)
+        try:
+            code = urllib.request.urlopen(req, timeout=30).status
+        except urllib.error.HTTPError as e:
+            code = e.code
+        want = 200 if op.get("security") == [] else 401
+        if code != want:
+            bad.append((method, path, code))
+print("answered otherwise:", bad)
+sys.exit(1 if bad else 0)
+PY
+check "the server answers every path of docs/openapi.json (200 public, 401 without a token)" [ $? -eq 0 ]
 if python3 -c "import openapi_spec_validator" 2>/dev/null; then
     check "docs/openapi.json is a valid OpenAPI 3.0 document" python3 -c "
 import json, openapi_spec_validator as v; v.validate(json.load(open('$SRC/docs/openapi.json')))"
@@ -111,6 +132,13 @@ check "unknown token: 401" eval 'code_is 401 && err_code unauthorized'
 http GET "$U/v1/whoami" "$READ"
 check "whoami: tenant default, role read, a tok_ id" eval 'code_is 200 && js "j[\"tenant\"] == \"default\" and j[\"role\"] == \"read\" and j[\"token_id\"].startswith(\"tok_\")"'
 READ_ID=$(python3 -c "import json; print(json.load(open('$TMP/out'))['token_id'])" 2>/dev/null)
+REV=$(token "$DB" default read)
+http GET "$U/v1/whoami" "$REV"
+REV_ID=$(python3 -c "import json; print(json.load(open('$TMP/out'))['token_id'])" 2>/dev/null)
+"$BIN" ledger token revoke "$DB" --id "$REV_ID" >/dev/null 2>&1 </dev/null
+sleep 1.2 # a server keeps a token that authenticated for at most 1 s (token_cache.c)
+http GET "$U/v1/whoami" "$REV"
+check "a revoked token: 401 within a second" eval 'code_is 401 && err_code unauthorized'
 http POST "$U/v1/units/alice/requests" - '{"spec": {"pure": {"epsilon": 0.1}}}'
 check "unauthenticated write: 401" code_is 401
 http POST "$U/v1/units/alice/requests" "$READ" '{"spec": {"pure": {"epsilon": 0.1}}}'
@@ -221,6 +249,7 @@ check "request on an archived unit: 423" code_is 423
 # ---------------------------------------------------- history, verify, export --
 http GET "$U/v1/units/alice/history" "$READ"
 check "history: entries in id order, the request with its actor and key" eval 'code_is 200 && js "any(e[\"id\"] == $RID1 and e[\"idempotency_key\"] == \"k-1\" and e[\"actor\"].startswith(\"tok_\") for e in j[\"entries\"]) and [e[\"id\"] for e in j[\"entries\"]] == sorted(e[\"id\"] for e in j[\"entries\"])"'
+check "history: each entry with the remaining budget after it (0.75 after k-1)" eval 'js "[e[\"remaining\"][\"epsilon\"] for e in j[\"entries\"] if e[\"id\"] == $RID1] == [0.75]"'
 http GET "$U/v1/units/alice/history?limit=1" "$READ"
 check "history?limit=1: one entry and next" eval 'code_is 200 && js "len(j[\"entries\"]) == 1 and j[\"next\"] is not None"'
 http GET "$U/v1/units/alice/history?after=x" "$READ"
@@ -307,6 +336,7 @@ check "an idle connection is closed after --timeout (1 s)" [ $? = 0 ]
 http GET "$URL_B/healthz" -
 check "the server still answers after closing it" code_is 200
 kill -TERM "$PID_B"; wait "$PID_B"
+check "SIGTERM during keep-alive and timeouts: exit 0 (no sanitizer report)" [ $? = 0 ]
 
 # --------------------------------------------------------------------- TLS --
 if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 1 \
@@ -318,6 +348,7 @@ if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/c
     http GET "${URL_T/https/http}/healthz" -
     check "TLS: plain HTTP on the TLS port gets no answer" eval '[ "$code" != 200 ]'
     kill -TERM "$PID_T"; wait "$PID_T"
+    check "TLS server: exit 0 on SIGTERM" [ $? = 0 ]
 else
     not_ok "openssl could not make a self-signed certificate"
 fi
@@ -329,6 +360,29 @@ run serve --listen 127.0.0.1:0
 check "no --ledger: exit 2" rc_is 2
 run serve --ledger "$TMP/none.db" --listen 127.0.0.1:0
 check "a missing ledger: exit 2, not created" eval 'rc_is 2 && [ ! -e "$TMP/none.db" ]'
+
+# -------------------------------------------------------- a keyed ledger, IPv6 --
+printf 'a secret chain key\n' >"$TMP/chain.key"
+"$BIN" ledger init "$TMP/keyed.db" --filter pure --epsilon 1 --unit u --key-file "$TMP/chain.key" >/dev/null </dev/null
+KREQ=$("$BIN" ledger token create "$TMP/keyed.db" --tenant default --role request --key-file "$TMP/chain.key" 2>/dev/null </dev/null)
+run serve --ledger "$TMP/keyed.db" --listen 127.0.0.1:0
+check "a keyed ledger without --key-file: refused, exit 2" rc_is 2
+check "serve --key-file on a keyed ledger" start_server KY --ledger "$TMP/keyed.db" --key-file "$TMP/chain.key" --threads 2
+http POST "$URL_KY/v1/units/u/requests" "$KREQ" '{"spec": {"pure": {"epsilon": 0.5}}}'
+check "keyed ledger: a request accepted" code_is 200
+http GET "$URL_KY/v1/verify" "$KREQ"
+check "keyed ledger: verify ok and keyed" eval 'code_is 200 && js "j[\"ok\"] is True and j[\"keyed\"] is True"'
+kill -TERM "$PID_KY"; wait "$PID_KY"
+if python3 -c "import socket; socket.socket(socket.AF_INET6).bind(('::1', 0))" 2>/dev/null; then
+    "$BIN" serve --ledger "$DB" --listen '[::1]:0' >"$TMP/v6.out" 2>"$TMP/v6.log" &
+    V6=$!
+    SERVERS+=("$V6")
+    for i in $(seq 100); do grep -q listening "$TMP/v6.out" && break; sleep 0.05; done
+    check "IPv6: listening on [::1]" grep -q 'listening on http://\[::1\]:' "$TMP/v6.out"
+    http GET "$(sed -n 's/.*listening on \([^ ]*\) .*/\1/p' "$TMP/v6.out")/healthz" -
+    check "IPv6: healthz 200" code_is 200
+    kill -TERM "$V6"; wait "$V6"
+fi
 
 # ------------------------------------------------- SIGKILL under load, restart --
 # kill_under_load DB NAME: 8 clients on distinct units k1..k8 print the ids of
@@ -371,12 +425,14 @@ for line in sys.stdin:
     pid=$(eval echo "\$PID_${name}2")
     kill -TERM "$pid"
     wait "$pid"
+    RESTART_EXIT=$?
 }
 for c in 1 2 3 4 5 6 7 8; do "$BIN" ledger add-unit "$DB" --unit "k$c" --filter pure --epsilon 1000 >/dev/null 2>&1 </dev/null; done
 kill_under_load "$DB" K "$READ" "$REQ"
 check "SIGKILL under load (SQLite): clients saw accepted requests" [ "${N_IDS:-0}" -gt 8 ]
 check "SIGKILL under load (SQLite): every accepted id is in the history" [ "${MISSING:-1}" = 0 ]
 check "SIGKILL under load (SQLite): verify ok after the restart" [ "${VERIFY_OK:-0}" = 1 ]
+check "SIGKILL under load (SQLite): the restarted server exits 0" [ "${RESTART_EXIT:-1}" = 0 ]
 echo "# SQLite: $N_IDS requests accepted before the SIGKILL"
 
 # -------------------------------------------------------------- PostgreSQL --
@@ -398,7 +454,9 @@ if [ -n "${DPA_TEST_PG_DIR:-}" ] && [ -n "${DPA_TEST_PG_SCRIPT:-}" ]; then
     http GET "$URL_P2/v1/verify" "$PREAD"
     check "PostgreSQL: verify ok" eval 'code_is 200 && js "j[\"ok\"] is True"'
     kill -TERM "$PID_P1" "$PID_P2"
-    wait "$PID_P1" "$PID_P2" 2>/dev/null
+    wait "$PID_P1"; st1=$?
+    wait "$PID_P2"; st2=$?
+    check "PostgreSQL: both servers exit 0 on SIGTERM" [ "$st1$st2" = 00 ]
     kill_under_load "$PG" PK "$PREAD" "$PREQ"
     check "SIGKILL under load (PostgreSQL): every accepted id is in the history" eval '[ "${N_IDS:-0}" -gt 8 ] && [ "${MISSING:-1}" = 0 ]'
     check "SIGKILL under load (PostgreSQL): verify ok after the restart" [ "${VERIFY_OK:-0}" = 1 ]

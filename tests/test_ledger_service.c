@@ -354,6 +354,27 @@ static void test_periods_pages(void **st)
         free(json);
     }
     CHECK(dpa_ledger_ping(l, &err) == DPA_OK, "ping");
+    CHECK(verify_ok(l, NULL), "verify with tenants and tokens");
+    {
+        /* an export keeps them: the import verifies, and the revoked token stays revoked */
+        char *doc = NULL, p2[300];
+        dpa_ledger *m;
+        CHECK(dpa_ledger_export_json(l, &doc, &err) == DPA_OK, "export");
+        new_location(p2, sizeof p2, "per-copy.db");
+        CHECK(dpa_ledger_import_json(p2, doc, &err) == DPA_OK, "import with tokens: %s", err.message);
+        m = open_ledger(p2);
+        CHECK(verify_ok(m, NULL), "the import with tokens does not verify");
+        CHECK(dpa_ledger_token_list_json(m, NULL, &json, &err) == DPA_OK && strstr(json, "\"revoked\": true"),
+              "the import lost the revocation");
+        free(json);
+        dpa_ledger_close(m);
+        free(doc);
+    }
+    dpa_ledger_close(l);
+    /* a token record edited behind the ledger's back (a role raised, the revocation undone) */
+    tamper(path, "UPDATE dpacct_meta SET value = replace(value, 'true', 'false') WHERE key LIKE 'token:%'");
+    l = open_ledger(path);
+    CHECK(!verify_ok(l, NULL), "an undone revocation was not detected");
     dpa_ledger_close(l);
     remove_tmpdir();
 }

@@ -30,7 +30,6 @@
 #define LEDGER_MAX_EXPORT_BYTES ((size_t)4 << 30)
 
 
-static int lib_fail(const dpa_error *err);
 
 static int only(const ledger_args *a, int allow_filter, int allow_units, int allow_spec,
                 int allow_auto)
@@ -54,84 +53,6 @@ static int only(const ledger_args *a, int allow_filter, int allow_units, int all
     return CLI_EXIT_OK;
 }
 
-/* The chain's key: --key-file FILE (its bytes, a final newline dropped) or
- * DPACCT_LEDGER_KEY; none: *key = NULL.  An exit status. */
-#define LEDGER_MAX_KEY_BYTES 4096
-int cli_ledger_key(const char *key_file, unsigned char **key, size_t *len)
-{
-    const char *env = getenv("DPACCT_LEDGER_KEY");
-    *key = NULL;
-    *len = 0;
-    if (key_file) {
-        FILE *f = fopen(key_file, "rb");
-        unsigned char *buf = malloc(LEDGER_MAX_KEY_BYTES + 1);
-        size_t n = 0;
-        if (!f || !buf) {
-            free(buf);
-            if (f)
-                fclose(f);
-            return cli_fail(CLI_EXIT_USAGE, "ledger: cannot read the key file \"%s\": %s", key_file,
-                            strerror(errno));
-        }
-        n = fread(buf, 1, LEDGER_MAX_KEY_BYTES + 1, f);
-        fclose(f);
-        if (n > 0 && buf[n - 1] == '\n')
-            n--;
-        if (n == 0 || n > LEDGER_MAX_KEY_BYTES) {
-            free(buf);
-            return cli_fail(CLI_EXIT_USAGE, "ledger: the key file \"%s\" must hold 1 to %d bytes", key_file,
-                            LEDGER_MAX_KEY_BYTES);
-        }
-        *key = buf;
-        *len = n;
-    } else if (env && *env) {
-        *len = strlen(env);
-        *key = (unsigned char *)strdup(env);
-        if (!*key)
-            return cli_fail(CLI_EXIT_FAIL, "out of memory");
-    }
-    return CLI_EXIT_OK;
-}
-
-static int ledger_key(const ledger_args *a, unsigned char **key, size_t *len)
-{
-    return cli_ledger_key(a->key_file, key, len);
-}
-
-/* Open the ledger with its key (read-only for status, history, verify and
- * export: a read-only file or mount can be read).  NULL after reporting. */
-static dpa_ledger *open_ledger(const ledger_args *a, int readonly, int *rc)
-{
-    unsigned char *key;
-    size_t len;
-    dpa_error err;
-    dpa_ledger *l;
-    if ((*rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK)
-        return NULL;
-    l = dpa_ledger_open_keyed(a->path, readonly, key, len, &err);
-    if (key)
-        memset(key, 0, len);
-    free(key);
-    if (!l)
-        *rc = lib_fail(&err);
-    return l;
-}
-
-dpa_ledger *cli_ledger_open(const ledger_args *a, int readonly, int *rc)
-{
-    return open_ledger(a, readonly, rc);
-}
-
-int cli_ledger_lib_fail(const dpa_error *err)
-{
-    return lib_fail(err);
-}
-
-static int lib_fail(const dpa_error *err)
-{
-    const char *msg = err->message[0] ? err->message : dpa_status_string(err->status);
-    return cli_fail(cli_exit_for(err->status), "%s", msg);
-}
 
 /* Print "key: value" lines of a JSON object (one level of nesting). */
 static void print_fields(const char *indent, json_t *o)
@@ -190,7 +111,7 @@ static int run_init(const ledger_args *a)
         unsigned char *key;
         size_t len;
         dpa_status st;
-        if ((rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK) {
+        if ((rc = cli_ledger_key(a, &key, &len)) != CLI_EXIT_OK) {
             free(config);
             return rc;
         }
@@ -198,7 +119,7 @@ static int run_init(const ledger_args *a)
         free(key);
         if (st != DPA_OK) {
             free(config);
-            return lib_fail(&err);
+            return cli_ledger_lib_fail(&err);
         }
     }
     free(config);
@@ -230,7 +151,7 @@ static int run_add_unit(const ledger_args *a)
         free(config);
         return rc;
     }
-    l = open_ledger(a, 0, &rc);
+    l = cli_ledger_open(a, 0, &rc);
     if (!l) {
         free(config);
         return rc;
@@ -238,7 +159,7 @@ static int run_add_unit(const ledger_args *a)
     if (dpa_ledger_add_unit(l, a->units[0], config, &err) != DPA_OK) {
         free(config);
         dpa_ledger_close(l);
-        return lib_fail(&err);
+        return cli_ledger_lib_fail(&err);
     }
     free(config);
     dpa_ledger_close(l);
@@ -267,7 +188,7 @@ static int run_request(const ledger_args *a)
     rc = cli_read_spec(a->spec, &text, &to_free);
     if (rc != CLI_EXIT_OK)
         return rc;
-    l = open_ledger(a, 0, &rc);
+    l = cli_ledger_open(a, 0, &rc);
     if (!l) {
         free(to_free);
         return rc;
@@ -290,7 +211,7 @@ static int run_request(const ledger_args *a)
     if (rc != DPA_OK) {
         free(to_free);
         dpa_ledger_close(l);
-        return lib_fail(&err);
+        return cli_ledger_lib_fail(&err);
     }
     free(to_free);
     dpa_ledger_close(l);
@@ -342,13 +263,13 @@ static int ledger_json(const ledger_args *a, ledger_json_fn fn, const char *unit
 {
     dpa_error err;
     int rc;
-    dpa_ledger *l = open_ledger(a, 1, &rc);
+    dpa_ledger *l = cli_ledger_open(a, 1, &rc);
     dpa_status st;
     if (!l)
         return rc;
     st = fn(l, unit, json, &err);
     dpa_ledger_close(l);
-    return st == DPA_OK ? CLI_EXIT_OK : lib_fail(&err);
+    return st == DPA_OK ? CLI_EXIT_OK : cli_ledger_lib_fail(&err);
 }
 
 /* --json: print the answer as is (*root = NULL); otherwise parse it for the
@@ -441,12 +362,12 @@ static int run_verify(const ledger_args *a)
     int rc, ok;
     if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK)
         return rc;
-    l = open_ledger(a, 1, &rc);
+    l = cli_ledger_open(a, 1, &rc);
     if (!l)
         return rc;
     if (dpa_ledger_verify_anchor(l, a->anchor, &ok, &report, &err) != DPA_OK) {
         dpa_ledger_close(l);
-        return lib_fail(&err);
+        return cli_ledger_lib_fail(&err);
     }
     dpa_ledger_close(l);
     if (a->json) {
@@ -539,7 +460,7 @@ static int run_import(const ledger_args *a)
         unsigned char *key;
         size_t len;
         dpa_status st;
-        if ((rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK) {
+        if ((rc = cli_ledger_key(a, &key, &len)) != CLI_EXIT_OK) {
             free(to_free);
             return rc;
         }
@@ -547,7 +468,7 @@ static int run_import(const ledger_args *a)
         free(key);
         if (st != DPA_OK) {
             free(to_free);
-            return lib_fail(&err);
+            return cli_ledger_lib_fail(&err);
         }
     }
     free(to_free);
@@ -567,12 +488,12 @@ static int run_upgrade(const ledger_args *a)
     size_t len;
     dpa_status st;
     int rc;
-    if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK || (rc = ledger_key(a, &key, &len)) != CLI_EXIT_OK)
+    if ((rc = only(a, 0, 0, 0, 0)) != CLI_EXIT_OK || (rc = cli_ledger_key(a, &key, &len)) != CLI_EXIT_OK)
         return rc;
     st = dpa_ledger_upgrade(a->path, key, len, &err);
     free(key);
     if (st != DPA_OK)
-        return lib_fail(&err);
+        return cli_ledger_lib_fail(&err);
     if (a->json)
         printf("{\"upgraded\": true}\n");
     else

@@ -36,12 +36,10 @@ int cli_ledger_usage(const char *fmt, const char *arg);
  * (reported), or NULL with *rc CLI_EXIT_OK when none was given. */
 char *cli_ledger_filter_config(const ledger_args *a, int *rc);
 
-/* The ledger chain's key: the bytes of key_file (a final newline dropped;
- * 1..4096 bytes) or, when key_file is NULL, DPACCT_LEDGER_KEY; none: *key
- * NULL.  An exit status (the error reported).  Also used by `dpacct serve`. */
-int cli_ledger_key(const char *key_file, unsigned char **key, size_t *len);
-
-/* ledger.c's helpers, shared with ledger_admin.c. */
+/* ledger_open.c: the chain's key of the options (*key NULL if none; an exit
+ * status), the ledger opened with it (NULL after reporting, *rc the exit
+ * status), and a library error reported (its exit status). */
+int cli_ledger_key(const ledger_args *a, unsigned char **key, size_t *len);
 dpa_ledger *cli_ledger_open(const ledger_args *a, int readonly, int *rc);
 int cli_ledger_lib_fail(const dpa_error *err);
 /* The budget service's subcommands (ledger_admin.c): tenant, token, freeze,

@@ -219,6 +219,7 @@ static int parse(int argc, char **argv, serve_args *a)
 int cli_run_serve(int argc, char **argv)
 {
     serve_args a;
+    ledger_args la;
     dpa_service_opts o = {0};
     dpa_service *s = NULL;
     dpa_error err = {0};
@@ -235,7 +236,9 @@ int cli_run_serve(int argc, char **argv)
         rc = serve_usage("cannot read the TLS file \"%s\"", cert ? a.tls_key : a.tls_cert);
         goto done;
     }
-    if ((rc = cli_ledger_key(a.key_file, &key, &o.key_len)) != CLI_EXIT_OK)
+    memset(&la, 0, sizeof la); /* the key as `dpacct ledger` reads it: --key-file or DPACCT_LEDGER_KEY */
+    la.key_file = a.key_file;
+    if ((rc = cli_ledger_key(&la, &key, &o.key_len)) != CLI_EXIT_OK)
         goto done;
     o.ledger = a.ledger;
     o.key = key;

@@ -443,7 +443,7 @@ dpa_status dpa_ledger_request_batch(dpa_ledger *l, dpa_ledger_batch_item *items,
         dpa_spec_free(specs[i]);
         dpa_store_unit_clear(&units[i]);
         if (rc != DPA_OK) {
-            dpa_ledger_decision_clear(&items[i].out);
+            free(items[i].out.remaining); /* dpa_ledger_decision_clear, without a call up to ledger.c */
             memset(&items[i].out, 0, sizeof items[i].out);
             items[i].st = rc;
             items[i].err = err ? *err : items[i].err;

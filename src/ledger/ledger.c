@@ -40,98 +40,16 @@ dpa_status dpa_ledger_store_open(const char *loc, int mode, dpa_store **out, dpa
                                     : dpa_store_sqlite_open(loc, mode, out, err);
 }
 
-/* Filter from configuration and, if state != NULL, that state.  A stored
- * configuration or state that does not load is corruption (DPA_ESTORAGE). */
-static dpa_filter *load_filter(const char *config, const char *state, const char *unit,
-                               dpa_error *err)
-{
-    dpa_error e;
-    dpa_filter *f = dpa_filter_new_json(config, &e);
-    if (!f) {
-        dpa_error_set(err, e.status == DPA_ENOMEM ? DPA_ENOMEM : DPA_ESTORAGE,
-                      "ledger: stored filter of unit \"%s\" does not load: %s", unit, e.message);
-        return NULL;
-    }
-    if (state && dpa_filter_set_state_json(f, state, &e) != DPA_OK) {
-        dpa_error_set(err, e.status == DPA_ENOMEM ? DPA_ENOMEM : DPA_ESTORAGE,
-                      "ledger: stored state of unit \"%s\" does not load: %s", unit, e.message);
-        dpa_filter_free(f);
-        return NULL;
-    }
-    return f;
-}
 
-int dpa_ledger_utf8_valid(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p;
-        int k = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
-        unsigned long cp;
-        if (k < 0 || (k == 1 && c < 0xC2))
-            return 0;
-        cp = c & (0x7Fu >> k);
-        for (int j = 1; j <= k; j++) {
-            if ((p[j] & 0xC0) != 0x80)
-                return 0;
-            cp = cp << 6 | (p[j] & 0x3Fu);
-        }
-        if ((k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return 0;
-        p += k + 1;
-    }
-    return 1;
-}
 
-static dpa_status check_unit_name(const char *unit, dpa_error *err)
-{
-    size_t n;
-    if (!unit)
-        return dpa_error_set(err, DPA_EINVAL, "ledger: missing unit name");
-    n = strlen(unit);
-    if (n == 0 || n > DPA_LEDGER_MAX_UNIT)
-        return dpa_error_set(err, DPA_EINVAL, "ledger: a unit name has 1 to %d bytes (got %zu)",
-                             DPA_LEDGER_MAX_UNIT, n);
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)unit[i] < 0x20 || unit[i] == 0x7f)
-            return dpa_error_set(err, DPA_EINVAL, "ledger: a unit name may not contain control characters");
-    if (!dpa_ledger_utf8_valid(unit))
-        return dpa_error_set(err, DPA_EINVAL, "ledger: a unit name must be valid UTF-8");
-    return DPA_OK;
-}
 
-static dpa_status new_unit_row(const char *unit, const char *config, dpa_store_unit *u,
-                               dpa_error *err);
-dpa_status dpa_ledger_new_unit_row(const char *unit, const char *config, dpa_store_unit *u, dpa_error *err)
-{
-    return new_unit_row(unit, config, u, err);
-}
-dpa_filter *dpa_ledger_load_filter(const char *config, const char *state, const char *unit, dpa_error *err)
-{
-    return load_filter(config, state, unit, err);
-}
-static dpa_status check_unit_name(const char *unit, dpa_error *err);
-
-dpa_status dpa_ledger_check_unit_name(const char *unit, dpa_error *err)
-{
-    return check_unit_name(unit, err);
-}
 
 static dpa_status oom(dpa_error *err)
 {
     return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
 }
 
-static dpa_status read_only(dpa_error *err)
-{
-    return dpa_error_set(err, DPA_EINVAL, "ledger: opened read-only (dpa_ledger_open_readonly): no "
-                         "requests or units can be added through it");
-}
 
-dpa_status dpa_ledger_read_only(dpa_error *err)
-{
-    return read_only(err);
-}
 
 dpa_status dpa_ledger_create(const char *location, const dpa_ledger_init_opts *opts, dpa_error *err)
 {
@@ -172,9 +90,9 @@ dpa_status dpa_ledger_create_keyed(const char *location, const dpa_ledger_init_o
         rc = dpa_ledger_chain_start(s, &key, meta, err);
         for (size_t i = 0; rc == DPA_OK && i < opts->nunits; i++) {
             dpa_store_unit u;
-            rc = check_unit_name(opts->units ? opts->units[i] : NULL, err);
+            rc = dpa_ledger_check_unit_name(opts->units ? opts->units[i] : NULL, err);
             if (rc == DPA_OK)
-                rc = new_unit_row(opts->units[i], config, &u, err);
+                rc = dpa_ledger_new_unit_row(opts->units[i], config, &u, err);
             if (rc == DPA_OK) {
                 rc = dpa_ledger_chain_unit(s, &key, &u, err);
                 dpa_store_unit_clear(&u);
@@ -297,28 +215,6 @@ void dpa_ledger_decision_clear(dpa_ledger_decision *d)
     d->remaining = NULL;
 }
 
-/* A new unit's row: canonical configuration and the full-budget state. */
-static dpa_status new_unit_row(const char *unit, const char *config, dpa_store_unit *u,
-                               dpa_error *err)
-{
-    dpa_filter *f = dpa_filter_new_json(config, err);
-    char now[40];
-    memset(u, 0, sizeof *u);
-    if (!f)
-        return err ? err->status : DPA_EINVAL;
-    dpa_store_now(now);
-    u->name = strdup(unit);
-    u->filter = dpa_filter_config_json(f);
-    u->state = dpa_filter_state_json(f);
-    u->initial_state = u->state ? strdup(u->state) : NULL;
-    u->created = strdup(now);
-    dpa_filter_free(f);
-    if (!u->name || !u->filter || !u->state || !u->initial_state || !u->created) {
-        dpa_store_unit_clear(u);
-        return oom(err);
-    }
-    return DPA_OK;
-}
 
 dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filter_config,
                                dpa_error *err)
@@ -328,11 +224,11 @@ dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filt
     if (!l)
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL ledger");
     if (l->readonly)
-        return read_only(err);
-    rc = check_unit_name(unit, err);
+        return dpa_ledger_read_only(err);
+    rc = dpa_ledger_check_unit_name(unit, err);
     if (rc != DPA_OK)
         return rc;
-    rc = new_unit_row(unit, filter_config ? filter_config : l->default_filter, &u, err);
+    rc = dpa_ledger_new_unit_row(unit, filter_config ? filter_config : l->default_filter, &u, err);
     if (rc != DPA_OK)
         return rc;
     rc = l->store->ops->begin_write(l->store, err);
@@ -452,7 +348,7 @@ static dpa_status snapshot(dpa_ledger *l, const char *unit, dpa_store_unit *snap
         return dpa_error_set(err, DPA_EINVAL, "ledger: unknown unit \"%s\" (add it with `dpacct "
                              "ledger add-unit`, or create the ledger with --auto-units)", unit);
     *is_new = 1;
-    return new_unit_row(unit, l->default_filter, snap, err);
+    return dpa_ledger_new_unit_row(unit, l->default_filter, snap, err);
 }
 
 dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_json,
@@ -469,8 +365,8 @@ dpa_status dpa_ledger_request(dpa_ledger *l, const char *unit, const char *spec_
     if (!l || !out || !spec_json)
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
     if (l->readonly)
-        return read_only(err);
-    rc = check_unit_name(unit, err);
+        return dpa_ledger_read_only(err);
+    rc = dpa_ledger_check_unit_name(unit, err);
     if (rc != DPA_OK)
         return rc;
     /* Validate the spec before anything else. */
@@ -549,7 +445,7 @@ typedef struct status_ctx {
 static int status_unit(void *vctx, const dpa_store_unit *u)
 {
     status_ctx *c = vctx;
-    dpa_filter *f = load_filter(dpa_store_unit_config(u), u->state, u->name, c->err);
+    dpa_filter *f = dpa_ledger_load_filter(dpa_store_unit_config(u), u->state, u->name, c->err);
     json_t *o;
     char *rem;
     if (!f) {
@@ -656,6 +552,8 @@ static json_t *request_json(const dpa_store_request *r)
 
 static int history_request(void *ctx, const dpa_store_request *r)
 {
+    if (!r->unit[0]) /* a tenant or token entry: not a unit's history */
+        return 0;
     json_array_append_new((json_t *)ctx, request_json(r));
     return 0;
 }

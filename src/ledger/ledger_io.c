@@ -228,7 +228,7 @@ static dpa_status check_document(json_t *meta, json_t *units, json_t *requests, 
             return dpa_error_set(err, DPA_EINVAL, "ledger import: /requests/%zu/id: integers increasing "
                                  "from 1 to 2^53 expected", i);
         last = json_integer_value(id);
-        if (!unit || !bsearch(&unit, *names, nu, sizeof **names, cmp_str))
+        if (!unit || (*unit && !bsearch(&unit, *names, nu, sizeof **names, cmp_str)))
             return dpa_error_set(err, DPA_EINVAL, "ledger import: /requests/%zu/unit: not a unit of the export", i);
     }
     return DPA_OK;

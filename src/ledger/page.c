@@ -251,7 +251,7 @@ static int hist_row(void *vctx, const dpa_store_request *r)
     hist_ctx *c = vctx;
     double t;
     json_t *o;
-    if (r->id <= c->after)
+    if (r->id <= c->after || !r->unit[0]) /* tenant and token entries are not a unit's history */
         return 0;
     t = dpa_ledger_time_seconds(r->time);
     if ((c->since >= 0 && t < c->since) || (c->until >= 0 && t >= c->until))

@@ -51,17 +51,9 @@ dpa_status dpa_store_pg_open(const char *uri, int mode, dpa_store **out, dpa_err
 #else
 
 #include "ledger/ledger_internal.h"
-#include "ledger/pq_api.h"
+#include "ledger/store_pg.h"
 #include <stdio.h>
 
-typedef struct pg_store {
-    dpa_store base;
-    dpa_pq_api pq; /* libpq, loaded by pg_connect */
-    PGconn *conn;
-    int in_txn;
-    int prepared; /* the decision path's statements are prepared on conn */
-    char *uri; /* the location, to mask its passwords in libpq's messages */
-} pg_store;
 
 static const char SCHEMA[] =
     "CREATE TABLE dpacct_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -84,7 +76,7 @@ static const char SCHEMA[] =
     " filter_now TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id BIGSERIAL PRIMARY KEY,"
-    " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
+    " unit TEXT NOT NULL," /* a unit's name, or "" for a tenant or token entry */
     " time TEXT NOT NULL,"
     " spec TEXT NOT NULL,"
     " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
@@ -100,162 +92,19 @@ static const char SCHEMA[] =
     "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);"
     "CREATE UNIQUE INDEX dpacct_requests_key ON dpacct_requests (unit, idem_key);";
 
-/* Error of a failed result (res may be NULL: connection-level failure). */
-static dpa_status pg_fail(pg_store *s, PGresult *res, dpa_error *err, const char *what)
-{
-    const dpa_pq_api *pq = &s->pq;
-    const char *msg = res ? pq->PQresultErrorMessage(res) : NULL;
-    char buf[400];
-    size_t n;
-    if (!msg || !*msg)
-        msg = pq->PQerrorMessage(s->conn);
-    dpa_ledger_mask_secrets(s->uri, msg && *msg ? msg : "unknown error", buf, sizeof buf);
-    n = strlen(buf);
-    while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-        buf[--n] = '\0';
-    return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: %s", what, buf);
-}
-
-static const char *sqlstate(const dpa_pq_api *pq, PGresult *res)
-{
-    const char *c = res ? pq->PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-    return c ? c : "";
-}
-
-/* Run a command without results. */
-static dpa_status pg_cmd(pg_store *s, const char *sql, const char *what, dpa_error *err)
-{
-    const dpa_pq_api *pq = &s->pq;
-    PGresult *res = pq->PQexec(s->conn, sql);
-    dpa_status rc = DPA_OK;
-    if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
-        rc = pg_fail(s, res, err, what);
-    pq->PQclear(res);
-    return rc;
-}
-
-static PGresult *pg_params(pg_store *s, const char *sql, int n, const char *const *vals)
-{
-    const dpa_pq_api *pq = &s->pq;
-    return pq->PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0);
-}
-
-static char *dup_val(const dpa_pq_api *pq, PGresult *res, int row, int col)
-{
-    const char *v = pq->PQgetvalue(res, row, col);
-    return strdup(v ? v : "");
-}
-
-static void pg_close(dpa_store *b)
-{
-    pg_store *s = (pg_store *)b;
-    const dpa_pq_api *pq;
-    if (!s)
-        return;
-    pq = &s->pq;
-    if (s->in_txn && pq->PQstatus(s->conn) == CONNECTION_OK)
-        pq->PQclear(pq->PQexec(s->conn, "ROLLBACK"));
-    pq->PQfinish(s->conn);
-    dpa_pq_unload(&s->pq);
-    free(s->uri);
-    free(s);
-}
-
-static dpa_status pg_session(pg_store *s, dpa_error *err);
-
-/* One reconnection (PQreset) and the session settings again. */
-static dpa_status pg_reconnect(pg_store *s, dpa_error *err)
-{
-    const dpa_pq_api *pq = &s->pq;
-    pq->PQreset(s->conn);
-    s->prepared = 0; /* a new session has none */
-    if (pq->PQstatus(s->conn) != CONNECTION_OK)
-        return pg_fail(s, NULL, err, "the connection to the server is lost");
-    return pg_session(s, err);
-}
-
-static dpa_status pg_begin(pg_store *s, const char *sql, dpa_error *err)
-{
-    const dpa_pq_api *pq = &s->pq;
-    dpa_status rc;
-    /* the server went away (restart, network): the connection shows it
-     * only when a command fails; BEGIN changes nothing, so a failed BEGIN
-     * on a broken connection is retried once after reconnecting, and a
-     * long-lived handle survives a server restart */
-    if (pq->PQstatus(s->conn) == CONNECTION_BAD && (rc = pg_reconnect(s, err)) != DPA_OK)
-        return rc;
-    {
-        PGresult *res = pq->PQexec(s->conn, sql);
-        /* a failure without an SQLSTATE is the connection's, not the
-         * server's answer */
-        int lost = pq->PQresultStatus(res) != PGRES_COMMAND_OK &&
-                   (pq->PQstatus(s->conn) == CONNECTION_BAD || !*sqlstate(pq, res));
-        rc = pq->PQresultStatus(res) == PGRES_COMMAND_OK ? DPA_OK : pg_fail(s, res, err, "cannot start a transaction");
-        pq->PQclear(res);
-        if (rc != DPA_OK && lost) {
-            if ((rc = pg_reconnect(s, err)) != DPA_OK)
-                return rc;
-            rc = pg_cmd(s, sql, "cannot start a transaction", err);
-        }
-    }
-    if (rc == DPA_OK)
-        s->in_txn = 1;
-    return rc;
-}
-
-static dpa_status pg_begin_write(dpa_store *b, dpa_error *err)
-{
-    return pg_begin((pg_store *)b, "BEGIN ISOLATION LEVEL READ COMMITTED", err);
-}
-
-static dpa_status pg_begin_read(dpa_store *b, dpa_error *err)
-{
-    /* one snapshot for the whole read */
-    return pg_begin((pg_store *)b, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err);
-}
-
-static dpa_status pg_commit(dpa_store *b, dpa_error *err)
-{
-    pg_store *s = (pg_store *)b;
-    const dpa_pq_api *pq = &s->pq;
-    PGresult *res = pq->PQexec(s->conn, "COMMIT");
-    dpa_status rc = DPA_OK;
-    /* COMMIT of an aborted transaction reports ROLLBACK as its command tag;
-     * a COMMIT whose answer is lost (the connection dropped) may or may not
-     * have been applied */
-    if (pq->PQresultStatus(res) != PGRES_COMMAND_OK || strcmp(pq->PQcmdStatus(res), "COMMIT"))
-        rc = pq->PQresultStatus(res) == PGRES_COMMAND_OK
-                 ? dpa_error_set(err, DPA_ESTORAGE, "ledger: the transaction was rolled back")
-                 : pg_fail(s, res, err, pq->PQstatus(s->conn) == CONNECTION_BAD
-                                            ? "commit failed; the outcome is unknown (see the history)"
-                                            : "commit failed (nothing was recorded)");
-    pq->PQclear(res);
-    s->in_txn = 0;
-    return rc;
-}
-
-static void pg_rollback(dpa_store *b)
-{
-    pg_store *s = (pg_store *)b;
-    const dpa_pq_api *pq = &s->pq;
-    if (s->in_txn)
-        pq->PQclear(pq->PQexec(s->conn, "ROLLBACK"));
-    s->in_txn = 0;
-}
-
 /* The value of a metadata key by sql (a SELECT of one value, $1 the key). */
 static dpa_status meta_query(pg_store *s, const char *sql, const char *key, char **value, const char *what,
                              dpa_error *err)
 {
     const dpa_pq_api *pq = &s->pq;
     const char *v[1] = {key};
-    PGresult *res = pg_params(s, sql, 1, v);
+    PGresult *res = dpa_pg_params(s, sql, 1, v);
     dpa_status rc = DPA_OK;
     *value = NULL;
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
-        rc = pg_fail(s, res, err, what);
+        rc = dpa_pg_fail(s, res, err, what);
     } else if (pq->PQntuples(res) == 1) {
-        *value = dup_val(pq, res, 0, 0);
+        *value = dpa_pg_dup_val(pq, res, 0, 0);
         if (!*value)
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     }
@@ -274,11 +123,11 @@ static dpa_status pg_set_meta(dpa_store *b, const char *key, const char *value, 
     pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
     const char *v[2] = {key, value};
-    PGresult *res = pg_params(s, "INSERT INTO dpacct_meta (key, value) VALUES ($1, $2) "
+    PGresult *res = dpa_pg_params(s, "INSERT INTO dpacct_meta (key, value) VALUES ($1, $2) "
                                  "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", 2, v);
     dpa_status rc = DPA_OK;
     if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
-        rc = pg_fail(s, res, err, "cannot write metadata");
+        rc = dpa_pg_fail(s, res, err, "cannot write metadata");
     pq->PQclear(res);
     return rc;
 }
@@ -290,22 +139,22 @@ static dpa_status pg_set_meta(dpa_store *b, const char *key, const char *value, 
 static int read_unit(const dpa_pq_api *pq, PGresult *res, int row, dpa_store_unit *u)
 {
     memset(u, 0, sizeof *u);
-    u->name = dup_val(pq, res, row, 0);
-    u->filter = dup_val(pq, res, row, 1);
-    u->initial_state = dup_val(pq, res, row, 2);
-    u->state = dup_val(pq, res, row, 3);
+    u->name = dpa_pg_dup_val(pq, res, row, 0);
+    u->filter = dpa_pg_dup_val(pq, res, row, 1);
+    u->initial_state = dpa_pg_dup_val(pq, res, row, 2);
+    u->state = dpa_pg_dup_val(pq, res, row, 3);
     u->requests = strtoll(pq->PQgetvalue(res, row, 4), NULL, 10);
     u->accepted = strtoll(pq->PQgetvalue(res, row, 5), NULL, 10);
-    u->created = dup_val(pq, res, row, 6);
+    u->created = dpa_pg_dup_val(pq, res, row, 6);
     u->chain_index = strtoll(pq->PQgetvalue(res, row, 7), NULL, 10);
     u->chain_after = strtoll(pq->PQgetvalue(res, row, 8), NULL, 10);
-    u->chain = dup_val(pq, res, row, 9);
-    u->tenant = dup_val(pq, res, row, 10);
+    u->chain = dpa_pg_dup_val(pq, res, row, 9);
+    u->tenant = dpa_pg_dup_val(pq, res, row, 10);
     u->period_seconds = strtoll(pq->PQgetvalue(res, row, 11), NULL, 10);
-    u->lifecycle = dup_val(pq, res, row, 12);
+    u->lifecycle = dpa_pg_dup_val(pq, res, row, 12);
     u->generation = strtoll(pq->PQgetvalue(res, row, 13), NULL, 10);
-    u->period_start = dup_val(pq, res, row, 14);
-    u->filter_now = dup_val(pq, res, row, 15);
+    u->period_start = dpa_pg_dup_val(pq, res, row, 14);
+    u->filter_now = dpa_pg_dup_val(pq, res, row, 15);
     if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain || !u->tenant ||
         !u->lifecycle || !u->period_start || !u->filter_now) {
         dpa_store_unit_clear(u);
@@ -320,13 +169,13 @@ static dpa_status pg_get_unit(dpa_store *b, const char *name, int lock, dpa_stor
     pg_store *s = (pg_store *)b;
     const dpa_pq_api *pq = &s->pq;
     const char *v[1] = {name};
-    PGresult *res = pg_params(s, lock ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = $1 FOR UPDATE"
+    PGresult *res = dpa_pg_params(s, lock ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = $1 FOR UPDATE"
                                       : "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = $1", 1, v);
     dpa_status rc = DPA_OK;
     memset(out, 0, sizeof *out);
     *found = 0;
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
-        rc = pg_fail(s, res, err, "cannot read a unit");
+        rc = dpa_pg_fail(s, res, err, "cannot read a unit");
     } else if (pq->PQntuples(res) == 1) {
         if (read_unit(pq, res, 0, out))
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
@@ -355,10 +204,10 @@ static dpa_status pg_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
     snprintf(after, sizeof after, "%lld", u->chain_after);
     v[0] = u->name; v[1] = u->filter; v[2] = u->initial_state; v[3] = u->state;
     v[4] = req; v[5] = acc; v[6] = u->created; v[7] = idx; v[8] = after; v[9] = u->chain ? u->chain : "";
-    res = pg_params(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+    res = dpa_pg_params(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
                        "$11, $12, $13, $14, $15, $16) ON CONFLICT (name) DO NOTHING", 16, v);
     if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
-        rc = pg_fail(s, res, err, "cannot add a unit");
+        rc = dpa_pg_fail(s, res, err, "cannot add a unit");
     else if (strcmp(pq->PQcmdTuples(res), "1"))
         rc = dpa_error_set(err, DPA_EINVAL, "ledger: unit \"%s\" already exists", u->name);
     pq->PQclear(res);
@@ -379,10 +228,10 @@ static dpa_status pg_update_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
     v[0] = u->name; v[1] = u->state; v[2] = req; v[3] = acc;
     v[4] = u->lifecycle ? u->lifecycle : "active"; v[5] = gen; v[6] = u->period_start ? u->period_start : "";
     v[7] = u->filter_now ? u->filter_now : "";
-    res = pg_params(s, "UPDATE dpacct_units SET state = $2, requests = $3, accepted = $4, lifecycle = $5, "
+    res = dpa_pg_params(s, "UPDATE dpacct_units SET state = $2, requests = $3, accepted = $4, lifecycle = $5, "
                        "generation = $6, period_start = $7, filter_now = $8 WHERE name = $1", 8, v);
     if (pq->PQresultStatus(res) != PGRES_COMMAND_OK)
-        rc = pg_fail(s, res, err, "cannot update a unit");
+        rc = dpa_pg_fail(s, res, err, "cannot update a unit");
     else if (strcmp(pq->PQcmdTuples(res), "1"))
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" vanished during a request", u->name);
     pq->PQclear(res);
@@ -408,16 +257,16 @@ static dpa_status pg_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     snprintf(idbuf, sizeof idbuf, "%lld", r->id);
     v[13] = idbuf;
     res = with_id
-              ? pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
+              ? dpa_pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
                              "state_after, chain, kind, actor, idem_key, generation, ref, id) VALUES ($1, $2, $3, "
                              "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id", 14, v)
-              : pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
+              : dpa_pg_params(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
                              "state_after, chain, kind, actor, idem_key, generation, ref) VALUES ($1, $2, $3, $4, "
                              "$5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id", 13, v);
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK || pq->PQntuples(res) != 1)
-        rc = !strcmp(sqlstate(pq, res), "23505") && v[10]
+        rc = !strcmp(dpa_pg_sqlstate(pq, res), "23505") && v[10]
                  ? dpa_error_set(err, DPA_EINVAL, "ledger: idempotency key already used for unit \"%s\"", r->unit)
-                 : pg_fail(s, res, err, "cannot record the request");
+                 : dpa_pg_fail(s, res, err, "cannot record the request");
     else
         r->id = strtoll(pq->PQgetvalue(res, 0, 0), NULL, 10);
     pq->PQclear(res);
@@ -438,14 +287,14 @@ static dpa_status each_row(pg_store *s, const char *sql, int n, const char *cons
     dpa_status rc = DPA_OK;
     int stop = 0;
     if (!pq->PQsendQueryParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0) || !pq->PQsetSingleRowMode(s->conn))
-        return pg_fail(s, NULL, err, what);
+        return dpa_pg_fail(s, NULL, err, what);
     while ((res = pq->PQgetResult(s->conn)) != NULL) {
         ExecStatusType st = pq->PQresultStatus(res);
         if (st == PGRES_SINGLE_TUPLE) {
             if (!stop && rc == DPA_OK)
                 stop = row(ctx, res);
         } else if (st != PGRES_TUPLES_OK && rc == DPA_OK) {
-            rc = pg_fail(s, res, err, what);
+            rc = dpa_pg_fail(s, res, err, what);
         }
         pq->PQclear(res);
     }
@@ -503,17 +352,17 @@ static int read_request(const dpa_pq_api *pq, PGresult *res, dpa_store_request *
 {
     memset(r, 0, sizeof *r);
     r->id = strtoll(pq->PQgetvalue(res, 0, 0), NULL, 10);
-    r->unit = dup_val(pq, res, 0, 1);
-    r->time = dup_val(pq, res, 0, 2);
-    r->spec = dup_val(pq, res, 0, 3);
+    r->unit = dpa_pg_dup_val(pq, res, 0, 1);
+    r->time = dpa_pg_dup_val(pq, res, 0, 2);
+    r->spec = dpa_pg_dup_val(pq, res, 0, 3);
     r->accepted = !strcmp(pq->PQgetvalue(res, 0, 4), "accepted");
-    r->reason = dup_val(pq, res, 0, 5);
-    r->state_before = dup_val(pq, res, 0, 6);
-    r->state_after = dup_val(pq, res, 0, 7);
-    r->chain = dup_val(pq, res, 0, 8);
-    r->kind = dup_val(pq, res, 0, 9);
-    r->actor = dup_val(pq, res, 0, 10);
-    r->idem_key = pq->PQgetisnull(res, 0, 11) ? NULL : dup_val(pq, res, 0, 11);
+    r->reason = dpa_pg_dup_val(pq, res, 0, 5);
+    r->state_before = dpa_pg_dup_val(pq, res, 0, 6);
+    r->state_after = dpa_pg_dup_val(pq, res, 0, 7);
+    r->chain = dpa_pg_dup_val(pq, res, 0, 8);
+    r->kind = dpa_pg_dup_val(pq, res, 0, 9);
+    r->actor = dpa_pg_dup_val(pq, res, 0, 10);
+    r->idem_key = pq->PQgetisnull(res, 0, 11) ? NULL : dpa_pg_dup_val(pq, res, 0, 11);
     r->generation = strtoll(pq->PQgetvalue(res, 0, 12), NULL, 10);
     r->ref = strtoll(pq->PQgetvalue(res, 0, 13), NULL, 10);
     if (!r->unit || !r->time || !r->spec || !r->reason || !r->state_before || !r->state_after || !r->chain ||
@@ -566,12 +415,12 @@ static dpa_status pg_get_request(dpa_store *b, const char *unit, long long id, c
     snprintf(idbuf, sizeof idbuf, "%lld", id);
     v[0] = unit;
     v[1] = key ? key : idbuf;
-    res = pg_params(s, key ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = $1 AND idem_key = $2"
+    res = dpa_pg_params(s, key ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = $1 AND idem_key = $2"
                            : "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = $1 AND id = $2::bigint", 2, v);
     memset(out, 0, sizeof *out);
     *found = 0;
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK)
-        rc = pg_fail(s, res, err, "cannot read the history");
+        rc = dpa_pg_fail(s, res, err, "cannot read the history");
     else if (pq->PQntuples(res) == 1) {
         if (read_request(pq, res, out))
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
@@ -613,10 +462,15 @@ static dpa_status pg_lock_meta(dpa_store *b, const char *key, char **value, dpa_
 static dpa_status pg_upgrade_tables(dpa_store *b, int from, dpa_error *err)
 {
     pg_store *s = (pg_store *)b;
-    dpa_status rc = pg_cmd(s, "LOCK TABLE dpacct_meta, dpacct_units, dpacct_requests IN EXCLUSIVE MODE",
+    dpa_status rc = dpa_pg_cmd(s, "LOCK TABLE dpacct_meta, dpacct_units, dpacct_requests IN EXCLUSIVE MODE",
                            "cannot lock the tables", err);
     for (size_t i = 0; from < 2 && rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
-        rc = pg_cmd(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+        rc = dpa_pg_cmd(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    /* format 3 has no foreign key from the entries to the units (tenant and
+     * token entries have the unit "") */
+    if (rc == DPA_OK)
+        rc = dpa_pg_cmd(s, "ALTER TABLE dpacct_requests DROP CONSTRAINT IF EXISTS dpacct_requests_unit_fkey",
+                    "cannot upgrade the tables", err);
     for (size_t i = 0; rc == DPA_OK && i < DPA_STORE_UPGRADE3_N; i++) {
         const char *q = DPA_STORE_UPGRADE3_SQL[i], *at = strstr(q, "ADD COLUMN ");
         char sql[300];
@@ -624,14 +478,14 @@ static dpa_status pg_upgrade_tables(dpa_store *b, int from, dpa_error *err)
             snprintf(sql, sizeof sql, "%.*sADD COLUMN IF NOT EXISTS %s", (int)(at - q), q, at + 11);
         else
             snprintf(sql, sizeof sql, "%s", q);
-        rc = pg_cmd(s, sql, "cannot upgrade the tables", err);
+        rc = dpa_pg_cmd(s, sql, "cannot upgrade the tables", err);
     }
     return rc;
 }
 
 static dpa_status pg_delete_all(dpa_store *b, dpa_error *err)
 {
-    return pg_cmd((pg_store *)b, "DELETE FROM dpacct_requests; DELETE FROM dpacct_units",
+    return dpa_pg_cmd((pg_store *)b, "DELETE FROM dpacct_requests; DELETE FROM dpacct_units",
                   "cannot rewrite the tables", err);
 }
 
@@ -677,7 +531,7 @@ static const char COMMIT_SQL[] =
 static int pg_lost(const dpa_pq_api *pq, PGconn *conn, PGresult *res)
 {
     return pq->PQresultStatus(res) != PGRES_TUPLES_OK &&
-           (pq->PQstatus(conn) == CONNECTION_BAD || !*sqlstate(pq, res));
+           (pq->PQstatus(conn) == CONNECTION_BAD || !*dpa_pg_sqlstate(pq, res));
 }
 
 /* The two statements, prepared once per session (the server plans them
@@ -704,22 +558,22 @@ static PGresult *pg_prepare(pg_store *s)
  * needed.  retry = 1: a statement that changes nothing, run again once after
  * a reconnection if the connection was lost (the server restarted), so a
  * long-lived handle survives a restart.  Returns the result (NULL only
- * when the connection is lost: pg_fail reports the connection's error). */
+ * when the connection is lost: dpa_pg_fail reports the connection's error). */
 static PGresult *pg_run(pg_store *s, const char *name, int n, const char *const *vals, int retry)
 {
     const dpa_pq_api *pq = &s->pq;
     for (int attempt = 0;; attempt++) {
         PGresult *res = NULL;
         dpa_error ignored;
-        if (pq->PQstatus(s->conn) == CONNECTION_BAD && pg_reconnect(s, &ignored) != DPA_OK)
-            return NULL; /* pg_fail reports the connection's error */
+        if (pq->PQstatus(s->conn) == CONNECTION_BAD && dpa_pg_reconnect(s, &ignored) != DPA_OK)
+            return NULL; /* dpa_pg_fail reports the connection's error */
         res = pg_prepare(s);
         if (!res)
             res = pq->PQexecPrepared(s->conn, name, n, vals, NULL, NULL, 0);
         if (!retry || attempt > 0 || !pg_lost(pq, s->conn, res))
             return res;
         pq->PQclear(res);
-        if (pg_reconnect(s, &ignored) != DPA_OK)
+        if (dpa_pg_reconnect(s, &ignored) != DPA_OK)
             return NULL;
     }
 }
@@ -736,10 +590,10 @@ static dpa_status pg_snapshot(dpa_store *b, const char *name, dpa_store_unit *ou
     *found = 0;
     *head = NULL;
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
-        rc = pg_fail(s, res, err, "cannot read a unit");
+        rc = dpa_pg_fail(s, res, err, "cannot read a unit");
     } else if (pq->PQntuples(res) == 1) {
         if (read_unit(pq, res, 0, out) != 0 ||
-            (!pq->PQgetisnull(res, 0, UNIT_NCOLS) && !(*head = dup_val(pq, res, 0, UNIT_NCOLS)))) {
+            (!pq->PQgetisnull(res, 0, UNIT_NCOLS) && !(*head = dpa_pg_dup_val(pq, res, 0, UNIT_NCOLS)))) {
             dpa_store_unit_clear(out);
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
         } else {
@@ -776,7 +630,7 @@ static dpa_status pg_commit_request(dpa_store *b, const dpa_store_commit *c, int
     /* a write: never run twice (a lost answer may have been committed) */
     res = pg_run(s, "dpacct_commit", 18, v, 0);
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK || pq->PQntuples(res) != 1) {
-        rc = pg_fail(s, res, err, pg_lost(pq, s->conn, res)
+        rc = dpa_pg_fail(s, res, err, pg_lost(pq, s->conn, res)
                                       ? "commit failed; the outcome is unknown (see the history)"
                                       : "commit failed (nothing was recorded)");
     } else if (!strcmp(pq->PQgetvalue(res, 0, 0), "3")) {
@@ -784,7 +638,7 @@ static dpa_status pg_commit_request(dpa_store *b, const dpa_store_commit *c, int
     } else if (!strcmp(pq->PQgetvalue(res, 0, 0), "0")) {
         /* the unit changed or vanished: decide again; else the head moved */
         *conflict = strcmp(pq->PQgetvalue(res, 0, 1), "t") ? 1 : 2;
-        if (*conflict == 2 && !pq->PQgetisnull(res, 0, 2) && !(*head = dup_val(pq, res, 0, 2)))
+        if (*conflict == 2 && !pq->PQgetisnull(res, 0, 2) && !(*head = dpa_pg_dup_val(pq, res, 0, 2)))
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     } else {
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: a request's commit wrote %s of its 3 rows",
@@ -795,70 +649,11 @@ static dpa_status pg_commit_request(dpa_store *b, const dpa_store_commit *c, int
 }
 
 static const dpa_store_ops PG_OPS = {
-    "postgresql", pg_close, pg_begin_write, pg_begin_read, pg_commit, pg_rollback,
+    "postgresql", dpa_pg_close, dpa_pg_begin_write, dpa_pg_begin_read, dpa_pg_commit, dpa_pg_rollback,
     pg_get_meta, pg_set_meta, pg_lock_meta, pg_upgrade_tables, pg_delete_all, pg_get_unit, pg_insert_unit, pg_update_unit,
     pg_append_request, pg_each_unit, pg_each_request, pg_snapshot, pg_commit_request,
     pg_get_request, pg_each_meta,
 };
-
-/* Session settings: durable commits whatever the server's default; quiet
- * notices.  Again after a reconnection. */
-static dpa_status pg_session(pg_store *s, dpa_error *err)
-{
-    return pg_cmd(s, "SET synchronous_commit = on; SET client_min_messages = warning",
-                  "cannot configure the session", err);
-}
-
-/* Server notices (e.g. "terminating connection due to administrator
- * command") are not the library's to print: failures reach the caller as
- * errors. */
-static void quiet_notice(void *arg, const char *message)
-{
-    (void)arg;
-    (void)message;
-}
-
-static dpa_status pg_connect(const char *uri, pg_store **out, dpa_error *err)
-{
-    pg_store *s = calloc(1, sizeof *s);
-    const dpa_pq_api *pq;
-    dpa_status rc;
-    char shown[300];
-    *out = NULL;
-    if (!s)
-        return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
-    pq = &s->pq;
-    s->base.ops = &PG_OPS;
-    if ((rc = dpa_pq_load(&s->pq, err)) != DPA_OK) {
-        free(s);
-        return rc;
-    }
-    s->conn = pq->PQconnectdb(uri);
-    if (!s->conn || pq->PQstatus(s->conn) != CONNECTION_OK) {
-        char msg[300];
-        size_t k;
-        /* libpq's message may quote the URI or a part of it */
-        dpa_ledger_mask_secrets(uri, s->conn ? pq->PQerrorMessage(s->conn) : "out of memory", msg, sizeof msg);
-        k = strlen(msg);
-        while (k && (msg[k - 1] == '\n' || msg[k - 1] == ' '))
-            msg[--k] = '\0';
-        dpa_ledger_location_display(uri, shown, sizeof shown);
-        rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: cannot connect to %s: %s", shown, msg);
-        pq->PQfinish(s->conn);
-        dpa_pq_unload(&s->pq);
-        free(s);
-        return rc;
-    }
-    pq->PQsetNoticeProcessor(s->conn, quiet_notice, NULL);
-    s->uri = strdup(uri);
-    rc = s->uri ? pg_session(s, err) : dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
-    if (rc != DPA_OK) {
-        pg_close(&s->base);
-        return rc;
-    }
-    *out = s;
-    return DPA_OK;
-}
 
 dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
 {
@@ -867,30 +662,30 @@ dpa_status dpa_store_pg_create(const char *uri, dpa_store **out, dpa_error *err)
     dpa_status rc;
     PGresult *res;
     *out = NULL;
-    rc = pg_connect(uri, &s, err);
+    rc = dpa_pg_connect(uri, &PG_OPS, &s, err);
     if (rc != DPA_OK)
         return rc;
     pq = &s->pq;
-    rc = pg_begin_write(&s->base, err);
+    rc = dpa_pg_begin_write(&s->base, err);
     if (rc != DPA_OK) {
-        pg_close(&s->base);
+        dpa_pg_close(&s->base);
         return rc;
     }
     res = pq->PQexec(s->conn, SCHEMA);
     if (pq->PQresultStatus(res) != PGRES_COMMAND_OK) {
         /* duplicate_table, or a concurrent create's unique_violation in the catalog */
-        if (!strcmp(sqlstate(pq, res), "42P07") || !strcmp(sqlstate(pq, res), "23505"))
+        if (!strcmp(dpa_pg_sqlstate(pq, res), "42P07") || !strcmp(dpa_pg_sqlstate(pq, res), "23505"))
             rc = dpa_error_set(err, DPA_EINVAL, "ledger: the database already holds a dpacct ledger "
                                "(a ledger is never overwritten)");
         else
-            rc = pg_fail(s, res, err, "cannot create the tables");
+            rc = dpa_pg_fail(s, res, err, "cannot create the tables");
     }
     pq->PQclear(res);
     if (rc == DPA_OK)
         rc = pg_set_meta(&s->base, "format", DPA_LEDGER_FORMAT, err);
     if (rc != DPA_OK) {
-        pg_rollback(&s->base);
-        pg_close(&s->base);
+        dpa_pg_rollback(&s->base);
+        dpa_pg_close(&s->base);
         return rc;
     }
     /* the write transaction stays open (tables included: PostgreSQL's DDL
@@ -907,16 +702,16 @@ dpa_status dpa_store_pg_open(const char *uri, int mode, dpa_store **out, dpa_err
     char *format = NULL;
     PGresult *res;
     *out = NULL;
-    rc = pg_connect(uri, &s, err);
+    rc = dpa_pg_connect(uri, &PG_OPS, &s, err);
     if (rc != DPA_OK)
         return rc;
     pq = &s->pq;
     res = pq->PQexec(s->conn, "SELECT value FROM dpacct_meta WHERE key = 'format'");
     if (pq->PQresultStatus(res) != PGRES_TUPLES_OK) {
-        rc = !strcmp(sqlstate(pq, res), "42P01") /* undefined_table */
+        rc = !strcmp(dpa_pg_sqlstate(pq, res), "42P01") /* undefined_table */
                  ? dpa_error_set(err, DPA_EINVAL, "ledger: the database holds no dpacct ledger (create "
                                  "one with `dpacct ledger init`)")
-                 : pg_fail(s, res, err, "cannot read metadata");
+                 : dpa_pg_fail(s, res, err, "cannot read metadata");
     } else if (!(mode == DPA_STORE_UPGRADE && pq->PQntuples(res) == 1 &&
                  dpa_store_format_upgradable(pq->PQgetvalue(res, 0, 0)))) {
         rc = dpa_store_check_format(pq->PQntuples(res) == 1 ? pq->PQgetvalue(res, 0, 0) : NULL, "the database",
@@ -925,7 +720,7 @@ dpa_status dpa_store_pg_open(const char *uri, int mode, dpa_store **out, dpa_err
     pq->PQclear(res);
     free(format);
     if (rc != DPA_OK) {
-        pg_close(&s->base);
+        dpa_pg_close(&s->base);
         return rc;
     }
     *out = &s->base;

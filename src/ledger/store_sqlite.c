@@ -19,34 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "ledger/store.h"
-
-/* How long a request waits for another process's transaction to finish.
- * Requests hold the lock for one decision (well under a second for the
- * scalar filters, seconds at most for PLD-based ones), so a minute means a
- * stuck process, not a busy ledger. */
-#define DPA_SQLITE_BUSY_MS 60000
-
-/* Statements kept prepared per connection (prepare/release). */
-#define SQ_CACHE 24
-
-typedef struct sqlite_store {
-    dpa_store base;
-    sqlite3 *db;
-    int in_txn;
-    /* a ledger being created: built in the temporary file tmp_path and
-     * published at final_path by its commit (NULL otherwise) */
-    char *tmp_path, *final_path;
-    /* statements prepared once per connection (a request runs about ten;
-     * parsing them anew cost about a third of a request's CPU time) */
-    struct sq_cached {
-        const char *sql; /* the statement's text (a literal: compared by address) */
-        sqlite3_stmt *st;
-        int busy;        /* handed out and not yet released */
-    } cache[SQ_CACHE];
-} sqlite_store;
-
-static void drop_cache(sqlite_store *s);
+#include "ledger/store_sqlite.h"
 
 static const char SCHEMA[] =
     "CREATE TABLE dpacct_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -69,7 +42,7 @@ static const char SCHEMA[] =
     " filter_now TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE dpacct_requests ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    " unit TEXT NOT NULL REFERENCES dpacct_units(name),"
+    " unit TEXT NOT NULL," /* a unit's name, or "" for a tenant or token entry */
     " time TEXT NOT NULL,"
     " spec TEXT NOT NULL,"
     " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
@@ -85,42 +58,6 @@ static const char SCHEMA[] =
     "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);"
     "CREATE UNIQUE INDEX dpacct_requests_key ON dpacct_requests (unit, idem_key);";
 
-static dpa_status sq_fail(sqlite_store *s, dpa_error *err, const char *what)
-{
-    int code = sqlite3_extended_errcode(s->db);
-    if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED)
-        return dpa_error_set(err, DPA_ESTORAGE,
-                             "ledger: %s: the database stayed locked by another process for %d s",
-                             what, DPA_SQLITE_BUSY_MS / 1000);
-    if ((code & 0xff) == SQLITE_NOTADB)
-        return dpa_error_set(err, DPA_EINVAL, "ledger: %s: the file is not a dpacct ledger "
-                             "(not an SQLite database)", what);
-    if ((code & 0xff) == SQLITE_CORRUPT)
-        return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: the database is corrupted (SQLite: %s); "
-                             "restore it from a backup or an export", what, sqlite3_errmsg(s->db));
-    return dpa_error_set(err, DPA_ESTORAGE, "ledger: %s: %s", what, sqlite3_errmsg(s->db));
-}
-
-static dpa_status sq_exec(sqlite_store *s, const char *sql, const char *what, dpa_error *err)
-{
-    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return sq_fail(s, err, what);
-    return DPA_OK;
-}
-
-static char *dup_col(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    size_t n = (size_t)sqlite3_column_bytes(st, i);
-    char *p = malloc(n + 1);
-    if (!p)
-        return NULL;
-    if (t)
-        memcpy(p, t, n);
-    p[n] = '\0';
-    return p;
-}
-
 static void sq_close(dpa_store *b)
 {
     sqlite_store *s = (sqlite_store *)b;
@@ -128,7 +65,7 @@ static void sq_close(dpa_store *b)
         return;
     if (s->in_txn)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    drop_cache(s);
+    dpa_sq_drop_cache(s);
     sqlite3_close(s->db);
     /* a create that was not committed leaves nothing behind */
     if (s->tmp_path)
@@ -160,9 +97,9 @@ static dpa_status sq_publish(sqlite_store *s, dpa_error *err)
 {
     dpa_status rc = DPA_OK;
     int fd;
-    drop_cache(s);
+    dpa_sq_drop_cache(s);
     if (sqlite3_close(s->db) != SQLITE_OK)
-        return sq_fail(s, err, "cannot close the new ledger");
+        return dpa_sq_fail(s, err, "cannot close the new ledger");
     s->db = NULL;
     fd = open(s->tmp_path, O_RDONLY);
     if (fd < 0 || fsync(fd) != 0)
@@ -186,7 +123,7 @@ static dpa_status sq_publish(sqlite_store *s, dpa_error *err)
 static dpa_status sq_begin_write(dpa_store *b, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
-    dpa_status st = sq_exec(s, "BEGIN IMMEDIATE", "cannot start a write transaction", err);
+    dpa_status st = dpa_sq_exec(s, "BEGIN IMMEDIATE", "cannot start a write transaction", err);
     if (st == DPA_OK)
         s->in_txn = 1;
     return st;
@@ -195,7 +132,7 @@ static dpa_status sq_begin_write(dpa_store *b, dpa_error *err)
 static dpa_status sq_begin_read(dpa_store *b, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
-    dpa_status st = sq_exec(s, "BEGIN DEFERRED", "cannot start a read transaction", err);
+    dpa_status st = dpa_sq_exec(s, "BEGIN DEFERRED", "cannot start a read transaction", err);
     if (st == DPA_OK)
         s->in_txn = 1;
     return st;
@@ -204,7 +141,7 @@ static dpa_status sq_begin_read(dpa_store *b, dpa_error *err)
 static dpa_status sq_commit(dpa_store *b, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
-    dpa_status st = sq_exec(s, "COMMIT", "commit failed", err);
+    dpa_status st = dpa_sq_exec(s, "COMMIT", "commit failed", err);
     if (st != DPA_OK) {
         /* nothing of the transaction was kept */
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -223,58 +160,11 @@ static void sq_rollback(dpa_store *b)
     s->in_txn = 0;
 }
 
-/* The statement of sql (a string literal), kept prepared in s->cache
- * when a slot is free; give it back with release. */
-static dpa_status prepare(sqlite_store *s, const char *sql, sqlite3_stmt **st, dpa_error *err)
-{
-    struct sq_cached *slot = NULL;
-    for (int i = 0; i < SQ_CACHE; i++) {
-        struct sq_cached *c = &s->cache[i];
-        if (c->sql == sql && !c->busy) {
-            c->busy = 1;
-            *st = c->st;
-            return DPA_OK;
-        }
-        if (!c->sql && !slot)
-            slot = c;
-    }
-    if (sqlite3_prepare_v3(s->db, sql, -1, slot ? SQLITE_PREPARE_PERSISTENT : 0, st, NULL) != SQLITE_OK)
-        return sq_fail(s, err, "cannot prepare a statement");
-    if (slot) {
-        slot->sql = sql;
-        slot->st = *st;
-        slot->busy = 1;
-    }
-    return DPA_OK;
-}
-
-/* Done with a statement of prepare: reset for its next use, or finalized. */
-static void release(sqlite_store *s, sqlite3_stmt *st)
-{
-    for (int i = 0; i < SQ_CACHE; i++)
-        if (s->cache[i].st == st && s->cache[i].busy) {
-            sqlite3_reset(st);
-            sqlite3_clear_bindings(st);
-            s->cache[i].busy = 0;
-            return;
-        }
-    sqlite3_finalize(st);
-}
-
-/* Finalize the kept statements (before the connection closes). */
-static void drop_cache(sqlite_store *s)
-{
-    for (int i = 0; i < SQ_CACHE; i++) {
-        sqlite3_finalize(s->cache[i].st);
-        memset(&s->cache[i], 0, sizeof s->cache[i]);
-    }
-}
-
 static dpa_status sq_get_meta(dpa_store *b, const char *key, char **value, dpa_error *err)
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "SELECT value FROM dpacct_meta WHERE key = ?1", &st, err);
+    dpa_status rc = dpa_sq_prepare(s, "SELECT value FROM dpacct_meta WHERE key = ?1", &st, err);
     int step;
     *value = NULL;
     if (rc != DPA_OK)
@@ -282,13 +172,13 @@ static dpa_status sq_get_meta(dpa_store *b, const char *key, char **value, dpa_e
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     step = sqlite3_step(st);
     if (step == SQLITE_ROW) {
-        *value = dup_col(st, 0);
+        *value = dpa_sq_dup_col(st, 0);
         if (!*value)
             rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     } else if (step != SQLITE_DONE) {
-        rc = sq_fail(s, err, "cannot read metadata");
+        rc = dpa_sq_fail(s, err, "cannot read metadata");
     }
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -296,14 +186,14 @@ static dpa_status sq_set_meta(dpa_store *b, const char *key, const char *value, 
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "INSERT OR REPLACE INTO dpacct_meta (key, value) VALUES (?1, ?2)", &st, err);
+    dpa_status rc = dpa_sq_prepare(s, "INSERT OR REPLACE INTO dpacct_meta (key, value) VALUES (?1, ?2)", &st, err);
     if (rc != DPA_OK)
         return rc;
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot write metadata");
-    release(s, st);
+        rc = dpa_sq_fail(s, err, "cannot write metadata");
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -313,22 +203,22 @@ static dpa_status sq_set_meta(dpa_store *b, const char *key, const char *value, 
 static int read_unit(sqlite3_stmt *st, dpa_store_unit *u)
 {
     memset(u, 0, sizeof *u);
-    u->name = dup_col(st, 0);
-    u->filter = dup_col(st, 1);
-    u->initial_state = dup_col(st, 2);
-    u->state = dup_col(st, 3);
+    u->name = dpa_sq_dup_col(st, 0);
+    u->filter = dpa_sq_dup_col(st, 1);
+    u->initial_state = dpa_sq_dup_col(st, 2);
+    u->state = dpa_sq_dup_col(st, 3);
     u->requests = sqlite3_column_int64(st, 4);
     u->accepted = sqlite3_column_int64(st, 5);
-    u->created = dup_col(st, 6);
+    u->created = dpa_sq_dup_col(st, 6);
     u->chain_index = sqlite3_column_int64(st, 7);
     u->chain_after = sqlite3_column_int64(st, 8);
-    u->chain = dup_col(st, 9);
-    u->tenant = dup_col(st, 10);
+    u->chain = dpa_sq_dup_col(st, 9);
+    u->tenant = dpa_sq_dup_col(st, 10);
     u->period_seconds = sqlite3_column_int64(st, 11);
-    u->lifecycle = dup_col(st, 12);
+    u->lifecycle = dpa_sq_dup_col(st, 12);
     u->generation = sqlite3_column_int64(st, 13);
-    u->period_start = dup_col(st, 14);
-    u->filter_now = dup_col(st, 15);
+    u->period_start = dpa_sq_dup_col(st, 14);
+    u->filter_now = dpa_sq_dup_col(st, 15);
     if (!u->name || !u->filter || !u->initial_state || !u->state || !u->created || !u->chain || !u->tenant ||
         !u->lifecycle || !u->period_start || !u->filter_now) {
         dpa_store_unit_clear(u);
@@ -344,7 +234,7 @@ static dpa_status sq_get_unit(dpa_store *b, const char *name, int lock, dpa_stor
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ?1", &st, err);
+    dpa_status rc = dpa_sq_prepare(s, "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ?1", &st, err);
     int step;
     (void)lock;
     memset(out, 0, sizeof *out);
@@ -359,9 +249,9 @@ static dpa_status sq_get_unit(dpa_store *b, const char *name, int lock, dpa_stor
         else
             *found = 1;
     } else if (step != SQLITE_DONE) {
-        rc = sq_fail(s, err, "cannot read a unit");
+        rc = dpa_sq_fail(s, err, "cannot read a unit");
     }
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -369,7 +259,7 @@ static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+    dpa_status rc = dpa_sq_prepare(s, "INSERT INTO dpacct_units (" UNIT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
                                "?11, ?12, ?13, ?14, ?15, ?16)", &st, err);
     int step;
     if (rc != DPA_OK)
@@ -395,9 +285,9 @@ static dpa_status sq_insert_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
         if ((sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_CONSTRAINT)
             rc = dpa_error_set(err, DPA_EINVAL, "ledger: unit \"%s\" already exists", u->name);
         else
-            rc = sq_fail(s, err, "cannot add a unit");
+            rc = dpa_sq_fail(s, err, "cannot add a unit");
     }
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -405,7 +295,7 @@ static dpa_status sq_update_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "UPDATE dpacct_units SET state = ?2, requests = ?3, accepted = ?4, lifecycle = ?5, "
+    dpa_status rc = dpa_sq_prepare(s, "UPDATE dpacct_units SET state = ?2, requests = ?3, accepted = ?4, lifecycle = ?5, "
                                "generation = ?6, period_start = ?7, filter_now = ?8 WHERE name = ?1", &st, err);
     if (rc != DPA_OK)
         return rc;
@@ -418,10 +308,10 @@ static dpa_status sq_update_unit(dpa_store *b, const dpa_store_unit *u, dpa_erro
     sqlite3_bind_text(st, 7, u->period_start ? u->period_start : "", -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 8, u->filter_now ? u->filter_now : "", -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot update a unit");
+        rc = dpa_sq_fail(s, err, "cannot update a unit");
     else if (sqlite3_changes(s->db) != 1)
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: unit \"%s\" vanished during a request", u->name);
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -429,7 +319,7 @@ static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
+    dpa_status rc = dpa_sq_prepare(s, "INSERT INTO dpacct_requests (unit, time, spec, decision, reason, state_before, "
                                "state_after, id, chain, kind, actor, idem_key, generation, ref) VALUES (?1, ?2, "
                                "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)", &st, err);
     if (rc != DPA_OK)
@@ -457,10 +347,10 @@ static dpa_status sq_append_request(dpa_store *b, dpa_store_request *r, dpa_erro
     if (sqlite3_step(st) != SQLITE_DONE)
         rc = (sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_CONSTRAINT && r->idem_key
                  ? dpa_error_set(err, DPA_EINVAL, "ledger: idempotency key already used for unit \"%s\"", r->unit)
-                 : sq_fail(s, err, "cannot record the request");
+                 : dpa_sq_fail(s, err, "cannot record the request");
     else
         r->id = (long long)sqlite3_last_insert_rowid(s->db);
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -469,7 +359,7 @@ static dpa_status sq_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, name ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ?1"
+    dpa_status rc = dpa_sq_prepare(s, name ? "SELECT " UNIT_COLS " FROM dpacct_units WHERE name = ?1"
                                     : "SELECT " UNIT_COLS " FROM dpacct_units ORDER BY name", &st, err);
     int step;
     if (rc != DPA_OK)
@@ -489,8 +379,8 @@ static dpa_status sq_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn
             break;
     }
     if (rc == DPA_OK && step != SQLITE_ROW && step != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot read the units");
-    release(s, st);
+        rc = dpa_sq_fail(s, err, "cannot read the units");
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -499,19 +389,19 @@ static dpa_status sq_each_unit(dpa_store *b, const char *name, dpa_store_unit_fn
 
 static int read_request(sqlite3_stmt *st, dpa_store_request *r)
 {
-    char *decision = dup_col(st, 4);
+    char *decision = dpa_sq_dup_col(st, 4);
     memset(r, 0, sizeof *r);
     r->id = sqlite3_column_int64(st, 0);
-    r->unit = dup_col(st, 1);
-    r->time = dup_col(st, 2);
-    r->spec = dup_col(st, 3);
-    r->reason = dup_col(st, 5);
-    r->state_before = dup_col(st, 6);
-    r->state_after = dup_col(st, 7);
-    r->chain = dup_col(st, 8);
-    r->kind = dup_col(st, 9);
-    r->actor = dup_col(st, 10);
-    r->idem_key = sqlite3_column_type(st, 11) == SQLITE_NULL ? NULL : dup_col(st, 11);
+    r->unit = dpa_sq_dup_col(st, 1);
+    r->time = dpa_sq_dup_col(st, 2);
+    r->spec = dpa_sq_dup_col(st, 3);
+    r->reason = dpa_sq_dup_col(st, 5);
+    r->state_before = dpa_sq_dup_col(st, 6);
+    r->state_after = dpa_sq_dup_col(st, 7);
+    r->chain = dpa_sq_dup_col(st, 8);
+    r->kind = dpa_sq_dup_col(st, 9);
+    r->actor = dpa_sq_dup_col(st, 10);
+    r->idem_key = sqlite3_column_type(st, 11) == SQLITE_NULL ? NULL : dpa_sq_dup_col(st, 11);
     r->generation = sqlite3_column_int64(st, 12);
     r->ref = sqlite3_column_int64(st, 13);
     if (!decision || !r->unit || !r->time || !r->spec || !r->reason || !r->state_before || !r->state_after ||
@@ -530,7 +420,7 @@ static dpa_status sq_get_request(dpa_store *b, const char *unit, long long id, c
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, key ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 AND idem_key = ?2"
+    dpa_status rc = dpa_sq_prepare(s, key ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 AND idem_key = ?2"
                                    : "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 AND id = ?3", &st, err);
     int step;
     memset(out, 0, sizeof *out);
@@ -549,9 +439,9 @@ static dpa_status sq_get_request(dpa_store *b, const char *unit, long long id, c
         else
             *found = 1;
     } else if (step != SQLITE_DONE) {
-        rc = sq_fail(s, err, "cannot read the history");
+        rc = dpa_sq_fail(s, err, "cannot read the history");
     }
-    release(s, st);
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -560,7 +450,7 @@ static dpa_status sq_each_meta(dpa_store *b, const char *prefix, int (*fn)(void 
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, "SELECT key, value FROM dpacct_meta WHERE substr(key, 1, length(?1)) = ?1 "
+    dpa_status rc = dpa_sq_prepare(s, "SELECT key, value FROM dpacct_meta WHERE substr(key, 1, length(?1)) = ?1 "
                                "ORDER BY key", &st, err);
     int step;
     if (rc != DPA_OK)
@@ -570,8 +460,8 @@ static dpa_status sq_each_meta(dpa_store *b, const char *prefix, int (*fn)(void 
         if (fn(ctx, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1)))
             break;
     if (step != SQLITE_ROW && step != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot read the metadata");
-    release(s, st);
+        rc = dpa_sq_fail(s, err, "cannot read the metadata");
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -580,7 +470,7 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
 {
     sqlite_store *s = (sqlite_store *)b;
     sqlite3_stmt *st;
-    dpa_status rc = prepare(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 ORDER BY id"
+    dpa_status rc = dpa_sq_prepare(s, unit ? "SELECT " REQ_COLS " FROM dpacct_requests WHERE unit = ?1 ORDER BY id"
                                     : "SELECT " REQ_COLS " FROM dpacct_requests ORDER BY id", &st, err);
     int step;
     if (rc != DPA_OK)
@@ -600,8 +490,8 @@ static dpa_status sq_each_request(dpa_store *b, const char *unit, dpa_store_requ
             break;
     }
     if (rc == DPA_OK && step != SQLITE_ROW && step != SQLITE_DONE)
-        rc = sq_fail(s, err, "cannot read the history");
-    release(s, st);
+        rc = dpa_sq_fail(s, err, "cannot read the history");
+    dpa_sq_release(s, st);
     return rc;
 }
 
@@ -616,17 +506,36 @@ static dpa_status sq_upgrade_tables(dpa_store *b, int from, dpa_error *err)
     sqlite_store *s = (sqlite_store *)b;
     dpa_status rc = DPA_OK;
     for (size_t i = 0; from < 2 && rc == DPA_OK && i < sizeof DPA_STORE_UPGRADE_SQL / sizeof *DPA_STORE_UPGRADE_SQL; i++)
-        rc = sq_exec(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+        rc = dpa_sq_exec(s, DPA_STORE_UPGRADE_SQL[i], "cannot upgrade the tables", err);
+    /* format 3 has no foreign key from the entries to the units (tenant and
+     * token entries have the unit ""): SQLite drops a constraint by
+     * rebuilding the table (its rows are rewritten by the upgrade anyway) */
+    if (rc == DPA_OK)
+        rc = dpa_sq_exec(s, "ALTER TABLE dpacct_requests RENAME TO dpacct_requests_old;"
+                        "DROP INDEX IF EXISTS dpacct_requests_unit;"
+                        "DROP INDEX IF EXISTS dpacct_requests_key;"
+                        "CREATE TABLE dpacct_requests ("
+                        " id INTEGER PRIMARY KEY AUTOINCREMENT, unit TEXT NOT NULL, time TEXT NOT NULL,"
+                        " spec TEXT NOT NULL,"
+                        " decision TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),"
+                        " reason TEXT NOT NULL, state_before TEXT NOT NULL, state_after TEXT NOT NULL,"
+                        " chain TEXT NOT NULL DEFAULT '');"
+                        "INSERT INTO dpacct_requests (id, unit, time, spec, decision, reason, state_before,"
+                        " state_after) SELECT id, unit, time, spec, decision, reason, state_before, state_after"
+                        " FROM dpacct_requests_old;"
+                        "DROP TABLE dpacct_requests_old;"
+                        "CREATE INDEX dpacct_requests_unit ON dpacct_requests (unit, id);",
+                     "cannot upgrade the tables", err);
     for (size_t i = 0; rc == DPA_OK && i < DPA_STORE_UPGRADE3_N; i++)
         if (sqlite3_exec(s->db, DPA_STORE_UPGRADE3_SQL[i], NULL, NULL, NULL) != SQLITE_OK &&
             strncmp(sqlite3_errmsg(s->db), "duplicate column name", 21))
-            rc = sq_fail(s, err, "cannot upgrade the tables");
+            rc = dpa_sq_fail(s, err, "cannot upgrade the tables");
     return rc;
 }
 
 static dpa_status sq_delete_all(dpa_store *b, dpa_error *err)
 {
-    return sq_exec((sqlite_store *)b, "DELETE FROM dpacct_requests; DELETE FROM dpacct_units",
+    return dpa_sq_exec((sqlite_store *)b, "DELETE FROM dpacct_requests; DELETE FROM dpacct_units",
                    "cannot rewrite the tables", err);
 }
 
@@ -659,7 +568,7 @@ static dpa_status sq_connect(const char *path, int flags, sqlite_store **out, dp
     }
     /* synchronous = FULL: in WAL mode every commit is fsync'ed (NORMAL would
      * let the last commits roll back after a power loss). */
-    rc = sq_exec(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+    rc = dpa_sq_exec(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
                  "cannot configure the connection", err);
     if (rc != DPA_OK) {
         sq_close(&s->base);
@@ -709,11 +618,11 @@ dpa_status dpa_store_sqlite_create(const char *path, dpa_store **out, dpa_error 
         return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
     }
     /* WAL persists in the file: every later connection uses it. */
-    rc = sq_exec(s, "PRAGMA journal_mode = WAL", "cannot switch to WAL mode", err);
+    rc = dpa_sq_exec(s, "PRAGMA journal_mode = WAL", "cannot switch to WAL mode", err);
     if (rc == DPA_OK)
         rc = sq_begin_write(&s->base, err);
     if (rc == DPA_OK)
-        rc = sq_exec(s, SCHEMA, "cannot create the tables", err);
+        rc = dpa_sq_exec(s, SCHEMA, "cannot create the tables", err);
     if (rc == DPA_OK)
         rc = sq_set_meta(&s->base, "format", DPA_LEDGER_FORMAT, err);
     if (rc != DPA_OK) {
@@ -753,11 +662,11 @@ static dpa_status read_format(sqlite_store *s, const char *path, char **format, 
         SQLITE_OK) {
         step = sqlite3_step(st);
         if (step == SQLITE_ROW) {
-            *format = dup_col(st, 0);
+            *format = dpa_sq_dup_col(st, 0);
             if (!*format)
                 rc = dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
         } else if (step != SQLITE_DONE) {
-            rc = sq_fail(s, err, "cannot read the ledger's metadata");
+            rc = dpa_sq_fail(s, err, "cannot read the ledger's metadata");
         }
         sqlite3_finalize(st);
         return rc;
@@ -765,7 +674,7 @@ static dpa_status read_format(sqlite_store *s, const char *path, char **format, 
     code = sqlite3_extended_errcode(s->db) & 0xff;
     if (code == SQLITE_NOTADB || code == SQLITE_ERROR) /* not SQLite; "no such table" */
         return dpa_error_set(err, DPA_EINVAL, "ledger: %s is not a dpacct ledger", path);
-    return sq_fail(s, err, "cannot read the ledger's metadata");
+    return dpa_sq_fail(s, err, "cannot read the ledger's metadata");
 }
 
 /* 1 if the -wal file of path exists. */

@@ -9,7 +9,11 @@
  * no salt or slow hash: nothing can be guessed from the hash).
  * Authentication is one indexed read of "token:" + the hash of the
  * presented token, whose stored hash is then compared in constant time
- * (CRYPTO_memcmp).  libcrypto is loaded at run time (src/num/dynlib.h), as
+ * (CRYPTO_memcmp).  Each change of these records is also a history entry of
+ * the unit "" (kind "tenant", "token" or "revoke", spec {"set": {KEY:
+ * VALUE}}: the records it writes), in the hash chain: verify replays them
+ * and compares the records, so an edited role or an undone revocation is
+ * detected.  libcrypto is loaded at run time (src/num/dynlib.h), as
  * for the hash chain (chain.c). */
 #include <dlfcn.h>
 #include <jansson.h>
@@ -90,11 +94,42 @@ static dpa_status check_actor(const char *actor, dpa_error *err)
     return DPA_OK;
 }
 
-/* "KEY" -> JSON text, in the caller's write transaction. */
-static dpa_status put_json(dpa_store *s, const char *key, json_t *v, dpa_error *err)
+/* "KEY" -> JSON text, in the caller's write transaction; also into *set,
+ * the records of the event (record_event). */
+static dpa_status put_json(dpa_store *s, const char *key, json_t *v, json_t *set, dpa_error *err)
 {
     char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
     dpa_status rc = text ? s->ops->set_meta(s, key, text, err) : oom(err);
+    if (rc == DPA_OK && json_object_set_new(set, key, json_string(text)) != 0)
+        rc = oom(err);
+    free(text);
+    return rc;
+}
+
+/* The history entry of a change of tenant or token records (set: their
+ * new values), chained, in the caller's write transaction. */
+static dpa_status record_event(dpa_ledger *l, const char *kind, json_t *set, const char *actor, dpa_error *err)
+{
+    dpa_chain_key key = {l->key, l->key_len};
+    dpa_store_request r;
+    json_t *spec = json_pack("{s:O}", "set", set);
+    char now[40], *text = spec ? json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    dpa_status rc;
+    json_decref(spec);
+    if (!text)
+        return oom(err);
+    memset(&r, 0, sizeof r);
+    dpa_store_now(now);
+    r.unit = "";
+    r.time = now;
+    r.spec = text;
+    r.accepted = 1;
+    r.reason = "";
+    r.state_before = "";
+    r.state_after = "";
+    r.kind = (char *)kind;
+    r.actor = (char *)(actor ? actor : "local");
+    rc = dpa_ledger_chain_request(l->store, &key, &r, err);
     free(text);
     return rc;
 }
@@ -115,7 +150,7 @@ dpa_status dpa_ledger_add_tenant(dpa_ledger *l, const char *tenant, const char *
     char key[DPA_LEDGER_MAX_UNIT + 16], now[40];
     dpa_status rc;
     int yes = 0;
-    json_t *v;
+    json_t *v, *set;
     if (!l)
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL ledger");
     if (l->readonly)
@@ -133,10 +168,14 @@ dpa_status dpa_ledger_add_tenant(dpa_ledger *l, const char *tenant, const char *
         rc = dpa_error_set(err, DPA_EINVAL, "ledger: tenant \"%s\" already exists", tenant);
     dpa_store_now(now);
     v = json_pack("{s:s, s:s}", "created", now, "actor", actor ? actor : "local");
+    set = json_object();
     snprintf(key, sizeof key, "tenant:%s", tenant);
     if (rc == DPA_OK)
-        rc = v ? put_json(l->store, key, v, err) : oom(err);
+        rc = v && set ? put_json(l->store, key, v, set, err) : oom(err);
+    if (rc == DPA_OK)
+        rc = record_event(l, "tenant", set, actor, err);
     json_decref(v);
+    json_decref(set);
     if (rc == DPA_OK)
         rc = l->store->ops->commit(l->store, err);
     else
@@ -150,27 +189,31 @@ dpa_status dpa_ledger_token_create(dpa_ledger *l, const char *tenant, dpa_ledger
     crypto_fns c;
     unsigned char raw[32], idraw[8];
     char secret[4 + 65], idbuf[4 + 17], hash[65], key[80], now[40];
-    json_t *v;
+    json_t *v, *set = json_object();
     dpa_status rc;
     int yes = 0;
     if (token)
         *token = NULL;
     if (token_id)
         *token_id = NULL;
-    if (!l || !tenant || !token || !token_id)
+    if (!l || !tenant || !token || !token_id || !set) {
+        json_decref(set);
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
+    }
     if (l->readonly)
-        return dpa_ledger_read_only(err);
-    if (role < DPA_LEDGER_ROLE_READ || role > DPA_LEDGER_ROLE_ADMIN)
-        return dpa_error_set(err, DPA_EINVAL, "ledger: a token's role is read, request or admin");
-    if (label && strlen(label) > 1000)
-        return dpa_error_set(err, DPA_EINVAL, "ledger: a token's label is at most 1000 bytes");
-    rc = check_actor(actor, err);
-    if (rc != DPA_OK)
+        rc = dpa_ledger_read_only(err);
+    else if (role < DPA_LEDGER_ROLE_READ || role > DPA_LEDGER_ROLE_ADMIN)
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger: a token's role is read, request or admin");
+    else if (label && strlen(label) > 1000)
+        rc = dpa_error_set(err, DPA_EINVAL, "ledger: a token's label is at most 1000 bytes");
+    else
+        rc = check_actor(actor, err);
+    if (rc == DPA_OK)
+        rc = crypto_open(&c, err);
+    if (rc != DPA_OK) {
+        json_decref(set);
         return rc;
-    rc = crypto_open(&c, err);
-    if (rc != DPA_OK)
-        return rc;
+    }
     if (c.rand_bytes(raw, sizeof raw) != 1 || c.rand_bytes(idraw, sizeof idraw) != 1)
         rc = dpa_error_set(err, DPA_ESTORAGE, "ledger: no random bytes (libcrypto RAND_bytes failed)");
     memcpy(secret, "dpa_", 4);
@@ -183,8 +226,10 @@ dpa_status dpa_ledger_token_create(dpa_ledger *l, const char *tenant, dpa_ledger
     memset(raw, 0, sizeof raw);
     if (rc == DPA_OK)
         rc = l->store->ops->begin_write(l->store, err);
-    if (rc != DPA_OK)
+    if (rc != DPA_OK) {
+        json_decref(set);
         return rc;
+    }
     rc = tenant_exists(l->store, tenant, &yes, err);
     if (rc == DPA_OK && !yes)
         rc = dpa_error_set(err, DPA_EINVAL, "ledger: unknown tenant \"%s\"", tenant);
@@ -194,11 +239,16 @@ dpa_status dpa_ledger_token_create(dpa_ledger *l, const char *tenant, dpa_ledger
                   "revoked", 0, "hash", hash);
     snprintf(key, sizeof key, "token:%s", hash);
     if (rc == DPA_OK)
-        rc = v ? put_json(l->store, key, v, err) : oom(err);
+        rc = v && set ? put_json(l->store, key, v, set, err) : oom(err);
     json_decref(v);
     snprintf(key, sizeof key, "token_id:%s", idbuf);
     if (rc == DPA_OK)
         rc = l->store->ops->set_meta(l->store, key, hash, err);
+    if (rc == DPA_OK && json_object_set_new(set, key, json_string(hash)) != 0)
+        rc = oom(err);
+    if (rc == DPA_OK)
+        rc = record_event(l, "token", set, actor, err);
+    json_decref(set);
     if (rc == DPA_OK)
         rc = l->store->ops->commit(l->store, err);
     else
@@ -220,7 +270,7 @@ dpa_status dpa_ledger_token_create(dpa_ledger *l, const char *tenant, dpa_ledger
 dpa_status dpa_ledger_token_revoke(dpa_ledger *l, const char *token_id, const char *actor, dpa_error *err)
 {
     char key[80], *hash = NULL, *text = NULL;
-    json_t *v = NULL;
+    json_t *v = NULL, *set = NULL;
     dpa_status rc;
     if (!l || !token_id)
         return dpa_error_set(err, DPA_EINVAL, "ledger: NULL argument");
@@ -248,16 +298,20 @@ dpa_status dpa_ledger_token_revoke(dpa_ledger *l, const char *token_id, const ch
     if (rc == DPA_OK) {
         char now[40];
         dpa_store_now(now);
+        set = json_object();
         json_object_set_new(v, "revoked", json_true());
         json_object_set_new(v, "revoked_at", json_string(now));
         json_object_set_new(v, "revoked_by", json_string(actor ? actor : "local"));
-        rc = put_json(l->store, key, v, err);
+        rc = set ? put_json(l->store, key, v, set, err) : oom(err);
+        if (rc == DPA_OK)
+            rc = record_event(l, "revoke", set, actor, err);
     }
     if (rc == DPA_OK)
         rc = l->store->ops->commit(l->store, err);
     else
         l->store->ops->rollback(l->store);
     json_decref(v);
+    json_decref(set);
     free(text);
     free(hash);
     return rc;

@@ -340,9 +340,15 @@ static int count_request(void *vctx, const dpa_store_request *r)
             hi = mid;
     }
     c->total++;
-    if (!known) {
-        c->vc->unit = r->unit;
-        problem(c->vc, r->id, "request of a unit that does not exist");
+    {
+        int record = !strcmp(r->kind, "tenant") || !strcmp(r->kind, "token") || !strcmp(r->kind, "revoke");
+        if (record != (r->unit[0] == '\0')) {
+            c->vc->unit = r->unit;
+            problem(c->vc, r->id, record ? "a tenant or token entry of a unit" : "an entry without a unit");
+        } else if (!known && !record) {
+            c->vc->unit = r->unit;
+            problem(c->vc, r->id, "request of a unit that does not exist");
+        }
     }
     chain_units(c, r->id);
     c->last_request = r->id;
@@ -357,6 +363,69 @@ static int count_request(void *vctx, const dpa_store_request *r)
                    "requests were inserted, removed, renumbered or reordered before it");
     }
     return c->vc->rc != DPA_OK;
+}
+
+/* ---- tenants and tokens: their records replayed from their entries ---- */
+
+typedef struct records_ctx {
+    verify_ctx *vc;
+    json_t *want; /* key -> value, from the entries */
+    json_t *seen; /* keys found in the metadata */
+} records_ctx;
+
+static int record_entry(void *vctx, const dpa_store_request *r)
+{
+    records_ctx *c = vctx;
+    json_t *spec = json_loads(r->spec, 0, NULL), *set = json_object_get(spec, "set"), *v;
+    const char *k;
+    if (!json_is_object(set)) {
+        c->vc->unit = "";
+        problem(c->vc, r->id, "a tenant or token entry whose spec is not {\"set\": {...}}");
+    }
+    json_object_foreach(set, k, v)
+        json_object_set(c->want, k, v);
+    json_decref(spec);
+    return 0;
+}
+
+static int record_row(void *vctx, const char *key, const char *value)
+{
+    records_ctx *c = vctx;
+    const char *want = json_string_value(json_object_get(c->want, key));
+    json_object_set_new(c->seen, key, json_true());
+    if (!want || strcmp(want, value)) {
+        char msg[DPA_LEDGER_MAX_UNIT + 120];
+        snprintf(msg, sizeof msg, "the record %.*s differs from its chained history (edited or inserted)",
+                 DPA_LEDGER_MAX_UNIT, key);
+        c->vc->unit = "";
+        problem(c->vc, 0, msg);
+    }
+    return 0;
+}
+
+/* Every tenant and token record (metadata) equals what its entries set,
+ * and every record they set exists. */
+static dpa_status verify_records(dpa_store *store, verify_ctx *vc, dpa_error *err)
+{
+    records_ctx c = {vc, json_object(), json_object()};
+    static const char *const PREFIXES[] = {"tenant:", "token:", "token_id:"};
+    const char *k;
+    json_t *v;
+    dpa_status rc = c.want && c.seen ? store->ops->each_request(store, "", record_entry, &c, err) : oom(err);
+    for (size_t i = 0; rc == DPA_OK && i < sizeof PREFIXES / sizeof *PREFIXES; i++)
+        rc = store->ops->each_meta(store, PREFIXES[i], record_row, &c, err);
+    if (rc == DPA_OK)
+        json_object_foreach(c.want, k, v)
+            if (!json_object_get(c.seen, k)) {
+                char msg[DPA_LEDGER_MAX_UNIT + 120];
+                snprintf(msg, sizeof msg, "the record %.*s of the chained history is missing (deleted)",
+                         DPA_LEDGER_MAX_UNIT, k);
+                vc->unit = "";
+                problem(vc, 0, msg);
+            }
+    json_decref(c.want);
+    json_decref(c.seen);
+    return rc;
 }
 
 static int by_chain_index(const void *a, const void *b)
@@ -536,6 +605,8 @@ dpa_status dpa_ledger_verify_store(dpa_store *store, const dpa_chain_key *key, c
     }
     if (rc == DPA_OK)
         chain_units(&oc, -1);
+    if (rc == DPA_OK)
+        rc = verify_records(store, &c, err);
     if (rc == DPA_OK)
         rc = c.rc;
     if (rc == DPA_OK) {

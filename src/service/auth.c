@@ -26,7 +26,10 @@ int svc_auth(svc_req *r, dpa_ledger *l, dpa_ledger_role role)
     h += 7;
     while (*h == ' ')
         h++;
-    st = dpa_ledger_authenticate(l, h, &r->who, &err);
+    if (svc_authcache_get(&r->s->tokens, h, &r->who))
+        st = DPA_OK;
+    else if ((st = dpa_ledger_authenticate(l, h, &r->who, &err)) == DPA_OK)
+        svc_authcache_put(&r->s->tokens, h, &r->who);
     if (st == DPA_EINVAL) {
         /* the ledger's message names no token; ours neither */
         svc_error(r, 401, "unauthorized", "unknown or revoked token");

@@ -5,7 +5,38 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dpacct/filter.h"
 #include "service_internal.h"
+
+/* Each entry of a history page gains "remaining": the remaining budget of
+ * its state_after (dpa_filter_remaining_json, as in decisions and status)
+ * under the unit's current filter configuration (so after a top-up the
+ * earlier entries show the new budget), null for an entry without a filter
+ * state.  The page is answered as it is if the configuration cannot be read. */
+static void add_remaining(dpa_ledger *l, const char *unit, json_t *page)
+{
+    dpa_error err = {0};
+    json_t *u = svc_unit_status(l, unit, &err), *e;
+    char *config = u ? json_dumps(json_object_get(u, "filter"), JSON_COMPACT) : NULL;
+    dpa_filter *f = config ? dpa_filter_new_json(config, &err) : NULL;
+    size_t i;
+    json_decref(u);
+    free(config);
+    if (!f)
+        return;
+    json_array_foreach(json_object_get(page, "entries"), i, e) {
+        json_t *after = json_object_get(e, "state_after"), *rem = NULL;
+        char *state = json_is_object(after) ? json_dumps(after, JSON_COMPACT) : NULL;
+        if (state && dpa_filter_set_state_json(f, state, &err) == DPA_OK) {
+            char *text = dpa_filter_remaining_json(f);
+            rem = text ? json_loads(text, 0, NULL) : NULL;
+            free(text);
+        }
+        free(state);
+        json_object_set_new(e, "remaining", rem ? rem : json_null());
+    }
+    dpa_filter_free(f);
+}
 
 void svc_h_history(svc_req *r, dpa_ledger *l, const char *unit)
 {
@@ -28,8 +59,14 @@ void svc_h_history(svc_req *r, dpa_ledger *l, const char *unit)
     until = svc_query(r, "until");
     if (dpa_ledger_history_page_json(l, unit, after_id, since, until, limit, &json, &err) != DPA_OK)
         svc_ledger_error(r, &err);
-    else
-        svc_json_text(r, 200, json);
+    else {
+        json_t *page = json_loads(json, 0, NULL);
+        if (page) {
+            add_remaining(l, unit, page);
+            svc_json(r, 200, page);
+        } else
+            svc_json_text(r, 200, json);
+    }
 done:
     free(after);
     free(since);

@@ -96,6 +96,7 @@ dpa_service *dpa_service_create(const dpa_service_opts *opts, dpa_error *err)
         s->o.timeout_seconds = DPA_SERVICE_TIMEOUT;
     s->port = -1;
     svc_tcache_init(&s->tenants);
+    svc_authcache_init(&s->tokens);
     if (fail) {
         dpa_error_set(err, DPA_ENOMEM, "out of memory");
         goto fail_strings;
@@ -117,6 +118,7 @@ fail_mhd:
     dpa_mhd_unload(&s->mhd);
 fail_strings:
     svc_tcache_clear(&s->tenants);
+    svc_authcache_clear(&s->tokens);
     free_strings(s);
     free(s);
     return NULL;
@@ -351,6 +353,7 @@ void dpa_service_free(dpa_service *s)
     svc_pool_clear(&s->pool);
     dpa_mhd_unload(&s->mhd);
     svc_tcache_clear(&s->tenants);
+    svc_authcache_clear(&s->tokens);
     free_strings(s);
     free(s);
 }

@@ -79,6 +79,21 @@ void svc_tcache_clear(svc_tcache *c);
 int svc_tcache_get(svc_tcache *c, const char *unit, char *tenant, size_t n);
 void svc_tcache_put(svc_tcache *c, const char *unit, const char *tenant);
 
+/* ---- token_cache.c: tokens that authenticated, kept SVC_AUTH_TTL_NS ---- */
+#define SVC_AUTH_SLOTS 1024
+#define SVC_AUTH_TTL_NS 1000000000LL /* 1 s: the longest a revocation waits */
+typedef struct svc_authcache {
+    pthread_mutex_t mu;
+    char *token[SVC_AUTH_SLOTS];
+    dpa_ledger_identity who[SVC_AUTH_SLOTS];
+    long long expires[SVC_AUTH_SLOTS]; /* CLOCK_MONOTONIC, ns */
+} svc_authcache;
+void svc_authcache_init(svc_authcache *c);
+void svc_authcache_clear(svc_authcache *c);
+/* 1 and *who if token authenticated less than SVC_AUTH_TTL_NS ago; 0 if not. */
+int svc_authcache_get(svc_authcache *c, const char *token, dpa_ledger_identity *who);
+void svc_authcache_put(svc_authcache *c, const char *token, const dpa_ledger_identity *who);
+
 /* ---- the server ---- */
 struct dpa_service {
     dpa_service_opts o;     /* strings owned (copied) */
@@ -90,6 +105,7 @@ struct dpa_service {
     svc_queue queue;
     svc_metrics metrics;
     svc_tcache tenants;
+    svc_authcache tokens;
     atomic_int active;      /* requests in flight */
     int port, stopped;
 };
