@@ -77,11 +77,54 @@ class Backend:
             run(["bash", script, "start", self.pgdir])
             self.location = run(["bash", script, "uri", self.pgdir, "svcbench"]).stdout.strip()
 
+    def cpu(self):
+        """CPU seconds used so far by the PostgreSQL server (0 for SQLite)."""
+        if not self.pgdir:
+            return 0.0
+        try:
+            with open(os.path.join(self.pgdir, "data", "postmaster.pid")) as f:
+                return tree_cpu(int(f.readline()))
+        except (OSError, ValueError):
+            return 0.0
+
     def close(self):
         if self.pgdir:
             subprocess.run(["bash", os.path.join(CHECKOUT, "tests", "pg_server.sh"), "stop", self.pgdir],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             shutil.rmtree(self.pgdir, ignore_errors=True)
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu(pid, children=False):
+    """CPU seconds (user + system) of a process from /proc (with children: also those of
+    its children it has waited for); 0 if it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    t = int(fields[11]) + int(fields[12])
+    if children:
+        t += int(fields[13]) + int(fields[14])
+    return t / TICK
+
+
+def tree_cpu(root):
+    """CPU seconds of a process, its live children, and the children it has reaped (the
+    PostgreSQL server: the postmaster, its backends and background workers)."""
+    total = proc_cpu(root, children=True)
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == root:
+                total += proc_cpu(int(d))
+    return total
 
 
 def make_ledger(dpacct, location, units, budget):
@@ -206,8 +249,9 @@ def client(idx, port, token, unit, start_at, stop_at, give_up_at, logpath, out):
     log.close()
     if conn is not None:
         conn.close()
+    t = os.times()
     out.put({"idx": idx, "lat": lat, "counts": {str(k): v for k, v in counts.items()},
-             "retries": retries, "unacked": unacked})
+             "retries": retries, "unacked": unacked, "cpu": t.user + t.system})
 
 
 def percentile(sorted_xs, p):
@@ -339,6 +383,7 @@ def one_backend(args, kind):
         port = free_port()
         server = Server(args.dpacct, backend.location, port, workdir, args.threads, args.serve_arg)
         server.start()
+        db_cpu0 = backend.cpu()
         ctx = mp.get_context("fork")
         out = ctx.Queue()
         start_at = time.time() + 0.5
@@ -382,8 +427,15 @@ def one_backend(args, kind):
             if res["other"]:
                 res["problems"].append("answers other than 200/409: %s" % res["other"])
         res["mean_batch"] = mean_batch(port)
+        serve_cpu = proc_cpu(server.proc.pid)
         server.stop()
         server = None
+        time.sleep(0.5)  # the database's backends exit and are reaped
+        if lat and not args.kill_after:
+            n = float(len(lat))
+            res["cpu_ms_per_decision"] = {
+                "serve": 1e3 * serve_cpu / n, "database": 1e3 * (backend.cpu() - db_cpu0) / n,
+                "clients": 1e3 * sum(r["cpu"] for r in results) / n}
         rc, text = verify(args.dpacct, backend.location)
         res["verify"] = "ok" if rc == 0 else "FAILED: " + text[-500:]
         if args.kill_after and rc != 0:
@@ -442,6 +494,10 @@ def main():
                 kind, res["clients"], res["seconds"], res["decisions"], res["decisions_per_s"],
                 res["p50_ms"], res["p99_ms"], res["accepted"], res["rejected"], res["retries"],
                 res["verify"]))
+            if res.get("cpu_ms_per_decision"):
+                c = res["cpu_ms_per_decision"]
+                print("  %s: CPU per decision: serve %.3f ms, database server %.3f ms, clients %.3f ms"
+                      % (kind, c["serve"], c["database"], c["clients"]))
             if res["mean_batch"] is not None:
                 print("  %s: %.1f decisions per group commit on average (serve's /metrics)"
                       % (kind, res["mean_batch"]))
