@@ -2,7 +2,8 @@
 # The dashboard (web/) against a live `dpacct serve`, in headless Chromium: a fresh SQLite
 # ledger with units of two filters and some requests made through the API; the pages
 # (units, paged; one unit's history and chart; verify) dumped with --dump-dom and every
-# number on them compared with the API's own text; a refused token; a screenshot saved to
+# number on them compared with the API's own text; a refused token; the token form, the
+# URL and sessionStorage driven through the DevTools protocol; a screenshot saved to
 # BUILD/dashboard.png (a PNG of the window's size, not blank).
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
@@ -238,6 +239,13 @@ check "units page: every remaining number and count equals the API's; pages of 2
 check "unit pages (gdp-residue, basic): status, history rows, remaining after each entry, budgets, charts" cmp_pages history
 check "verify page: ok as the API says, health line" cmp_pages verify
 check "a refused token: back to the token form with a message, token not shown" cmp_pages refused
+
+# interaction, through the DevTools protocol (tests/dashboard_cdp.py): the token out of the
+# URL and into sessionStorage, "Forget token", a token typed into the form, a unit's link
+python3 "$SRC/tests/dashboard_cdp.py" "$CHROMIUM" "$TMP/chromium-cdp" "$BASE" "$READ" >"$TMP/cdp.out" 2>&1
+rc=$?
+sed 's/^/#   /' "$TMP/cdp.out"
+check "driven like a user (DevTools protocol): token out of the URL into sessionStorage, forget, the form, a unit link" rc_is 0
 
 # the screenshot: a PNG of the window's size, not blank (decoded with zlib: more than one
 # colour, and at least 1% of the pixels differ from the most common one)
