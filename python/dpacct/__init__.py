@@ -31,6 +31,7 @@ from .dpsgd import (dpsgd_steps, dpsgd_event, dpsgd_epsilon, get_noise_multiplie
                     compute_dp_sgd_privacy, compute_noise, DpsgdPlan)
 from .compat import PrivacyAccountant
 from .represent import pld, characteristic, lt_profile, clt_info
+from .client import Client, ServiceError, Decision
 
 __version__ = "0.1.0"
 
@@ -46,6 +47,7 @@ __all__ = [
     "DpacctError", "InvalidInputError", "InvalidSpecError", "UnsupportedError", "NumericError",
     "OutOfMemoryError", "DpacctIOError", "StorageError", "LibraryNotFoundError", "LibraryBugError",
     "library_path", "load_library",
+    "Client", "ServiceError", "Decision",
 ]
 
 

@@ -36,7 +36,7 @@ def roundtrips(x):
 
 def _public_modules():
     return [dpacct, dpacct.events, dpacct.tradeoff, dpacct.filter, dpacct.ledger, dpacct.accountant,
-            dpacct.dpsgd, dpacct.compat]
+            dpacct.dpsgd, dpacct.compat, dpacct.client]
 
 
 def _public_names():
