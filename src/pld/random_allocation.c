@@ -376,18 +376,24 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
     if (d == 0 && k == 1 && L.nbig > 0) {
         double mean = (T - 1) * (double)(al_tot / bl_tot);
         double sd = sqrt((T - 1) * fmax(0.0, (double)(m2 / bl_tot - (al_tot / bl_tot) * (al_tot / bl_tot))));
+        /* M(-lam) for the 25 lam, once (they do not depend on the level) */
+        double lmg[25];
+        for (int r = -12; r <= 12; r++) {
+            double lam = ldexp(1.0, r) / fmax(sd, 1e-3);
+            long double qf = expl(-(long double)lam * L.h), e = 1, mg = 0;
+            for (size_t j = 0; j <= L.nw; j++) {
+                mg += e * L.bl[j];
+                e *= qf;
+            }
+            lmg[r + 12] = (double)logl(mg);
+        }
         for (int q = 4; q >= 1; q--) {
             double cl = mean - q * sd;
             if (!(cl > slev[nlev - 1])) continue;
             double best = glev[nlev - 1];
             for (int r = -12; r <= 12; r++) {
                 double lam = ldexp(1.0, r) / fmax(sd, 1e-3);
-                long double qf = expl(-(long double)lam * L.h), e = 1, mg = 0;
-                for (size_t j = 0; j <= L.nw; j++) {
-                    mg += e * L.bl[j];
-                    e *= qf;
-                }
-                double bnd = exp(lam * cl + (T - 1) * (double)logl(mg)) * (1 + 1e-6);
+                double bnd = exp(lam * cl + (T - 1) * lmg[r + 12]) * (1 + 1e-6);
                 if (bnd < best) best = bnd;
             }
             double g = fmin(glev[nlev - 1], rtot - best);
