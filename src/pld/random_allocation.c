@@ -34,9 +34,6 @@
 
 /* The add direction's lattice ends at most at ADD_TOP_T T (ra_lattice_build). */
 #define ADD_TOP_T 64.0
-/* The fewest lattice points dpa_pld_ra_grid shrinks a lattice to when its
- * composition's window does not fit the grid limit. */
-#define RA_LATTICE_MIN 1024
 
 /* One atom of the law of W: B-mass b at W = e^z (remove) or e^{-z} (add). */
 typedef struct ra_atom {
@@ -298,48 +295,34 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
      * N = 1 below costs m_R B(W > top) ~ T B(W > top) at +inf */
     double h = fmax(step * sqrt(T), 8 * T / (double)cap);
     double tw = fmax(0.25 * tau_leaf, TAIL_FLOOR);
+    dpa_status st = ra_lattice_build(mu, T, d, k, h, tw, cap, &L, &bsum, &zabs, err);
+    if (st) return st;
     /* the factors: remove rho_A (A-masses j h b_j, +inf) once and rho_B
-     * T - 1 times; add rho_B T times.  Their composition's window is a
-     * Chernoff bound (dpa_compose; for the heavy lognormal tail of W it is
-     * the lattice's mean plus several W_top): when it does not fit the grid
-     * limit, the lattice ends a quarter as far (W_top / 4, down to
-     * RA_LATTICE_MIN points), the atoms above it handled as below (sound
-     * for any W_top, only wider) */
-    dpa_grid_pmf gb, ga;
+     * T - 1 times; add rho_B T times */
+    dpa_grid_pmf gb = {0, L.nw + 1, L.h, L.bl, 0}, ga = {0, L.nw + 1, L.h, NULL, (double)L.ainf};
     dpa_factor f[2];
-    size_t nf;
-    dpa_composed c;
-    dpa_status st;
-    for (size_t lcap = cap;; lcap /= 4) {
-        st = ra_lattice_build(mu, T, d, k, h, tw, lcap, &L, &bsum, &zabs, err);
-        if (st) return st;
-        gb = (dpa_grid_pmf){0, L.nw + 1, L.h, L.bl, 0};
-        ga = (dpa_grid_pmf){0, L.nw + 1, L.h, NULL, (double)L.ainf};
-        nf = 0;
-        if (d == 0) {
-            ga.mass = malloc((L.nw + 1) * sizeof *ga.mass);
-            if (!ga.mass) {
-                free(L.bl);
-                free(L.wbig);
-                free(L.abig);
-                return dpa_error_set(err, DPA_ENOMEM, "out of memory");
-            }
-            for (size_t j = 0; j <= L.nw; j++) ga.mass[j] = (double)j * L.h * L.bl[j];
-            f[nf++] = (dpa_factor){&ga, 1};
-            f[nf++] = (dpa_factor){&gb, T - 1};
-        } else {
-            f[nf++] = (dpa_factor){&gb, T};
+    size_t nf = 0;
+    if (d == 0) {
+        ga.mass = malloc((L.nw + 1) * sizeof *ga.mass);
+        if (!ga.mass) {
+            free(L.bl);
+            free(L.wbig);
+            free(L.abig);
+            return dpa_error_set(err, DPA_ENOMEM, "out of memory");
         }
-        memset(&c, 0, sizeof c);
-        /* the composition's window: its tails (tw, at least TAIL_FLOOR) are
-         * allowances; a linear lattice cannot afford the PLD's 1e-16 */
-        st = dpa_compose(a->fft, &a->ws[0], f, nf, tw, k, a->opt.max_grid, &c, err);
-        if (st != DPA_ENOMEM || lcap / 4 < RA_LATTICE_MIN) break;
-        free(ga.mass);
-        free(L.bl);
-        free(L.wbig);
-        free(L.abig);
+        for (size_t j = 0; j <= L.nw; j++) ga.mass[j] = (double)j * L.h * L.bl[j];
+        f[nf++] = (dpa_factor){&ga, 1};
+        f[nf++] = (dpa_factor){&gb, T - 1};
+    } else {
+        f[nf++] = (dpa_factor){&gb, T};
     }
+    dpa_composed c;
+    memset(&c, 0, sizeof c);
+    /* the composition's window: its tails (tw, at least TAIL_FLOOR) are
+     * allowances; a linear lattice cannot afford the PLD's 1e-16.  The
+     * window is a Chernoff bound (dpa_compose), for the heavy lognormal tail
+     * of W the lattice's mean plus several W_top (docs/sampling.md §4) */
+    st = dpa_compose(a->fft, &a->ws[0], f, nf, tw, k, a->opt.max_grid, &c, err);
     if (st) {
         free(ga.mass);
         free(L.bl);
