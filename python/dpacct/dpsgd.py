@@ -166,22 +166,11 @@ def _shuffle_epoch_lower(noise_multiplier, n, b):
     return ra if full * b == n else ev.poisson(ra, full * b / n)
 
 
-# The grid step of shuffle's lower-bound pair when the accuracy target's grid
-# outgrows the limit (as `dpacct dpsgd`, src/cli/dpsgd.c SHUFFLE_LOWER_STEP).
-SHUFFLE_LOWER_STEP = 1e-3
-
-
 def _shuffle_lower_result(low_ev, delta, method, options):
-    """The lower-bound pair's EpsilonResult, on a fixed fine grid if the
-    default one outgrows the limit; (None, reason) if neither fits."""
+    """The lower-bound pair's EpsilonResult; (None, reason) if it does not fit
+    the grid limits."""
     try:
         with Accountant(low_ev, method, **options) as acc:
-            return acc.epsilon(delta), None
-    except (OutOfMemoryError, NumericError) as e:
-        if "grid_step" in options:
-            return None, str(e)
-    try:
-        with Accountant(low_ev, method, **dict(options, grid_step=SHUFFLE_LOWER_STEP)) as acc:
             return acc.epsilon(delta), None
     except (OutOfMemoryError, NumericError) as e:
         return None, str(e)

@@ -74,11 +74,6 @@ static int evaluate_text(const cli_args *a, const char *text, dpa_result *res, d
     return rc;
 }
 
-/* The grid step of shuffle's lower-bound pair when the default grid fails:
- * 1e-3 keeps the README run's 60 epochs within the default grid limit (its
- * lower end is then within about 1e-2 of the pair's epsilon). */
-#define SHUFFLE_LOWER_STEP 1e-3
-
 /* shuffle: the lower end of the bracket from the lower-bound pair's spec
  * (0 when no epoch is complete, or when the pair cannot be computed within
  * the grid limits: then the note says why); res holds the upper spec's
@@ -95,14 +90,6 @@ static int shuffle_lower(const cli_args *a, const run_desc *run, dpa_result *res
         why = "no complete epoch";
     } else {
         dpa_status s = evaluate_quiet(a, &a->opt, text, &low, NULL, &err);
-        if ((s == DPA_ENOMEM || s == DPA_ENUMERIC) && !(a->opt.grid_step > 0)) {
-            /* a heavy-tailed step (shift 2C at small noise) can outgrow the
-             * grid the accuracy target picks: the lower end alone is asked
-             * for here, so a fixed fine grid (SHUFFLE_LOWER_STEP) is tried */
-            dpa_options o = a->opt;
-            o.grid_step = SHUFFLE_LOWER_STEP;
-            s = evaluate_quiet(a, &o, text, &low, NULL, &err);
-        }
         if (s == DPA_ENOMEM || s == DPA_ENUMERIC) {
             /* a lower bound that cannot be computed is 0, said plainly */
             res->lower = 0;

@@ -69,6 +69,14 @@
 #define LAMBDA_SCAN_STEP 2
 /* the fixed scan covers lam = 2^(r + SHIFT) for the same r: 2^-1 .. 2^7 */
 #define LAMBDA_FIXED_SHIFT 6
+/* A third scan, only when the first two leave a window above max_n:
+ * lam0 2^r for r = HEAVY_LO .. SCAN_LO - 1.  A sum of T heavy-tailed terms
+ * bounded by W_max (the lattice of random allocation's W = e^z,
+ * docs/sampling.md §4) has its Chernoff optimum near lam = log(1/tau) / (a
+ * few W_max), far below the Gaussian lam0: there the window is the sum's
+ * mean plus a few W_max instead of T W_max.  Cases whose window fits after
+ * the first two scans never reach it (their windows are unchanged). */
+#define LAMBDA_HEAVY_LO (-41)
 /* Unit round-off and the constant of the a-posteriori round-off allowance
  * (per frequency: C u (log2 N + sum_j (k_j |log X_j| + 1)) relative error,
  * C covering the FFT's normwise constant and the complex log/exp). */
@@ -350,9 +358,10 @@ static dpa_status compose_window(const dpa_factor *f, size_t nf, fstat *st, doub
          * window can still be wide: then scan lam = 2^r in loss units too. */
         double lam0 = sqrt(-2.0 * ltau / var);
         double bestU = INFINITY, bestL = -INFINITY;
-        for (int pass = 0; pass < 2; pass++) {
-            for (int r = LAMBDA_SCAN_LO; r <= LAMBDA_SCAN_HI; r += LAMBDA_SCAN_STEP) {
-                double lam = (pass == 0 ? lam0 : 1.0) * ldexp(1.0, pass == 0 ? r : r + LAMBDA_FIXED_SHIFT);
+        for (int pass = 0; pass < 3; pass++) {
+            int lo = pass < 2 ? LAMBDA_SCAN_LO : LAMBDA_HEAVY_LO, hi = pass < 2 ? LAMBDA_SCAN_HI : LAMBDA_SCAN_LO - 1;
+            for (int r = lo; r <= hi; r += LAMBDA_SCAN_STEP) {
+                double lam = (pass == 1 ? 1.0 : lam0) * ldexp(1.0, pass == 1 ? r + LAMBDA_FIXED_SHIFT : r);
                 double su = 0, sl = 0;
                 for (size_t j = 0; j < nf; j++) {
                     su += f[j].count * log_mgf(f[j].pmf, &st[j], lam);

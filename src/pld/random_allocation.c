@@ -32,6 +32,9 @@
  * points grow like e^{mu z_tau}; 1e-14 costs at most that much in delta. */
 #define TAIL_FLOOR 1e-14
 
+/* The add direction's lattice ends at most at ADD_TOP_T T (ra_lattice_build). */
+#define ADD_TOP_T 64.0
+
 /* One atom of the law of W: B-mass b at W = e^z (remove) or e^{-z} (add). */
 typedef struct ra_atom {
     long double b, w;
@@ -163,6 +166,14 @@ static dpa_status ra_lattice_build(const dpa_composed *mu, double T, int d, int 
             i++;
         }
         if (i < n) wmax = exp(-(double)(mu->lo + (long long)i) * mu->step);
+        /* a lattice that would reach its point limit ends at ADD_TOP_T T
+         * instead (when that is lower): a coordinate above it makes S/T >
+         * ADD_TOP_T, a loss below -log(ADD_TOP_T), where moving or dropping
+         * mass changes no hockey-stick value at eps > -log(ADD_TOP_T) and,
+         * composed, at most that mass times the rest's curve log(ADD_TOP_T)
+         * further out; sound either way (rounded down: upper; dropped:
+         * lower), it spares the heavy lognormal tail's lattice */
+        if (wmax / h + 1 >= (double)cap) wmax = fmin(wmax, ADD_TOP_T * T);
     }
     double nwd = ceil(wmax / h) + 1;
     if (!(nwd < (double)cap)) nwd = (double)cap;
@@ -225,6 +236,35 @@ static int atom_cmp(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* at[0 .. n) in increasing loss, the order a stable sort gives: the lattice
+ * atoms at[0 .. nmain) come in increasing loss already (one per lattice
+ * point, checked), so only the few big atoms after them are sorted and
+ * merged in (ties: the lattice atom first, as in the array), instead of a
+ * sort of the whole (a million atoms on heavy-tailed lattices). */
+static int atoms_order(dpa_atom *at, size_t nmain, size_t n)
+{
+    int sorted = 1;
+    for (size_t i = 1; i < nmain && sorted; i++) sorted = !(at[i].w < at[i - 1].w);
+    if (!sorted || n - nmain > n / 4 + 64) {
+        qsort(at, n, sizeof *at, atom_cmp);
+        return 0;
+    }
+    size_t nb = n - nmain;
+    if (nb == 0) return 0;
+    qsort(at + nmain, nb, sizeof *at, atom_cmp);
+    dpa_atom *tmp = malloc(nb * sizeof *tmp);
+    if (!tmp) return -1;
+    memcpy(tmp, at + nmain, nb * sizeof *tmp);
+    /* merge from the back: tmp's atoms come after the lattice's on ties */
+    size_t i = nmain, j = nb, o = n;
+    while (j > 0) {
+        if (i > 0 && at[i - 1].w > tmp[j - 1].w) at[--o] = at[--i];
+        else at[--o] = tmp[--j];
+    }
+    free(tmp);
+    return 0;
+}
+
 /* The grid measure of one (direction d, kind k) of a 1-of-T random
  * allocation leaf from the inner composition's measure mu of that
  * direction and kind (remove: the law of z under A; add: of z' under B;
@@ -276,6 +316,20 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
     } else {
         f[nf++] = (dpa_factor){&gb, T};
     }
+    dpa_composed c;
+    memset(&c, 0, sizeof c);
+    /* the composition's window: its tails (tw, at least TAIL_FLOOR) are
+     * allowances; a linear lattice cannot afford the PLD's 1e-16.  The
+     * window is a Chernoff bound (dpa_compose), for the heavy lognormal tail
+     * of W the lattice's mean plus several W_top (docs/sampling.md §4) */
+    st = dpa_compose(a->fft, &a->ws[0], f, nf, tw, k, a->opt.max_grid, &c, err);
+    if (st) {
+        free(ga.mass);
+        free(L.bl);
+        free(L.wbig);
+        free(L.abig);
+        return st;
+    }
     /* remove, in h(x) = E_{B^T}[(S/T - x)_+], by the number N of coordinates
      * above the lattice: N = 0 is the lattice composition; N = 1 is, summed
      * over which coordinate, sum_big a E_R[f(s)], f(s) = (1 + (s - xT)/W)_+
@@ -305,18 +359,24 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
     if (d == 0 && k == 1 && L.nbig > 0) {
         double mean = (T - 1) * (double)(al_tot / bl_tot);
         double sd = sqrt((T - 1) * fmax(0.0, (double)(m2 / bl_tot - (al_tot / bl_tot) * (al_tot / bl_tot))));
+        /* M(-lam) for the 25 lam, once (they do not depend on the level) */
+        double lmg[25];
+        for (int r = -12; r <= 12; r++) {
+            double lam = ldexp(1.0, r) / fmax(sd, 1e-3);
+            long double qf = expl(-(long double)lam * L.h), e = 1, mg = 0;
+            for (size_t j = 0; j <= L.nw; j++) {
+                mg += e * L.bl[j];
+                e *= qf;
+            }
+            lmg[r + 12] = (double)logl(mg);
+        }
         for (int q = 4; q >= 1; q--) {
             double cl = mean - q * sd;
             if (!(cl > slev[nlev - 1])) continue;
             double best = glev[nlev - 1];
             for (int r = -12; r <= 12; r++) {
                 double lam = ldexp(1.0, r) / fmax(sd, 1e-3);
-                long double qf = expl(-(long double)lam * L.h), e = 1, mg = 0;
-                for (size_t j = 0; j <= L.nw; j++) {
-                    mg += e * L.bl[j];
-                    e *= qf;
-                }
-                double bnd = exp(lam * cl + (T - 1) * (double)logl(mg)) * (1 + 1e-6);
+                double bnd = exp(lam * cl + (T - 1) * lmg[r + 12]) * (1 + 1e-6);
                 if (bnd < best) best = bnd;
             }
             double g = fmin(glev[nlev - 1], rtot - best);
@@ -325,18 +385,8 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
             glev[nlev++] = g;
         }
     }
-    dpa_composed c;
-    memset(&c, 0, sizeof c);
-    /* the composition's window: its tails (tw, at least TAIL_FLOOR) are
-     * allowances; a linear lattice cannot afford the PLD's 1e-16 */
-    st = dpa_compose(a->fft, &a->ws[0], f, nf, tw, k, a->opt.max_grid, &c, err);
     free(ga.mass);
     free(L.bl);
-    if (st) {
-        free(L.wbig);
-        free(L.abig);
-        return st;
-    }
     /* relative errors: each W = e^{+-z} and each b to 4 u (|z| + 2), the
      * splits and block means to a few u more (eps_w); the lattice masses to
      * eps_w + 16 u each, T factors */
@@ -356,6 +406,7 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
     double lT = log(T), lh = log(L.h);
     long double werr = 0;
     size_t na = 0;
+    size_t nmain = 0;
     for (size_t t = 0; t < c.n; t++) {
         size_t j = d == 0 ? t : c.n - 1 - t; /* increasing loss */
         double m = c.mass[j];
@@ -374,6 +425,7 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
         werr += (long double)m * 4 * u * (fabs(w) + fabs(lh) + lT + log((double)sj) + 3);
         p->atoms[na++] = (dpa_atom){w, lm, lm - w};
     }
+    nmain = na;
     /* the big atoms: upper, A-mass a max(1, R_tot) at log(W/T) and the mean
      * term m_R sum a/W at +inf; lower, A-mass a (G_l - G_{l+1}) (1 + s_l/W) at
      * log((W + s_l)/T), rounded down */
@@ -394,9 +446,16 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
                                             (double)L.bbig * (1 + 64 * T * u)
                                       : 0;
     double cinf = c.inf + inf_big;
+    size_t nfin = na; /* the +inf atom last: above every finite one */
     if (d == 0 && cinf > 0) p->atoms[na++] = (dpa_atom){INFINITY, log(cinf), -INFINITY};
     p->natoms = na;
-    qsort(p->atoms, na, sizeof *p->atoms, atom_cmp);
+    if (atoms_order(p->atoms, nmain, nfin)) {
+        dpa_composed_free(&c);
+        free(L.wbig);
+        free(L.abig);
+        dpa_pair_free(p);
+        return dpa_error_set(err, DPA_ENOMEM, "out of memory");
+    }
     p->symmetric = 0;
     /* allowances (docs/sampling.md §4): the inner measure's, passed through
      * the allocation (remove: times max(1, B-mass)^{T-1}; add: T times
