@@ -32,7 +32,17 @@ extern "C" {
 #define DPA_SERVICE_BATCH_MAX 64            /* decisions per group commit */
 #define DPA_SERVICE_MAX_BODY (1024 * 1024)  /* default body limit, bytes */
 #define DPA_SERVICE_TIMEOUT 30              /* default idle connection timeout, seconds */
-#define DPA_SERVICE_THREADS 16              /* default worker threads */
+/* Default worker threads.  A worker waits while its decision is in a group
+ * commit, and libmicrohttpd's thread pool gives each thread a share of the
+ * connections, so two busy connections on one thread take turns: with as
+ * many threads as clients a batch held about 1.4 decisions and PostgreSQL
+ * ran 676 decisions/s for 16 clients; with 64 threads, 6.2 and 1427/s
+ * (bench/service_load.py; docs/service.md). */
+#define DPA_SERVICE_THREADS 64
+/* Ledger handles the workers share for reads and snapshots (at most this
+ * many, or threads if fewer; the committer has its own): what bounds the
+ * server's database connections, so several servers fit one PostgreSQL. */
+#define DPA_SERVICE_LEDGER_HANDLES 16
 
 typedef struct dpa_service dpa_service;
 
@@ -42,7 +52,8 @@ typedef struct dpa_service_opts {
     size_t key_len;
     const char *host;            /* address to bind (IPv4 or IPv6 literal); NULL: 127.0.0.1 */
     int port;                    /* 0..65535; 0: any free port (dpa_service_port tells which) */
-    int threads;                 /* worker threads, 1..256; 0: DPA_SERVICE_THREADS */
+    int threads;                 /* worker threads, 1..256; 0: DPA_SERVICE_THREADS; they share
+                                  * min(threads, DPA_SERVICE_LEDGER_HANDLES) ledger handles */
     size_t max_body;             /* request body limit in bytes (larger: 413); 0: default */
     unsigned timeout_seconds;    /* idle connection timeout; 0: DPA_SERVICE_TIMEOUT */
     double decision_limit;       /* seconds per decision (dpa_ledger_set_decision_limit);

@@ -105,7 +105,7 @@ dpa_service *dpa_service_create(const dpa_service_opts *opts, dpa_error *err)
         goto fail_strings;
     if (!(committer = svc_ledger_open(&s->o, err)))
         goto fail_mhd;
-    if (svc_pool_init(&s->pool, (size_t)s->o.threads, &s->o, err) != DPA_OK)
+    if (svc_pool_init(&s->pool, (size_t)(s->o.threads < DPA_SERVICE_LEDGER_HANDLES ? s->o.threads : DPA_SERVICE_LEDGER_HANDLES), &s->o, err) != DPA_OK)
         goto fail_committer;
     if (svc_queue_start(&s->queue, committer, err) != DPA_OK)
         goto fail_pool;
