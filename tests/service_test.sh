@@ -442,6 +442,94 @@ check "SIGKILL under load (SQLite): the restarted server exits 0" [ "${RESTART_E
 echo "# SQLite: $N_IDS requests accepted before the SIGKILL"
 
 # -------------------------------------------------------------- PostgreSQL --
+# ------------------------------------------------------ tenants and tokens --
+# (h_tenants.c) on a ledger of its own: tenants default and zeta with a unit
+# each, an admin token of each.
+TDB=$TMP/tenants.db
+"$BIN" ledger init "$TDB" --filter pure --epsilon 1 --unit tu-default >/dev/null </dev/null
+"$BIN" ledger tenant add "$TDB" --tenant zeta >/dev/null 2>&1 </dev/null
+"$BIN" ledger add-unit "$TDB" --unit tu-zeta --tenant zeta >/dev/null 2>&1 </dev/null
+TADM=$(token "$TDB" default admin)
+ZADM=$(token "$TDB" zeta admin)
+TREAD=$(token "$TDB" default read)
+check "serve on the tenants ledger" start_server T --ledger "$TDB" --threads 2
+T=$URL_T
+http GET "$T/v1/tenants" -
+check "GET /v1/tenants without a token: 401" eval 'code_is 401 && err_code unauthorized'
+http GET "$T/v1/tenants" "$TREAD"
+check "GET /v1/tenants with a read token: 403" eval 'code_is 403 && err_code forbidden'
+http GET "$T/v1/tenants" "$TADM"
+check "GET /v1/tenants, admin of default: every tenant" eval 'code_is 200 && js "j == {\"tenants\": [\"default\", \"zeta\"]}"'
+http GET "$T/v1/tenants" "$ZADM"
+check "GET /v1/tenants, admin of zeta: its own only" eval 'code_is 200 && js "j == {\"tenants\": [\"zeta\"]}"'
+http POST "$T/v1/tenants" "$TADM" '{"tenant": "omega"}'
+check "POST /v1/tenants: 201" eval 'code_is 201 && js "j == {\"tenant\": \"omega\"}"'
+http POST "$T/v1/tenants" "$TADM" '{"tenant": "omega"}'
+check "POST /v1/tenants again: 409 conflict" eval 'code_is 409 && err_code conflict'
+http POST "$T/v1/tenants" "$TADM" '{"tenant": ""}'
+check "POST /v1/tenants, an empty name: 400" eval 'code_is 400 && err_code bad_input'
+http POST "$T/v1/tenants" "$TADM" '{"tenant": 7}'
+check "POST /v1/tenants, a number: 400 naming /tenant" eval 'code_is 400 && err_code bad_input && js "\"/tenant\" in j[\"error\"][\"message\"]"'
+http POST "$T/v1/tenants" "$TADM" '{"tenant": "x", "color": 1}'
+check "POST /v1/tenants, an unknown member: 400" eval 'code_is 400 && err_code bad_input'
+http POST "$T/v1/tenants" "$ZADM" '{"tenant": "psi"}'
+check "POST /v1/tenants by an admin of zeta: 403" eval 'code_is 403 && err_code forbidden'
+TADM_ID=$("$BIN" ledger token list "$TDB" --json 2>/dev/null </dev/null | python3 -c "
+import json,sys; print([t['id'] for t in json.load(sys.stdin) if t['tenant']=='default' and t['role']=='admin'][0])" 2>/dev/null)
+http GET "$T/v1/tokens" "$TADM"
+check "GET /v1/tokens: default's 2 tokens, no secret, no hash" eval 'code_is 200 && js "len(j[\"tokens\"]) == 2 and all(t[\"tenant\"] == \"default\" and set(t) <= {\"id\",\"tenant\",\"role\",\"label\",\"created\",\"revoked\"} for t in j[\"tokens\"])" && ! grep -q -- "$TADM" "$TMP/out"'
+http POST "$T/v1/tokens" "$ZADM" '{"role": "request", "label": "z-req"}'
+check "POST /v1/tokens by zeta's admin: 201, a secret, tenant zeta, role request" eval 'code_is 201 && js "len(j[\"token\"]) >= 32 and j[\"id\"].startswith(\"tok_\") and j[\"tenant\"] == \"zeta\" and j[\"role\"] == \"request\""'
+ZNEW=$(python3 -c "import json; print(json.load(open('$TMP/out'))['token'])" 2>/dev/null)
+ZNEW_ID=$(python3 -c "import json; print(json.load(open('$TMP/out'))['id'])" 2>/dev/null)
+http GET "$T/v1/whoami" "$ZNEW"
+check "a token created over HTTP works (whoami: zeta, request)" eval 'code_is 200 && js "j[\"tenant\"] == \"zeta\" and j[\"role\"] == \"request\" and j[\"token_id\"] == \"$ZNEW_ID\""'
+http POST "$T/v1/units/tu-zeta/requests" "$ZNEW" '{"spec": {"pure": {"epsilon": 0.25}}}'
+check "a token created over HTTP makes a request on its tenant's unit" eval 'code_is 200 && js "j[\"decision\"] == \"accepted\""'
+http GET "$T/v1/tokens" "$ZADM"
+check "GET /v1/tokens by zeta's admin: zeta's tokens only, with the label" eval 'code_is 200 && js "sorted(t[\"tenant\"] for t in j[\"tokens\"]) == [\"zeta\", \"zeta\"] and \"z-req\" in [t[\"label\"] for t in j[\"tokens\"]]"'
+http POST "$T/v1/tokens" "$ZADM" '{"role": "read", "tenant": "default"}'
+check "POST /v1/tokens for another tenant by zeta's admin: 403" eval 'code_is 403 && err_code forbidden'
+http POST "$T/v1/tokens" "$TADM" '{"role": "read", "tenant": "omega"}'
+check "POST /v1/tokens for omega by default's admin: 201" eval 'code_is 201 && js "j[\"tenant\"] == \"omega\" and j[\"role\"] == \"read\""'
+OMEGA=$(python3 -c "import json; print(json.load(open('$TMP/out'))['token'])" 2>/dev/null)
+http POST "$T/v1/tokens" "$TADM" '{"role": "root"}'
+check "POST /v1/tokens, a bad role: 400 naming /role" eval 'code_is 400 && err_code bad_input && js "\"/role\" in j[\"error\"][\"message\"]"'
+http POST "$T/v1/tokens" "$TADM" '{"label": "x"}'
+check "POST /v1/tokens without a role: 400" eval 'code_is 400 && err_code bad_input'
+http POST "$T/v1/tokens" "$TADM" '{"role": "read", "tenant": "nobody"}'
+check "POST /v1/tokens for an unknown tenant: 400" eval 'code_is 400 && err_code bad_input'
+http POST "$T/v1/tokens" "$TREAD" '{"role": "read"}'
+check "POST /v1/tokens with a read token: 403" eval 'code_is 403 && err_code forbidden'
+http GET "$T/v1/tenants" "$TADM"
+check "GET /v1/tenants lists omega once it has a token" eval 'code_is 200 && js "j == {\"tenants\": [\"default\", \"omega\", \"zeta\"]}"'
+http POST "$T/v1/tokens/$TADM_ID/revoke" "$ZADM"
+check "revoke another tenant's token by zeta's admin: 404" eval 'code_is 404 && err_code not_found'
+http POST "$T/v1/tokens/tok_0000000000000000/revoke" "$TADM"
+check "revoke an unknown token: 404" eval 'code_is 404 && err_code not_found'
+http POST "$T/v1/tokens/$ZNEW_ID/revoke" "$ZADM"
+check "revoke by the token's tenant's admin: 200" eval 'code_is 200 && js "j[\"id\"] == \"$ZNEW_ID\" and j[\"revoked\"] is True"'
+http POST "$T/v1/tokens/$ZNEW_ID/revoke" "$TADM"
+check "revoke again (by default's admin): 409" eval 'code_is 409 && err_code conflict'
+sleep 1.2 # the token cache keeps a token for at most 1 s (token_cache.c)
+http GET "$T/v1/whoami" "$ZNEW"
+check "a token revoked over HTTP: 401 after the cache's second" eval 'code_is 401 && err_code unauthorized'
+http GET "$T/v1/tokens" "$ZADM"
+check "GET /v1/tokens shows it revoked" eval 'code_is 200 && js "[t[\"revoked\"] for t in j[\"tokens\"] if t[\"id\"] == \"$ZNEW_ID\"] == [True]"'
+leaked=0
+for t in "$ZNEW" "$OMEGA" "$TADM" "$ZADM"; do grep -qF -- "${t:0:16}" "$TMP/T.log" && leaked=1; done
+check "no secret made over HTTP (nor its first 16 characters) in the server's stderr" eval '[ $leaked = 0 ] && [ -n "$ZNEW" ] && [ -n "$OMEGA" ]'
+# verify, scoped: a budget edited in the database under both units
+python3 -c "
+import sqlite3; c=sqlite3.connect('$TDB')
+c.execute(\"UPDATE dpacct_units SET filter=replace(filter, ':1}', ':100}')\"); c.commit()"
+http GET "$T/v1/verify" "$TADM"
+check "verify by default: both units' problems" eval 'code_is 200 && js "j[\"ok\"] is False and {p[\"unit\"] for p in j[\"problems\"]} == {\"tu-default\", \"tu-zeta\"} and \"problems_elsewhere\" not in j"'
+NDEF=$(python3 -c "import json; print(sum(p['unit'] == 'tu-default' for p in json.load(open('$TMP/out'))['problems']))" 2>/dev/null)
+http GET "$T/v1/verify" "$ZADM"
+check "verify by zeta: its unit's problems only, the others counted" eval 'code_is 200 && js "j[\"ok\"] is False and {p[\"unit\"] for p in j[\"problems\"]} == {\"tu-zeta\"} and j[\"problems_elsewhere\"] == ${NDEF:-0} > 0" && ! grep -q tu-default "$TMP/out"'
+kill -TERM "$PID_T"; wait "$PID_T"
+
 if [ -n "${DPA_TEST_PG_DIR:-}" ] && [ -n "${DPA_TEST_PG_SCRIPT:-}" ]; then
     PG=$(bash "$DPA_TEST_PG_SCRIPT" uri "$DPA_TEST_PG_DIR" "svc_$$")
     "$BIN" ledger init "$PG" --filter pure --epsilon 1 --unit conc >/dev/null </dev/null

@@ -1,5 +1,6 @@
 /* The budget service's reading handlers over the whole history: a unit's
- * history (paged), verify (the whole ledger) and export (the whole ledger,
+ * history (paged), verify (the whole ledger; another tenant's units' problems
+ * only counted for a tenant other than "default") and export (the whole ledger,
  * for an admin of the tenant "default" only).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <errno.h>
@@ -74,6 +75,43 @@ done:
     free(json);
 }
 
+/* verify for a tenant other than "default": the problems naming another
+ * tenant's unit (or a unit whose tenant cannot be read) are removed and
+ * counted in "problems_elsewhere", so no other tenant's unit name is shown;
+ * "ok" and "problems_found" stay those of the whole ledger. */
+static void scope_problems(svc_req *r, dpa_ledger *l, const char *report)
+{
+    json_t *rep = json_loads(report, JSON_DECODE_ANY, NULL), *probs, *kept, *p;
+    long long elsewhere = 0;
+    size_t i;
+    if (!rep) {
+        svc_error(r, 500, "internal", "verify report unreadable");
+        return;
+    }
+    probs = json_object_get(rep, "problems");
+    kept = json_array();
+    json_array_foreach(probs, i, p) {
+        const char *unit = json_string_value(json_object_get(p, "unit"));
+        char *tenant = NULL, cached[DPA_LEDGER_MAX_UNIT + 1];
+        dpa_error err = {0};
+        int mine = 0;
+        if (!unit)
+            mine = 1; /* names no unit */
+        else if (svc_tcache_get(&r->s->tenants, unit, cached, sizeof cached))
+            mine = !strcmp(cached, r->who.tenant);
+        else if (dpa_ledger_unit_tenant(l, unit, &tenant, &err) == DPA_OK)
+            mine = !strcmp(tenant, r->who.tenant);
+        free(tenant);
+        if (mine)
+            json_array_append(kept, p);
+        else
+            elsewhere++;
+    }
+    json_object_set_new(rep, "problems", kept);
+    json_object_set_new(rep, "problems_elsewhere", json_integer(elsewhere));
+    svc_json(r, 200, rep);
+}
+
 void svc_h_verify(svc_req *r, dpa_ledger *l)
 {
     char *report = NULL;
@@ -83,6 +121,8 @@ void svc_h_verify(svc_req *r, dpa_ledger *l)
         return;
     if (dpa_ledger_verify(l, &ok, &report, &err) != DPA_OK)
         svc_ledger_error(r, &err);
+    else if (strcmp(r->who.tenant, "default") != 0)
+        scope_problems(r, l, report);
     else
         svc_json_text(r, 200, report);
     free(report);

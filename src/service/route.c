@@ -12,7 +12,8 @@
 
 typedef enum {
     R_HEALTHZ, R_METRICS, R_OPENAPI, R_WHOAMI, R_UNITS_LIST, R_UNITS_CREATE, R_UNIT_GET, R_REQUEST,
-    R_COMMIT, R_RELEASE, R_FREEZE, R_UNFREEZE, R_ARCHIVE, R_TOPUP, R_HISTORY, R_VERIFY, R_EXPORT
+    R_COMMIT, R_RELEASE, R_FREEZE, R_UNFREEZE, R_ARCHIVE, R_TOPUP, R_HISTORY, R_VERIFY, R_EXPORT,
+    R_TENANTS_LIST, R_TENANTS_CREATE, R_TOKENS_LIST, R_TOKENS_CREATE, R_TOKEN_REVOKE
 } route_id;
 
 static const struct route {
@@ -36,6 +37,11 @@ static const struct route {
     {"GET", "/v1/units/*/history", R_HISTORY},
     {"GET", "/v1/verify", R_VERIFY},
     {"GET", "/v1/export", R_EXPORT},
+    {"GET", "/v1/tenants", R_TENANTS_LIST},
+    {"POST", "/v1/tenants", R_TENANTS_CREATE},
+    {"GET", "/v1/tokens", R_TOKENS_LIST},
+    {"POST", "/v1/tokens", R_TOKENS_CREATE},
+    {"POST", "/v1/tokens/*/revoke", R_TOKEN_REVOKE},
 };
 #define NROUTES (sizeof routes / sizeof routes[0])
 
@@ -151,6 +157,11 @@ static void dispatch(svc_req *r, route_id id, const char **w)
     case R_HISTORY: svc_h_history(r, l, w[0]); break;
     case R_VERIFY: svc_h_verify(r, l); break;
     case R_EXPORT: svc_h_export(r, l); break;
+    case R_TENANTS_LIST: svc_h_tenants_list(r, l); break;
+    case R_TENANTS_CREATE: svc_h_tenants_create(r, l); break;
+    case R_TOKENS_LIST: svc_h_tokens_list(r, l); break;
+    case R_TOKENS_CREATE: svc_h_tokens_create(r, l); break;
+    case R_TOKEN_REVOKE: svc_h_token_revoke(r, l, w[0]); break;
     default: svc_error(r, 500, "internal", "no handler"); break;
     }
     svc_pool_put(pool, l);

@@ -163,7 +163,7 @@ const char *svc_role_name(dpa_ledger_role role);
 /* Split the URL into r->seg (decoded) and dispatch; always answers. */
 void svc_route(svc_req *r, const char *url);
 
-/* ---- the handlers: h_units.c, h_requests.c, h_admin.c, h_read.c ---- */
+/* ---- the handlers: h_units.c, h_requests.c, h_admin.c, h_read.c, h_tenants.c ---- */
 void svc_h_whoami(svc_req *r, dpa_ledger *l);
 void svc_h_units_list(svc_req *r, dpa_ledger *l);
 void svc_h_units_create(svc_req *r, dpa_ledger *l);
@@ -183,6 +183,12 @@ void svc_h_topup(svc_req *r, dpa_ledger *l, const char *unit);
 void svc_h_history(svc_req *r, dpa_ledger *l, const char *unit);
 void svc_h_verify(svc_req *r, dpa_ledger *l);
 void svc_h_export(svc_req *r, dpa_ledger *l);
+/* h_tenants.c: tenants and tokens (role admin). */
+void svc_h_tenants_list(svc_req *r, dpa_ledger *l);
+void svc_h_tenants_create(svc_req *r, dpa_ledger *l);
+void svc_h_tokens_list(svc_req *r, dpa_ledger *l);
+void svc_h_tokens_create(svc_req *r, dpa_ledger *l);
+void svc_h_token_revoke(svc_req *r, dpa_ledger *l, const char *id);
 
 /* ---- openapi.c, static_files.c ---- */
 const char *svc_openapi_json(void);
