@@ -210,8 +210,9 @@ static char *token_tenant(dpa_ledger *l, const char *id, dpa_error *err)
     free(json);
     json_array_foreach(arr, i, e) {
         const char *eid = json_string_value(json_object_get(e, "id"));
-        if (eid && !strcmp(eid, id)) {
-            t = strdup(json_string_value(json_object_get(e, "tenant")));
+        const char *et = json_string_value(json_object_get(e, "tenant"));
+        if (eid && et && !strcmp(eid, id)) {
+            t = strdup(et);
             break;
         }
     }
