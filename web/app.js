@@ -358,7 +358,9 @@
       table.appendChild(tbody);
       view.appendChild(table);
       view.appendChild(el("p", { "class": "note" }, "Spent = budget − remaining, per parameter of the unit's filter, " +
-        "computed here in double precision; the remaining budgets are the API's numbers as printed by the service."));
+        "computed here in double precision; the remaining budgets are the API's numbers as printed by the service. " +
+        "Epsilon, delta and rho add up over queries; mu does not (Gaussian DP composes as the root of the sum of " +
+        "squares), so for mu this difference shows how much of the budget's mu is gone, not a sum of the queries' mu."));
       view.appendChild(el("p", null, el("a", { href: "#view=units" }, "All units")));
     });
   }
