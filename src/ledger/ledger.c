@@ -232,15 +232,20 @@ dpa_status dpa_ledger_add_unit(dpa_ledger *l, const char *unit, const char *filt
     if (rc != DPA_OK)
         return rc;
     rc = l->store->ops->begin_write(l->store, err);
-    if (rc == DPA_OK) {
-        dpa_chain_key key = {l->key, l->key_len, 0};
-        rc = dpa_ledger_chain_unit(l->store, &key, &u, err);
-        if (rc == DPA_OK)
-            rc = l->store->ops->commit(l->store, err);
-        else
-            l->store->ops->rollback(l->store);
-    }
+    if (rc == DPA_OK)
+        rc = dpa_ledger_chain_unit_commit(l, &u, err);
     dpa_store_unit_clear(&u);
+    return rc;
+}
+
+dpa_status dpa_ledger_chain_unit_commit(dpa_ledger *l, dpa_store_unit *u, dpa_error *err)
+{
+    dpa_chain_key key = {l->key, l->key_len, 0};
+    dpa_status rc = dpa_ledger_chain_unit(l->store, &key, u, err);
+    if (rc == DPA_OK)
+        rc = l->store->ops->commit(l->store, err);
+    else
+        l->store->ops->rollback(l->store);
     return rc;
 }
 

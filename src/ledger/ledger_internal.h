@@ -71,6 +71,10 @@ dpa_status dpa_ledger_chain_start(dpa_store *s, const dpa_chain_key *key, const 
  * (r->id = 0: the next id; sets r->id and r->chain) into the chain, under
  * the head's lock, and store it; in the caller's write transaction. */
 dpa_status dpa_ledger_chain_unit(dpa_store *s, const dpa_chain_key *key, dpa_store_unit *u, dpa_error *err);
+/* dpa_ledger_chain_unit with the ledger's key inside the caller's open write
+ * transaction, then commit it (or roll it back on failure): the end of
+ * adding a unit (ledger.c, page.c). */
+dpa_status dpa_ledger_chain_unit_commit(dpa_ledger *l, dpa_store_unit *u, dpa_error *err);
 dpa_status dpa_ledger_chain_request(dpa_store *s, const dpa_chain_key *key, dpa_store_request *r,
                                     dpa_error *err);
 /* The pieces of chain_request for many entries in one transaction (a

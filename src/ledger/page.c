@@ -57,14 +57,8 @@ dpa_status dpa_ledger_add_unit_ex(dpa_ledger *l, const char *unit, const dpa_led
         if (rc != DPA_OK)
             l->store->ops->rollback(l->store);
     }
-    if (rc == DPA_OK) {
-        dpa_chain_key key2 = {l->key, l->key_len, 0};
-        rc = dpa_ledger_chain_unit(l->store, &key2, &u, err);
-        if (rc == DPA_OK)
-            rc = l->store->ops->commit(l->store, err);
-        else
-            l->store->ops->rollback(l->store);
-    }
+    if (rc == DPA_OK)
+        rc = dpa_ledger_chain_unit_commit(l, &u, err);
     dpa_store_unit_clear(&u);
     return rc;
 }
