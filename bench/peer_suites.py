@@ -20,9 +20,14 @@ their fetched sources (bench/fetch-peers.sh), and
      disagree   neither (each must be decided by a high-precision computation
                 and kept as a test);
      inexpressible  dpacct refuses the case (the reason is printed);
-   the rest are counted as "not recognized" (this script has no recognizer
-   for them: that says nothing of dpacct).
-Prints one line per recognized expectation with --verbose, and the counts.
+3. accounts for every test function of the inventory: covered (a recognizer
+   ran its expectations), set aside (its numbers are not a privacy quantity
+   of a mechanism: the peer's own data structures, numerical utilities,
+   training code; each with its reason), or not recognized (listed by name:
+   this script has no recognizer for it, which says nothing of dpacct).
+Prints one line per expectation and per set-aside test with --verbose, and the
+counts.  Recognizers live here and in the modules named in MODULES (files
+beside this one, each with cases(peers_dir, tally)).
 Skips (exit 0) when no peer source is present.
 
 Recognizers: dp_accounting tests that compose DpEvents built from literals
@@ -108,16 +113,31 @@ def inventory(path):
 # ---------------------------------------------------------------- results --
 
 class Tally:
+    """The classified expectations (rows) and which test functions a
+    recognizer handled (cover) or set aside with a reason (internal)."""
+
     def __init__(self, verbose):
         self.counts = {}
         self.verbose = verbose
         self.rows = []
+        self.covered = set()   # (absolute path, test function name)
+        self.internal = {}     # (absolute path, test function name) -> reason
 
     def add(self, cls, where, text):
         self.counts[cls] = self.counts.get(cls, 0) + 1
         self.rows.append((cls, where, text))
-        if self.verbose or cls == "disagree":
+        if self.verbose or cls in ("disagree", "inexpressible"):
             print("%-13s %s: %s" % (cls, where, text))
+
+    def cover(self, path, test):
+        """A recognizer ran the expectations of `test` in the file `path`."""
+        self.covered.add((os.path.abspath(path), test))
+
+    def set_aside(self, path, test, reason):
+        """`test` asserts numbers that are not a privacy quantity of a
+        mechanism (the peer's own data structures, utilities, training code):
+        the reason is printed with --verbose and counted."""
+        self.internal[(os.path.abspath(path), test)] = reason
 
 
 def classify(tally, where, kind, value, tol, lo, hi, what):
@@ -201,6 +221,7 @@ def dp_accounting_cases(src, tally):
                     tol = 0.5e-7
                 q = call_name(n.args[0])
                 where = "dp_accounting/%s %s:%d" % (rel, fn.name, n.lineno)
+                tally.cover(path, fn.name)
                 try:
                     acc = mine.PLDAccountant() if method == "pld" else mine.RdpAccountant()
                     for ev, c in composes:
@@ -241,6 +262,9 @@ def opacus_cases(src, tally):
         where = "opacus/tests/accountants_test.py %s" % name
         asserts = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and call_name(n) in
                    ("assertAlmostEqual", "assertLess")]
+        if asserts and (name in ("test_rdp_accountant", "test_gdp_accountant", "test_prv_accountant")
+                        or name.startswith("test_get_noise_multiplier")):
+            tally.cover(path, name)
         if name in ("test_rdp_accountant", "test_gdp_accountant", "test_prv_accountant") and \
                 {"noise_multiplier", "sample_rate", "steps"} <= set(env):
             spec = {"repeat": {"count": int(env["steps"]), "event": {"poisson": {
@@ -326,6 +350,7 @@ def prv_cases(src, tally):
         where = "prv_accountant/%s:%d %s" % (rel, line, fn.name)
         if not (isinstance(p, float) and isinstance(sigma, float) and isinstance(ts, list)):
             continue
+        tally.cover(path, fn.name)
         acc = dpacct.Accountant({"poisson": {"rate": p, "event": {"gaussian": {"sigma": sigma}}}})
         worst, lo_all, hi_all, ok = None, None, None, True
         for t in ts:
@@ -365,6 +390,7 @@ def prv_zero_delta_cases(src, tally):
                 except ValueError:
                     pass
         line = next((n.lineno for n in ast.walk(fn) if isinstance(n, ast.Assert)), fn.lineno)
+        tally.cover(path, fn.name)
         for d1 in params.get("delta_1", []):
             for k in params.get("num_comp", []):
                 ref = -math.expm1(k * math.log1p(-d1))  # 1 - (1 - d1)^k, within a few ulp
@@ -420,6 +446,7 @@ def dp_accounting_replace_cases(src, tally):
                 "test_gaussian_get_delta_for_epsilon", "test_gaussian_get_delta_for_epsilon_vectorized",
                 "test_gaussian_from_privacy_parameters"):
             continue
+        tally.cover(path, fn.name)
         for d in fn.decorator_list:
             if not (isinstance(d, ast.Call) and call_name(d) == "parameters"):
                 continue
@@ -459,6 +486,11 @@ def dp_accounting_replace_cases(src, tally):
                              "delta(%g) of sd %g, C %g, q %g (replace-one)" % (e, sd, c, q))
 
 
+# Recognizer modules beside this script: each has cases(peers_dir, tally)
+# (peers_dir: the --peers directory) and skips what is absent.
+MODULES = ("peer_suites_tdg", "peer_suites_dpa_pld", "peer_suites_others")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--peers", default=os.environ.get("DPACCT_PEERS_DIR", "/tmp/dpacct-peers"))
@@ -468,17 +500,16 @@ def main():
     if not present:
         print("peer_suites: skipped (no peer source under %s; bench/fetch-peers.sh fetches them)" % a.peers)
         return 0
-    total = 0
+    # the inventory: every test function that asserts (or is parameterized by) numbers
+    tests = {}  # (abspath, name) -> (peer, relative path, count of numbers)
     for k, d in sorted(present.items()):
-        n = {"assert": 0, "parameter": 0}
         for root, _dirs, files in os.walk(d):
-            for f in files:
-                p = os.path.join(root, f)
+            for f in sorted(files):
+                p = os.path.abspath(os.path.join(root, f))
                 if is_test_file(p):
-                    for row in inventory(p):
-                        n[row[3]] += 1
-        print("%-15s %5d numbers in assertions, %5d in parameter lists of its tests" % (k, n["assert"], n["parameter"]))
-        total += n["assert"]
+                    for fn, _line, _v, _kind in inventory(p):
+                        peer, rel, c = tests.get((p, fn), (k, os.path.relpath(p, a.peers), 0))
+                        tests[(p, fn)] = (peer, rel, c + 1)
     tally = Tally(a.verbose)
     if "dp_accounting" in present:
         dp_accounting_cases(present["dp_accounting"], tally)
@@ -488,11 +519,31 @@ def main():
     if "prv_accountant" in present:
         prv_cases(present["prv_accountant"], tally)
         prv_zero_delta_cases(present["prv_accountant"], tally)
-    rec = sum(tally.counts.values())
-    print("recognized: %d of the %d numbers in assertions" % (rec, total))
+    sys.path.insert(0, HERE)
+    for name in MODULES:
+        try:
+            mod = __import__(name)
+        except ImportError:
+            continue
+        mod.cases(a.peers, tally)
+    print("%-15s %9s %8s %8s %14s" % ("peer", "tests", "covered", "set aside", "not recognized"))
+    missing = []
+    for k in sorted(present):
+        mine = [(key, v) for key, v in tests.items() if v[0] == k]
+        cov = sum(1 for key, _ in mine if key in tally.covered)
+        aside = sum(1 for key, _ in mine if key in tally.internal and key not in tally.covered)
+        rest = [(v[1], key[1], v[2]) for key, v in mine if key not in tally.covered and key not in tally.internal]
+        missing += rest
+        print("%-15s %9d %8d %8d %14d" % (k, len(mine), cov, aside, len(rest)))
+    if a.verbose:
+        for (p, fn), reason in sorted(tally.internal.items()):
+            print("set aside     %s %s: %s" % (os.path.relpath(p, a.peers), fn, reason))
+    for rel, fn, c in sorted(missing):
+        print("not recognized %s %s (%d numbers)" % (rel, fn, c))
+    print("expectations run through dpacct: %d" % sum(tally.counts.values()))
     for cls in ("exact", "consistent", "disagree", "inexpressible"):
         print("  %-13s %d" % (cls, tally.counts.get(cls, 0)))
-    print("  %-13s %d" % ("not recognized", total - rec))
+    print("test functions not recognized: %d" % len(missing))
     return 1 if tally.counts.get("disagree") else 0
 
 
