@@ -24,43 +24,6 @@ static dpa_status oom(dpa_error *err)
     return dpa_error_set(err, DPA_ENOMEM, "ledger: out of memory");
 }
 
-double dpa_ledger_now_seconds(void)
-{
-    const char *hook = getenv("DPACCT_LEDGER_NOW");
-    struct timespec ts;
-    if (hook && *hook) {
-        char *end;
-        double t = strtod(hook, &end);
-        if (!*end && t >= 0)
-            return t;
-    }
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double dpa_ledger_time_seconds(const char *iso)
-{
-    struct tm tm;
-    int us = 0, used = 0;
-    memset(&tm, 0, sizeof tm);
-    if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                       &tm.tm_min, &tm.tm_sec, &us, &used) != 7 || iso[used])
-        return -1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return (double)timegm(&tm) + us * 1e-6;
-}
-
-static void format_time(double t, char buf[40])
-{
-    time_t s = (time_t)t;
-    struct tm tm;
-    char day[24];
-    gmtime_r(&s, &tm);
-    strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, 40, "%.19s.%06uZ", day, (unsigned)((t - (double)s) * 1e6) % 1000000u);
-}
-
 /* One write transaction of entries.  The chain's head is locked and read
  * once (at the first entry) and stored once (tx_finish); the entries are
  * linked as they come and written together (tx_flush: before anything reads
@@ -258,7 +221,7 @@ static dpa_status roll_if_due(entry_tx *t, dpa_store_unit *u, const char *actor,
     dpa_filter_free(f);
     if (!fresh)
         return oom(err);
-    format_time(created + (double)gen * (double)u->period_seconds, start);
+    dpa_ledger_format_time(created + (double)gen * (double)u->period_seconds, start);
     snprintf(spec, sizeof spec, "{\"generation\": %lld, \"period_start\": \"%s\"}", gen, start);
     /* the roll entry belongs to the new generation */
     u->generation = gen;

@@ -108,6 +108,8 @@ dpa_status dpa_ledger_read_only(dpa_error *err);
 double dpa_ledger_now_seconds(void);
 /* Seconds since the epoch of a stored ISO 8601 UTC time; -1 if malformed. */
 double dpa_ledger_time_seconds(const char *iso);
+/* t (seconds since the epoch, >= 0) as "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" in buf. */
+void dpa_ledger_format_time(double t, char buf[40]);
 
 /* The accepted charges of a unit's current generation, in history order
  * (release replays them without the released one; verify the same). */
