@@ -165,18 +165,21 @@ def _renyi_remove(spec, order):
     return r.remove.lower, r.remove.upper
 
 
-def _rr_special_tables(p, k):
-    """The REPLACE_SPECIAL randomized-response pair (R(x) against the uniform
-    report) as the interop's privacy_loss table (remove direction) and the
-    reversed table (U against R(x)): losses negated, masses the table's
-    Q-masses mass * e^-loss.  Each table's remove-direction divergence is one
-    direction of the pair; the interop's table alone reports the add
-    direction +inf because its Q-masses sum to 1 only up to rounding
-    (docs/spec.md, privacy_loss)."""
+def rr_special_interop(p, k):
+    """dp_accounting's RandomizedResponseDpEvent(p, k) under REPLACE_SPECIAL
+    through the interop (dpacct.from_dp_event): a spec dict."""
     from dpacct import from_dp_event
     from dp_accounting import dp_event, privacy_accountant as pa
-    d = from_dp_event(dp_event.RandomizedResponseDpEvent(p, k),
-                      pa.NeighboringRelation.REPLACE_SPECIAL).to_dict()
+    return from_dp_event(dp_event.RandomizedResponseDpEvent(p, k),
+                         pa.NeighboringRelation.REPLACE_SPECIAL).to_dict()
+
+
+def special_tables(d):
+    """The REPLACE_SPECIAL randomized-response pair (R(x) against the uniform
+    report), given as the interop's privacy_loss table d (remove direction),
+    and the reversed table (U against R(x)): losses negated, masses the
+    table's Q-masses mass * e^-loss.  Each table's remove-direction
+    divergence is one direction of the pair."""
     if "privacy_loss" not in d:
         return d, d
     t = d["privacy_loss"]
@@ -206,13 +209,13 @@ def _nudged(table, order):
     return r.lower, r.upper, ulps
 
 
-def _special_renyi(p, k, order):
-    """RDP of RR under REPLACE_SPECIAL: the larger of the pair's two
-    directions, each the remove direction of one table (the interop's, and
-    the reversed one; _nudged).  Order inf: D_A at A = 1e8, and
+def special_renyi(d, order):
+    """RDP of RR under REPLACE_SPECIAL (d: rr_special_interop's spec): the
+    larger of the pair's two directions, each the remove direction of one
+    table (special_tables, _nudged).  Order inf: D_A at A = 1e8, and
     D_inf <= D_A + log(1/m)/(A-1) with m >= e^-50 the smallest mass of the
     pair (D_A <= D_inf always)."""
-    a, b = _rr_special_tables(p, k)
+    a, b = special_tables(d)
     if "privacy_loss" not in a:
         return _renyi(a, order)
     o = _BIG_ORDER if math.isinf(order) else order
@@ -319,19 +322,30 @@ def in_bracket(ref, lo, hi):
 def log_a_quadrature(q, sigma, alpha):
     """log A_alpha = log E_{N(0,s^2)}[((1-q) + q e^{(2x-1)/(2s^2)})^alpha]
     (Mironov, Talwar & Zhang 2019, Sec. 3.3: (alpha-1) times the remove
-    direction's Renyi divergence of the Poisson-subsampled Gaussian), by a
-    log-space trapezoid on [-40s, alpha + 40s] with step s/400: the integrand
-    is analytic and Gaussian-like (its mass lies within ~40 s of 0 and of
-    alpha), where the trapezoid rule's error is far below 1e-10 relative
-    (checked against scipy.integrate.quad at the dp_accounting cases)."""
+    direction's Renyi divergence of the Poisson-subsampled Gaussian), by the
+    trapezoid rule on [-40s, alpha + 40s] with step s/400: the integrand is
+    analytic and Gaussian-like (its mass lies within ~40 s of 0 and of
+    alpha), where the trapezoid rule converges geometrically.  Summed in log
+    space; where A is near 1 (log A < 1e-3) A - 1 is integrated directly,
+    phi(x) expm1(alpha log1p(q expm1((2x-1)/(2s^2)))), so that log1p keeps
+    the relative accuracy of a small log A (1e-12 relative against
+    scipy.integrate.quad at q 0.01, s 2.5, alpha 1.5, 2.5, 5)."""
     import numpy as np
     s = float(sigma)
     h = s / 400.0
     x = np.arange(-40 * s, max(alpha, 1.0) + 40 * s, h)
+    u = (2 * x - 1) / (2 * s * s)
     lg = -x * x / (2 * s * s) - math.log(s * math.sqrt(2 * math.pi)) + \
-        alpha * np.logaddexp(math.log1p(-q) if q < 1 else -np.inf, math.log(q) + (2 * x - 1) / (2 * s * s))
+        alpha * np.logaddexp(math.log1p(-q) if q < 1 else -np.inf, math.log(q) + u)
     m = lg.max()
-    return float(m + math.log(np.exp(lg - m).sum() * h))
+    log_a = float(m + math.log(np.exp(lg - m).sum() * h))
+    if log_a < 1e-3 and q < 1:
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = np.exp(-x * x / (2 * s * s)) / (s * math.sqrt(2 * math.pi)) * \
+                np.expm1(alpha * np.log1p(q * np.expm1(u)))
+        f = np.where(np.isfinite(f), f, 0.0)
+        log_a = math.log1p(float(f.sum() * h))
+    return log_a
 
 
 def br_kl_sup(e):
@@ -572,7 +586,7 @@ def _rdp_test(tally, name, fn, env, cases, W, F, ren, helper_order, NR, dp_event
             p, k = cs["noise_parameter"], cs["num_buckets"]
             for o, v in zip(orders, cs["expected_rdps"]):
                 if special:
-                    lo, hi = _special_renyi(p, k, o)
+                    lo, hi = special_renyi(rr_special_interop(p, k), o)
                 else:
                     lo, hi = ren(dp_event.RandomizedResponseDpEvent(p, k), o, NR.REPLACE_ONE)
                 classify(tally, W(fn), "exact", v, _allclose_tol(v, 1e-4), lo, hi,
@@ -583,7 +597,7 @@ def _rdp_test(tally, name, fn, env, cases, W, F, ren, helper_order, NR, dp_event
             p, k = cs["noise_param"], cs["num_buckets"]
             for o, v in zip(cs["alphas"], cs["expected_rdps"]):
                 for special in (True, False):
-                    lo, hi = (_special_renyi(p, k, o) if special else
+                    lo, hi = (special_renyi(rr_special_interop(p, k), o) if special else
                               ren(dp_event.RandomizedResponseDpEvent(p, k), o, NR.REPLACE_ONE))
                     classify(tally, W(fn), "exact", v, t7, lo, hi, "RDP(%g) of RR(p %g, k %d) %s" % (
                         o, p, k, "REPLACE_SPECIAL" if special else "REPLACE_ONE"))
@@ -592,7 +606,7 @@ def _rdp_test(tally, name, fn, env, cases, W, F, ren, helper_order, NR, dp_event
         p, k = env["noise_param"], env["num_buckets"]
         for cs in cases:
             special = cs["rel"] == NR.REPLACE_SPECIAL
-            lo, hi = (_special_renyi(p, k, math.inf) if special else
+            lo, hi = (special_renyi(rr_special_interop(p, k), math.inf) if special else
                       ren(dp_event.RandomizedResponseDpEvent(p, k), math.inf, NR.REPLACE_ONE))
             v = cs["expected_rdp"]
             classify(tally, W(fn), "exact", v, t7, lo, hi, "RDP(inf) of RR(p %g, k %d) %s" % (
