@@ -5,8 +5,8 @@ from a peer's test file (file and test name beside it), the dpacct spec and
 query that express it, and what its kind implies (issue 26; the bench
 script bench/peer_suites.py with bench/peer_suites_others.py reads them from
 the peers' sources and classifies them).  No peer code is imported: the
-values are copied here, the independent references (quadrature, 60-digit
-Decimal, golden section) are the bench module's functions.
+values are copied here; the independent references (quadrature, 60-digit
+Decimal, golden section) and the RDP brackets are bench/peer_suites_util.py's.
 
 Kinds:
   exact  the peer's value is the exact one: dpacct's certified bracket holds
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench")
 import dpacct  # noqa: E402
 from dpacct import events as ev  # noqa: E402
 from dpacct._dp_events import replace_special  # noqa: E402
-import peer_suites_others as pso  # noqa: E402
+import peer_suites_util as pso  # noqa: E402
 
 pytestmark = needs_lib
 
@@ -217,7 +217,7 @@ for _q, _s, _o, _v in AUTODP_ROWS:
 
 def bracket(spec, query, arg):
     if query == "renyi":
-        return pso._renyi(spec, arg)
+        return pso.rdp_bracket(spec, arg)
     if query == "special":
         return pso.special_renyi(spec, arg)
     acc = dpacct.Accountant(spec)
@@ -250,7 +250,7 @@ def test_rdp_1_5_is_an_upper_bound_3_percent_high():
     value is 3.15% above it: an RDP upper bound (sound, looser)."""
     exact = 50 * pso.log_a_quadrature(0.01, 2.5, 1.5) / 0.5
     assert exact == pytest.approx(6.500708971880e-4, rel=1e-9)
-    lo, hi = pso._renyi(psg(0.01, 2.5, 50), 1.5)
+    lo, hi = pso.rdp_bracket(psg(0.01, 2.5, 50), 1.5)
     # the quadrature's error is below 1e-10 relative (its docstring)
     assert lo - 1e-10 * exact <= exact <= hi + 1e-10 * exact
     peer = 6.70579741e-4
