@@ -339,7 +339,7 @@ def _rdp_test(tally, name, fn, env, cases, W, F, ren, helper_order, NR, dp_event
         done(fn)
         for cs in cases:
             nm, v = cs["noise_multiplier"], cs["eps"]
-            r = dpacct.Accountant(F(dp_event.SingleEpochTreeAggregationDpEvent(nm, 1600))).epsilon(1e-6)
+            r = dpacct.Accountant(F(dp_event.SingleEpochTreeAggregationDpEvent(nm, 1600), NR.REPLACE_SPECIAL)).epsilon(1e-6)
             classify(tally, W(fn), "upper", v, 0.0, r.lower, r.upper,
                      "epsilon(1e-6) of tree aggregation nm %g, 1600 steps (the peer: < %g)" % (nm, v))
     elif name == "test_compose_tree_rdp":
@@ -347,8 +347,8 @@ def _rdp_test(tally, name, fn, env, cases, W, F, ren, helper_order, NR, dp_event
         for cs in cases:
             steps = cs["step_counts"]
             trees = [dp_event.SingleEpochTreeAggregationDpEvent(0.1, c) for c in steps]
-            a = ren(dp_event.ComposedDpEvent(trees), 1.0)
-            parts = [ren(t, 1.0) for t in trees]
+            a = ren(dp_event.ComposedDpEvent(trees), 1.0, NR.REPLACE_SPECIAL)
+            parts = [ren(t, 1.0, NR.REPLACE_SPECIAL) for t in trees]
             b = (sum(p[0] for p in parts), sum(p[1] for p in parts))
             same_row(tally, W(fn), "KL of trees %r composed = sum of each tree's" % (steps,), a, b, allclose_tol(b[1], 1e-12))
     elif name == "test_compute_eps_tree_decreasing":
@@ -359,7 +359,7 @@ def _rdp_test(tally, name, fn, env, cases, W, F, ren, helper_order, NR, dp_event
             for i in range(1, 100, 5):
                 nm = 0.1 * i
                 r = dpacct.Accountant(F(dp_event.ComposedDpEvent(
-                    [dp_event.SingleEpochTreeAggregationDpEvent(nm, c) for c in steps]))).epsilon(1e-6)
+                    [dp_event.SingleEpochTreeAggregationDpEvent(nm, c) for c in steps]), NR.REPLACE_SPECIAL)).epsilon(1e-6)
                 if prev is not None:
                     if r.lower > prev.upper:
                         bad.append(nm)
@@ -378,7 +378,7 @@ def _rdp_test(tally, name, fn, env, cases, W, F, ren, helper_order, NR, dp_event
             worst = None
             for o in orders:
                 ref = t * o / (2 * nm * nm)
-                lo, hi = ren(trees, o)
+                lo, hi = ren(trees, o, NR.REPLACE_SPECIAL)
                 glo, ghi = ren(dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(nm), t), o)
                 tol = 1e-12 * ref
                 if not (lo - tol <= ref <= hi + tol and glo - tol <= ref <= ghi + tol):

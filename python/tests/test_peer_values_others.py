@@ -13,7 +13,7 @@ Kinds:
          it within the peer's stated tolerance (tol);
   upper  the peer's value is an upper estimate (RDP conversion, a bound it
          asserts eps below, Opacus' RDP): at or above dpacct's certified
-         lower bound.
+         lower bound, and dpacct's certified upper bound no larger.
 Queries: "renyi" the RDP at an order (max of dpacct.renyi's two directions;
 order inf: Accountant.epsilon(0)); "special" the RDP of randomized response
 under dp_accounting's REPLACE_SPECIAL (the interop's table and its reversal);
@@ -236,7 +236,12 @@ def test_peer_value(src, test, spec, query, arg, value, kind, tol):
         else:
             assert lo - tol <= value <= hi + tol, (value, lo, hi)
     else:
+        # an upper estimate: at or above dpacct's certified lower bound, and
+        # dpacct's certified upper bound is at least as tight (every row here:
+        # the peers' RDP conversions and asserted bounds are looser than the
+        # exact accounting; 1e-12 relative: the closed forms' rounding)
         assert value >= lo - tol, (value, lo, hi)
+        assert hi <= value + tol + 1e-12 * abs(value), (value, lo, hi)
 
 
 # --------------------------------------------------- decided by quadrature ---
