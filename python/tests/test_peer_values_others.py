@@ -289,8 +289,9 @@ def test_exponential_mechanism_kl_decided():
     xfail below records that, like pld's lower bound of 0 for this leaf)."""
     sup = pso.br_kl_sup(1.0)
     assert sup == pytest.approx(0.123301561, abs=T7)
-    # closed form: p* = 1/(1-e^-1) - 1 ... the KL at the optimum, by bisection's twin:
-    # E/(1-e^-E) - 1 - log(E/(1-e^-E)) (Cesar & Rogers 2021)
+    # the closed form of the same supremum (Cesar & Rogers 2021, Sec. 3, the
+    # formula dp_accounting's RDP accountant uses at order 1): c - 1 - log c,
+    # c = E / (1 - e^-E)
     e = 1.0
     c = e / -math.expm1(-e)
     assert sup == pytest.approx(c - 1 - math.log(c), abs=1e-12)
