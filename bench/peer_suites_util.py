@@ -297,8 +297,10 @@ def log_a_quadrature(q, sigma, alpha):
     alpha), where the trapezoid rule converges geometrically.  Summed in log
     space; where A is near 1 (log A < 1e-3) A - 1 is integrated directly,
     phi(x) expm1(alpha log1p(q expm1((2x-1)/(2s^2)))), so that log1p keeps
-    the relative accuracy of a small log A (1e-12 relative against
-    scipy.integrate.quad at q 0.01, s 2.5, alpha 1.5, 2.5, 5)."""
+    the relative accuracy of a small log A: 1e-12 relative against
+    scipy.integrate.quad at q 0.01, s 2.5, alpha 1.5, 2.5, 5, and 2e-12
+    against the exact binomial sum at q 1e-6, s 1, alpha 27 (the sum's
+    rounding relative to a log A of 9e-10); the callers allow 1e-10."""
     import numpy as np
     s = float(sigma)
     h = s / 400.0
