@@ -107,6 +107,8 @@ static void write_kind(sbuf *b, const dpa_event *e)
             continue; /* xi 0 (rho-zCDP): written as before xi existed */
         if (e->kind == DPA_EV_REPEAT_AND_SELECT && s == 1 && e->p[1] == DPA_REPSEL_POISSON)
             continue; /* Poisson: shape omitted */
+        if (e->kind == DPA_EV_DISCRETE_GAUSSIAN && s == 2 && e->p[2] == DPA_DG_UNTRUNCATED)
+            continue; /* untruncated: written as before truncation existed */
         if (e->kind == DPA_EV_REPORT_NOISY_MAX && s == 1) {
             sb_put(b, ",\"noise\":\"");
             sb_put(b, DPA_EVJ_RNM_NOISE[(int)e->p[1]]);

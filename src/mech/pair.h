@@ -209,6 +209,11 @@ dpa_pair *dpa_pair_poisson_replace_lower(double q, double m, dpa_error *err);
 dpa_pair *dpa_pair_discrete_laplace(double scale, double sensitivity, dpa_error *err);
 /* Discrete Gaussian N_Z(s, sigma^2) vs N_Z(0, sigma^2). */
 dpa_pair *dpa_pair_discrete_gaussian(double sigma, double sensitivity, dpa_error *err);
+/* The same noise conditioned on [-truncation, truncation] (an integer in
+ * [0, DPA_MAX_DG_TRUNCATION]; DPA_DG_UNTRUNCATED: the pair above): atoms
+ * at the finite losses of [s - T, T], A's mass on (T, s + T] at +inf and
+ * B's on [-T, s - T) at -inf; the non-private pair when 2T < s.  Symmetric. */
+dpa_pair *dpa_pair_discrete_gaussian_truncated(double sigma, double sensitivity, double truncation, dpa_error *err);
 
 /* ---- transforms (take ownership of base in every case) ---- */
 /* Remove direction of Poisson subsampling at rate q in (0, 1]:

@@ -310,7 +310,7 @@ static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_neighb
     case DPA_EV_GDP: return dpa_pair_gaussian(e->p[0], err);
     case DPA_EV_LAPLACE: return dpa_pair_laplace(e->p[0], e->p[1], err);
     case DPA_EV_DISCRETE_LAPLACE: return dpa_pair_discrete_laplace(e->p[0], e->p[1], err);
-    case DPA_EV_DISCRETE_GAUSSIAN: return dpa_pair_discrete_gaussian(e->p[0], e->p[1], err);
+    case DPA_EV_DISCRETE_GAUSSIAN: return dpa_pair_discrete_gaussian_truncated(e->p[0], e->p[1], e->p[2], err);
     case DPA_EV_RANDOMIZED_RESPONSE: return dpa_pair_rr_k(e->p[0], e->p[1], err);
     case DPA_EV_PURE: return dpa_pair_rr(e->p[0], 0.0, err);
     case DPA_EV_APPROX: return dpa_pair_rr(e->p[0], e->p[1], err);
@@ -666,6 +666,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         if (!p) return err ? err->status : DPA_ENOMEM;
         double key[6] = {(double)c->kind, c->p[0], c->p[1], (double)e->kind, rate, 0};
         if (unique_key(c->kind)) key[5] = (double)++w->next_id; /* tables: one leaf per event */
+        if (c->kind == DPA_EV_DISCRETE_GAUSSIAN) key[5] = c->p[2]; /* the truncation */
         w->set->all_gaussian = 0;
         w->set->all_rr = 0;
         size_t n0 = w->set->n;
@@ -712,6 +713,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         else w->set->all_rr = 0;
         double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0};
         if (unique_key(e->kind)) key[5] = (double)++w->next_id; /* tables: one leaf per event */
+        if (e->kind == DPA_EV_DISCRETE_GAUSSIAN) key[5] = e->p[2]; /* the truncation */
         if (e->kind == DPA_EV_SAMPLE_WITH_REPLACEMENT) { /* the child's kind and parameters too */
             key[3] = (double)e->child[0]->kind;
             key[4] = e->child[0]->p[0];
