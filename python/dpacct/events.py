@@ -276,9 +276,12 @@ def discrete_laplace(scale: Any, sensitivity: Any = None) -> Event:
     return _leaf("discrete_laplace", scale=scale, sensitivity=sensitivity)
 
 
-def discrete_gaussian(sigma: Any, sensitivity: Any = None) -> Event:
-    """Discrete Gaussian noise, P(k) ~ exp(-k^2/(2 sigma^2)); integer sensitivity."""
-    return _leaf("discrete_gaussian", sigma=sigma, sensitivity=sensitivity)
+def discrete_gaussian(sigma: Any, sensitivity: Any = None, truncation: Any = None) -> Event:
+    """Discrete Gaussian noise, P(k) ~ exp(-k^2/(2 sigma^2)); integer sensitivity.
+    truncation T (an integer >= 0, default none): the noise conditioned on
+    [-T, T] (dp_accounting's truncation_bound); part of the mass then has
+    infinite privacy loss (docs/mechanisms.md, "Truncated discrete Gaussian")."""
+    return _leaf("discrete_gaussian", sigma=sigma, sensitivity=sensitivity, truncation=truncation)
 
 
 def randomized_response(epsilon: Optional[float] = None, k: Any = 2, p: Any = None) -> Event:
