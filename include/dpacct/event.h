@@ -69,7 +69,13 @@ typedef enum dpa_rnm_noise {
 
 typedef enum dpa_neighboring {
     DPA_ADD_REMOVE = 0, /* default */
-    DPA_REPLACE = 1
+    DPA_REPLACE = 1,
+    /* dp_accounting's REPLACE_SPECIAL: one record replaced by a special record
+     * (docs/spec.md): the add_remove analysis (the special record contributes
+     * nothing to a noisy sum), except randomized_response, whose pair is the
+     * report on the record against the report on the special record, a
+     * uniform bucket; sampling schemes whose size counts the record refused */
+    DPA_REPLACE_SPECIAL = 2
 } dpa_neighboring;
 
 typedef struct dpa_event dpa_event;

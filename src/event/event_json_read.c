@@ -442,7 +442,11 @@ static dpa_status read_neighboring(walk *w, json_t *root, dpa_neighboring *nb)
         *nb = DPA_REPLACE;
         return DPA_OK;
     }
-    return dpa_evj_fail(w, &at, "must be \"add_remove\" or \"replace\", got %s",
+    if (!strcmp(json_string_value(v), "replace_special")) {
+        *nb = DPA_REPLACE_SPECIAL;
+        return DPA_OK;
+    }
+    return dpa_evj_fail(w, &at, "must be \"add_remove\", \"replace\" or \"replace_special\", got %s",
                 dpa_evj_quote(json_string_value(v), q, sizeof q));
 }
 

@@ -158,7 +158,8 @@ char *dpa_spec_to_json(const dpa_spec *s)
     sb_put(&b, "{");
     write_name(&b, s->root);
     write_kind(&b, s->root);
-    sb_put(&b, s->nb == DPA_REPLACE ? ",\"neighboring\":\"replace\"}"
+    sb_put(&b, s->nb == DPA_REPLACE_SPECIAL ? ",\"neighboring\":\"replace_special\"}" :
+               s->nb == DPA_REPLACE ? ",\"neighboring\":\"replace\"}"
                                     : ",\"neighboring\":\"add_remove\"}");
     if (b.oom) {
         free(b.buf);

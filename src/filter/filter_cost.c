@@ -69,7 +69,7 @@ static dpa_status sampling_ok(const dpa_event *e, dpa_neighboring nb, const char
 {
     if (e->kind == DPA_EV_POISSON && nb == DPA_REPLACE)
         return dpa_error_set(err, DPA_EUNSUPPORTED, "%s/poisson: Poisson subsampling needs add_remove neighbouring", path);
-    if (e->kind == DPA_EV_SAMPLE && nb == DPA_ADD_REMOVE)
+    if (e->kind == DPA_EV_SAMPLE && nb != DPA_REPLACE)
         return dpa_error_set(err, DPA_EUNSUPPORTED, "%s/sample: sampling without replacement needs replace neighbouring", path);
     return DPA_OK;
 }
