@@ -43,7 +43,7 @@ PLACEHOLDER = "?"
 # The library refuses events nested deeper than this (src/event/event_json_read.c,
 # MAX_EVENT_DEPTH); the binding refuses them first, without recursion.
 MAX_DEPTH = 256
-NEIGHBORINGS = ("add_remove", "replace")
+NEIGHBORINGS = ("add_remove", "replace", "replace_special")
 
 # kinds whose value is {"PARAMS..., "event": E}
 _UNARY = {"repeat": ("count",), "poisson": ("rate",), "sample": ("n", "m"),
@@ -98,7 +98,9 @@ def _check_neighboring(nb):
         return "add_remove"
     if name == "REPLACE_ONE":
         return "replace"
-    raise InvalidSpecError('/neighboring: must be "add_remove" or "replace", got %r' % (nb,))
+    if name == "REPLACE_SPECIAL":
+        return "replace_special"
+    raise InvalidSpecError('/neighboring: must be "add_remove", "replace" or "replace_special", got %r' % (nb,))
 
 
 def _merge_neighboring(children, kind):
