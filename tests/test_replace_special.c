@@ -82,7 +82,7 @@ static void test_parse(void **state)
     dpa_spec_free(s);
     memset(&err, 0, sizeof err);
     s = dpa_spec_from_json("{\"gaussian\": {\"sigma\": 2}, \"neighboring\": \"special\"}", &err);
-    CHECK(!s && strstr(err.message, "/neighboring: must be \"add_remove\", \"replace\" or \"replace_special\""),
+    CHECK(!s && strstr(err.message, "/neighboring: must be \"add_remove\" or \"replace\", got \"special\" (or \"replace_special\")"),
           "bad relation: %s", s ? "accepted" : err.message);
     dpa_spec_free(s);
     dpa_event *e = dpa_event_gaussian(1, 1, &err);

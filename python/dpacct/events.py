@@ -100,7 +100,7 @@ def _check_neighboring(nb):
         return "replace"
     if name == "REPLACE_SPECIAL":
         return "replace_special"
-    raise InvalidSpecError('/neighboring: must be "add_remove", "replace" or "replace_special", got %r' % (nb,))
+    raise InvalidSpecError('/neighboring: must be "add_remove" or "replace", got %r (or "replace_special")' % (nb,))
 
 
 def _merge_neighboring(children, kind):

@@ -446,7 +446,7 @@ static dpa_status read_neighboring(walk *w, json_t *root, dpa_neighboring *nb)
         *nb = DPA_REPLACE_SPECIAL;
         return DPA_OK;
     }
-    return dpa_evj_fail(w, &at, "must be \"add_remove\", \"replace\" or \"replace_special\", got %s",
+    return dpa_evj_fail(w, &at, "must be \"add_remove\" or \"replace\", got %s (or \"replace_special\")",
                 dpa_evj_quote(json_string_value(v), q, sizeof q));
 }
 
