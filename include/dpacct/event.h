@@ -380,7 +380,8 @@ const dpa_event *dpa_event_child(const dpa_event *e, size_t i);
 /* Named numeric parameter ("sigma", "sensitivity", "scale", "epsilon", "delta",
  * "rho", "mu", "count", "rate", "n", "m", "k", "max_batch", "steps", "noise"
  * (report_noisy_max: the dpa_rnm_noise value), "mean", "shape"
- * (repeat_and_select: DPA_REPSEL_POISSON for Poisson), "c").  Returns DPA_EINVAL if this kind has
+ * (repeat_and_select: DPA_REPSEL_POISSON for Poisson), "c", "truncation"
+ * (discrete_gaussian: DPA_DG_UNTRUNCATED when absent).  Returns DPA_EINVAL if this kind has
  * no such parameter. */
 dpa_status dpa_event_get_param(const dpa_event *e, const char *name, double *value);
 
