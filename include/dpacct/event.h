@@ -30,7 +30,9 @@ typedef enum dpa_event_kind {
     DPA_EV_GAUSSIAN,            /* sigma > 0, sensitivity > 0 (default 1) */
     DPA_EV_LAPLACE,             /* scale > 0, sensitivity > 0 (default 1) */
     DPA_EV_DISCRETE_LAPLACE,    /* scale > 0, integer sensitivity >= 1 (default 1) */
-    DPA_EV_DISCRETE_GAUSSIAN,   /* 0 < sigma <= 1e5, integer sensitivity >= 1 (default 1) */
+    DPA_EV_DISCRETE_GAUSSIAN,   /* 0 < sigma <= 1e5, integer sensitivity >= 1 (default 1),
+                                 * optional integer truncation T in [0, 1e9] (noise
+                                 * conditioned on [-T, T]; DPA_DG_UNTRUNCATED if absent) */
     DPA_EV_RANDOMIZED_RESPONSE, /* epsilon >= 0, integer buckets k >= 2 (default 2: binary RR,
                                  * p = e^eps/(1+e^eps); k-ary: p = e^eps/(e^eps+k-1)) */
     DPA_EV_PURE,                /* epsilon >= 0 */
@@ -67,7 +69,13 @@ typedef enum dpa_rnm_noise {
 
 typedef enum dpa_neighboring {
     DPA_ADD_REMOVE = 0, /* default */
-    DPA_REPLACE = 1
+    DPA_REPLACE = 1,
+    /* dp_accounting's REPLACE_SPECIAL: one record replaced by a special record
+     * (docs/spec.md): the add_remove analysis (the special record contributes
+     * nothing to a noisy sum), except randomized_response, whose pair is the
+     * report on the record against the report on the special record, a
+     * uniform bucket; sampling schemes whose size counts the record refused */
+    DPA_REPLACE_SPECIAL = 2
 } dpa_neighboring;
 
 typedef struct dpa_event dpa_event;
@@ -77,6 +85,10 @@ typedef struct dpa_spec dpa_spec;
 #define DPA_MAX_COUNT 1e15
 /* Largest accepted discrete Gaussian sigma (its atoms are enumerated). */
 #define DPA_MAX_DISCRETE_GAUSSIAN_SIGMA 1e5
+/* discrete_gaussian's "truncation" when it is absent (the untruncated noise,
+ * dpa_event_get_param gives this value), and the largest accepted one. */
+#define DPA_DG_UNTRUNCATED (-1.0)
+#define DPA_MAX_DG_TRUNCATION 1e9
 /* privacy_loss tables: most points, largest |loss|, allowed excess of the
  * mass sums over 1 */
 #define DPA_MAX_TABLE_POINTS 1000000
@@ -99,6 +111,11 @@ dpa_event *dpa_event_gaussian(double sigma, double sensitivity, dpa_error *err);
 dpa_event *dpa_event_laplace(double scale, double sensitivity, dpa_error *err);
 dpa_event *dpa_event_discrete_laplace(double scale, double sensitivity, dpa_error *err);
 dpa_event *dpa_event_discrete_gaussian(double sigma, double sensitivity, dpa_error *err);
+/* The discrete Gaussian conditioned on [-truncation, truncation] (integer in
+ * [0, DPA_MAX_DG_TRUNCATION]; docs/mechanisms.md, "Truncated discrete
+ * Gaussian"); truncation DPA_DG_UNTRUNCATED is dpa_event_discrete_gaussian. */
+dpa_event *dpa_event_discrete_gaussian_truncated(double sigma, double sensitivity, double truncation,
+                                                 dpa_error *err);
 /* binary randomized response (k = 2) */
 dpa_event *dpa_event_randomized_response(double epsilon, dpa_error *err);
 /* k-ary randomized response: the true bucket with probability
@@ -363,7 +380,8 @@ const dpa_event *dpa_event_child(const dpa_event *e, size_t i);
 /* Named numeric parameter ("sigma", "sensitivity", "scale", "epsilon", "delta",
  * "rho", "mu", "count", "rate", "n", "m", "k", "max_batch", "steps", "noise"
  * (report_noisy_max: the dpa_rnm_noise value), "mean", "shape"
- * (repeat_and_select: DPA_REPSEL_POISSON for Poisson), "c").  Returns DPA_EINVAL if this kind has
+ * (repeat_and_select: DPA_REPSEL_POISSON for Poisson), "c", "truncation"
+ * (discrete_gaussian: DPA_DG_UNTRUNCATED when absent).  Returns DPA_EINVAL if this kind has
  * no such parameter. */
 dpa_status dpa_event_get_param(const dpa_event *e, const char *name, double *value);
 

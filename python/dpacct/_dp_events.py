@@ -250,7 +250,10 @@ def _discrete_gaussian(e, here, cls, a):
     if dim is not None and dim != 1:
         raise UnsupportedError("%s: %s with dimension %r is not supported: dpacct's discrete_gaussian "
                                "is univariate (dimension 1 or None)" % (here, cls, dim), path=here)
-    return ev.discrete_gaussian(a("sigma"), getattr(e, "sensitivity", 1))
+    # dp_accounting's DiscreteGaussianDpEvent has no truncation_bound (only its
+    # PLD class DiscreteGaussianPrivacyLoss does); an event that carries one is
+    # the truncated noise
+    return ev.discrete_gaussian(a("sigma"), getattr(e, "sensitivity", 1), getattr(e, "truncation_bound", None))
 
 
 def _randomized_response(e, here, cls, a):

@@ -76,11 +76,9 @@ def spec_json(spec: Any, neighboring: Any = None) -> str:
     """The JSON text the library is given for `spec`: a dict (the JSON form,
     numpy values allowed), JSON text (passed on unchanged unless
     `neighboring` is given), an events.Event, or a dp_accounting DpEvent."""
-    from ._dp_events import is_dp_event, from_dp_event, neighboring_from, replace_one_sensitivity, replace_special
+    from ._dp_events import is_dp_event, from_dp_event, neighboring_from, replace_one_sensitivity
+    # dp_accounting's REPLACE_SPECIAL is the library's "replace_special" (docs/spec.md)
     nb = neighboring_from(neighboring)
-    special = nb == "replace_special"  # dp_accounting's REPLACE_SPECIAL: add_remove, RR's special pair
-    if special:
-        nb = "add_remove"
     if isinstance(spec, bytes):
         spec = spec.decode("utf-8")
     if isinstance(spec, str):
@@ -103,8 +101,6 @@ def spec_json(spec: Any, neighboring: Any = None) -> str:
             spec = from_dp_event(spec)
             if nb == "replace":  # a DpEvent's sums move by 2C under replace-one
                 spec = replace_one_sensitivity(spec)
-            if special:
-                spec = replace_special(spec)
         except RecursionError:
             raise InvalidSpecError("the DpEvent is nested deeper than the library's limit of %d events"
                                    % _events.MAX_DEPTH) from None
@@ -389,7 +385,7 @@ class Accountant:
     @property
     def neighboring(self) -> str:
         """The spec's neighbouring relation: "add_remove" or "replace"."""
-        return ("add_remove", "replace")[self._lib.dpa_spec_neighboring(self._spec)]
+        return ("add_remove", "replace", "replace_special")[self._lib.dpa_spec_neighboring(self._spec)]
 
     @property
     def options(self) -> Dict[str, Any]:

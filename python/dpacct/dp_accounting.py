@@ -22,9 +22,10 @@ DpEvents; the ledger is then a dpacct Event built the same way.
 
 Events are converted by dpacct.from_dp_event (every DpEvent class of
 dp_accounting converts or is refused with a reason: docs/frameworks.md);
-the accountant's neighbouring relation is ADD_OR_REMOVE_ONE (default) or
-REPLACE_ONE; REPLACE_SPECIAL is refused (UnsupportedError): dpacct's
-analyses are of add/remove and replace-one neighbours.  Under REPLACE_ONE,
+the accountant's neighbouring relation is ADD_OR_REMOVE_ONE (default),
+REPLACE_ONE or REPLACE_SPECIAL (the library's "replace_special": the
+add/remove analysis, randomized response against the special record's
+uniform report; docs/spec.md).  Under REPLACE_ONE,
 GaussianDpEvent, LaplaceDpEvent and SingleEpochTreeAggregationDpEvent
 (noise relative to a bound C on each summed value's norm) are accounted
 with sensitivity 2 (C to C' moves the sum by up to 2C), as dp_accounting's
@@ -49,7 +50,7 @@ epsilon_result / delta_result the whole Result.
 import enum
 
 from . import events as ev
-from ._dp_events import from_dp_event, neighboring_from, replace_one_sensitivity, replace_special
+from ._dp_events import from_dp_event, neighboring_from, replace_one_sensitivity
 from ._errors import DpacctError, LibraryNotFoundError
 
 try:
@@ -158,8 +159,7 @@ def _as_dpacct(event, nb="add_remove"):
     if isinstance(event, (ev.Event, dict, str)):
         return ev.as_event(event)
     out = from_dp_event(event)
-    if nb == "replace_special":  # add_remove, randomized response against the special record
-        return replace_special(out)
+    # replace_special: the library's relation (the accountant is built with it)
     return replace_one_sensitivity(out) if nb == "replace" else out
 
 
@@ -168,16 +168,15 @@ class DpacctAccountant(_Base):
     certified bounds (module docstring).
 
     neighboring_relation: NeighboringRelation.ADD_OR_REMOVE_ONE (default),
-    REPLACE_ONE or REPLACE_SPECIAL (add_remove, with randomized response
-    against the special record: dpacct.from_dp_event).  method: a dpacct
+    REPLACE_ONE or REPLACE_SPECIAL (the library's "replace_special": add_remove,
+    with randomized response against the special record).  method: a dpacct
     method ("auto" by default); options: Accountant's keyword options.
     """
 
     _default_method = "auto"
 
     def __init__(self, neighboring_relation=_ADD_REMOVE, *, method=None, **options):
-        # "add_remove", "replace" or "replace_special" (the events' translation;
-        # the library is given "add_remove" for it: spec_json)
+        # "add_remove", "replace" or "replace_special", the library's relation
         self._nb = neighboring_from(neighboring_relation) or "add_remove"
         super().__init__(neighboring_relation if self._nb == "replace_special" else
                          _ADD_REMOVE if self._nb == "add_remove" else NeighboringRelation.REPLACE_ONE)

@@ -43,7 +43,7 @@ PLACEHOLDER = "?"
 # The library refuses events nested deeper than this (src/event/event_json_read.c,
 # MAX_EVENT_DEPTH); the binding refuses them first, without recursion.
 MAX_DEPTH = 256
-NEIGHBORINGS = ("add_remove", "replace")
+NEIGHBORINGS = ("add_remove", "replace", "replace_special")
 
 # kinds whose value is {"PARAMS..., "event": E}
 _UNARY = {"repeat": ("count",), "poisson": ("rate",), "sample": ("n", "m"),
@@ -98,7 +98,9 @@ def _check_neighboring(nb):
         return "add_remove"
     if name == "REPLACE_ONE":
         return "replace"
-    raise InvalidSpecError('/neighboring: must be "add_remove" or "replace", got %r' % (nb,))
+    if name == "REPLACE_SPECIAL":
+        return "replace_special"
+    raise InvalidSpecError('/neighboring: must be "add_remove" or "replace", got %r (or "replace_special")' % (nb,))
 
 
 def _merge_neighboring(children, kind):
@@ -276,9 +278,12 @@ def discrete_laplace(scale: Any, sensitivity: Any = None) -> Event:
     return _leaf("discrete_laplace", scale=scale, sensitivity=sensitivity)
 
 
-def discrete_gaussian(sigma: Any, sensitivity: Any = None) -> Event:
-    """Discrete Gaussian noise, P(k) ~ exp(-k^2/(2 sigma^2)); integer sensitivity."""
-    return _leaf("discrete_gaussian", sigma=sigma, sensitivity=sensitivity)
+def discrete_gaussian(sigma: Any, sensitivity: Any = None, truncation: Any = None) -> Event:
+    """Discrete Gaussian noise, P(k) ~ exp(-k^2/(2 sigma^2)); integer sensitivity.
+    truncation T (an integer >= 0, default none): the noise conditioned on
+    [-T, T] (dp_accounting's truncation_bound); part of the mass then has
+    infinite privacy loss (docs/mechanisms.md, "Truncated discrete Gaussian")."""
+    return _leaf("discrete_gaussian", sigma=sigma, sensitivity=sensitivity, truncation=truncation)
 
 
 def randomized_response(epsilon: Optional[float] = None, k: Any = 2, p: Any = None) -> Event:

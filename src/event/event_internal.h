@@ -9,7 +9,8 @@
  *   GAUSSIAN            p[0] sigma,   p[1] sensitivity
  *   LAPLACE             p[0] scale,   p[1] sensitivity
  *   DISCRETE_LAPLACE    p[0] scale,   p[1] sensitivity (integer)
- *   DISCRETE_GAUSSIAN   p[0] sigma,   p[1] sensitivity (integer)
+ *   DISCRETE_GAUSSIAN   p[0] sigma,   p[1] sensitivity (integer), p[2] truncation
+ *                       (integer; DPA_DG_UNTRUNCATED: none)
  *   RANDOMIZED_RESPONSE p[0] epsilon
  *   PURE                p[0] epsilon
  *   APPROX              p[0] epsilon, p[1] delta

@@ -166,6 +166,12 @@ static dpa_status read_params(walk *w, dpa_event_kind k, json_t *obj, const seg 
             return dpa_evj_fail(w, &sub, "the number of buckets cannot be calibrated (a \"?\" here); calibrate epsilon");
         if (!is_ph && k == DPA_EV_REPEAT_AND_SELECT && s == 1 && pa->p[s] == DPA_REPSEL_POISSON)
             return dpa_evj_fail(w, &sub, "must be >= 0 and finite, got -1 (omit \"shape\" for a Poisson number of runs)");
+        if (!is_ph && k == DPA_EV_DISCRETE_GAUSSIAN && s == 2 && pa->p[s] == DPA_DG_UNTRUNCATED)
+            return dpa_evj_fail(w, &sub, "must be an integer >= 0, got -1 (omit \"truncation\" for the "
+                                "untruncated discrete Gaussian)");
+        if (is_ph && k == DPA_EV_DISCRETE_GAUSSIAN && s == 2)
+            return dpa_evj_fail(w, &sub, "the truncation cannot be calibrated (a \"?\" here): the bound is not "
+                                "monotone in it; calibrate sigma");
         if (is_ph && k == DPA_EV_REPEAT_AND_SELECT && s == 1)
             return dpa_evj_fail(w, &sub, "the shape cannot be calibrated (a \"?\" here); calibrate the mean");
         if (is_ph && k == DPA_EV_TRUNCATED_POISSON)
@@ -188,6 +194,8 @@ static dpa_status record_placeholder(walk *w, dpa_event_kind k, const seg *at, p
         dpa_ev_param_domain(k, s, NULL, &d);
         if (k == DPA_EV_REPEAT_AND_SELECT && s == 1 && pa->p[s] == DPA_REPSEL_POISSON)
             continue; /* the Poisson sentinel */
+        if (k == DPA_EV_DISCRETE_GAUSSIAN && s == 2 && pa->p[s] == DPA_DG_UNTRUNCATED)
+            continue; /* the untruncated sentinel */
         if (s != pa->ph && dpa_ev_check_value(&d, pa->p[s], problem, sizeof problem))
             return dpa_evj_fail(w, &sub, "%s", problem);
     }
@@ -434,7 +442,11 @@ static dpa_status read_neighboring(walk *w, json_t *root, dpa_neighboring *nb)
         *nb = DPA_REPLACE;
         return DPA_OK;
     }
-    return dpa_evj_fail(w, &at, "must be \"add_remove\" or \"replace\", got %s",
+    if (!strcmp(json_string_value(v), "replace_special")) {
+        *nb = DPA_REPLACE_SPECIAL;
+        return DPA_OK;
+    }
+    return dpa_evj_fail(w, &at, "must be \"add_remove\" or \"replace\", got %s (or \"replace_special\")",
                 dpa_evj_quote(json_string_value(v), q, sizeof q));
 }
 

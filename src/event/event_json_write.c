@@ -107,6 +107,8 @@ static void write_kind(sbuf *b, const dpa_event *e)
             continue; /* xi 0 (rho-zCDP): written as before xi existed */
         if (e->kind == DPA_EV_REPEAT_AND_SELECT && s == 1 && e->p[1] == DPA_REPSEL_POISSON)
             continue; /* Poisson: shape omitted */
+        if (e->kind == DPA_EV_DISCRETE_GAUSSIAN && s == 2 && e->p[2] == DPA_DG_UNTRUNCATED)
+            continue; /* untruncated: written as before truncation existed */
         if (e->kind == DPA_EV_REPORT_NOISY_MAX && s == 1) {
             sb_put(b, ",\"noise\":\"");
             sb_put(b, DPA_EVJ_RNM_NOISE[(int)e->p[1]]);
@@ -156,7 +158,8 @@ char *dpa_spec_to_json(const dpa_spec *s)
     sb_put(&b, "{");
     write_name(&b, s->root);
     write_kind(&b, s->root);
-    sb_put(&b, s->nb == DPA_REPLACE ? ",\"neighboring\":\"replace\"}"
+    sb_put(&b, s->nb == DPA_REPLACE_SPECIAL ? ",\"neighboring\":\"replace_special\"}" :
+               s->nb == DPA_REPLACE ? ",\"neighboring\":\"replace\"}"
                                     : ",\"neighboring\":\"add_remove\"}");
     if (b.oom) {
         free(b.buf);

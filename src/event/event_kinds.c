@@ -38,7 +38,9 @@ static const kind_info KINDS[] = {
     [DPA_EV_GAUSSIAN] = {"gaussian", 2, {"sigma", "sensitivity"}, {0, 1}, 0},
     [DPA_EV_LAPLACE] = {"laplace", 2, {"scale", "sensitivity"}, {0, 1}, 0},
     [DPA_EV_DISCRETE_LAPLACE] = {"discrete_laplace", 2, {"scale", "sensitivity"}, {0, 1}, 0},
-    [DPA_EV_DISCRETE_GAUSSIAN] = {"discrete_gaussian", 2, {"sigma", "sensitivity"}, {0, 1}, 0},
+    /* truncation omitted: the untruncated noise (DPA_DG_UNTRUNCATED) */
+    [DPA_EV_DISCRETE_GAUSSIAN] = {"discrete_gaussian", 3, {"sigma", "sensitivity", "truncation"},
+                                  {0, 1, DPA_DG_UNTRUNCATED}, 0},
     [DPA_EV_RANDOMIZED_RESPONSE] = {"randomized_response", 2, {"epsilon", "k"}, {0, 2}, 0},
     [DPA_EV_PURE] = {"pure", 1, {"epsilon", NULL}, {0, 0}, 0},
     [DPA_EV_APPROX] = {"approx", 2, {"epsilon", "delta"}, {0, 0}, 0},
@@ -215,6 +217,8 @@ void dpa_ev_param_domain(dpa_event_kind k, int slot, const double *sibling,
     case DPA_EV_DISCRETE_GAUSSIAN:
         if (slot == 1)
             set_int_range(dom, 1, DPA_MAX_DISCRETE_SENSITIVITY);
+        else if (slot == 2) /* truncation (the sentinel is checked apart) */
+            set_int_range(dom, 0, DPA_MAX_DG_TRUNCATION);
         else if (k == DPA_EV_DISCRETE_GAUSSIAN)
             set_range(dom, 0, 1, DPA_MAX_DISCRETE_GAUSSIAN_SIGMA, 0);
         else
@@ -323,6 +327,8 @@ int dpa_ev_check_params(dpa_event_kind k, const double *p, int *bad_slot,
     for (int s = 0; s < dpa_ev_num_params(k); s++) {
         if (k == DPA_EV_REPEAT_AND_SELECT && s == 1 && p[s] == DPA_REPSEL_POISSON)
             continue; /* Poisson: the sentinel (the JSON reader refuses it written) */
+        if (k == DPA_EV_DISCRETE_GAUSSIAN && s == 2 && p[s] == DPA_DG_UNTRUNCATED)
+            continue; /* untruncated: the sentinel (likewise) */
         dpa_ev_param_domain(k, s, NULL, &d);
         if (dpa_ev_check_value(&d, p[s], problem, n)) {
             *bad_slot = s;

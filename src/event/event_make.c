@@ -134,7 +134,14 @@ dpa_event *dpa_event_discrete_laplace(double scale, double sensitivity, dpa_erro
 
 dpa_event *dpa_event_discrete_gaussian(double sigma, double sensitivity, dpa_error *err)
 {
-    return make_leaf(DPA_EV_DISCRETE_GAUSSIAN, sigma, sensitivity, err);
+    return dpa_event_discrete_gaussian_truncated(sigma, sensitivity, DPA_DG_UNTRUNCATED, err);
+}
+
+dpa_event *dpa_event_discrete_gaussian_truncated(double sigma, double sensitivity, double truncation,
+                                                 dpa_error *err)
+{
+    const double p[DPA_EV_MAX_PARAMS] = {sigma, sensitivity, truncation, 0};
+    return dpa_ev_make(DPA_EV_DISCRETE_GAUSSIAN, p, NULL, 0, err);
 }
 
 dpa_event *dpa_event_randomized_response(double epsilon, dpa_error *err)

@@ -40,10 +40,10 @@ dpa_spec *dpa_spec_new(dpa_event *root, dpa_neighboring nb, dpa_error *err)
         dpa_error_set(err, DPA_EINVAL, "spec: root event is NULL");
         return NULL;
     }
-    if (nb != DPA_ADD_REMOVE && nb != DPA_REPLACE) {
+    if (nb != DPA_ADD_REMOVE && nb != DPA_REPLACE && nb != DPA_REPLACE_SPECIAL) {
         dpa_event_free(root);
         dpa_error_set(err, DPA_EINVAL,
-                      "spec: neighboring must be DPA_ADD_REMOVE or DPA_REPLACE, got %d", (int)nb);
+                      "spec: neighboring must be DPA_ADD_REMOVE, DPA_REPLACE or DPA_REPLACE_SPECIAL, got %d", (int)nb);
         return NULL;
     }
     {
@@ -57,7 +57,7 @@ dpa_spec *dpa_spec_new(dpa_event *root, dpa_neighboring nb, dpa_error *err)
                           "%s: a dpsgd run with sampling \"%s\" is accounted under %s neighbouring, but the spec "
                           "is \"%s\" (a spec has one neighbouring relation)",
                           path, names[sampling >= 0 && sampling <= 2 ? sampling : 0], wor ? "replace" : "add_remove",
-                          nb == DPA_REPLACE ? "replace" : "add_remove");
+                          nb == DPA_REPLACE ? "replace" : nb == DPA_REPLACE_SPECIAL ? "replace_special" : "add_remove");
             return NULL;
         }
     }

@@ -69,7 +69,7 @@ static dpa_status sampling_ok(const dpa_event *e, dpa_neighboring nb, const char
 {
     if (e->kind == DPA_EV_POISSON && nb == DPA_REPLACE)
         return dpa_error_set(err, DPA_EUNSUPPORTED, "%s/poisson: Poisson subsampling needs add_remove neighbouring", path);
-    if (e->kind == DPA_EV_SAMPLE && nb == DPA_ADD_REMOVE)
+    if (e->kind == DPA_EV_SAMPLE && nb != DPA_REPLACE)
         return dpa_error_set(err, DPA_EUNSUPPORTED, "%s/sample: sampling without replacement needs replace neighbouring", path);
     return DPA_OK;
 }
@@ -317,6 +317,11 @@ static dpa_status zcdp_rec(const dpa_event *e, dpa_neighboring nb, const char *p
         return DPA_OK;
     case DPA_EV_GAUSSIAN:
     case DPA_EV_DISCRETE_GAUSSIAN: /* s^2 / (2 sigma^2) */
+        if (e->kind == DPA_EV_DISCRETE_GAUSSIAN && e->p[2] != DPA_DG_UNTRUNCATED)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "%s/discrete_gaussian/truncation: a truncated discrete Gaussian is not zCDP (part of "
+                                 "its mass has infinite privacy loss, so its Renyi divergences above order 1 are "
+                                 "+inf); state the guarantee you claim as an approx leaf", path);
         *out = dec_div_up(dec_sq_half(P(e->p[1]), 1), dec_mul_up(P(e->p[0]), P(e->p[0])));
         return DPA_OK;
     case DPA_EV_GDP:

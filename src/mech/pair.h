@@ -126,6 +126,11 @@ dpa_pair *dpa_pair_rr(double eps, double delta, dpa_error *err);
  * value changed): loss +eps w.p. e^eps/(e^eps+k-1) (output x), -eps w.p.
  * 1/(e^eps+k-1) (output x'), 0 w.p. (k-2)/(e^eps+k-1) under A; symmetric. */
 dpa_pair *dpa_pair_rr_k(double eps, double k, dpa_error *err);
+/* k-ary randomized response under REPLACE_SPECIAL (k >= 2 integer): the
+ * report on x against the uniform report on the special record: loss
+ * log k + eps - log(e^eps + k - 1) (A-mass e^eps/(e^eps+k-1)) and
+ * log k - log(e^eps + k - 1) (A-mass (k-1)/(e^eps+k-1)); asymmetric. */
+dpa_pair *dpa_pair_rr_special(double eps, double k, dpa_error *err);
 /* The pair of a privacy loss table (privacy_loss events): atoms at the n
  * losses (ascending, distinct, finite) with A-masses mass[i] and B-masses
  * mass[i] e^-loss[i], A's remaining mass 1 - sum mass at +inf, B's
@@ -209,6 +214,11 @@ dpa_pair *dpa_pair_poisson_replace_lower(double q, double m, dpa_error *err);
 dpa_pair *dpa_pair_discrete_laplace(double scale, double sensitivity, dpa_error *err);
 /* Discrete Gaussian N_Z(s, sigma^2) vs N_Z(0, sigma^2). */
 dpa_pair *dpa_pair_discrete_gaussian(double sigma, double sensitivity, dpa_error *err);
+/* The same noise conditioned on [-truncation, truncation] (an integer in
+ * [0, DPA_MAX_DG_TRUNCATION]; DPA_DG_UNTRUNCATED: the pair above): atoms
+ * at the finite losses of [s - T, T], A's mass on (T, s + T] at +inf and
+ * B's on [-T, s - T) at -inf; the non-private pair when 2T < s.  Symmetric. */
+dpa_pair *dpa_pair_discrete_gaussian_truncated(double sigma, double sensitivity, double truncation, dpa_error *err);
 
 /* ---- transforms (take ownership of base in every case) ---- */
 /* Remove direction of Poisson subsampling at rate q in (0, 1]:

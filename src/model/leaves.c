@@ -280,20 +280,28 @@ static dpa_pair *mixture_pair(const dpa_event *e, dpa_error *err)
  * relation's restrictions on a kind are checked here, for every path). */
 static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_neighboring nb, dpa_error *err)
 {
+    /* replace_special keeps the dataset's size: the special record takes part
+     * in a sampling whose law depends on n, which removing the record would
+     * change, so the add_remove analysis of these is not derived for it */
     if (e->kind == DPA_EV_SAMPLE_WITH_REPLACEMENT && nb != DPA_ADD_REMOVE) {
         dpa_error_set(err, DPA_EUNSUPPORTED,
                       "%s: sampling with replacement is analysed under add_remove neighboring (a record "
-                      "appears Binomial(m, 1/n) times); for replace-one use \"sample\"",
-                      path);
+                      "appears Binomial(m, 1/n) times)%s",
+                      path, nb == DPA_REPLACE ? "; for replace-one use \"sample\"" :
+                      "; under replace_special the dataset keeps its size n, so that analysis does not apply");
         return NULL;
     }
     if (e->kind == DPA_EV_TRUNCATED_POISSON && nb != DPA_ADD_REMOVE) {
         dpa_error_set(err, DPA_EUNSUPPORTED,
                       "%s: truncated Poisson subsampling is analysed under add_remove neighboring (the record "
-                      "is kept or not, n counting it); for replace-one use \"sample\"",
-                      path);
+                      "is kept or not, n counting it)%s",
+                      path, nb == DPA_REPLACE ? "; for replace-one use \"sample\"" :
+                      "; under replace_special the special record still counts in n, so that analysis does not "
+                      "apply");
         return NULL;
     }
+    if (e->kind == DPA_EV_RANDOMIZED_RESPONSE && nb == DPA_REPLACE_SPECIAL)
+        return dpa_pair_rr_special(e->p[0], e->p[1], err);
     if (is_rdp_only(e->kind)) {
         dpa_error_set(err, DPA_EUNSUPPORTED,
                       "%s: a subsampled %s step is not supported: its guarantee is a Renyi bound, not a dominating "
@@ -310,7 +318,7 @@ static dpa_pair *mechanism_pair(const dpa_event *e, const char *path, dpa_neighb
     case DPA_EV_GDP: return dpa_pair_gaussian(e->p[0], err);
     case DPA_EV_LAPLACE: return dpa_pair_laplace(e->p[0], e->p[1], err);
     case DPA_EV_DISCRETE_LAPLACE: return dpa_pair_discrete_laplace(e->p[0], e->p[1], err);
-    case DPA_EV_DISCRETE_GAUSSIAN: return dpa_pair_discrete_gaussian(e->p[0], e->p[1], err);
+    case DPA_EV_DISCRETE_GAUSSIAN: return dpa_pair_discrete_gaussian_truncated(e->p[0], e->p[1], e->p[2], err);
     case DPA_EV_RANDOMIZED_RESPONSE: return dpa_pair_rr_k(e->p[0], e->p[1], err);
     case DPA_EV_PURE: return dpa_pair_rr(e->p[0], 0.0, err);
     case DPA_EV_APPROX: return dpa_pair_rr(e->p[0], e->p[1], err);
@@ -494,8 +502,8 @@ static dpa_status add_random_allocation(walk *w, const dpa_event *e, double mult
     if (w->spec->nb != DPA_ADD_REMOVE)
         return dpa_error_set(err, DPA_EUNSUPPORTED,
                              "%s/random_allocation: random allocation is analysed under add_remove neighboring "
-                             "(docs/sampling.md §4); \"replace\" is not supported",
-                             path);
+                             "(docs/sampling.md §4); \"%s\" is not supported",
+                             path, w->spec->nb == DPA_REPLACE ? "replace" : "replace_special");
     if (!w->set->ra_path[0]) snprintf(w->set->ra_path, sizeof w->set->ra_path, "%.140s/random_allocation", path);
     snprintf(sub, sizeof sub, "%s/random_allocation/event", path);
     double T = e->p[0], K = e->p[1], t0 = floor(T / K), r = T - K * t0;
@@ -623,7 +631,17 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
                 snprintf(w->set->noop_path, sizeof w->set->noop_path, "%.140s/%s", path, name);
             return DPA_OK;
         }
-        if (e->kind == DPA_EV_POISSON && nb != DPA_ADD_REMOVE) {
+        /* replace_special: a randomized_response step is the record's own
+         * report, and what its subsampling means against the special record
+         * is not derived here */
+        if (nb == DPA_REPLACE_SPECIAL && e->child[0]->kind == DPA_EV_RANDOMIZED_RESPONSE)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "%s/%s/event/randomized_response: subsampled randomized response under "
+                                 "replace_special neighboring is not supported (its pair against the special "
+                                 "record is derived for the unsampled step only)", path, dpa_ev_kind_name(e->kind));
+        /* replace_special otherwise: the special record adds nothing, whether
+         * sampled or not, so Poisson subsampling is analysed as for add_remove */
+        if (e->kind == DPA_EV_POISSON && nb == DPA_REPLACE) {
             if (e->child[0]->kind == DPA_EV_GAUSSIAN && !w->sampled)
                 return add_poisson_replace(w, e, mult, path, err);
             return dpa_error_set(err, DPA_EUNSUPPORTED,
@@ -666,6 +684,7 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         if (!p) return err ? err->status : DPA_ENOMEM;
         double key[6] = {(double)c->kind, c->p[0], c->p[1], (double)e->kind, rate, 0};
         if (unique_key(c->kind)) key[5] = (double)++w->next_id; /* tables: one leaf per event */
+        if (c->kind == DPA_EV_DISCRETE_GAUSSIAN) key[5] = c->p[2]; /* the truncation */
         w->set->all_gaussian = 0;
         w->set->all_rr = 0;
         size_t n0 = w->set->n;
@@ -696,6 +715,11 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
             if (!st && w->set->n > n0) w->set->v[n0].zcdp = 1;
             return st;
         }
+        if (e->kind == DPA_EV_RANDOMIZED_RESPONSE && nb == DPA_REPLACE_SPECIAL && w->sampled)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "%s: subsampled randomized response under replace_special neighboring is not "
+                                 "supported (its pair against the special record is derived for the unsampled "
+                                 "step only)", leafpath);
         dpa_pair *p = mechanism_pair(e, leafpath, nb, err);
         if (!p) return err ? err->status : DPA_EINVAL;
         double mu = NAN, re = NAN, rd = NAN;
@@ -704,7 +728,9 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         else w->set->all_gaussian = 0;
         /* k-ary randomized response (k > 2) is not RR_eps: dominated by it,
          * with a third atom (loss 0), so not an (eps, delta) leaf */
-        if (e->kind == DPA_EV_PURE || (e->kind == DPA_EV_RANDOMIZED_RESPONSE && e->p[1] == 2)) { re = e->p[0]; rd = 0; }
+        int special = e->kind == DPA_EV_RANDOMIZED_RESPONSE && nb == DPA_REPLACE_SPECIAL;
+        if (special) w->set->all_rr = 0; /* a two-atom table, not RR_eps */
+        else if (e->kind == DPA_EV_PURE || (e->kind == DPA_EV_RANDOMIZED_RESPONSE && e->p[1] == 2)) { re = e->p[0]; rd = 0; }
         else if (e->kind == DPA_EV_APPROX) { re = e->p[0]; rd = e->p[1]; }
         else if (e->kind == DPA_EV_NON_PRIVATE) { re = 0; rd = 1; } /* (0, 1)-DP: no guarantee */
         /* a one-point profile is exactly (eps, delta)-DP: its pair is RR_{eps,delta} */
@@ -712,6 +738,9 @@ static dpa_status walk_event(walk *w, const dpa_event *e, double mult, const cha
         else w->set->all_rr = 0;
         double key[6] = {(double)e->kind, e->p[0], e->p[1], -1, 0, 0};
         if (unique_key(e->kind)) key[5] = (double)++w->next_id; /* tables: one leaf per event */
+        if (e->kind == DPA_EV_DISCRETE_GAUSSIAN) key[5] = e->p[2]; /* the truncation */
+        /* the special pair is a privacy-loss table: no method reads it as RR */
+        if (special) key[0] = (double)DPA_EV_PRIVACY_LOSS, key[3] = -2;
         if (e->kind == DPA_EV_SAMPLE_WITH_REPLACEMENT) { /* the child's kind and parameters too */
             key[3] = (double)e->child[0]->kind;
             key[4] = e->child[0]->p[0];

@@ -260,7 +260,10 @@ static dpa_status add_leafset_to(dpa_rdp_comp *c, const dpa_leafset *s, int *asy
                            (dpa_rdp_term){DPA_RDP_T_ZCDP, l->count, NULL, l->par[0], l->par[1], NULL, {NAN, NAN}, 0,
                                           {0, 0, 0, 0}, NULL},
                            err);
-        } else if (l->pair && depth == 0 && l->kind == DPA_EV_DISCRETE_GAUSSIAN && isnan(l->rate)) {
+        } else if (l->pair && depth == 0 && l->kind == DPA_EV_DISCRETE_GAUSSIAN && isnan(l->rate) &&
+                   dpa_pair_log_inf(l->pair) == -INFINITY) {
+            /* (untruncated: a truncated one has mass at +inf, no zCDP; its
+             * pair's divergences are +inf above order 1) */
             /* the discrete Gaussian's atom list is truncated (its pair has
              * slack), so its exact divergence cannot be certified; it is
              * rho-zCDP with rho = s^2 / (2 sigma^2) (Canonne-Kamath-Steinke

@@ -24,6 +24,10 @@ typedef struct rdp_state {
      * (0 < delta_i < 1, unsampled), rounded down; 0 if none: those steps
      * enter the Renyi curve as RR_{eps_i} and their delta apart */
     double log_keep;
+    /* 1 if a leaf not kept apart has mass at loss +inf (e.g. a truncated
+     * discrete_gaussian, docs/mechanisms.md §8): every order's bound is then
+     * +inf, which the note says */
+    int inf_leaf;
 } rdp_state;
 
 /* An (eps, delta)-DP step whose delta is kept apart: its pair RR_{eps,delta}
@@ -45,7 +49,10 @@ static int delta_apart(const dpa_leaf *l)
 static dpa_status add_leaves(rdp_state *s, const dpa_leafset *L, dpa_error *err)
 {
     size_t napart = 0;
-    for (size_t i = 0; i < L->n; i++) napart += delta_apart(&L->v[i]);
+    for (size_t i = 0; i < L->n; i++) {
+        napart += delta_apart(&L->v[i]);
+        if (!delta_apart(&L->v[i]) && L->v[i].pair && dpa_pair_log_inf(L->v[i].pair) > -INFINITY) s->inf_leaf = 1;
+    }
     if (!napart) return dpa_rdp_add_leafset(s->acct, L, err);
     dpa_leafset c = *L;
     dpa_leaf *v = malloc(L->n * sizeof *v);
@@ -130,8 +137,9 @@ static void fill(const rdp_state *s, const dpa_rdp_result *r, dpa_result *out)
     out->binding = r->value_dir[0] == r->value_dir[1] ? DPA_DIR_BOTH : r->binding == 1 ? DPA_DIR_ADD : DPA_DIR_REMOVE;
     out->order = r->alpha_dir[r->binding == 1 ? 1 : 0];
     (void)s;
-    snprintf(out->note, sizeof out->note, "upper bound only: Renyi DP gives no lower bound (%s conversion)",
-             dpa_rdp_conversion_name(s->conv));
+    snprintf(out->note, sizeof out->note, "upper bound only: Renyi DP gives no lower bound (%s conversion)%s",
+             dpa_rdp_conversion_name(s->conv),
+             s->inf_leaf ? "; a leaf has mass at loss +inf: its Renyi DP is +inf above order 1" : "");
 }
 
 /* The note when some delta is kept apart. */

@@ -196,7 +196,10 @@ static dpa_status log_e_acc(const dpa_pair *p, double theta, dpa_rdp_acc *accp, 
 {
 #define acc (*accp)
     dpa_status st;
-    if ((p->slack_hi > 0 || p->slack_lo > 0) && p->kind != DPA_PAIR_REVERSE && p->kind != DPA_PAIR_LABELLED)
+    /* omitted atoms do not matter when A has mass at +inf and theta > 0:
+     * E is then +inf (a truncated discrete Gaussian whose window is cut) */
+    if ((p->slack_hi > 0 || p->slack_lo > 0) && p->kind != DPA_PAIR_REVERSE && p->kind != DPA_PAIR_LABELLED &&
+        !(p->kind == DPA_PAIR_ATOMS && theta > 0 && dpa_pair_log_inf(p) > -INFINITY))
         return truncated(p, err);
     switch (p->kind) {
     case DPA_PAIR_ATOMS:
@@ -309,7 +312,8 @@ static dpa_status kl(const dpa_pair *p, int reverse, double *out, dpa_error *err
     case DPA_PAIR_REVERSE:
         return kl(p->base, !reverse, out, err);
     case DPA_PAIR_ATOMS: {
-        if (p->slack_hi > 0 || p->slack_lo > 0) return truncated(p, err);
+        if ((p->slack_hi > 0 || p->slack_lo > 0) && !(dpa_pair_log_inf(p) > -INFINITY))
+            return truncated(p, err); /* (mass at +inf: KL is +inf, omitted atoms or not) */
         dpa_rdp_acc acc;
         dpa_rdp_acc_init(&acc);
         for (size_t i = 0; i < p->natoms; i++) {

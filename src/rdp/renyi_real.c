@@ -91,7 +91,10 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
         return DPA_OK;
     }
     const dpa_pair *p = lf->pair;
-    if (dpa_renyi_truncated(p) && lf->kind == DPA_EV_DISCRETE_GAUSSIAN && isnan(lf->rate)) {
+    /* (an untruncated one: a truncated discrete Gaussian has mass at +inf and
+     * is no zCDP; its atoms are its whole support or have A at +inf) */
+    if (dpa_renyi_truncated(p) && lf->kind == DPA_EV_DISCRETE_GAUSSIAN && isnan(lf->rate) &&
+        dpa_pair_log_inf(p) == -INFINITY) {
         /* the discrete Gaussian's atom list is truncated, so its divergence
          * is not computed; it is rho-zCDP, D_A <= A rho for A >= 1 with
          * rho = s^2 / (2 sigma^2) (Canonne-Kamath-Steinke 2020, Prop 5; par =
@@ -106,7 +109,9 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
         o->how = DPA_RENYI_H_LOW0 | DPA_RENYI_H_RDP; /* (the bound the rdp method uses) */
         return DPA_OK;
     }
-    if (dpa_renyi_truncated(p)) return dpa_renyi_unsupported_leaf(lf, err);
+    /* omitted atoms do not matter for A > 1 when A has mass at +inf */
+    if (dpa_renyi_truncated(p) && !(A > 1 && dpa_pair_log_inf(p) > -INFINITY))
+        return dpa_renyi_unsupported_leaf(lf, err);
     if (!dpa_renyi_bounded_kind(p)) {
         if (!dpa_renyi_upper_only_kind(p)) return dpa_renyi_unsupported_leaf(lf, err);
         if (!(A > 1))
