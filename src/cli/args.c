@@ -430,6 +430,7 @@ static int set_value(cli_args *a, opt_id id, const char *val)
     case OPT_GRID_STEP:
         return set_grid_step(a, val);
     case OPT_MAX_GRID:
+        a->given_max_grid = 1;
         return uint_in(id, val, CLI_MIN_MAX_GRID, CLI_MAX_MAX_GRID,
                        "an integer in [1024, 67108864]", &a->opt.max_grid);
     case OPT_THREADS: {

@@ -118,6 +118,7 @@ typedef struct cli_args {
     double loss;
     dpa_direction direction;
     int given_direction; /* curve --kind pld: --direction was given (else both) */
+    int given_max_grid;  /* --max-grid was given (dpsgd shuffle: its lower pair then uses it) */
 } cli_args;
 
 /* ---- clt_out.c ---- */

@@ -35,6 +35,10 @@
 /* The add direction's lattice ends at most at ADD_TOP_T T (ra_lattice_build). */
 #define ADD_TOP_T 64.0
 
+/* Levels of the N = 1 lower staircase from R's computed law (ra_rest_levels),
+ * the level s_0 = 0 included. */
+#define NLEV_MAX 129
+
 /* One atom of the law of W: B-mass b at W = e^z (remove) or e^{-z} (add). */
 typedef struct ra_atom {
     long double b, w;
@@ -265,6 +269,73 @@ static int atoms_order(dpa_atom *at, size_t nmain, size_t n)
     return 0;
 }
 
+static int size_cmp(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Levels of the lower staircase of the N = 1 term (dpa_pld_ra_grid) from
+ * R's computed law, R = the lattice's (T-1)-fold (lower kind): G_l =
+ * R_comp(s >= s_l) - its round-off allowance - its window tails (mass
+ * aliased into the window), nonincreasing, is at most R(s >= s_l); the
+ * levels are NLEV_MAX - 1 equally spaced lattice points between R's 1e-9
+ * quantiles (a level's loss log((W + s_l)/T) is at most (s_{l+1} - s_l)/W
+ * below the true one for s in [s_l, s_{l+1})).  Appends to slev/glev
+ * (slev[0] = 0, glev[0] = R_tot given). */
+static dpa_status ra_rest_levels(dpa_pld_acct *a, const ra_lattice *L, double T, double tw, double rtot,
+                                 double *slev, double *glev, int *nlev, dpa_error *err)
+{
+    dpa_grid_pmf gb = {0, L->nw + 1, L->h, L->bl, 0};
+    dpa_factor f = {&gb, T - 1};
+    dpa_composed r;
+    memset(&r, 0, sizeof r);
+    dpa_status st = dpa_compose(a->fft, &a->ws[0], &f, 1, tw, 1, a->opt.max_grid, &r, err);
+    if (st) return st;
+    long double tot = 0, acc = 0;
+    for (size_t i = 0; i < r.n; i++) tot += r.mass[i];
+    size_t ilo = 0, ihi = r.n ? r.n - 1 : 0;
+    for (acc = 0; ilo + 1 < r.n && acc + r.mass[ilo] < 1e-9L * tot; ilo++) acc += r.mass[ilo];
+    for (acc = 0; ihi > ilo && acc + r.mass[ihi] < 1e-9L * tot; ihi--) acc += r.mass[ihi];
+    /* suffix sums at the levels, walking down from the top */
+    double cut = r.roundoff + r.tail_outside;
+    /* half of the levels equally spaced in s, half at R's quantiles l/nh
+     * (where its mass is): sorted, repeats removed */
+    int nh = (NLEV_MAX - 1) / 2, nl = 0;
+    size_t idx[NLEV_MAX];
+    for (int l = 0; l < nh; l++) idx[nl++] = ilo + (size_t)((double)(ihi - ilo) * l / nh);
+    acc = 0;
+    for (size_t j = 0, l = 1; j < r.n && l < (size_t)nh; j++) {
+        acc += r.mass[j];
+        while (l < (size_t)nh && acc >= tot * (long double)l / nh) {
+            idx[nl++] = j;
+            l++;
+        }
+    }
+    qsort(idx, (size_t)nl, sizeof *idx, size_cmp);
+    int nu = 0;
+    for (int l = 0; l < nl; l++)
+        if (nu == 0 || idx[l] != idx[nu - 1]) idx[nu++] = idx[l];
+    nl = nu;
+    long double suf[NLEV_MAX];
+    acc = 0;
+    size_t i = r.n;
+    for (int l = nl - 1; l >= 0; l--) {
+        while (i > idx[l]) acc += r.mass[--i];
+        suf[l] = acc;
+    }
+    for (int l = 0; l < nl; l++) {
+        double s = (double)(r.lo + (long long)idx[l]) * L->h;
+        if (!(s > slev[*nlev - 1])) continue;
+        double g = fmin(glev[*nlev - 1], fmin(rtot, (double)suf[l] * (1 - 8 * DPA_UNIT_ROUNDOFF) - cut));
+        if (!(g > 0)) break;
+        slev[*nlev] = s;
+        glev[(*nlev)++] = g;
+    }
+    dpa_composed_free(&r);
+    return DPA_OK;
+}
+
 /* The grid measure of one (direction d, kind k) of a 1-of-T random
  * allocation leaf from the inner composition's measure mu of that
  * direction and kind (remove: the law of z under A; add: of z' under B;
@@ -351,12 +422,22 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
      * R(s >= s_l) (Chernoff: R(s < c) <= e^{lam c} M(-lam)^{T-1}, M the
      * lattice's moment generating function, in long double; G_0 = R_tot);
      * E_R[f] >= sum_l (f(s_l) - f(s_{l-1})) G_l = sum_l f(s_l) (G_l - G_{l+1}) */
-    enum { NLEV = 5 };
-    double slev[NLEV], glev[NLEV];
+    double slev[NLEV_MAX], glev[NLEV_MAX];
     int nlev = 0;
     slev[nlev] = 0;
     glev[nlev++] = rtot;
-    if (d == 0 && k == 1 && L.nbig > 0) {
+    if (d == 0 && k == 1 && L.nbig > 0 && abig > tw) {
+        /* big atoms that matter: R's computed law, many levels */
+        st = ra_rest_levels(a, &L, T, tw, rtot, slev, glev, &nlev, err);
+        if (st) {
+            free(ga.mass);
+            free(L.bl);
+            free(L.wbig);
+            free(L.abig);
+            dpa_composed_free(&c);
+            return st;
+        }
+    } else if (d == 0 && k == 1 && L.nbig > 0) {
         double mean = (T - 1) * (double)(al_tot / bl_tot);
         double sd = sqrt((T - 1) * fmax(0.0, (double)(m2 / bl_tot - (al_tot / bl_tot) * (al_tot / bl_tot))));
         /* M(-lam) for the 25 lam, once (they do not depend on the level) */
