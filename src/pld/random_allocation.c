@@ -313,14 +313,14 @@ static int rest_level_idx(const dpa_composed *r, size_t *idx)
  * levels from rest_level_idx (a level's loss log((W + s_l)/T) is at most
  * (s_{l+1} - s_l)/W below the true one for s in [s_l, s_{l+1})).  Appends
  * to slev/glev (slev[0] = 0, glev[0] = R_tot given). */
-static dpa_status ra_rest_levels(dpa_pld_acct *a, const ra_lattice *L, double T, double tw, double rtot,
+static dpa_status ra_rest_levels(dpa_pld_acct *a, dpa_compose_ws *ws, const ra_lattice *L, double T, double tw, double rtot,
                                  double *slev, double *glev, int *nlev, dpa_error *err)
 {
     dpa_grid_pmf gb = {0, L->nw + 1, L->h, L->bl, 0};
     dpa_factor f = {&gb, T - 1};
     dpa_composed r;
     memset(&r, 0, sizeof r);
-    dpa_status st = dpa_compose(a->fft, &a->ws[0], &f, 1, tw, 1, a->opt.max_grid, &r, err);
+    dpa_status st = dpa_compose(a->fft, ws, &f, 1, tw, 1, a->opt.max_grid, &r, err);
     if (st) return st;
     size_t idx[NLEV_MAX];
     int nl = rest_level_idx(&r, idx);
@@ -382,14 +382,14 @@ static size_t ra_big_blocks(const ra_lattice *L, ra_block *blk)
  * weights f <= 1 + U/W <= 1 + U/W_top: times that), and beyond U, where
  * s <= (T - 1) W_top (every lattice term is at most W_top < W):
  * E_R[f; s > U] <= R(s > U) (1 + (T - 1) W_top / W) <= T tail_above. */
-static dpa_status ra_rest_bins(dpa_pld_acct *a, const ra_lattice *L, double T, double tw, double *su, double *mb,
+static dpa_status ra_rest_bins(dpa_pld_acct *a, dpa_compose_ws *ws, const ra_lattice *L, double T, double tw, double *su, double *mb,
                                int *nb, double *rest_al, double *U, dpa_error *err)
 {
     dpa_grid_pmf gb = {0, L->nw + 1, L->h, L->bl, 0};
     dpa_factor f = {&gb, T - 1};
     dpa_composed r;
     memset(&r, 0, sizeof r);
-    dpa_status st = dpa_compose(a->fft, &a->ws[0], &f, 1, tw, 0, a->opt.max_grid, &r, err);
+    dpa_status st = dpa_compose(a->fft, ws, &f, 1, tw, 0, a->opt.max_grid, &r, err);
     if (st) return st;
     size_t idx[NLEV_MAX + 1];
     int nl = rest_level_idx(&r, idx);
@@ -412,12 +412,12 @@ static dpa_status ra_rest_bins(dpa_pld_acct *a, const ra_lattice *L, double T, d
 /* The grid measure of one (direction d, kind k) of a 1-of-T random
  * allocation leaf from the inner composition's measure mu of that
  * direction and kind (remove: the law of z under A; add: of z' under B;
- * a lower remove measure trimmed first), with its additive allowance. */
-dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, int k, double step, double tau_leaf,
-                           dpa_grid_pmf *out, double *allow, dpa_error *err)
+ * a lower remove measure trimmed by the caller), with its additive
+ * allowance; its compositions in ws. */
+dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_composed *mu, double T, int d, int k,
+                           double step, double tau_leaf, dpa_grid_pmf *out, double *allow, dpa_error *err)
 {
     const double u = DPA_UNIT_ROUNDOFF;
-    if (d == 0 && k == 1) dpa_pld_trim_lower_bmass(mu);
     double tot = mu->inf;
     for (size_t i = 0; i < mu->n; i++) tot += mu->mass[i];
     /* the inner measure's bounds as an additive allowance (as for a poisson
@@ -466,7 +466,7 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
      * allowances; a linear lattice cannot afford the PLD's 1e-16.  The
      * window is a Chernoff bound (dpa_compose), for the heavy lognormal tail
      * of W the lattice's mean plus several W_top (docs/sampling.md §4) */
-    st = dpa_compose(a->fft, &a->ws[0], f, nf, tw, k, a->opt.max_grid, &c, err);
+    st = dpa_compose(a->fft, ws, f, nf, tw, k, a->opt.max_grid, &c, err);
     if (st) {
         free(ga.mass);
         free(L.bl);
@@ -502,7 +502,7 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
     int lonew = d == 0 && k == 1 && L.nbig > 0 && abig > tw;
     if (lonew) {
         /* big atoms that matter: R's computed law, many levels */
-        st = ra_rest_levels(a, &L, T, tw, rtot, slev, glev, &nlev, err);
+        st = ra_rest_levels(a, ws, &L, T, tw, rtot, slev, glev, &nlev, err);
         if (st) {
             free(ga.mass);
             free(L.bl);
@@ -555,7 +555,7 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
                      (abig * (T - 1) * bb + tmax * 0.5 * (T - 1) * (T - 2) * bb * bb) * pow(bmax, T - 2);
         if (old > tw) {
             upnew = 1;
-            st = ra_rest_bins(a, &L, T, tw, sb, mbin, &nbin, &rest_al, &Uw, err);
+            st = ra_rest_bins(a, ws, &L, T, tw, sb, mbin, &nbin, &rest_al, &Uw, err);
             if (!st) nblk = ra_big_blocks(&L, blk);
         }
     }
