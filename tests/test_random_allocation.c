@@ -151,6 +151,20 @@ static void brute(double mu, int T, int n, long double *rem, long double *add)
     }
 }
 
+/* One case of the brute-force sweeps: the references at two node counts
+ * (r1/a1 coarse, r2/a2 fine) and the spec of one epoch. */
+static void brute_case(int T, double sigma, double sens, long double *r1, long double *a1, long double *r2,
+                       long double *a2, char *js, size_t n)
+{
+    double mu = sens / sigma;
+    brute(mu, T, T == 4 ? 6 : 8, r1, a1);
+    brute(mu, T, T == 4 ? 8 : 10, r2, a2);
+    snprintf(js, n,
+             "{\"random_allocation\":{\"steps\":%d,\"selected\":1,\"event\":{\"gaussian\":{\"sigma\":%g,"
+             "\"sensitivity\":%g}}}}",
+             T, sigma, sens);
+}
+
 static void test_brute_force(void **state)
 {
     (void)state;
@@ -162,15 +176,9 @@ static void test_brute_force(void **state)
     for (int T = 2; T <= 4; T++)
         for (int s = 0; s < 4; s++) {
             if (SANITIZED && T == 4) continue;
-            double mu = sens[s] / sig[s];
             long double r1[NE], a1[NE], r2[NE], a2[NE];
-            brute(mu, T, T == 4 ? 6 : 8, r1, a1);
-            brute(mu, T, T == 4 ? 8 : 10, r2, a2);
             char js[200];
-            snprintf(js, sizeof js,
-                     "{\"random_allocation\":{\"steps\":%d,\"selected\":1,\"event\":{\"gaussian\":{\"sigma\":%g,"
-                     "\"sensitivity\":%g}}}}",
-                     T, sig[s], sens[s]);
+            brute_case(T, sig[s], sens[s], r1, a1, r2, a2, js, sizeof js);
             for (int e = 0; e < NE; e++) {
                 /* a fresh accountant per query: on one accountant, a finer
                  * grid built for an earlier query shortens the lattice and
@@ -236,15 +244,9 @@ static void test_brute_force_cut_lattice(void **state)
     for (int T = 2; T <= 4; T++)
         for (int s = 0; s < 2; s++) {
             if (SANITIZED && T == 4) continue;
-            double mu = sens[s] / sig[s];
             long double r1[NE], a1[NE], r2[NE], a2[NE];
-            brute(mu, T, T == 4 ? 6 : 8, r1, a1);
-            brute(mu, T, T == 4 ? 8 : 10, r2, a2);
             char js[200];
-            snprintf(js, sizeof js,
-                     "{\"random_allocation\":{\"steps\":%d,\"selected\":1,\"event\":{\"gaussian\":{\"sigma\":%g,"
-                     "\"sensitivity\":%g}}}}",
-                     T, sig[s], sens[s]);
+            brute_case(T, sig[s], sens[s], r1, a1, r2, a2, js, sizeof js);
             for (int g = 0; g < 2; g++)
                 for (int e = 0; e < NE; e++) {
                     dpa_error err;

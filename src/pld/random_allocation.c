@@ -306,6 +306,17 @@ static int rest_level_idx(const dpa_composed *r, size_t *idx)
     return nu;
 }
 
+/* R, the lattice law's (T-1)-fold (the sum of the other coordinates in
+ * the N = 1 term of dpa_pld_ra_grid), composed as kind k in ws. */
+static dpa_status ra_rest_law(dpa_pld_acct *a, dpa_compose_ws *ws, const ra_lattice *L, double T, double tw, int k,
+                              dpa_composed *r, dpa_error *err)
+{
+    dpa_grid_pmf gb = {0, L->nw + 1, L->h, L->bl, 0};
+    dpa_factor f = {&gb, T - 1};
+    memset(r, 0, sizeof *r);
+    return dpa_compose(a->fft, ws, &f, 1, tw, k, a->opt.max_grid, r, err);
+}
+
 /* Levels of the lower staircase of the N = 1 term (dpa_pld_ra_grid) from
  * R's computed law, R = the lattice's (T-1)-fold (lower kind): G_l =
  * R_comp(s >= s_l) - its round-off allowance - its window tails (mass
@@ -313,14 +324,11 @@ static int rest_level_idx(const dpa_composed *r, size_t *idx)
  * levels from rest_level_idx (a level's loss log((W + s_l)/T) is at most
  * (s_{l+1} - s_l)/W below the true one for s in [s_l, s_{l+1})).  Appends
  * to slev/glev (slev[0] = 0, glev[0] = R_tot given). */
-static dpa_status ra_rest_levels(dpa_pld_acct *a, dpa_compose_ws *ws, const ra_lattice *L, double T, double tw, double rtot,
-                                 double *slev, double *glev, int *nlev, dpa_error *err)
+static dpa_status ra_rest_levels(dpa_pld_acct *a, dpa_compose_ws *ws, const ra_lattice *L, double T, double tw,
+                                 double rtot, double *slev, double *glev, int *nlev, dpa_error *err)
 {
-    dpa_grid_pmf gb = {0, L->nw + 1, L->h, L->bl, 0};
-    dpa_factor f = {&gb, T - 1};
     dpa_composed r;
-    memset(&r, 0, sizeof r);
-    dpa_status st = dpa_compose(a->fft, ws, &f, 1, tw, 1, a->opt.max_grid, &r, err);
+    dpa_status st = ra_rest_law(a, ws, L, T, tw, 1, &r, err);
     if (st) return st;
     size_t idx[NLEV_MAX];
     int nl = rest_level_idx(&r, idx);
@@ -382,14 +390,11 @@ static size_t ra_big_blocks(const ra_lattice *L, ra_block *blk)
  * weights f <= 1 + U/W <= 1 + U/W_top: times that), and beyond U, where
  * s <= (T - 1) W_top (every lattice term is at most W_top < W):
  * E_R[f; s > U] <= R(s > U) (1 + (T - 1) W_top / W) <= T tail_above. */
-static dpa_status ra_rest_bins(dpa_pld_acct *a, dpa_compose_ws *ws, const ra_lattice *L, double T, double tw, double *su, double *mb,
-                               int *nb, double *rest_al, double *U, dpa_error *err)
+static dpa_status ra_rest_bins(dpa_pld_acct *a, dpa_compose_ws *ws, const ra_lattice *L, double T, double tw,
+                               double *su, double *mb, int *nb, double *rest_al, double *U, dpa_error *err)
 {
-    dpa_grid_pmf gb = {0, L->nw + 1, L->h, L->bl, 0};
-    dpa_factor f = {&gb, T - 1};
     dpa_composed r;
-    memset(&r, 0, sizeof r);
-    dpa_status st = dpa_compose(a->fft, ws, &f, 1, tw, 0, a->opt.max_grid, &r, err);
+    dpa_status st = ra_rest_law(a, ws, L, T, tw, 0, &r, err);
     if (st) return st;
     size_t idx[NLEV_MAX + 1];
     int nl = rest_level_idx(&r, idx);
@@ -502,15 +507,7 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_compos
     int lonew = d == 0 && k == 1 && L.nbig > 0 && abig > tw;
     if (lonew) {
         /* big atoms that matter: R's computed law, many levels */
-        st = ra_rest_levels(a, ws, &L, T, tw, rtot, slev, glev, &nlev, err);
-        if (st) {
-            free(ga.mass);
-            free(L.bl);
-            free(L.wbig);
-            free(L.abig);
-            dpa_composed_free(&c);
-            return st;
-        }
+        st = ra_rest_levels(a, ws, &L, T, tw, rtot, slev, glev, &nlev, err); /* on failure: freed below */
     } else if (d == 0 && k == 1 && L.nbig > 0) {
         double mean = (T - 1) * (double)(al_tot / bl_tot);
         double sd = sqrt((T - 1) * fmax(0.0, (double)(m2 / bl_tot - (al_tot / bl_tot) * (al_tot / bl_tot))));
