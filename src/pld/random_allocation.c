@@ -621,11 +621,11 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_compos
      * log((W + s_l)/T), rounded down */
     if (upnew || lonew) {
         /* from R's law: per big atom, consecutive levels (bins) whose losses
-         * log((W + s)/T) differ by at most step/4 merged into one atom at
+         * log((W + s)/T) differ by at most step/16 merged into one atom at
          * the group's safe end (lower: its smallest s; upper: its largest),
          * with the group's mass (f is increasing in s) */
         int nl = upnew ? nbin : nlev;
-        double grow = exp(0.25 * step); /* heuristic: sizing only */
+        double grow = exp(0.0625 * step); /* heuristic: sizing only */
         for (size_t i = 0; i < L.nbig; i++) {
             long double W = L.wbig[i];
             int l0 = 0;
