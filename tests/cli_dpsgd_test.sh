@@ -107,9 +107,9 @@ USPEC='{"repeat": {"count": 60, "event": {"gaussian": {"sigma": 1.1, "sensitivit
 run dpsgd --dataset-size 60000 --batch-size 250 --epochs 60 --noise 1.1 --delta 1e-5 --sampling shuffle --json
 save shuffle.json
 LSPEC=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["lower_spec"]))' "$TMP/shuffle.json")
-# the lower pair on the default grid (the lattice of its heavy-tailed W fits
-# it, docs/sampling.md §4: no fixed-grid fallback any more)
-run epsilon --delta 1e-5 --json "$LSPEC"
+# the lower pair as dpsgd evaluates it without --accuracy, --grid-step or
+# --max-grid: one fixed grid, step 4e-3, max_grid 2^17 (docs/training.md)
+run epsilon --delta 1e-5 --grid-step 4e-3 --max-grid 131072 --json "$LSPEC"
 save lower.json
 check "shuffle (B divides N): upper = 60 Gaussians of sensitivity 2 (no amplification), lower = the random allocation pair's certified lower end" \
     python3 - "$TMP/shuffle.json" "$TMP/lower.json" "$(epsilon_of "$USPEC")" <<'EOF'
@@ -123,6 +123,29 @@ assert d["epsilon_upper"] == up, (d["epsilon_upper"], up)
 assert "not computed" not in d["note"], d
 assert d["epsilon_lower"] == low["epsilon_lower"] and 0 < d["epsilon_lower"] <= d["epsilon_upper"], (d, low)
 assert "upper" in d["bracket"] and "Chua" in d["bracket"]["lower"]
+EOF
+# the README run (README.md, docs/training.md): its bracket as printed there
+# (4 decimals, lower rounded down, upper up), the lower end no more than
+# 1e-3 eps below the default-accuracy evaluation of the same pair before its
+# fast grid (14.1744), and that pair with the user's grid options
+# (--max-grid): then equal to `dpacct epsilon` on lower_spec with them
+run dpsgd $MNIST --epochs 60 --noise 1.1 --delta 1e-5 --sampling shuffle --json
+save readme_shuffle.json
+check "shuffle, the README run: [14.1724, 158.3658], lower >= 14.1744 - 1e-3 eps" \
+    json "'%.4f' % (math.floor(d['epsilon_lower'] * 1e4) / 1e4) == '14.1724' and
+          '%.4f' % (math.ceil(d['epsilon_upper'] * 1e4) / 1e4) == '158.3658' and
+          d['epsilon_lower'] >= 14.1744 - 1e-3 * d['epsilon_lower'] and d['certified']"
+run dpsgd $MNIST --epochs 60 --noise 1.1 --delta 1e-5 --sampling shuffle --max-grid 4194304 --json
+save readme_shuffle_full.json
+LSPEC2=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["lower_spec"]))' "$TMP/readme_shuffle_full.json")
+run epsilon --delta 1e-5 --max-grid 4194304 --json "$LSPEC2"
+save readme_lower_full.json
+check "shuffle with --max-grid: the lower pair with the user's options, as dpacct epsilon gives it, at least the fast grid's" \
+    python3 - "$TMP/readme_shuffle_full.json" "$TMP/readme_lower_full.json" "$TMP/readme_shuffle.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); low = json.load(open(sys.argv[2])); fast = json.load(open(sys.argv[3]))
+assert d["epsilon_lower"] == low["epsilon_lower"], (d["epsilon_lower"], low["epsilon_lower"])
+assert fast["epsilon_lower"] <= d["epsilon_lower"] <= low["epsilon_upper"] <= d["epsilon_upper"], (fast, d, low)
 EOF
 run dpsgd $MNIST --epochs 60 --noise 1.1 --delta 1e-5 --sampling shuffle --json
 check "shuffle (B does not divide N): the lower pair leaves the partial batch out, poisson(234*256/60000) over 234 batches" \

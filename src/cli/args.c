@@ -425,11 +425,14 @@ static int set_value(cli_args *a, opt_id id, const char *val)
     case OPT_GROUP:
         return uint_in(id, val, 1, CLI_MAX_GROUP, "an integer group size in [1, 1048576]", &a->group);
     case OPT_ACCURACY:
+        a->given_grid_opts = 1;
         return real_in(id, val, CLI_MIN_ACCURACY, 0, 1, 0, "a number in [1e-08, 1]",
                        &a->opt.accuracy);
     case OPT_GRID_STEP:
+        a->given_grid_opts = 1;
         return set_grid_step(a, val);
     case OPT_MAX_GRID:
+        a->given_grid_opts = 1;
         return uint_in(id, val, CLI_MIN_MAX_GRID, CLI_MAX_MAX_GRID,
                        "an integer in [1024, 67108864]", &a->opt.max_grid);
     case OPT_THREADS: {

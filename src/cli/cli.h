@@ -118,6 +118,8 @@ typedef struct cli_args {
     double loss;
     dpa_direction direction;
     int given_direction; /* curve --kind pld: --direction was given (else both) */
+    int given_grid_opts; /* --accuracy, --grid-step or --max-grid was given (dpsgd shuffle:
+                          * its lower pair is then evaluated with them, not the fast grid) */
 } cli_args;
 
 /* ---- clt_out.c ---- */

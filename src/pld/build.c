@@ -34,7 +34,30 @@ static dpa_status compose_set(dpa_pld_acct *a, const dpa_leafset *L, double step
 
 /* Grid measures of a random allocation leaf: the inner composition on the
  * same grid (both directions when it is asymmetric), mapped by
- * dpa_pld_ra_grid (docs/sampling.md §4). */
+ * dpa_pld_ra_grid (docs/sampling.md §4), its directions and kinds on the
+ * worker threads (each its own workspace; composite leaves are built in
+ * the calling thread, so the workers are free).  The lower remove measure
+ * is trimmed first: with a symmetric inner set the add direction reads it
+ * too. */
+typedef struct ra_task {
+    dpa_pld_acct *a;
+    dpa_composed (*ic)[2];
+    int ind, nd;
+    double T, step, tau_leaf;
+    dpa_pld_leaf_grid *g;
+    dpa_status st[4];
+    dpa_error err[4];
+} ra_task;
+
+static void ra_task_run(void *ctx, size_t t, int worker)
+{
+    ra_task *r = ctx;
+    int d = (int)(t / 2), k = (int)(t % 2);
+    if (d >= r->nd) return;
+    r->st[t] = dpa_pld_ra_grid(r->a, &r->a->ws[worker], &r->ic[d < r->ind ? d : 0][k], r->T, d, k, r->step,
+                               r->tau_leaf, &r->g->pm[d][k], &r->g->allow[d][k], &r->err[t]);
+}
+
 static dpa_status ra_leaf_grid(dpa_pld_acct *a, const dpa_leaf *l, double step, double tau_leaf, int nd,
                                dpa_pld_leaf_grid *g, dpa_error *err)
 {
@@ -43,10 +66,13 @@ static dpa_status ra_leaf_grid(dpa_pld_acct *a, const dpa_leaf *l, double step, 
     dpa_composed ic[2][2];
     memset(ic, 0, sizeof ic);
     dpa_status st = compose_set(a, in, step, tau_leaf, ind, 1, 1, 0, 0xFu, 0u, ic, err);
-    for (int d = 0; d < nd && !st; d++)
-        for (int k = 0; k < 2 && !st; k++)
-            st = dpa_pld_ra_grid(a, &ic[d < ind ? d : 0][k], l->ra_steps, d, k, step, tau_leaf, &g->pm[d][k],
-                                 &g->allow[d][k], err);
+    if (!st) {
+        dpa_pld_trim_lower_bmass(&ic[0][1]);
+        ra_task r = {a, ic, ind, nd, l->ra_steps, step, tau_leaf, g, {DPA_OK, DPA_OK, DPA_OK, DPA_OK}, {{0}}};
+        dpa_parallel_for(4, a->nthreads, ra_task_run, &r);
+        for (int t = 0; t < 4 && !st; t++)
+            if ((st = r.st[t]) && err) *err = r.err[t];
+    }
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < 2; k++) dpa_composed_free(&ic[d][k]);
     return st;

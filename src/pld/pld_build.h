@@ -81,10 +81,11 @@ dpa_status dpa_pld_compose_sets(dpa_pld_acct *a, size_t nsets, const dpa_leafset
 
 /* The grid measure of direction d, kind k of a 1-of-T random allocation
  * leaf from the inner composition's measure mu of that direction and kind
- * (a lower remove measure is trimmed here), with its additive allowance
- * per use (docs/sampling.md §4). */
-dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, int k, double step, double tau_leaf,
-                           dpa_grid_pmf *out, double *allow, dpa_error *err);
+ * (a lower remove measure trimmed to B-mass 1 by the caller,
+ * dpa_pld_trim_lower_bmass; mu is only read), with its additive allowance
+ * per use (docs/sampling.md §4); its compositions in the workspace ws. */
+dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_composed *mu, double T, int d, int k,
+                           double step, double tau_leaf, dpa_grid_pmf *out, double *allow, dpa_error *err);
 
 dpa_status dpa_pld_fine_power(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_grid_pmf *g, double cnt, long long Lc,
                               int k, double tau_f, double leaf_allow, unsigned cflags, dpa_grid_pmf *out, double *allow,

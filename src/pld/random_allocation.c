@@ -35,6 +35,14 @@
 /* The add direction's lattice ends at most at ADD_TOP_T T (ra_lattice_build). */
 #define ADD_TOP_T 64.0
 
+/* Levels of the N = 1 lower staircase from R's computed law (ra_rest_levels),
+ * the level s_0 = 0 included. */
+#define NLEV_MAX 129
+
+/* The N = 2 upper term's blocks of big atoms (ra_big_blocks). */
+#define RA_BLOCKS 96
+#define RA_BLOCK_RATIO 1.02L
+
 /* One atom of the law of W: B-mass b at W = e^z (remove) or e^{-z} (add). */
 typedef struct ra_atom {
     long double b, w;
@@ -265,15 +273,156 @@ static int atoms_order(dpa_atom *at, size_t nmain, size_t n)
     return 0;
 }
 
+static int size_cmp(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Level indices into R's computed law r (at most NLEV_MAX - 1, sorted,
+ * distinct): half equally spaced between R's 1e-9 quantiles, half at its
+ * quantiles l/nh (where its mass is). */
+static int rest_level_idx(const dpa_composed *r, size_t *idx)
+{
+    long double tot = 0, acc = 0;
+    for (size_t i = 0; i < r->n; i++) tot += r->mass[i];
+    size_t ilo = 0, ihi = r->n ? r->n - 1 : 0;
+    for (acc = 0; ilo + 1 < r->n && acc + r->mass[ilo] < 1e-9L * tot; ilo++) acc += r->mass[ilo];
+    for (acc = 0; ihi > ilo && acc + r->mass[ihi] < 1e-9L * tot; ihi--) acc += r->mass[ihi];
+    int nh = (NLEV_MAX - 1) / 2, nl = 0;
+    for (int l = 0; l < nh; l++) idx[nl++] = ilo + (size_t)((double)(ihi - ilo) * l / nh);
+    acc = 0;
+    for (size_t j = 0, l = 1; j < r->n && l < (size_t)nh; j++) {
+        acc += r->mass[j];
+        while (l < (size_t)nh && acc >= tot * (long double)l / nh) {
+            idx[nl++] = j;
+            l++;
+        }
+    }
+    qsort(idx, (size_t)nl, sizeof *idx, size_cmp);
+    int nu = 0;
+    for (int l = 0; l < nl; l++)
+        if (nu == 0 || idx[l] != idx[nu - 1]) idx[nu++] = idx[l];
+    return nu;
+}
+
+/* R, the lattice law's (T-1)-fold (the sum of the other coordinates in
+ * the N = 1 term of dpa_pld_ra_grid), composed as kind k in ws. */
+static dpa_status ra_rest_law(dpa_pld_acct *a, dpa_compose_ws *ws, const ra_lattice *L, double T, double tw, int k,
+                              dpa_composed *r, dpa_error *err)
+{
+    dpa_grid_pmf gb = {0, L->nw + 1, L->h, L->bl, 0};
+    dpa_factor f = {&gb, T - 1};
+    memset(r, 0, sizeof *r);
+    return dpa_compose(a->fft, ws, &f, 1, tw, k, a->opt.max_grid, r, err);
+}
+
+/* Levels of the lower staircase of the N = 1 term (dpa_pld_ra_grid) from
+ * R's computed law, R = the lattice's (T-1)-fold (lower kind): G_l =
+ * R_comp(s >= s_l) - its round-off allowance - its window tails (mass
+ * aliased into the window), nonincreasing, is at most R(s >= s_l); the
+ * levels from rest_level_idx (a level's loss log((W + s_l)/T) is at most
+ * (s_{l+1} - s_l)/W below the true one for s in [s_l, s_{l+1})).  Appends
+ * to slev/glev (slev[0] = 0, glev[0] = R_tot given). */
+static dpa_status ra_rest_levels(dpa_pld_acct *a, dpa_compose_ws *ws, const ra_lattice *L, double T, double tw,
+                                 double rtot, double *slev, double *glev, int *nlev, dpa_error *err)
+{
+    dpa_composed r;
+    dpa_status st = ra_rest_law(a, ws, L, T, tw, 1, &r, err);
+    if (st) return st;
+    size_t idx[NLEV_MAX];
+    int nl = rest_level_idx(&r, idx);
+    double cut = r.roundoff + r.tail_outside;
+    long double suf[NLEV_MAX], acc = 0;
+    size_t i = r.n;
+    for (int l = nl - 1; l >= 0; l--) {
+        while (i > idx[l]) acc += r.mass[--i];
+        suf[l] = acc;
+    }
+    for (int l = 0; l < nl; l++) {
+        double s = (double)(r.lo + (long long)idx[l]) * L->h;
+        if (!(s > slev[*nlev - 1])) continue;
+        double g = fmin(glev[*nlev - 1], fmin(rtot, (double)suf[l] * (1 - 8 * DPA_UNIT_ROUNDOFF) - cut));
+        if (!(g > 0)) break;
+        slev[*nlev] = s;
+        glev[(*nlev)++] = g;
+    }
+    dpa_composed_free(&r);
+    return DPA_OK;
+}
+
+/* Blocks of the big atoms for the N = 2 term of dpa_pld_ra_grid:
+ * consecutive atoms (in increasing W) while W is at most RA_BLOCK_RATIO
+ * times the block's first, at most RA_BLOCKS blocks (the ratio squared
+ * until they fit); each block's B-mass sum b put at its largest W (rounded
+ * up: h_rem is increasing in each W, so the upper measure only rises). */
+typedef struct ra_block {
+    long double b, w, w0;
+} ra_block;
+
+static size_t ra_big_blocks(const ra_lattice *L, ra_block *blk)
+{
+    long double ratio = RA_BLOCK_RATIO;
+    for (;;) {
+        size_t nb = 0;
+        int fits = 1;
+        for (size_t i = 0; i < L->nbig && fits; i++) {
+            long double b = L->abig[i] / L->wbig[i], w = L->wbig[i];
+            if (nb > 0 && w <= blk[nb - 1].w0 * ratio) {
+                blk[nb - 1].b += b;
+                if (w > blk[nb - 1].w) blk[nb - 1].w = w;
+            } else if (nb < RA_BLOCKS) {
+                blk[nb++] = (ra_block){b, w, w};
+            } else {
+                fits = 0;
+            }
+        }
+        if (fits) return nb;
+        ratio *= ratio;
+    }
+}
+
+/* The bins of the N = 1 upper term (dpa_pld_ra_grid) from R's computed
+ * law (upper kind): bin l holds R_comp's mass on [s_l, s_{l+1}) (the last
+ * bin up to the window's end U), put at its upper end su[l] (f is
+ * increasing).  What the computed masses miss is an allowance per unit of
+ * big A-mass, *rest_al: the round-off and aliased tails (a functional with
+ * weights f <= 1 + U/W <= 1 + U/W_top: times that), and beyond U, where
+ * s <= (T - 1) W_top (every lattice term is at most W_top < W):
+ * E_R[f; s > U] <= R(s > U) (1 + (T - 1) W_top / W) <= T tail_above. */
+static dpa_status ra_rest_bins(dpa_pld_acct *a, dpa_compose_ws *ws, const ra_lattice *L, double T, double tw,
+                               double *su, double *mb, int *nb, double *rest_al, double *U, dpa_error *err)
+{
+    dpa_composed r;
+    dpa_status st = ra_rest_law(a, ws, L, T, tw, 0, &r, err);
+    if (st) return st;
+    size_t idx[NLEV_MAX + 1];
+    int nl = rest_level_idx(&r, idx);
+    idx[0] = 0; /* the first bin from the window's start */
+    idx[nl] = r.n;
+    double top = (double)L->nw * L->h;
+    *U = (double)(r.lo + (long long)r.n - 1) * L->h;
+    *nb = 0;
+    for (int l = 0; l < nl; l++) {
+        long double m = 0;
+        for (size_t j = idx[l]; j < idx[l + 1]; j++) m += r.mass[j];
+        su[*nb] = (double)(r.lo + (long long)idx[l + 1] - 1) * L->h;
+        mb[(*nb)++] = (double)m * (1 + 8 * DPA_UNIT_ROUNDOFF);
+    }
+    *rest_al = (1 + fmax(*U, 0.0) / top) * (r.roundoff + r.tail_outside) * (1 + 1e-3) + T * r.tail_above * (1 + 1e-3);
+    dpa_composed_free(&r);
+    return DPA_OK;
+}
+
 /* The grid measure of one (direction d, kind k) of a 1-of-T random
  * allocation leaf from the inner composition's measure mu of that
  * direction and kind (remove: the law of z under A; add: of z' under B;
- * a lower remove measure trimmed first), with its additive allowance. */
-dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, int k, double step, double tau_leaf,
-                           dpa_grid_pmf *out, double *allow, dpa_error *err)
+ * a lower remove measure trimmed by the caller), with its additive
+ * allowance; its compositions in ws. */
+dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_compose_ws *ws, const dpa_composed *mu, double T, int d, int k,
+                           double step, double tau_leaf, dpa_grid_pmf *out, double *allow, dpa_error *err)
 {
     const double u = DPA_UNIT_ROUNDOFF;
-    if (d == 0 && k == 1) dpa_pld_trim_lower_bmass(mu);
     double tot = mu->inf;
     for (size_t i = 0; i < mu->n; i++) tot += mu->mass[i];
     /* the inner measure's bounds as an additive allowance (as for a poisson
@@ -322,7 +471,7 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
      * allowances; a linear lattice cannot afford the PLD's 1e-16.  The
      * window is a Chernoff bound (dpa_compose), for the heavy lognormal tail
      * of W the lattice's mean plus several W_top (docs/sampling.md §4) */
-    st = dpa_compose(a->fft, &a->ws[0], f, nf, tw, k, a->opt.max_grid, &c, err);
+    st = dpa_compose(a->fft, ws, f, nf, tw, k, a->opt.max_grid, &c, err);
     if (st) {
         free(ga.mass);
         free(L.bl);
@@ -351,12 +500,15 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
      * R(s >= s_l) (Chernoff: R(s < c) <= e^{lam c} M(-lam)^{T-1}, M the
      * lattice's moment generating function, in long double; G_0 = R_tot);
      * E_R[f] >= sum_l (f(s_l) - f(s_{l-1})) G_l = sum_l f(s_l) (G_l - G_{l+1}) */
-    enum { NLEV = 5 };
-    double slev[NLEV], glev[NLEV];
+    double slev[NLEV_MAX], glev[NLEV_MAX];
     int nlev = 0;
     slev[nlev] = 0;
     glev[nlev++] = rtot;
-    if (d == 0 && k == 1 && L.nbig > 0) {
+    int lonew = d == 0 && k == 1 && L.nbig > 0 && abig > tw;
+    if (lonew) {
+        /* big atoms that matter: R's computed law, many levels */
+        st = ra_rest_levels(a, ws, &L, T, tw, rtot, slev, glev, &nlev, err); /* on failure: freed below */
+    } else if (d == 0 && k == 1 && L.nbig > 0) {
         double mean = (T - 1) * (double)(al_tot / bl_tot);
         double sd = sqrt((T - 1) * fmax(0.0, (double)(m2 / bl_tot - (al_tot / bl_tot) * (al_tot / bl_tot))));
         /* M(-lam) for the 25 lam, once (they do not depend on the level) */
@@ -385,18 +537,56 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
             glev[nlev++] = g;
         }
     }
+    /* remove upper: where the mean bound of N = 1 (+inf mass m_R sum a/W)
+     * and the N >= 2 allowance would cost more than the tail budget (a
+     * lattice cut far below W's tail), N = 1 from R's computed law and N =
+     * 2 exactly up to its rest's mean (docs/sampling.md §4, Lemma 4.5) */
+    double bmax = fmax(1.0, (double)bsum * (1 + 8 * u)), tmax = fmax(1.0, tot * (1 + 8 * u));
+    double bb = (double)L.bbig * (1 + 8 * u);
+    double sb[NLEV_MAX], mbin[NLEV_MAX], rest_al = 0, Uw = 0;
+    int nbin = 0, upnew = 0;
+    ra_block blk[RA_BLOCKS];
+    size_t nblk = 0;
+    if (d == 0 && k == 0 && L.nbig > 0) {
+        double old = (T - 1) * (double)al_tot * pow(fmax(1.0, (double)bl_tot), T - 2) * bb +
+                     (abig * (T - 1) * bb + tmax * 0.5 * (T - 1) * (T - 2) * bb * bb) * pow(bmax, T - 2);
+        if (old > tw) {
+            upnew = 1;
+            st = ra_rest_bins(a, ws, &L, T, tw, sb, mbin, &nbin, &rest_al, &Uw, err);
+            if (!st) nblk = ra_big_blocks(&L, blk);
+        }
+    }
+    if (st) {
+        free(ga.mass);
+        free(L.bl);
+        free(L.wbig);
+        free(L.abig);
+        dpa_composed_free(&c);
+        return st;
+    }
     free(ga.mass);
     free(L.bl);
     /* relative errors: each W = e^{+-z} and each b to 4 u (|z| + 2), the
      * splits and block means to a few u more (eps_w); the lattice masses to
      * eps_w + 16 u each, T factors */
     double eps_w = 4 * u * (zabs + 2) + 16 * u;
-    double ctot = c.inf + abig * fmax(1.0, rtot) * (1 + slev[nlev - 1] / fmax(1.0, (double)L.nw * L.h)) +
+    double ctot = c.inf + abig * fmax(1.0, rtot) * (1 + fmax(slev[nlev - 1], upnew ? Uw : 0) / fmax(1.0, (double)L.nw * L.h)) +
                   (T - 1) * (double)al_tot * fmax(1.0, rtot) * (double)L.bbig;
+    /* the N = 2 atoms' A-mass */
+    double r2tot = pow(fmax(1.0, (double)bl_tot), T - 2) * (1 + 4 * T * u);
+    if (upnew) {
+        /* sum_{i,j} ((T - 1)/2) b_i b_j (W_i + W_j) = (T - 1) (sum b)(sum b W) */
+        long double sbk = 0, sbw = 0;
+        for (size_t i = 0; i < nblk; i++) {
+            sbk += blk[i].b;
+            sbw += blk[i].b * blk[i].w;
+        }
+        ctot += (double)((T - 1) * sbk * sbw) * r2tot * (1 + 16 * u);
+    }
     for (size_t j = 0; j < c.n; j++) ctot += c.mass[j];
     size_t cnt = 0;
     for (size_t j = 0; j < c.n; j++) cnt += c.mass[j] > 0;
-    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, cnt + (size_t)nlev * L.nbig + 1, err);
+    dpa_pair *p = dpa_pair_alloc(DPA_PAIR_ATOMS, cnt + (size_t)(nlev > nbin ? nlev : nbin) * L.nbig + nblk * nblk + 1, err);
     if (!p) {
         dpa_composed_free(&c);
         free(L.wbig);
@@ -429,7 +619,37 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
     /* the big atoms: upper, A-mass a max(1, R_tot) at log(W/T) and the mean
      * term m_R sum a/W at +inf; lower, A-mass a (G_l - G_{l+1}) (1 + s_l/W) at
      * log((W + s_l)/T), rounded down */
-    for (int l = 0; l < (k == 0 ? 1 : nlev); l++) {
+    if (upnew || lonew) {
+        /* from R's law: per big atom, consecutive levels (bins) whose losses
+         * log((W + s)/T) differ by at most step/16 merged into one atom at
+         * the group's safe end (lower: its smallest s; upper: its largest),
+         * with the group's mass (f is increasing in s) */
+        int nl = upnew ? nbin : nlev;
+        double grow = exp(0.0625 * step); /* heuristic: sizing only */
+        for (size_t i = 0; i < L.nbig; i++) {
+            long double W = L.wbig[i];
+            int l0 = 0;
+            while (l0 < nl) {
+                int l1 = l0;
+                double mg = 0;
+                double s0 = upnew ? fmax(sb[l0], 0.0) : slev[l0];
+                for (; l1 < nl; l1++) {
+                    double sl = upnew ? fmax(sb[l1], 0.0) : slev[l1];
+                    if (l1 > l0 && (double)W + sl > ((double)W + s0) * grow) break;
+                    mg += upnew ? mbin[l1] : glev[l1] - (l1 + 1 < nlev ? glev[l1 + 1] : 0);
+                }
+                double sl = upnew ? fmax(sb[l1 - 1], 0.0) : s0;
+                double rfac = upnew ? mg * (1 + 4 * T * u) : mg * (1 - 4 * T * u);
+                l0 = l1;
+                double w = (double)logl((W + sl) / T);
+                double am = (double)(L.abig[i] * rfac * (1 + sl / W));
+                if (!(am > 0)) continue;
+                werr += am * 4 * u * (fabs(w) + 2);
+                p->atoms[na++] = (dpa_atom){w, log(am), log(am) - w};
+            }
+        }
+    }
+    for (int l = 0; l < (upnew || lonew ? 0 : k == 0 ? 1 : nlev); l++) {
         double rfac = k == 0 ? fmax(1.0, rtot * (1 + 4 * T * u))
                              : (glev[l] - (l + 1 < nlev ? glev[l + 1] : 0)) * (1 - 4 * T * u);
         for (size_t i = 0; i < L.nbig && rfac > 0; i++) {
@@ -442,9 +662,26 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
         }
     }
     /* m_R sum a/W = (T - 1) A_lat Bl^{T-2} bbig, rounded up */
-    double inf_big = d == 0 && k == 0 ? (T - 1) * (double)al_tot * pow(fmax(1.0, (double)bl_tot), T - 2) *
-                                            (double)L.bbig * (1 + 64 * T * u)
-                                      : 0;
+    double inf_big = d == 0 && k == 0 && !upnew ? (T - 1) * (double)al_tot * pow(fmax(1.0, (double)bl_tot), T - 2) *
+                                                      (double)L.bbig * (1 + 64 * T * u)
+                                                : 0;
+    if (upnew) {
+        /* N = 2: ((T - 1)/2) sum_{i,j} b_i b_j E_R'[(W_i + W_j + s - xT)_+]
+         * <= ((T - 1)/2) sum b_i b_j (R'_tot (W_i + W_j - xT)_+ + m_R'): atoms
+         * at log((W_i + W_j)/T), A-mass ((T - 1)/2) b_i b_j (W_i + W_j) R'_tot,
+         * and m_R' ((T - 1)/2) bbig^2 at +inf (m_R' = (T - 2) A_lat Bl^{T-3}) */
+        for (size_t i = 0; i < nblk; i++)
+            for (size_t j = 0; j < nblk; j++) {
+                long double ws = blk[i].w + blk[j].w;
+                double w = (double)logl(ws / T);
+                double am = (double)(0.5L * (T - 1) * blk[i].b * blk[j].b * ws) * r2tot * (1 + 8 * u);
+                if (!(am > 0)) continue;
+                werr += am * 4 * u * (fabs(w) + 2);
+                p->atoms[na++] = (dpa_atom){w, log(am), log(am) - w};
+            }
+        inf_big = 0.5 * (T - 1) * (T - 2) * (double)al_tot * pow(fmax(1.0, (double)bl_tot), T - 3) * bb * bb *
+                  (1 + 64 * T * u);
+    }
     double cinf = c.inf + inf_big;
     size_t nfin = na; /* the +inf atom last: above every finite one */
     if (d == 0 && cinf > 0) p->atoms[na++] = (dpa_atom){INFINITY, log(cinf), -INFINITY};
@@ -463,14 +700,21 @@ dpa_status dpa_pld_ra_grid(dpa_pld_acct *a, dpa_composed *mu, double T, int d, i
      * lattice masses' relative error (T factors); the W values' relative
      * error eps_w (h_RA moves by at most eps_w times the mass); the loss map;
      * remove upper: the big atoms' R tail and the event of a big B-coordinate */
-    double bmax = fmax(1.0, (double)bsum * (1 + 8 * u)), tmax = fmax(1.0, tot * (1 + 8 * u));
     double pass = d == 0 ? ain * pow(bmax, T - 1) : T * ain * pow(tmax, T - 1);
     double al = pass + c.tail_outside + c.roundoff + T * (eps_w + 16 * u) * ctot + eps_w * (1 + 2 * eps_w) * ctot +
                 (double)werr;
-    if (d == 0 && k == 0) {
+    if (d == 0 && k == 0 && !upnew) {
         /* two or more coordinates above the lattice: E[W_1; N >= 2] */
-        double bb = (double)L.bbig * (1 + 8 * u);
         al += (abig * (T - 1) * bb + tmax * 0.5 * (T - 1) * (T - 2) * bb * bb) * pow(bmax, T - 2);
+    } else if (upnew) {
+        /* N = 1: what R's computed law misses, per unit of big A-mass; N >=
+         * 3: E[W_1; N >= 3] <= (abig C(T-1, 2) bb^2 + A(total) C(T-1, 3)
+         * bb^3) max(1, B)^{T-3}; the +inf mass of A with a big coordinate
+         * elsewhere (missing from the lattice's composed +inf mass):
+         * ainf (T - 1) bb max(1, B)^{T-2} */
+        double c2 = 0.5 * (T - 1) * (T - 2), c3 = c2 * (T - 3) / 3;
+        al += abig * rest_al * (1 + 1e-3) + (abig * c2 * bb * bb + tmax * c3 * bb * bb * bb) * pow(bmax, T - 3) +
+              (double)L.ainf * (T - 1) * bb * pow(bmax, T - 2);
     }
     free(L.wbig);
     free(L.abig);
