@@ -45,6 +45,8 @@
  * bracket) and bisection steps per bound. */
 #define TILT_ROUNDS 3
 #define BISECT_MAX 64
+/* Largest exponent of a weight e^{-t (s - s0)} the tilted sums evaluate. */
+#define TILT_EXP_MAX 700.0
 
 typedef struct tilt_leaf {
     const dpa_pair *p;
@@ -66,6 +68,7 @@ typedef struct tilt {
     double cerr;         /* absolute error bound of C (log units) */
     double rel;          /* relative error of the composed tilted masses (factor masses) */
     double under;        /* tilted mass lost to underflow (absolute) */
+    double total;        /* upper bound on the composed tilted mass */
     int have;            /* comp holds the composition at t */
     dpa_composed comp;
 } tilt;
@@ -275,6 +278,9 @@ static dpa_status tilt_compose(dpa_pld_acct *a, tilt *T, long double t, dpa_erro
     T->under = under;
     if ((st = dpa_compose_flags(a->fft, &a->ws[0], f, T->nl, TILT_TAIL, 0, a->opt.max_grid, 0, &T->comp, err)))
         goto done;
+    long double tot = 0;
+    for (size_t m = 0; m < T->comp.n; m++) tot += T->comp.mass[m];
+    T->total = (double)(tot * (1 + (long double)T->comp.n * UL)) * (1 + 2 * U);
     T->have = 1;
 done:
     if (g)
@@ -297,23 +303,34 @@ static void snapped_delta(const tilt *T, double eps, long double *up, long doubl
     long double s0 = floorl((long double)eps / b) + 1;
     while ((s0 - 1) * b > eps) s0 -= 1;
     while (s0 * b <= eps) s0 += 1;
-    long double H = 0, tmax = 0, smax = 0;
-    for (size_t m = 0; m < c->n; m++) {
+    long double H = 0, smax = 0, first = s0 - (long double)c->lo;
+    double tmax = 0;
+    size_t m0 = first <= 0 ? 0 : first >= (long double)c->n ? c->n : (size_t)first;
+    for (size_t m = m0; m < c->n; m++) {
         long double s = (long double)c->lo + (long double)m;
-        if (s < s0 || c->mass[m] <= 0) continue;
-        long double ts = t * (s - s0), dl = s * b - eps;
-        H += c->mass[m] * expl(-ts) * -expm1l(-dl);
-        if (ts > tmax) tmax = ts;
-        if (fabsl(s * b) > smax) smax = fabsl(s * b);
+        /* double exp/expm1 (4 ulp each, the libm premise) on arguments
+         * rounded to double: t (s - s0) <= TILT_EXP_MAX, so the weight is
+         * off by at most u (TILT_EXP_MAX + 4) relative; beyond, every
+         * weight is below e^-TILT_EXP_MAX and the rest of the sum below
+         * e^-TILT_EXP_MAX times the total mass (added to R) */
+        double ts = (double)(t * (s - s0));
+        if (ts > TILT_EXP_MAX) break;
+        if (c->mass[m] <= 0) continue;
+        double dl = (double)(s * b - eps);
+        H += (long double)(c->mass[m] * exp(-ts) * -expm1(-dl));
+        tmax = ts;
+        smax = fabsl(s * b);
     }
     /* relative error of the sum of positive terms: the query convention
-     * 2 n u of §3.10, plus each weight's expl/expm1l (8 UL) and its
-     * argument t (s - s0) (UL tmax); absolute: the loss d = s b - eps is
-     * off by at most 2 UL (|s b| + |eps|), which moves a weight (slope <= 1)
-     * by as much, on total tilted mass <= 1 + rel */
-    double rsum = 2 * (double)c->n * U + (double)(UL * (16 + tmax));
-    double dabs = (double)(4 * UL * (smax + fabs(eps) + b + 1));
-    double R = c->roundoff + c->tail_outside + T->under + dabs;
+     * 2 n u of §3.10 (the long-double sum and the products), plus each
+     * weight's exp/expm1 (8 u) and the rounding of its arguments (u tmax
+     * for t (s - s0), u for d = s b - eps: d e^-d / (1 - e^-d) <= 1);
+     * absolute: d is off by at most 2 UL (|s b| + |eps|) before its
+     * rounding, which moves a weight (slope <= 1) by as much, on total
+     * tilted mass <= total */
+    double rsum = 2 * (double)c->n * U + U * (16 + tmax);
+    double dabs = (double)(4 * UL * (smax + fabs(eps) + b + 1)) * T->total;
+    double R = c->roundoff + c->tail_outside + T->under + dabs + exp(-TILT_EXP_MAX) * T->total;
     /* prefactor e^{C - t s0}: C off by cerr, t s0 and the subtraction
      * 3 UL (|t s0| + |C|), expl 4 UL */
     long double arg = T->C - t * s0;
@@ -327,16 +344,20 @@ static void snapped_delta(const tilt *T, double eps, long double *up, long doubl
 
 /* Certified bounds on delta(eps) of direction T->d (true atoms: the snapped
  * composition's profile shifted by at most T->shift in eps, plus the
- * omitted mass), rounded outwards to double. */
+ * omitted mass), rounded outwards to double; up or lo may be NULL. */
 static void tilt_delta(const tilt *T, double eps, double *up, double *lo)
 {
-    long double u1, l1, u2, l2;
-    snapped_delta(T, eps - T->shift, &u1, &l1);
-    snapped_delta(T, eps + T->shift, &u2, &l2);
-    long double u = u1 + T->slack;
-    *up = (double)fminl(1.0L, u * (1 + 4 * UL)) * (1 + 4 * U);
-    if (*up > 1) *up = 1;
-    *lo = (double)(l2 * (1 - 4 * UL)) * (1 - 4 * U);
+    long double u, l;
+    if (up) {
+        snapped_delta(T, eps - T->shift, &u, &l);
+        u += T->slack;
+        *up = (double)fminl(1.0L, u * (1 + 4 * UL)) * (1 + 4 * U);
+        if (*up > 1) *up = 1;
+    }
+    if (lo) {
+        snapped_delta(T, eps + T->shift, &u, &l);
+        *lo = (double)(l * (1 - 4 * UL)) * (1 - 4 * U);
+    }
 }
 
 /* eps bracket of direction T->d at delta from the current composition,
@@ -349,7 +370,7 @@ static void tilt_eps(const tilt *T, double delta, double tol, double *lo, double
     if (isinf(hi)) {
         double e = fmax(a, 1.0);
         for (int it = 0; it < 60 && isinf(hi); it++, e *= 1.25) {
-            tilt_delta(T, e, &du, &dl);
+            tilt_delta(T, e, &du, NULL);
             if (du <= delta) hi = e;
             else a = e;
         }
@@ -357,7 +378,7 @@ static void tilt_eps(const tilt *T, double delta, double tol, double *lo, double
     }
     for (int it = 0; it < BISECT_MAX && hi - a > 1e-3 * tol; it++) {
         double m = 0.5 * (a + hi);
-        tilt_delta(T, m, &du, &dl);
+        tilt_delta(T, m, &du, NULL);
         if (du <= delta) hi = m;
         else a = m;
     }
@@ -366,7 +387,7 @@ static void tilt_eps(const tilt *T, double delta, double tol, double *lo, double
     double l = *lo, b = *up;
     for (int it = 0; it < BISECT_MAX && b - l > 1e-3 * tol; it++) {
         double m = 0.5 * (l + b);
-        tilt_delta(T, m, &du, &dl);
+        tilt_delta(T, m, NULL, &dl);
         if (dl > delta) l = m;
         else b = m;
     }
