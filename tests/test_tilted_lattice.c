@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -37,52 +38,95 @@ static void query(const char *json, dpa_method m, int is_eps, double x, dpa_resu
     dpa_accountant_free(a);
 }
 
-/* The N-fold composition of the discrete Gaussian (sensitivity 1): under A
- * = N_Z(0, sigma^2) the loss of one output o is (1 - 2 o) / (2 sigma^2)
- * (B = N_Z(1, sigma^2)), so the composed loss is (N - 2 S) / (2 sigma^2)
- * with S the sum of N outputs; P[i] = A(S = i - off). */
+/* The oracle: the A-law of the composed loss on the lattice unit Z, as
+ * P[i] = A(loss = (i - off) unit), built by direct convolution of the
+ * leaves' loss laws, each enumerated here from its output distribution. */
 typedef struct oracle {
-    double sigma;
-    int N, off;
-    size_t n;
+    double unit;
+    long off;
+    size_t n, cap;
     long double *P;
 } oracle;
 
-static void oracle_build(oracle *o, double sigma, int N)
+/* One leaf of the oracle: outputs o in [-lim, lim + s] with A-weights
+ * (normalized here) and loss index idx(o) (loss = idx unit). */
+typedef enum { DGAUSS, DLAPLACE } leaf_kind;
+
+/* A-weight and loss index of output o.  Discrete Gaussian (sigma, integer
+ * sensitivity s), A = N_Z(0, sigma^2), B = N_Z(s, sigma^2): weight
+ * e^{-o^2 / (2 sigma^2)}, loss ((o - s)^2 - o^2) / (2 sigma^2) = s (s - 2 o) / (2 sigma^2).
+ * Discrete Laplace (scale, s), A = DLap(0), B = DLap(s): weight e^{-|o| / scale},
+ * loss (|o - s| - |o|) / scale. */
+static long double leaf_weight(leaf_kind k, double par, int s, long o, double unit, long *idx)
 {
-    int lim = (int)ceil(15 * sigma) + 2;
-    size_t m = (size_t)(2 * lim + 1);
-    long double *p1 = calloc(m, sizeof *p1), z = 0;
-    for (int x = -lim; x <= lim; x++) z += p1[x + lim] = expl(-(long double)x * x / (2.0L * sigma * sigma));
-    for (size_t i = 0; i < m; i++) p1[i] /= z;
-    o->sigma = sigma;
-    o->N = N;
-    o->off = lim * N;
-    o->n = (size_t)(2 * lim * N + 1);
-    o->P = calloc(o->n, sizeof *o->P);
-    long double *t = calloc(o->n, sizeof *t);
-    o->P[0] = 1;
-    size_t len = 1;
-    for (int j = 0; j < N; j++) {
-        memset(t, 0, o->n * sizeof *t);
-        for (size_t a = 0; a < len; a++)
-            for (size_t b = 0; b < m; b++) t[a + b] += o->P[a] * p1[b];
-        len += m - 1;
-        memcpy(o->P, t, o->n * sizeof *t);
+    long double loss;
+    if (k == DGAUSS) {
+        loss = (long double)s * (s - 2 * o) / (2.0L * par * par);
+        *idx = lroundl(loss / unit);
+        return expl(-(long double)o * o / (2.0L * par * par));
     }
-    free(t);
+    loss = (long double)(labs(o - s) - labs(o)) / par;
+    *idx = lroundl(loss / unit);
+    return expl(-(long double)labs(o) / par);
+}
+
+/* Compose the leaf `count` times into o (o->P starts as the point mass at 0). */
+static void oracle_add(oracle *o, leaf_kind k, double par, int s, int count)
+{
+    /* outputs beyond lim carry a relative weight below e^-112 */
+    long lim = (long)ceil((k == DGAUSS ? 15 * par : 112 * par)) + 2;
+    long imin = LONG_MAX, imax = LONG_MIN, idx;
+    long double z = 0;
+    for (long x = -lim; x <= lim + s; x++) {
+        z += leaf_weight(k, par, s, x, o->unit, &idx);
+        if (idx < imin) imin = idx;
+        if (idx > imax) imax = idx;
+    }
+    size_t m = (size_t)(imax - imin + 1);
+    long double *p1 = calloc(m, sizeof *p1);
+    for (long x = -lim; x <= lim + s; x++) {
+        long double w = leaf_weight(k, par, s, x, o->unit, &idx);
+        p1[idx - imin] += w / z;
+    }
+    for (int j = 0; j < count; j++) {
+        size_t n2 = o->n + m - 1;
+        long double *t = calloc(n2, sizeof *t);
+        for (size_t a = 0; a < o->n; a++)
+            for (size_t b = 0; b < m; b++) t[a + b] += o->P[a] * p1[b];
+        free(o->P);
+        o->P = t;
+        o->n = n2;
+        o->off -= imin;
+    }
     free(p1);
+}
+
+static void oracle_init(oracle *o, double unit)
+{
+    o->unit = unit;
+    o->off = 0;
+    o->n = 1;
+    o->P = calloc(1, sizeof *o->P);
+    o->P[0] = 1;
 }
 
 /* delta(eps) = sum over losses L > eps of A(L) (1 - e^{eps - L}) */
 static long double oracle_delta(const oracle *o, double eps)
 {
-    long double d = 0, v2 = 2.0L * o->sigma * o->sigma;
+    long double d = 0;
     for (size_t i = 0; i < o->n; i++) {
-        long double S = (long double)i - o->off, L = ((long double)o->N - 2 * S) / v2;
+        long double L = ((long double)i - o->off) * o->unit;
         if (L > eps) d += o->P[i] * -expm1l((long double)eps - L);
     }
     return d;
+}
+
+/* The N-fold composition of the discrete Gaussian (sensitivity 1; loss unit
+ * 1 / (2 sigma^2)). */
+static void oracle_build(oracle *o, double sigma, int N)
+{
+    oracle_init(o, 1 / (2 * sigma * sigma));
+    oracle_add(o, DGAUSS, sigma, 1, N);
 }
 
 /* [*lo, *hi] containing the true eps(delta): delta(*lo) > delta and
@@ -154,6 +198,47 @@ static void test_against_oracle(void **state)
           eps_cases, delta_cases);
 }
 
+/* Other lattice compositions against the oracle: discrete Laplace
+ * (sensitivity 1 and 3) and a composition of two discrete Gaussians on a
+ * common lattice (sigma 1, sensitivity 1: losses (1 - 2 o) / 2; sigma 2,
+ * sensitivity 2: (1 - o) / 2; unit 1/2). */
+static void test_other_lattices(void **state)
+{
+    (void)state;
+    static const struct { const char *spec; double unit; leaf_kind k[2]; double par[2]; int s[2], n[2]; } c[] = {
+        {"{\"repeat\": {\"count\": 40, \"event\": {\"discrete_laplace\": {\"scale\": 3}}}}", 1.0 / 3, {DLAPLACE, DLAPLACE},
+         {3, 3}, {1, 1}, {40, 0}},
+        {"{\"repeat\": {\"count\": 100, \"event\": {\"discrete_laplace\": {\"scale\": 2, \"sensitivity\": 3}}}}", 0.5,
+         {DLAPLACE, DLAPLACE}, {2, 2}, {3, 3}, {100, 0}},
+        {"{\"compose\": [{\"repeat\": {\"count\": 20, \"event\": {\"discrete_gaussian\": {\"sigma\": 1}}}},"
+         " {\"repeat\": {\"count\": 15, \"event\": {\"discrete_gaussian\": {\"sigma\": 2, \"sensitivity\": 2}}}}]}",
+         0.5, {DGAUSS, DGAUSS}, {1, 2}, {1, 2}, {20, 15}},
+    };
+    const double deltas[] = {1e-8, 1e-10, 1e-12};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        oracle o;
+        oracle_init(&o, c[i].unit);
+        for (int j = 0; j < 2; j++)
+            if (c[i].n[j]) oracle_add(&o, c[i].k[j], c[i].par[j], c[i].s[j], c[i].n[j]);
+        for (size_t k = 0; k < sizeof deltas / sizeof *deltas; k++) {
+            double lo, hi;
+            oracle_eps(&o, deltas[k], &lo, &hi);
+            dpa_result r;
+            query(c[i].spec, DPA_METHOD_PLD, 1, deltas[k], &r);
+            CHECK(r.lower <= hi && lo <= r.upper && r.upper - r.lower <= 1e-4 * fmax(1.0, r.upper),
+                  "%s eps(%g): [%.17g, %.17g], oracle [%.17g, %.17g]", c[i].spec, deltas[k], r.lower, r.upper, lo, hi);
+            double eps = 0.5 * (lo + hi) + 0.1 * c[i].unit;
+            long double d = oracle_delta(&o, eps);
+            if (d < 1e-13L) continue;
+            query(c[i].spec, DPA_METHOD_PLD, 0, eps, &r);
+            CHECK(r.lower <= (double)(d * (1 + ORACLE_REL)) && (double)(d * (1 - ORACLE_REL)) <= r.upper &&
+                      r.upper - r.lower <= 1e-4 * r.upper,
+                  "%s delta(%.17g): [%.17g, %.17g], oracle %.17Lg", c[i].spec, eps, r.lower, r.upper, d);
+        }
+        free(o.P);
+    }
+}
+
 /* The cases measured on main before the tilted composition (eps at delta
  * 1e-10; the grid's round-off allowance was of the order of delta):
  * certified brackets then, so the new ones must intersect them, and meet
@@ -213,6 +298,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_against_oracle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_lattices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_measured_cases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grid_kept, setup, teardown),
     };
