@@ -70,6 +70,22 @@ static long double leaf_weight(leaf_kind k, double par, int s, long o, double un
     return expl(-(long double)labs(o) / par);
 }
 
+/* Compose the loss law p1 (masses at indices imin .. imin + m - 1) count
+ * times into o. */
+static void oracle_power(oracle *o, const long double *p1, long imin, size_t m, int count)
+{
+    for (int j = 0; j < count; j++) {
+        size_t n2 = o->n + m - 1;
+        long double *t = calloc(n2, sizeof *t);
+        for (size_t a = 0; a < o->n; a++)
+            for (size_t b = 0; b < m; b++) t[a + b] += o->P[a] * p1[b];
+        free(o->P);
+        o->P = t;
+        o->n = n2;
+        o->off -= imin;
+    }
+}
+
 /* Compose the leaf `count` times into o (o->P starts as the point mass at 0). */
 static void oracle_add(oracle *o, leaf_kind k, double par, int s, int count)
 {
@@ -88,16 +104,7 @@ static void oracle_add(oracle *o, leaf_kind k, double par, int s, int count)
         long double w = leaf_weight(k, par, s, x, o->unit, &idx);
         p1[idx - imin] += w / z;
     }
-    for (int j = 0; j < count; j++) {
-        size_t n2 = o->n + m - 1;
-        long double *t = calloc(n2, sizeof *t);
-        for (size_t a = 0; a < o->n; a++)
-            for (size_t b = 0; b < m; b++) t[a + b] += o->P[a] * p1[b];
-        free(o->P);
-        o->P = t;
-        o->n = n2;
-        o->off -= imin;
-    }
+    oracle_power(o, p1, imin, m, count);
     free(p1);
 }
 
@@ -239,6 +246,42 @@ static void test_other_lattices(void **state)
     }
 }
 
+/* An asymmetric lattice pair (both directions composed): a privacy loss
+ * table with A-masses m1, m2 at losses -1, 1/2, where m1 e + m2 e^-1/2
+ * rounds to at least 1, so B has no mass left at -inf and the reversed
+ * (add) pair has none at +inf: B-masses m1 e at loss +1 and m2 e^-1/2 at
+ * -1/2.  The add direction binds. */
+static void test_asymmetric(void **state)
+{
+    (void)state;
+    const double m1 = 0.1863237232258477;
+    char spec[256];
+    snprintf(spec, sizeof spec,
+             "{\"repeat\": {\"count\": 200, \"event\": {\"privacy_loss\": {\"loss\": [-1, 0.5], \"mass\": [%.17g, %.17g]}}}}",
+             m1, 1 - m1);
+    oracle o[2];
+    for (int d = 0; d < 2; d++) {
+        /* unit 1/2: remove -1 -> -2, 1/2 -> 1; add +1 -> 2, -1/2 -> -1 */
+        long double p[4] = {0, 0, 0, 0};
+        if (d == 0) { p[0] = m1; p[3] = 1 - m1; }
+        else { p[3] = m1 * expl(1); p[0] = (1 - m1) * expl(-0.5L); }
+        oracle_init(&o[d], 0.5);
+        oracle_power(&o[d], p, d == 0 ? -2 : -1, 4, 200);
+    }
+    for (int k = 0; k < 2; k++) {
+        double delta = k ? 1e-12 : 1e-10, lo[2], hi[2];
+        for (int d = 0; d < 2; d++) oracle_eps(&o[d], delta, &lo[d], &hi[d]);
+        dpa_result r;
+        query(spec, DPA_METHOD_PLD, 1, delta, &r);
+        CHECK(r.binding == DPA_DIR_ADD && r.lower <= hi[1] && lo[1] <= r.upper && r.upper_remove >= lo[0] &&
+                  r.upper - r.lower <= 1e-4 * fmax(1.0, r.upper),
+              "asymmetric table eps(%g): [%.17g, %.17g] (remove upper %.17g), oracle add [%.17g, %.17g], remove %.17g",
+              delta, r.lower, r.upper, r.upper_remove, lo[1], hi[1], lo[0]);
+    }
+    free(o[0].P);
+    free(o[1].P);
+}
+
 /* The cases measured on main before the tilted composition (eps at delta
  * 1e-10; the grid's round-off allowance was of the order of delta):
  * certified brackets then, so the new ones must intersect them, and meet
@@ -299,6 +342,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_against_oracle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_lattices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_asymmetric, setup, teardown),
         cmocka_unit_test_setup_teardown(test_measured_cases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grid_kept, setup, teardown),
     };
