@@ -430,9 +430,15 @@ void dpa_pld_tilted_tighten(dpa_pld_acct *a, int is_eps, double x, dpa_result *o
     tilt keep = {0};
     for (int d = 0; d < a->ndir; d++) {
         tilt T = {0};
-        if (!tilt_init(a, d, &T)) return;
+        if (!tilt_init(a, d, &T)) break; /* (only out of memory: dpa_pld_tilted_applies held) */
         for (int r = 0; r < (is_eps ? TILT_ROUNDS : 1); r++) {
-            double e0 = !is_eps ? x : (isfinite(up[d]) && up[d] <= 1.5 * lo[d]) ? 0.5 * (lo[d] + up[d]) : lo[d];
+            /* eps queries: the middle of the bracket; its lower end if the
+             * upper one is far or infinite; the upper end if the lower one
+             * is 0 (a direction composed without its lower measure, §3.11) */
+            double e0 = !is_eps                                  ? x
+                        : isfinite(up[d]) && up[d] <= 1.5 * lo[d] ? 0.5 * (lo[d] + up[d])
+                        : lo[d] > 0 || !isfinite(up[d])           ? lo[d]
+                                                                  : up[d];
             long double t = choose_tilt(&T, (long double)e0 / T.b);
             dpa_error e2;
             if (!(t > 0) || tilt_compose(a, &T, t, &e2)) break;
