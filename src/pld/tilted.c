@@ -185,7 +185,7 @@ static long double leaf_log_mgf(const tilt *T, const tilt_leaf *l, long double t
 }
 
 /* heuristic: the tilt whose tilted composition has mean index x (0 if x is
- * at or below the untilted mean: no tilt helps there; -1 if x is at or
+ * at or below the untilted mean: the untilted lattice composition; -1 if x is at or
  * beyond the top of the support). */
 static long double choose_tilt(const tilt *T, long double x)
 {
@@ -222,7 +222,9 @@ static long double choose_tilt(const tilt *T, long double x)
     return 0.5L * (lo + hi);
 }
 
-/* Compose the tilted leaves at tilt t (t > 0). */
+/* Compose the tilted leaves at tilt t >= 0 (t = 0: the lattice composition
+ * itself, for an eps at or below the mean loss, e.g. a lattice spacing above
+ * the largest grid step 1). */
 static dpa_status tilt_compose(dpa_pld_acct *a, tilt *T, long double t, dpa_error *err)
 {
     if (T->have) dpa_composed_free(&T->comp);
@@ -441,7 +443,7 @@ void dpa_pld_tilted_tighten(dpa_pld_acct *a, int is_eps, double x, dpa_result *o
                                                                   : up[d];
             long double t = choose_tilt(&T, (long double)e0 / T.b);
             dpa_error e2;
-            if (!(t > 0) || tilt_compose(a, &T, t, &e2)) break;
+            if (!(t >= 0) || tilt_compose(a, &T, t, &e2)) break;
             if (is_eps) {
                 tilt_eps(&T, x, acc * fmax(1.0, isfinite(up[d]) ? up[d] : lo[d]), &lo[d], &up[d]);
                 if (!(up[d] - lo[d] > acc * fmax(1.0, up[d]))) break;
