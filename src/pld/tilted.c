@@ -426,7 +426,8 @@ void dpa_pld_tilted_tighten(dpa_pld_acct *a, int is_eps, double x, dpa_result *o
 {
     if (!dpa_pld_tilted_applies(a) || !isfinite(out->lower)) return;
     double acc = a->opt.accuracy;
-    double up[2] = {out->upper_remove, out->upper_add};
+    /* the result's upper bound (perhaps from §3.14) bounds every direction */
+    double up[2] = {fmin(out->upper_remove, out->upper), fmin(out->upper_add, out->upper)};
     double lo[2] = {a->ndir == 2 ? out->lower_remove : out->lower, a->ndir == 2 ? out->lower_add : out->lower};
     int used = -1;
     tilt keep = {0};
