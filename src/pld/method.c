@@ -455,6 +455,26 @@ static dpa_status pld_epsilon(void *state, double delta, dpa_result *out, dpa_er
     query q = {1, delta, 1};
     dpa_status st = pld_query(a, &q, tau, step, out, err);
     st = apply_fallback(a, &q, st, out, err);
+    /* lattice compositions whose grid missed the target (small deltas: the
+     * FFT's absolute round-off allowance): the tilted composition */
+    if (st == DPA_OK && !out->accuracy_met)
+        dpa_pld_tilted_tighten(a, 1, delta, out);
+    if (st == DPA_OK)
+        envelope_lower(a, out);
+    return st;
+}
+
+/* A delta query; tilt: tighten a missed target by the tilted composition
+ * (single queries, not the points of a profile) */
+static dpa_status pld_delta_query(dpa_pld_acct *a, double eps, int refine, int tilt, dpa_result *out,
+                                  dpa_error *err)
+{
+    double step = a->built ? a->step : dpa_pld_initial_step(a, a->opt.accuracy, eps);
+    query q = {0, eps, refine};
+    dpa_status st = pld_query(a, &q, DEFAULT_TAIL, step, out, err);
+    st = apply_fallback(a, &q, st, out, err);
+    if (st == DPA_OK && tilt && refine && !out->accuracy_met)
+        dpa_pld_tilted_tighten(a, 0, eps, out);
     if (st == DPA_OK)
         envelope_lower(a, out);
     return st;
@@ -462,14 +482,7 @@ static dpa_status pld_epsilon(void *state, double delta, dpa_result *out, dpa_er
 
 static dpa_status pld_delta(void *state, double eps, int refine, dpa_result *out, dpa_error *err)
 {
-    dpa_pld_acct *a = state;
-    double step = a->built ? a->step : dpa_pld_initial_step(a, a->opt.accuracy, eps);
-    query q = {0, eps, refine};
-    dpa_status st = pld_query(a, &q, DEFAULT_TAIL, step, out, err);
-    st = apply_fallback(a, &q, st, out, err);
-    if (st == DPA_OK)
-        envelope_lower(a, out);
-    return st;
+    return pld_delta_query(state, eps, refine, 1, out, err);
 }
 
 /* Refine on each point first (a finer build serves all later points), then
@@ -481,7 +494,7 @@ static dpa_status pld_profile(void *state, const double *eps, size_t n, double *
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i++) {
             dpa_method_result_init(&r, DPA_METHOD_PLD);
-            dpa_status st = pld_delta(state, eps[i], pass == 0, &r, err);
+            dpa_status st = pld_delta_query(state, eps[i], pass == 0, 0, &r, err);
             if (st) return st;
             if (pass) {
                 upper[i] = r.upper;

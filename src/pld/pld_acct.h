@@ -98,6 +98,19 @@ dpa_status dpa_pld_obtain(dpa_pld_acct *a, unsigned mask, unsigned rough, double
  * dpa_method_result_init).  Returns 1 if the raw upper bound was +inf. */
 int dpa_pld_evaluate_epsilon(dpa_pld_acct *a, double delta, dpa_result *out);
 
+/* ---- tilted.c ---- */
+
+/* 1 if every leaf is an atom-only pair on one loss lattice in each
+ * direction (discrete Gaussian, discrete Laplace, ...) and the grid step is
+ * automatic: the tilted composition applies. */
+int dpa_pld_tilted_applies(const dpa_pld_acct *a);
+/* Tighten out, a certified result of an eps query at x = delta (is_eps) or
+ * of a delta query at x = eps, by the exponentially tilted composition
+ * (docs/guarantees.md §3.18): the new bounds are intersected with the old
+ * ones; grid information and accuracy_met are those of the tilted
+ * composition when it improved a bound.  Nothing if it does not apply. */
+void dpa_pld_tilted_tighten(dpa_pld_acct *a, int is_eps, double x, dpa_result *out);
+
 /* ---- export.c ---- */
 
 /* The upper and lower composed measures of direction dir (remove, add; both
