@@ -61,7 +61,7 @@ import ctypes
 import math
 import os
 
-from peer_suites import call_name
+from peer_suites import call_name, classify
 
 import dpacct
 from dpacct import _lib
@@ -437,8 +437,118 @@ def check_calibration(tally, where, kind, row, d, want, places):
               % (kind, want, d, sens, q, eps, delta, d, moved, lo, mine))
 
 
+# ------------------------------------------------------- accountant_test ---
+
+def two_sided(tally, where, spec_of, target_eps, target_delta, want, tol, what, pessimistic=False):
+    """want is the smallest noise meeting (eps, delta), to tol: "exact" when
+    dpacct proves the true value within want +- tol (delta at want - tol is
+    certified >= target and at want + tol certified <= target), "consistent"
+    when it cannot decide (brackets across the target), else "disagree".
+    pessimistic: the peer's value comes from a pessimistic PLD, which may
+    ask for more noise than needed: more than want + tol is then
+    "consistent" too (only a value below the true one, infeasible, is a
+    disagreement)."""
+    try:
+        below = accountant(spec_of(want - tol)).delta(target_eps) if want - tol > 0 else None
+        above = accountant(spec_of(want + tol)).delta(target_eps)
+    except Exception as e:
+        return tally.add("inexpressible", where, "%s: %s: %s" % (what, type(e).__name__, e))
+    lo_ok = below is None or below.lower >= target_delta
+    hi_ok = above.upper <= target_delta
+    lo_bad = below is not None and below.upper < target_delta
+    hi_bad = above.lower > target_delta
+    cls = "exact" if lo_ok and hi_ok else "disagree" if (lo_bad and not pessimistic) or hi_bad else "consistent"
+    tally.add(cls, where, "%s ~ %r +- %g: delta(%g) at -tol %s, at +tol [%r, %r] vs %g"
+              % (what, want, tol, target_eps, None if below is None else (below.lower, below.upper),
+                 above.lower, above.upper, target_delta))
+
+
+def accountant_test_cases(src, tally):
+    rel = os.path.join(REL, "accountant_test.py")
+    path = os.path.join(src, rel)
+    if not os.path.exists(path):
+        return
+    for fn in functions(path):
+        name = fn.name
+        for line, row in decorator_rows(fn, path):
+            where = "dp_accounting/%s:%d %s[%s]" % (rel, line, name, row.get("testcase_name", ""))
+            eps, delta, k = row.get("epsilon"), row.get("delta"), row.get("num_queries")
+            s = row.get("sensitivity", 1)
+            if name in ("test_get_smallest_laplace_noise", "test_get_smallest_discrete_laplace_noise"):
+                disc = "discrete" in name
+                want, tol = row["expected_parameter"], (1e-3 if disc else 0.1)
+                t = {"repeat": {"count": k, "event": leaf("discrete_laplace" if disc else "laplace", "?", s)}}
+                try:
+                    c = dpacct.calibrate(t, eps, delta).value
+                    c = 1.0 / c if disc else c
+                except Exception as e:
+                    classify(tally, where, "estimate", want, tol, None, "%s: %s" % (type(e).__name__, e), "noise")
+                    continue
+                # the peer searches its PLD to a parameter tolerance: an estimate
+                classify(tally, where, "estimate", want, tol, c, c,
+                         "%s noise for (%g, %g) over %d queries" % ("discrete Laplace parameter" if disc else
+                                                                 "Laplace scale", eps, delta, k))
+            elif name in ("test_get_smallest_gaussian_noise", "test_get_smallest_subsampled_gaussian_noise"):
+                q = row.get("sampling_prob", 1.0)
+                spec_of = (lambda sd, s=s, q=q, k=k: {"repeat": {"count": k, "event": mech_spec("gaussian", sd, s, q)}})
+                two_sided(tally, where, spec_of, eps, delta, row["expected_std"], TOL7,
+                          "Gaussian sigma over %d queries (s %g, q %g)" % (k, s, q), pessimistic=q < 1)
+            elif name == "test_advanced_composition":
+                want = row["expected_total_epsilon"]
+                if want is None:
+                    continue
+                td = row["total_delta"]
+                spec = {"repeat": {"count": k, "event": {"approx": {"epsilon": eps, "delta": delta}}}}
+                r = accountant(spec).epsilon(td)
+                # advanced composition (Dwork, Rothblum & Vadhan 2010) bounds the
+                # optimal composition from above
+                classify(tally, where, "upper", want, TOL7, r.lower, r.upper,
+                         "advanced composition eps of %d x (%g, %g) at delta %g (an upper bound)"
+                         % (k, eps, delta, td))
+            elif name == "test_get_smallest_epsilon_from_advanced_composition":
+                want = row["expected_epsilon"]
+                if want is None:
+                    continue
+                te, td = row["total_epsilon"], row["total_delta"]
+                spec = {"repeat": {"count": k, "event": {"approx": {"epsilon": want, "delta": delta}}}}
+                r = accountant(spec).delta(te)
+                ok = r.lower <= td + 1e-12
+                tally.add("consistent" if ok else "disagree", where,
+                          "per-query eps ~ %r for (%g, %g) over %d queries (delta %g each): the optimal "
+                          "composition's delta at it [%r, %r] <= %g" % (want, te, td, k, delta, r.lower, r.upper, td))
+            else:
+                continue
+            tally.cover(path, name)
+
+
+# ------------------------------------------------------ set aside whole ---
+
+WHOLE_FILES = {
+    "common_test.py": "the peer's numerical utilities (binary search for a monotone function's "
+        "inverse, convolution and self-convolution of loss dictionaries with truncation, "
+        "log(a e^b + c), log sinh, asinh exp, dictionary truncation) and its privacy-parameter "
+        "object's input validation",
+    "test_util_test.py": "the peer's test helpers (dictionary containment and almost-equality, "
+        "almost-greater-equal) on literal dictionaries",
+    "pld_pmf_test.py": "the peer's PMF class on hand-made arrays (its hockey-stick and inverse on "
+        "literal loss/mass arrays, composition, self-composition, dense/sparse conversion, "
+        "connect-the-dots construction from literal profiles, mixtures, truncation), not a "
+        "mechanism's privacy quantity",
+}
+
+
+def set_aside_files(src, tally):
+    for f, reason in WHOLE_FILES.items():
+        path = os.path.join(src, REL, f)
+        if os.path.exists(path):
+            for fn in functions(path):
+                tally.set_aside(path, fn.name, reason)
+
+
 def cases(peers_dir, tally):
     src = os.path.join(peers_dir, "dp_accounting")
     if not os.path.isdir(os.path.join(src, REL)):
         return
     mechanism_cases(src, tally)
+    set_aside_files(src, tally)
+    accountant_test_cases(src, tally)
