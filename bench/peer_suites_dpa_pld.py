@@ -521,6 +521,189 @@ def accountant_test_cases(src, tally):
             tally.cover(path, name)
 
 
+# --------------------------------------------- pld_privacy_accountant_test ---
+
+class Bracketed(float):
+    """A dpacct answer standing in the peer's test body: the midpoint, with
+    the certified bracket and what it answers."""
+
+    def __new__(cls, lo, hi, what, kind="exact"):
+        v = float.__new__(cls, hi if math.isinf(hi) else 0.5 * (lo + hi))
+        v.lo, v.hi, v.what, v.kind = lo, hi, what, kind
+        return v
+
+
+class StandInAccountant:
+    """dpacct's PLDAccountant behind the peer's accountant calls: each query
+    returns a Bracketed.  get_true_positive_rates(fpr) = 1 - beta(fpr)
+    (beta_at); get_gdp_parameter_estimate() = gdp_mu (both estimates of the
+    peer: its values are compared within its stated tolerance)."""
+
+    def __init__(self, mine, rel=None):
+        self.acc = mine.PLDAccountant() if rel is None else mine.PLDAccountant(rel)
+
+    def compose(self, event, count=1):
+        self.acc.compose(event, count)
+        return self
+
+    def get_delta(self, eps):
+        lo, hi = self.acc.get_delta_bracket(eps)
+        return Bracketed(lo, hi, "get_delta(%r)" % eps)
+
+    def get_epsilon(self, delta):
+        lo, hi = self.acc.get_epsilon_bracket(delta)
+        return Bracketed(lo, hi, "get_epsilon(%r)" % delta)
+
+    def get_true_positive_rates(self, fpr, **_):
+        blo, bhi = self.acc.accountant.beta_at(float(fpr))
+        return Bracketed(1 - bhi, 1 - blo, "tpr(%r) = 1 - beta" % fpr, "estimate")
+
+    def get_gdp_parameter_estimate(self, **_):
+        g = self.acc.accountant.gdp_mu()
+        return Bracketed(g.lower, g.upper, "GDP mu", "estimate")
+
+
+# Disagreements decided (kept as tests in python/tests/test_peer_values_dp_accounting_pld.py):
+# PoissonSampledDpEvent(q, zero-noise event): the peer answers as for a
+# non-private event (delta(1) = 1, tpr = 1).  With probability 1 - q the
+# record is not used: in the remove direction P = (1 - q) Q + q R with R
+# singular to Q, so H_x(P||Q) = q + ((1 - q) - x)_+ = q at x = e, and the add
+# direction's H_e(Q||P) = (1 - e (1 - q))_+ = 0; delta(1) = q = 0.1 exactly.
+# A test at false positive rate a has power at most a + delta(0) = a + q
+# (delta(0) = q, the total variation): 0.2 at a = 0.1, not 1.  dpacct is right.
+ZERO_NOISE_SUBSAMPLED = "decided: q = 0.1 subsampling of a zero-noise event; exact delta(1) = q = 0.1 " \
+    "(R singular to Q: H_e(P||Q) = q, H_e(Q||P) = 0) and power <= fpr + q = 0.2: dpacct is right, the " \
+    "peer treats the subsampled event as non-private"
+
+
+class Recorder:
+    """The peer test's `self`: its assertions classify the Bracketed values.
+    estimates_only: the function's get_delta/get_epsilon asserts are
+    bench/peer_suites.py's (dp_accounting_cases); only its true positive
+    rate and GDP asserts are run here."""
+
+    def __init__(self, tally, where_fmt, path, estimates_only=False, note=""):
+        self.tally, self.where_fmt, self.path = tally, where_fmt, path
+        self.estimates_only, self.note = estimates_only, note
+
+    def _check(self, a, b, tol, exact_call):
+        import sys
+        line = sys._getframe(2).f_lineno
+        mine, want = (a, b) if isinstance(a, Bracketed) else (b, a)
+        if not isinstance(mine, Bracketed) or want is None:
+            return
+        if self.estimates_only and mine.what.startswith("get_"):
+            return
+        where = self.where_fmt % line
+        if isinstance(want, Bracketed):
+            # permute-and-flip against Laplace(1/eps): the peer uses the
+            # Laplace pair for permute-and-flip, dpacct the pure eps pair
+            # (docs/python.md: every eps-DP mechanism meets it); dpacct's
+            # value is then at least the Laplace one
+            ok = mine.hi >= want.lo - tol
+            return self.tally.add("consistent" if ok else "disagree", where,
+                                  "%s [%r, %r] (dpacct: the pure eps pair, an upper bound) vs the peer's "
+                                  "Laplace pair, %s [%r, %r]" % (mine.what, mine.lo, mine.hi, want.what,
+                                                                 want.lo, want.hi))
+        v = float(want)
+        inside = mine.lo - tol <= v <= mine.hi + tol or (math.isinf(v) and math.isinf(mine.hi))
+        if inside or self.note:
+            return classify(self.tally, where, "exact" if exact_call or mine.kind == "exact" else "estimate",
+                            v, tol, mine.lo, mine.hi, mine.what + (" (%s)" % self.note if self.note else ""))
+        if mine.what.startswith("get_"):
+            # the peer's PLD accountant is pessimistic: its delta and epsilon
+            # are upper estimates
+            return classify(self.tally, where, "upper", v, tol, mine.lo, mine.hi,
+                            mine.what + " (the peer's pessimistic PLD: an upper estimate)")
+        classify(self.tally, where, "estimate", v, tol, mine.lo, mine.hi, mine.what)
+
+    def assertEqual(self, a, b, msg=None):
+        self._check(a, b, 0.0, True)
+
+    def assertAlmostEqual(self, a, b, places=None, msg=None, delta=None):
+        tol = delta if delta is not None else 0.5 * 10.0 ** -(7 if places is None else places)
+        self._check(a, b, tol, False)
+
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+
+
+def pld_accountant_cases(src, tally):
+    """Runs each test body's statements with the peer's events (its dp_event
+    module, as bench/peer_suites.py does) and dpacct's accountant in place of
+    the peer's: every get_delta / get_epsilon / true positive rate / GDP mu
+    the body asserts is classified against dpacct's bracket."""
+    rel = os.path.join(REL, "pld_privacy_accountant_test.py")
+    path = os.path.join(src, rel)
+    if not os.path.exists(path):
+        return
+    try:
+        import sys
+        sys.path.insert(0, src)
+        from dp_accounting import dp_event, privacy_accountant
+        from dpacct import dp_accounting as mine
+        import numpy as np
+    except Exception as e:  # pragma: no cover
+        print("peer_suites_dpa_pld: dp_accounting not importable (%s)" % e)
+        return
+    aside = {
+        "test_composition_errors_for_neighboring_relation": "events the peer's accountant refuses under a "
+            "neighbouring relation (an error raised; its numbers are the events' arguments)",
+        "test_non_positive_composition_value_error": "composition counts the peer rejects (input validation)",
+    }
+
+    class NS:
+        pass
+    ppa = NS()
+    ppa.NeighborRel = privacy_accountant.NeighboringRelation
+    ppa.PLDAccountant = lambda rel=None, *a, **k: StandInAccountant(mine, rel)
+    base = {"dp_event": dp_event, "math": math, "np": np, "pld_privacy_accountant": ppa,
+            "privacy_accountant": privacy_accountant}
+    covered = set(tally.covered)  # bench/peer_suites.py's dp_accounting_cases ran before
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or not fn.name.startswith("test"):
+            continue
+        if fn.name in aside:
+            tally.set_aside(path, fn.name, aside[fn.name])
+            continue
+        names = [a.arg for a in fn.args.args[1:]]
+        rows = []
+        for dec in fn.decorator_list:
+            if isinstance(dec, ast.Call) and call_name(dec) in ("parameters", "named_parameters"):
+                for a in dec.args:
+                    try:
+                        v = eval(compile(ast.Expression(a), path, "eval"), dict(base))
+                    except Exception:
+                        continue
+                    if call_name(dec) == "named_parameters" and isinstance(v, tuple):
+                        v = v[1:]
+                    v = v if isinstance(v, tuple) else (v,)
+                    rows.append((a.lineno, dict(zip(names, v))))
+        if not fn.decorator_list:
+            rows = [(fn.lineno, {})]
+        if not rows:
+            continue
+        before = sum(tally.counts.values())
+        for line, row in rows:
+            where = "dp_accounting/%s:%%d %s (case at line %d)" % (rel, fn.name, line)
+            ev = row.get("event")
+            zero = isinstance(ev, dp_event.PoissonSampledDpEvent) and ev.sampling_probability > 0 and \
+                getattr(ev.event, "noise_multiplier", 1) == 0
+            rec = Recorder(tally, where, path, estimates_only=(os.path.abspath(path), fn.name) in covered,
+                           note=ZERO_NOISE_SUBSAMPLED if zero else "")
+            env = dict(base, self=rec, **row)
+            for st in fn.body:
+                if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+                    continue
+                try:
+                    exec(compile(ast.Module(body=[st], type_ignores=[]), path, "exec"), env)
+                except Exception:
+                    continue  # a statement on the peer's internals: skipped
+        if sum(tally.counts.values()) > before:
+            tally.cover(path, fn.name)
+
+
 # ------------------------------------------------------ set aside whole ---
 
 WHOLE_FILES = {
@@ -552,3 +735,4 @@ def cases(peers_dir, tally):
     mechanism_cases(src, tally)
     set_aside_files(src, tally)
     accountant_test_cases(src, tally)
+    pld_accountant_cases(src, tally)
