@@ -236,6 +236,13 @@ def decorator_rows(fn, path):
     return out
 
 
+def peer_file(src, name):
+    """(path relative to the peer's root, absolute path or None) of a pld/ test file."""
+    rel = os.path.join(REL, name)
+    path = os.path.join(src, rel)
+    return rel, (path if os.path.exists(path) else None)
+
+
 def functions(path):
     tree = ast.parse(open(path, encoding="utf-8").read())
     return [fn for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test")]
@@ -345,9 +352,8 @@ for _k in ("test_discrete_gaussian_privacy_loss_tail", "test_discrete_gaussian_c
 
 
 def mechanism_cases(src, tally):
-    rel = os.path.join(REL, "privacy_loss_mechanism_test.py")
-    path = os.path.join(src, rel)
-    if not os.path.exists(path):
+    rel, path = peer_file(src, "privacy_loss_mechanism_test.py")
+    if path is None:
         return
     for fn in functions(path):
         name = fn.name
@@ -464,9 +470,8 @@ def two_sided(tally, where, spec_of, target_eps, target_delta, want, tol, what, 
 
 
 def accountant_test_cases(src, tally):
-    rel = os.path.join(REL, "accountant_test.py")
-    path = os.path.join(src, rel)
-    if not os.path.exists(path):
+    rel, path = peer_file(src, "accountant_test.py")
+    if path is None:
         return
     for fn in functions(path):
         name = fn.name
@@ -633,9 +638,8 @@ def pld_accountant_cases(src, tally):
     module, as bench/peer_suites.py does) and dpacct's accountant in place of
     the peer's: every get_delta / get_epsilon / true positive rate / GDP mu
     the body asserts is classified against dpacct's bracket."""
-    rel = os.path.join(REL, "pld_privacy_accountant_test.py")
-    path = os.path.join(src, rel)
-    if not os.path.exists(path):
+    rel, path = peer_file(src, "pld_privacy_accountant_test.py")
+    if path is None:
         return
     try:
         import sys
@@ -776,9 +780,8 @@ DIST_ASIDE = {
 
 
 def dist_cases(src, tally):
-    rel = os.path.join(REL, "privacy_loss_distribution_test.py")
-    path = os.path.join(src, rel)
-    if not os.path.exists(path):
+    rel, path = peer_file(src, "privacy_loss_distribution_test.py")
+    if path is None:
         return
     for fn in functions(path):
         name = fn.name
