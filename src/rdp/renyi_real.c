@@ -223,6 +223,19 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             cls = CLS_EST;
         }
     }
+    if (lf->kind == DPA_EV_EXPONENTIAL_MECHANISM) {
+        /* the pair is the envelope of the eps-bounded-range class, attained
+         * by no member: its divergence stays the upper bound (Blackwell
+         * dominance), the lower bound is the best two-point member's
+         * (renyi_br.c), or 0 under sample (replace-one) */
+        lo = lf->sample ? 0.0 : dpa_renyi_br_lower(lf->par[0], isnan(lf->rate) ? 1.0 : lf->rate, A, dir, NULL);
+        lo = fmin(lo, hi);
+        if (cls == CLS_EXACT) {
+            cls = CLS_UPPER;
+            val = hi;
+        }
+        how = (how & ~DPA_RENYI_H_CLOSED) | (lf->sample ? DPA_RENYI_H_LOW0 : DPA_RENYI_H_BR);
+    }
     /* counts: one rounding each way */
     o->lo = dn(k * lo, 2);
     o->hi = up(k * hi, 2);
@@ -249,12 +262,19 @@ static void note_real(dpa_renyi_value *v, int how, int cls_max, double A)
         snprintf(n, sz, "exact: closed forms (interval = round-off)");
         return;
     }
+    if (how & DPA_RENYI_H_BOUND) {
+        snprintf(n, sz, "upper: the leaf's RDP bound; lower: 0, the leaf is a bound, not a pair");
+        return;
+    }
     const char *lowmsg = (how & DPA_RENYI_H_LOW0) ? "lower bound 0 for some leaves (none cheap)"
+                         : (how & DPA_RENYI_H_BR) ? "lower: best member of the bounded-range class"
                          : (how & DPA_RENYI_H_BINOM) ? "lower: binomial expansion"
                          : (how & DPA_RENYI_H_SERIES) ? "lower: certified series"
                                             : "lower: closed forms";
     if (cls_max == CLS_UPPER) {
-        if (A > 1)
+        if (!(how & (DPA_RENYI_H_RDP | DPA_RENYI_H_BETA | DPA_RENYI_H_COMP)))
+            snprintf(n, sz, "certified upper bound (closed forms of the dominating pair); %s", lowmsg);
+        else if (A > 1)
             snprintf(n, sz, "certified upper bound (RDP module); %s", lowmsg);
         else
             snprintf(n, sz, "certified upper bound via D_A <= D_%.4g%s; %s", 1 + RENYI_BETA_STEP,
