@@ -69,7 +69,7 @@ static long double member_div(const long double m[2], const long double l[2], lo
         long double s = 0, mag = 0;
         for (int i = 0; i < 2; i++) {
             s += m[i] * l[i];
-            mag += m[i] * (fabsl(l[i]) + 1); /* m within BR_REL, l within BR_REL (|l| + 1) */
+            mag += m[i] * fabsl(l[i]) * 2; /* m within BR_REL, l within BR_REL |l| */
         }
         *e = 4 * BR_REL * mag;
         return s;
@@ -81,9 +81,11 @@ static long double member_div(const long double m[2], const long double l[2], lo
         for (int i = 0; i < 2; i++) {
             long double x = m[i] * expm1l(th * l[i]);
             s += x;
-            /* m within BR_REL; l within BR_REL (|l| + 1) absolute moves
-             * m e^{th l} th l by m e^{th l} |th| BR_REL (|l| + 1) */
-            mag += fabsl(x) + m[i] * expl(th * l[i]) * fabsl(th) * (fabsl(l[i]) + 1);
+            /* m within BR_REL relative; l within BR_REL |l| (each log
+             * ratio is w_i = a product, or log1p(q expm1(w_i)): a few
+             * operations, each relative), which moves m expm1(th l) by
+             * m e^{th l} |th l| BR_REL */
+            mag += fabsl(x) + m[i] * expl(th * l[i]) * fabsl(th * l[i]);
         }
         if (!(1 + s - 4 * BR_REL * mag > 0)) {
             *e = INFINITY;
@@ -95,7 +97,7 @@ static long double member_div(const long double m[2], const long double l[2], lo
         long double x0 = logl(m[0]) + th * l[0], x1 = logl(m[1]) + th * l[1];
         long double mx = fmaxl(x0, x1);
         v = mx + log1pl(expl(fminl(x0, x1) - mx));
-        ev = 4 * BR_REL * (fabsl(x0) + fabsl(x1) + fabsl(th) * (fabsl(l[0]) + fabsl(l[1]) + 2) + 2);
+        ev = 4 * BR_REL * (fabsl(x0) + fabsl(x1) + fabsl(th) * (fabsl(l[0]) + fabsl(l[1])) + 2);
     }
     *e = ev / fabsl(th) + BR_REL * fabsl(v / th);
     return v / th;

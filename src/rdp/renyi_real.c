@@ -32,6 +32,11 @@
  * the series' absolute error (~1e-16 on log E) is amplified by only 1/h. */
 #define RENYI_KL_H 1e-3
 
+/* Largest order at which a bound-only leaf's RDP bound is asked for its
+ * monotone envelope (the orders above A only tighten the bound; the RDP
+ * accountant's default grid ends at 1e4) */
+#define RENYI_BOUND_MAX_ORDER 1e6
+
 /* ------------------------------------------------------------------ small helpers */
 
 static double up(double x, double k) { return dpa_rdp_up(x, k); }
@@ -71,6 +76,38 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
     double k = lf->count, theta = A - 1;
     dpa_status st;
     memset(o, 0, sizeof *o);
+    if (lf->zcdp || lf->rdp_only) {
+        /* a bound, not a pair (zcdp, repeat_and_select, the SVTs): upper =
+         * the leaf's RDP bound as the rdp method composes it, lower = 0.
+         * zcdp: D_A <= xi + rho A for A > 1 (Bun & Steinke 2016, Def 1.1),
+         * and D_A <= D_1 <= inf_{b > 1} (xi + rho b) = xi + rho for A <= 1
+         * (D_A is non-decreasing in A); rounded up: a product, a sum and the
+         * count, 3 u relative each.  The others: the RDP accountant's
+         * bounds (count included) at the orders b_j = max(A, 1 + 1e-3) r_j,
+         * and the smallest of them: D_A <= D_b for every b >= A (D_A is
+         * non-decreasing in A), and these bounds need not be (Papernot &
+         * Steinke's grows as b falls to 1: dp_accounting takes the same
+         * monotone envelope) */
+        double h;
+        if (lf->zcdp) {
+            h = up(k * up(lf->par[1] + up(lf->par[0] * fmax(A, 1.0), 2), 2), 2);
+        } else {
+            static const double r[] = {1, 1.01, 1.1, 1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512};
+            double b[sizeof r / sizeof r[0]], ub[sizeof r / sizeof r[0]], b0 = fmax(A, 1 + RENYI_BETA_STEP);
+            size_t nb = 0;
+            for (size_t j = 0; j < sizeof r / sizeof r[0]; j++)
+                if (j == 0 || b0 * r[j] <= RENYI_BOUND_MAX_ORDER) b[nb++] = b0 * r[j];
+            st = dpa_renyi_composite_upper(lf, b, nb, dir, ub, err);
+            if (st) return st;
+            h = INFINITY;
+            for (size_t j = 0; j < nb; j++) h = fmin(h, ub[j]);
+        }
+        o->lo = 0;
+        o->hi = o->val = h;
+        o->cls = CLS_UPPER;
+        o->how = DPA_RENYI_H_BOUND | DPA_RENYI_H_LOW0;
+        return DPA_OK;
+    }
     if (!lf->pair && !lf->inner) return dpa_renyi_unsupported_leaf(lf, err);
     if (A >= 1 && dpa_renyi_leaf_inf(lf, dir)) {
         set_inf(o, DPA_RENYI_H_INF);
@@ -263,7 +300,11 @@ static void note_real(dpa_renyi_value *v, int how, int cls_max, double A)
         return;
     }
     if (how & DPA_RENYI_H_BOUND) {
-        snprintf(n, sz, "upper: the leaf's RDP bound; lower: 0, the leaf is a bound, not a pair");
+        if (how & ~(DPA_RENYI_H_BOUND | DPA_RENYI_H_LOW0))
+            snprintf(n, sz, "upper: the bound-only leaves' RDP bounds plus the others' upper bounds; lower: 0 for "
+                            "the bound-only leaves (a bound, not a pair)");
+        else
+            snprintf(n, sz, "upper: the leaf's RDP bound; lower: 0, the leaf is a bound, not a pair");
         return;
     }
     const char *lowmsg = (how & DPA_RENYI_H_LOW0) ? "lower bound 0 for some leaves (none cheap)"
