@@ -54,6 +54,18 @@ static double div_dir(double x, double theta, int dir)
     return dir > 0 ? up(q, 2) : dn(q, 2);
 }
 
+/* The lower quadrature of renyi_pg.c for a Poisson-subsampled Gaussian
+ * pair (or its reversal) at A >= 1 in direction dir; 0 for other pairs */
+static double pg_lower(const dpa_pair *p, double A, int dir)
+{
+    if (p->kind == DPA_PAIR_REVERSE) {
+        p = p->base;
+        dir = !dir;
+    }
+    if (p->kind != DPA_PAIR_POISSON || p->base->kind != DPA_PAIR_GAUSSIAN) return 0.0;
+    return dpa_renyi_pg_lower(p->base->par[0], p->par[0], A, dir);
+}
+
 /* ------------------------------------------------------------------ real orders */
 
 enum { CLS_EXACT = 0, CLS_UPPER = 1, CLS_EST = 2 };
@@ -172,6 +184,11 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             if (st) return st;
             lo = fmax(0.0, div_dir(lh, -RENYI_KL_H, -1));
             how = DPA_RENYI_H_BETA | DPA_RENYI_H_SERIES;
+            double lq = pg_lower(p, 1.0, dir);
+            if (lq > lo) {
+                lo = lq;
+                how = (how & ~DPA_RENYI_H_SERIES) | DPA_RENYI_H_QUAD;
+            }
             double lm, mean;
             dpa_error e2;
             if (dpa_renyi_phi_kind(p) && (st = dpa_renyi_phi_moments(p, dir, 0.0, &lm, &mean, &e2)) != DPA_ENUMERIC) {
@@ -226,6 +243,11 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             val = hi;
             cls = CLS_UPPER;
             how = DPA_RENYI_H_RDP | (bin ? DPA_RENYI_H_BINOM : DPA_RENYI_H_LOW0);
+            double lq = pg_lower(p, A, dir);
+            if (lq > lo) {
+                lo = lq;
+                how = (how & ~(DPA_RENYI_H_BINOM | DPA_RENYI_H_LOW0)) | DPA_RENYI_H_QUAD;
+            }
         } else {
             /* 0 < A < 1 */
             double lh;
@@ -309,6 +331,7 @@ static void note_real(dpa_renyi_value *v, int how, int cls_max, double A)
     }
     const char *lowmsg = (how & DPA_RENYI_H_LOW0) ? "lower bound 0 for some leaves (none cheap)"
                          : (how & DPA_RENYI_H_BR) ? "lower: best member of the bounded-range class"
+                         : (how & DPA_RENYI_H_QUAD) ? "lower: certified quadrature"
                          : (how & DPA_RENYI_H_BINOM) ? "lower: binomial expansion"
                          : (how & DPA_RENYI_H_SERIES) ? "lower: certified series"
                                             : "lower: closed forms";
