@@ -72,7 +72,7 @@ typedef struct pg {
 /* one point: psi, its absolute error bound, y, (log F)'(u) = F'/F and
  * s (1 - s) */
 typedef struct pt {
-    long double x, psi, e, y, lfp, ss;
+    long double x, psi, e, el, y, lfp, ss; /* el: relative error bound of F */
 } pt;
 
 /* log F(y) with an absolute error bound *el, and F'/F (derivative in
@@ -88,7 +88,7 @@ static long double pg_logf(const pg *s, long double y, long double *el, long dou
         long double r = (1 + c * y) * expl(-c * L);
         long double lf = c * L + log1pl(-r);
         *el = 8 * LE * (fabsl(c * L) + 2);
-        *lfp = c * (1 + y) * expl(-L) * (-expm1l(-(c - 1) * L)) / (1 - r) * (1 + y) / (1 + y);
+        *lfp = c * (-expm1l(-(c - 1) * L)) / (1 - r); /* F'/F = c (1 - e^{-(c-1)u}) / (1 - r) */
         return lf;
     }
     if (fabsl(y) <= 0.5L / (fabsl(c) + 2)) {
@@ -141,6 +141,7 @@ static void pg_point(const pg *s, long double x, pt *o)
     o->y = y;
     o->lfp = lfp;
     o->ss = sv * (1 - sv);
+    o->el = el;
     if (lf == -INFINITY) {
         o->psi = -INFINITY;
         o->e = 0;
@@ -193,7 +194,7 @@ static long double pg_integrate(const pg *s, long double lo, long double hi, lon
                 long double ssm = fmaxl(a.ss, b.ss);
                 long double qa = (s->q + a.y) / (1 + a.y), qb = (s->q + b.y) / (1 + b.y);
                 if (qa <= 0.5L && qb >= 0.5L) ssm = 0.25L;
-                long double lfp = fabsl(a.lfp) * (1 + 1e-12L) + a.e + 1e-300L;
+                long double lfp = fabsl(a.lfp) * (1 + 2 * a.el + 1e-12L) + 1e-300L;
                 kb = -1 + s->mu * s->mu * lfp * (ssm + 1e-15L);
             }
             /* psi >= chord - Kb (x - a)(b - x)/2 */
@@ -202,7 +203,8 @@ static long double pg_integrate(const pg *s, long double lo, long double hi, lon
             long double base = w * expl(la - M) * e1, t;
             if (kb > 0) t = base * expl(-kb * w * w / 8);
             else t = base + (-kb / 2) * w * w * w * expl(la - M) * pg_j(d); /* e^v >= 1 + v */
-            sum += t * (1 - 32 * LE);
+            /* the cell's few roundings, and la - M's rounding moved through exp */
+            sum += t * (1 - 32 * LE - 2 * LE * (fabsl(la) + fabsl(M)));
             n++;
             /* the next step (heuristic): psi'' from the chord slopes, the
              * loss per cell about (Kb - psi'') w^2 / 12 */
@@ -220,7 +222,9 @@ static long double pg_integrate(const pg *s, long double lo, long double hi, lon
         a = b;
     }
     sum *= 1 - (n + 8) * LE;
-    return sum > 0 ? M + logl(sum) : -INFINITY;
+    if (!(sum > 0)) return -INFINITY;
+    long double ls = logl(sum);
+    return M + ls - 4 * LE * (fabsl(M) + fabsl(ls) + 1);
 }
 
 /* Certified lower bound on D_A (A >= 1) of the Poisson(q)-subsampled
@@ -230,6 +234,7 @@ double dpa_renyi_pg_lower(double mu, double q, double A, int dir)
     if (!(mu > 0 && isfinite(mu) && q > 0 && q < 1 && A >= 1 && isfinite(A))) return 0.0;
     pg s = {mu, q, dir ? 1 - (long double)A : A, (long double)mu / 2, A == 1 ? (dir ? 2 : 1) : 0};
     if (A > 1 && s.c > 1 && s.c - 1 < 1e-12L) return 0.0;
+    if (dir && 1 - s.c != (long double)A) return 0.0; /* c = 1 - A not exact (A > 2^11 with a fraction) */
     /* the interval: a coarse scan of psi (heuristic) */
     long double cm = s.c * s.mu;
     long double lo = -12 + fminl(0, cm) - 1, hi = 12 + fmaxl(s.x0, cm) + 1;
