@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "check.h"
 #include "dpacct/renyi.h"
 
@@ -120,7 +119,6 @@ static void test_brute(void **state)
         dpa_renyi_result r;
         if (!s || dpa_renyi(s, A, 0, &r, &err) != DPA_OK) fail_msg("%s at %g: %s", js, A, err.message);
         dpa_spec_free(s);
-        if (getenv("PG_TRACE")) fprintf(stderr, "case %d q=%g sigma=%g A=%g renyi done %ld\n", i, q, sigma, A, (long)clock());
         for (int dir = 0; dir < 2; dir++) {
             const dpa_renyi_value *v = dir ? &r.add : &r.remove;
             long double t = brute(q, sigma, A, dir);
