@@ -134,10 +134,14 @@ static void test_accountants(void **state)
         try_accountant("{\"poisson\":{\"rate\":0.1,\"event\":{\"laplace_svt\":{\"scale\":1,\"k\":3}}}}", DPA_METHOD_AUTO, &err);
     CHECK(!a && err.status == DPA_EUNSUPPORTED && strstr(err.message, "subsampled"), "%s", a ? "accepted" : err.message);
     dpa_accountant_free(a);
-    /* the Renyi query refuses it too */
+    /* the Renyi query refuses it at complex orders; at real ones (issue 24)
+     * it answers with the leaf's RDP bound above and 0 below */
     dpa_spec *s = dpa_spec_from_json("{\"laplace_svt\":{\"scale\":1,\"k\":3}}", &err);
     dpa_renyi_result rr;
-    CHECK(dpa_renyi(s, 2, 0, &rr, &err) == DPA_EUNSUPPORTED && strstr(err.message, "laplace_svt"), "%s", err.message);
+    CHECK(dpa_renyi(s, 2, 1, &rr, &err) == DPA_EUNSUPPORTED && strstr(err.message, "laplace_svt"), "%s", err.message);
+    CHECK(dpa_renyi(s, 2, 0, &rr, &err) == DPA_OK && rr.remove.lower == 0 && rr.remove.upper > 0 &&
+              isfinite(rr.remove.upper) && strstr(rr.remove.note, "a bound, not a pair"),
+          "real order 2: [%g, %g] %s", rr.remove.lower, rr.remove.upper, rr.remove.note);
     dpa_spec_free(s);
 }
 

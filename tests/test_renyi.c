@@ -832,8 +832,11 @@ static void test_errors(void **state)
     CHECK(dpa_renyi(s, 2, 0, &r, NULL) == DPA_OK, "err may be NULL");
     dpa_spec_free(s);
     struct { const char *js; double re, im; dpa_status st; const char *msg; } cases[] = {
-        {"{\"zcdp\":{\"rho\":0.5}}", 2, 0, DPA_EUNSUPPORTED, "zcdp"},
-        {"{\"compose\":[{\"gaussian\":{\"sigma\":1}},{\"zcdp\":{\"rho\":0.1}}]}", 0.5, 0, DPA_EUNSUPPORTED, "zcdp"},
+        /* (real orders of zcdp and repeat_and_select: test_renyi_bounds.c, issue 24) */
+        {"{\"zcdp\":{\"rho\":0.5}}", 2, 1, DPA_EUNSUPPORTED, "zcdp"},
+        {"{\"compose\":[{\"gaussian\":{\"sigma\":1}},{\"zcdp\":{\"rho\":0.1}}]}", 0.5, -1, DPA_EUNSUPPORTED, "zcdp"},
+        {"{\"repeat_and_select\":{\"mean\":10,\"shape\":1,\"event\":{\"gaussian\":{\"sigma\":2}}}}", 2, 1,
+         DPA_EUNSUPPORTED, "repeat_and_select"},
         /* (real orders of discrete_gaussian: test_discrete_gaussian, issue 26) */
         {"{\"discrete_gaussian\":{\"sigma\":2}}", 0.5, 1, DPA_EUNSUPPORTED, "discrete_gaussian"},
         {"{\"sample\":{\"n\":100,\"m\":10,\"event\":{\"gaussian\":{\"sigma\":1}}},\"neighboring\":\"replace\"}", 2, 1,

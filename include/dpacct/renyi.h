@@ -21,11 +21,23 @@
  *     approx, discrete Laplace and subsampled atom pairs: exact log-sum-exp;
  *     Laplace: Mironov 2017 Table 2): value exact up to round-off, interval
  *     as narrow as the round-off, `certified` = `tight` = 1;
+ *   - exponential_mechanism (and report_noisy_max with Gumbel noise),
+ *     unsampled or Poisson-subsampled: value = upper = the divergence of the
+ *     class's dominating (envelope) pair, which no member attains,
+ *     `certified` = 1, `tight` = 0; lower = the divergence of the best
+ *     two-point member of the epsilon-bounded-range class (a certified lower
+ *     bound on the class's largest divergence); under sample, lower 0;
+ *   - zcdp, repeat_and_select, laplace_svt, gaussian_svt (a bound, not a
+ *     pair; real orders only): value = upper = the leaf's RDP bound as the
+ *     rdp method composes it, lower 0 ("upper: the leaf's RDP bound; lower:
+ *     0, the leaf is a bound, not a pair");
  *   - A > 1 otherwise (Poisson-subsampled Gaussian/Laplace, sampling without
  *     replacement, subsampled compositions): value = upper = the certified
  *     bound of the RDP module (docs/rdp.md §2), `certified` = 1; lower from
- *     the binomial expansion where it applies (remove direction of a
- *     Poisson-subsampled closed-form base), else the trivial 0 (said in note);
+ *     a certified lower quadrature (Poisson-subsampled Gaussian, both
+ *     directions, also at A = 1), the binomial expansion where it applies
+ *     (remove direction of a Poisson-subsampled closed-form base), else the
+ *     trivial 0 (said in note);
  *   - 0 < A <= 1 otherwise: value = a numerical estimate (the phi module's
  *     quadrature, docs/phi.md §2; for sampling without replacement the
  *     series bound below), `certified` = 0; lower from the series of the RDP

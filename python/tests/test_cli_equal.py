@@ -169,6 +169,25 @@ def test_renyi(cli, order):
         assert r.binding == j["binding_direction"]
 
 
+@pytest.mark.parametrize("spec, order, upper, lower_min, note", [
+    # a bound, not a pair: the leaf's RDP bound above, 0 below (issue 24)
+    ('{"zcdp": {"rho": 0.5}}', "2", 1.0, 0.0, "upper: the leaf's RDP bound; lower: 0, the leaf is a bound, not a pair"),
+    ('{"zcdp": {"rho": 0.5}}', "0.5", 0.5, 0.0, "upper: the leaf's RDP bound; lower: 0, the leaf is a bound, not a pair"),
+    # the bounded-range class: dp_accounting's KL 0.123301561 inside, the envelope's above
+    ('{"exponential_mechanism": {"epsilon": 1}}', "1", 0.16395343362718767, 0.1233015614,
+     "certified upper bound (closed forms of the dominating pair); lower: best member of the bounded-range class"),
+])
+def test_renyi_bounds(cli, spec, order, upper, lower_min, note):
+    j = cli("renyi", "--order", order, spec)
+    r = dpacct.renyi(spec, order)
+    for d in ("remove", "add"):
+        v, jv = getattr(r, d), j[d]
+        assert v.note == jv["note"] == note
+        assert same(v.lower, jv["lower"]) and same(v.upper, jv["upper"])
+        assert abs(v.upper - upper) <= 1e-14 * upper and v.upper >= upper
+        assert lower_min <= v.lower <= 0.123301561 + 1e-9 if lower_min else v.lower == 0
+
+
 def test_builder_and_text_give_the_same_bits(cli):
     """An Event writes each double in its shortest round-trip form, so the
     library reads the very value given in Python."""

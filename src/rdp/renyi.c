@@ -154,7 +154,8 @@ dpa_status dpa_renyi(const dpa_spec *spec, double re, double im, dpa_renyi_resul
         dpa_leaves_free(&L);
         return st;
     }
-    for (size_t i = 0; i < L.n; i++) {
+    for (size_t i = 0; i < L.n && im != 0; i++) {
+        /* real orders: the leaf's RDP bound (renyi_real.c) */
         if (L.v[i].rdp_only) {
             st = dpa_error_set(err, DPA_EUNSUPPORTED,
                                "renyi: %s: a %s step has a bound on Renyi divergences, not a dominating pair: the "

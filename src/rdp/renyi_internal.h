@@ -27,7 +27,10 @@ enum {
     DPA_RENYI_H_INF = 256,     /* mass at +inf (A >= 1): D_A = +inf */
     DPA_RENYI_H_SING = 512,    /* E = 0: mutually singular (A < 1) */
     DPA_RENYI_H_SERVAL = 1024, /* value = the series-based bound (no quadrature estimate) */
-    DPA_RENYI_H_HEUR = 2048    /* complex: some branch step was heuristic */
+    DPA_RENYI_H_HEUR = 2048,   /* complex: some branch step was heuristic */
+    DPA_RENYI_H_BR = 4096,     /* lower: the best member of the bounded-range class (renyi_br.c) */
+    DPA_RENYI_H_BOUND = 8192,  /* a bound-only leaf (zcdp, repeat_and_select, SVT): upper its RDP bound, lower 0 */
+    DPA_RENYI_H_QUAD = 16384   /* lower: the certified lower quadrature (renyi_pg.c) */
 };
 
 /* ---- renyi_pair.c ---- */
@@ -62,6 +65,22 @@ dpa_status dpa_renyi_composite_upper(const dpa_leaf *lf, const double *b, size_t
                                      dpa_error *err);
 /* The DPA_EUNSUPPORTED error for a leaf without a value here. */
 dpa_status dpa_renyi_unsupported_leaf(const dpa_leaf *lf, dpa_error *err);
+
+/* ---- renyi_br.c ---- */
+
+/* A certified lower bound on the largest D_A (A > 0; KL at A = 1) over the
+ * epsilon-bounded-range class (eps > 0), unsampled (q = 1) or
+ * Poisson-subsampled at rate q in (0, 1), in direction dir: the divergence
+ * of the best two-point member P_t found (t into *t_best if not NULL),
+ * rounded down; 0 for arguments outside these domains. */
+double dpa_renyi_br_lower(double eps, double q, double A, int dir, double *t_best);
+
+/* ---- renyi_pg.c ---- */
+
+/* A certified lower bound on D_A, A >= 1 (KL at A = 1), of the
+ * Poisson(q)-subsampled Gaussian pair (mu > 0, q in (0, 1)) in direction
+ * dir (0 remove, 1 add), by a lower quadrature; 0 if none is found. */
+double dpa_renyi_pg_lower(double mu, double q, double A, int dir);
 
 /* ---- renyi_real.c, renyi_complex.c ---- */
 

@@ -32,6 +32,11 @@
  * the series' absolute error (~1e-16 on log E) is amplified by only 1/h. */
 #define RENYI_KL_H 1e-3
 
+/* Largest order at which a bound-only leaf's RDP bound is asked for its
+ * monotone envelope (the orders above A only tighten the bound; the RDP
+ * accountant's default grid ends at 1e4) */
+#define RENYI_BOUND_MAX_ORDER 1e6
+
 /* ------------------------------------------------------------------ small helpers */
 
 static double up(double x, double k) { return dpa_rdp_up(x, k); }
@@ -47,6 +52,18 @@ static double div_dir(double x, double theta, int dir)
     if (isnan(x)) return x;
     double q = x / theta;
     return dir > 0 ? up(q, 2) : dn(q, 2);
+}
+
+/* The lower quadrature of renyi_pg.c for a Poisson-subsampled Gaussian
+ * pair (or its reversal) at A >= 1 in direction dir; 0 for other pairs */
+static double pg_lower(const dpa_pair *p, double A, int dir)
+{
+    if (p->kind == DPA_PAIR_REVERSE) {
+        p = p->base;
+        dir = !dir;
+    }
+    if (p->kind != DPA_PAIR_POISSON || p->base->kind != DPA_PAIR_GAUSSIAN) return 0.0;
+    return dpa_renyi_pg_lower(p->base->par[0], p->par[0], A, dir);
 }
 
 /* ------------------------------------------------------------------ real orders */
@@ -71,6 +88,38 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
     double k = lf->count, theta = A - 1;
     dpa_status st;
     memset(o, 0, sizeof *o);
+    if (lf->zcdp || lf->rdp_only) {
+        /* a bound, not a pair (zcdp, repeat_and_select, the SVTs): upper =
+         * the leaf's RDP bound as the rdp method composes it, lower = 0.
+         * zcdp: D_A <= xi + rho A for A > 1 (Bun & Steinke 2016, Def 1.1),
+         * and D_A <= D_1 <= inf_{b > 1} (xi + rho b) = xi + rho for A <= 1
+         * (D_A is non-decreasing in A); rounded up: a product, a sum and the
+         * count, 3 u relative each.  The others: the RDP accountant's
+         * bounds (count included) at the orders b_j = max(A, 1 + 1e-3) r_j,
+         * and the smallest of them: D_A <= D_b for every b >= A (D_A is
+         * non-decreasing in A), and these bounds need not be (Papernot &
+         * Steinke's grows as b falls to 1: dp_accounting takes the same
+         * monotone envelope) */
+        double h;
+        if (lf->zcdp) {
+            h = up(k * up(lf->par[1] + up(lf->par[0] * fmax(A, 1.0), 2), 2), 2);
+        } else {
+            static const double r[] = {1, 1.01, 1.1, 1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512};
+            double b[sizeof r / sizeof r[0]], ub[sizeof r / sizeof r[0]], b0 = fmax(A, 1 + RENYI_BETA_STEP);
+            size_t nb = 0;
+            for (size_t j = 0; j < sizeof r / sizeof r[0]; j++)
+                if (j == 0 || b0 * r[j] <= RENYI_BOUND_MAX_ORDER) b[nb++] = b0 * r[j];
+            st = dpa_renyi_composite_upper(lf, b, nb, dir, ub, err);
+            if (st) return st;
+            h = INFINITY;
+            for (size_t j = 0; j < nb; j++) h = fmin(h, ub[j]);
+        }
+        o->lo = 0;
+        o->hi = o->val = h;
+        o->cls = CLS_UPPER;
+        o->how = DPA_RENYI_H_BOUND | DPA_RENYI_H_LOW0;
+        return DPA_OK;
+    }
     if (!lf->pair && !lf->inner) return dpa_renyi_unsupported_leaf(lf, err);
     if (A >= 1 && dpa_renyi_leaf_inf(lf, dir)) {
         set_inf(o, DPA_RENYI_H_INF);
@@ -140,6 +189,11 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             if (st) return st;
             lo = fmax(0.0, div_dir(lh, -RENYI_KL_H, -1));
             how = DPA_RENYI_H_BETA | DPA_RENYI_H_SERIES;
+            double lq = pg_lower(p, 1.0, dir);
+            if (lq > lo) {
+                lo = lq;
+                how = (how & ~DPA_RENYI_H_SERIES) | DPA_RENYI_H_QUAD;
+            }
             double lm, mean;
             dpa_error e2;
             if (dpa_renyi_phi_kind(p) && (st = dpa_renyi_phi_moments(p, dir, 0.0, &lm, &mean, &e2)) != DPA_ENUMERIC) {
@@ -194,6 +248,11 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             val = hi;
             cls = CLS_UPPER;
             how = DPA_RENYI_H_RDP | (bin ? DPA_RENYI_H_BINOM : DPA_RENYI_H_LOW0);
+            double lq = pg_lower(p, A, dir);
+            if (lq > lo) {
+                lo = lq;
+                how = (how & ~(DPA_RENYI_H_BINOM | DPA_RENYI_H_LOW0)) | DPA_RENYI_H_QUAD;
+            }
         } else {
             /* 0 < A < 1 */
             double lh;
@@ -228,6 +287,19 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
             cls = CLS_EST;
         }
     }
+    if (lf->kind == DPA_EV_EXPONENTIAL_MECHANISM) {
+        /* the pair is the envelope of the eps-bounded-range class, attained
+         * by no member: its divergence stays the upper bound (Blackwell
+         * dominance), the lower bound is the best two-point member's
+         * (renyi_br.c), or 0 under sample (replace-one) */
+        lo = lf->sample ? 0.0 : dpa_renyi_br_lower(lf->par[0], isnan(lf->rate) ? 1.0 : lf->rate, A, dir, NULL);
+        lo = fmin(lo, hi);
+        if (cls == CLS_EXACT) {
+            cls = CLS_UPPER;
+            val = hi;
+        }
+        how = (how & ~DPA_RENYI_H_CLOSED) | (lf->sample ? DPA_RENYI_H_LOW0 : DPA_RENYI_H_BR);
+    }
     /* counts: one rounding each way */
     o->lo = dn(k * lo, 2);
     o->hi = up(k * hi, 2);
@@ -254,12 +326,24 @@ static void note_real(dpa_renyi_value *v, int how, int cls_max, double A)
         snprintf(n, sz, "exact: closed forms (interval = round-off)");
         return;
     }
+    if (how & DPA_RENYI_H_BOUND) {
+        if (how & ~(DPA_RENYI_H_BOUND | DPA_RENYI_H_LOW0))
+            snprintf(n, sz, "upper: the bound-only leaves' RDP bounds plus the others' upper bounds; lower: 0 for "
+                            "the bound-only leaves (a bound, not a pair)");
+        else
+            snprintf(n, sz, "upper: the leaf's RDP bound; lower: 0, the leaf is a bound, not a pair");
+        return;
+    }
     const char *lowmsg = (how & DPA_RENYI_H_LOW0) ? "lower bound 0 for some leaves (none cheap)"
+                         : (how & DPA_RENYI_H_BR) ? "lower: best member of the bounded-range class"
+                         : (how & DPA_RENYI_H_QUAD) ? "lower: certified quadrature"
                          : (how & DPA_RENYI_H_BINOM) ? "lower: binomial expansion"
                          : (how & DPA_RENYI_H_SERIES) ? "lower: certified series"
                                             : "lower: closed forms";
     if (cls_max == CLS_UPPER) {
-        if (A > 1)
+        if (!(how & (DPA_RENYI_H_RDP | DPA_RENYI_H_BETA | DPA_RENYI_H_COMP)))
+            snprintf(n, sz, "certified upper bound (closed forms of the dominating pair); %s", lowmsg);
+        else if (A > 1)
             snprintf(n, sz, "certified upper bound (RDP module); %s", lowmsg);
         else
             snprintf(n, sz, "certified upper bound via D_A <= D_%.4g%s; %s", 1 + RENYI_BETA_STEP,
