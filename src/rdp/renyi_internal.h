@@ -27,7 +27,8 @@ enum {
     DPA_RENYI_H_INF = 256,     /* mass at +inf (A >= 1): D_A = +inf */
     DPA_RENYI_H_SING = 512,    /* E = 0: mutually singular (A < 1) */
     DPA_RENYI_H_SERVAL = 1024, /* value = the series-based bound (no quadrature estimate) */
-    DPA_RENYI_H_HEUR = 2048    /* complex: some branch step was heuristic */
+    DPA_RENYI_H_HEUR = 2048,   /* complex: some branch step was heuristic */
+    DPA_RENYI_H_DGSUM = 4096   /* a discrete Gaussian leaf: direct sum with certified tails */
 };
 
 /* ---- renyi_pair.c ---- */
@@ -62,6 +63,16 @@ dpa_status dpa_renyi_composite_upper(const dpa_leaf *lf, const double *b, size_t
                                      dpa_error *err);
 /* The DPA_EUNSUPPORTED error for a leaf without a value here. */
 dpa_status dpa_renyi_unsupported_leaf(const dpa_leaf *lf, dpa_error *err);
+
+/* ---- renyi_dg_tail.c ---- */
+
+/* A certified bracket [*lo, *hi] on log E(theta) of the remove pair of a
+ * discrete Gaussian (sigma, integer sensitivity s, truncation T, or T < 0
+ * untruncated) Poisson-subsampled at rate q in (0, 1] (1: not subsampled),
+ * any real theta but 0 and -1, except theta > 0 with T >= 0 (mass at +inf:
+ * the caller's case); needs 2T >= s.  Returns 0, 1 if E = +inf (*lo = *hi =
+ * +inf), -1 if the direct sum would be too long (no bracket). */
+int dpa_renyi_dg_log_e(double sigma, double s, double q, double T, double theta, double *lo, double *hi);
 
 /* ---- renyi_real.c, renyi_complex.c ---- */
 
