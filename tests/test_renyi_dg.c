@@ -34,6 +34,7 @@
 #include <string.h>
 #include "check.h"
 #include "dpacct/renyi.h"
+#include "rdp/rdp.h"
 
 /* Absolute error allowed on the reference's log E: at most 2e4 terms, each
  * expl/logl within a few 2^-64 of its magnitude (<= 2e3 here), summed in
@@ -240,6 +241,49 @@ static void test_truncated(void **state)
     check_one(&r.add, ref_div(2.5, 1, 0.1, 4, 3, 1), 3, 1, "poisson truncated at 3, add");
 }
 
+/* The rdp method's Poisson-subsampled discrete Gaussian term (rdp_eval.c,
+ * the same sum's upper end): its curve holds the reference at each order
+ * in both directions (and is within the sum's width of it), and its
+ * epsilon equals the subsampled continuous Gaussian's up to that width */
+static void test_rdp_method(void **state)
+{
+    (void)state;
+    static const double ord[] = {1.5, 2, 3.5, 8, 32};
+    const char *js = "{\"repeat\":{\"count\":50,\"event\":{\"poisson\":{\"rate\":0.05,\"event\":"
+                     "{\"discrete_gaussian\":{\"sigma\":1.5,\"sensitivity\":2}}}}}}";
+    dpa_error err;
+    dpa_spec *sp = spec_of(js);
+    dpa_leafset L;
+    assert_int_equal(dpa_leaves_build(sp, &L, &err), DPA_OK);
+    dpa_rdp *a = dpa_rdp_new(ord, 5, &err);
+    assert_non_null(a);
+    assert_int_equal(dpa_rdp_add_leafset(a, &L, &err), DPA_OK);
+    for (int dir = 0; dir < 2; dir++) {
+        double c[5];
+        assert_int_equal(dpa_rdp_curve(a, dir, c, &err), DPA_OK);
+        for (int k = 0; k < 5; k++) {
+            long double t = 50 * ref_div(1.5, 2, 0.05, -1, ord[k], dir);
+            double tol = 50 * REF_LOGE / (ord[k] - 1);
+            CHECK(t - tol <= c[k] && c[k] <= t * (1 + WIDTH_REL) + 50 * WIDTH_LOGE / (ord[k] - 1),
+                  "rdp curve %s at %g: %.17g vs reference %.17Lg", dir ? "add" : "remove", ord[k], c[k], t);
+        }
+    }
+    dpa_rdp_free(a);
+    dpa_leaves_free(&L);
+    dpa_spec_free(sp);
+    dpa_accountant *ad = test_accountant(js, DPA_METHOD_RDP);
+    dpa_accountant *ag = test_accountant("{\"repeat\":{\"count\":50,\"event\":{\"poisson\":{\"rate\":0.05,"
+                                         "\"event\":{\"gaussian\":{\"sigma\":0.75}}}}}}",
+                                         DPA_METHOD_RDP);
+    dpa_result rd, rg;
+    assert_int_equal(dpa_accountant_epsilon(ad, 1e-6, &rd, &err), DPA_OK);
+    assert_int_equal(dpa_accountant_epsilon(ag, 1e-6, &rg, &err), DPA_OK);
+    CHECK(isfinite(rd.upper) && fabs(rd.upper - rg.upper) <= 1e-6 * rg.upper,
+          "rdp epsilon: discrete %.17g, continuous %.17g", rd.upper, rg.upper);
+    dpa_accountant_free(ad);
+    dpa_accountant_free(ag);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +291,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cks20, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dp_accounting_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rdp_method, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -269,4 +269,14 @@ double dpa_rdp_acc_log_upper(const dpa_rdp_acc *a, double log_extra);
 /* The method table of the rdp method (src/rdp/rdp_method.c), which the accountant dispatches to. */
 extern const dpa_method_ops dpa_method_rdp_ops;
 
+/* renyi_dg_tail.c (dpa_renyi and the RDP accountant's Poisson-subsampled discrete
+ * Gaussian terms, rdp_eval.c): */
+/* A certified bracket [*lo, *hi] on log E(theta) of the remove pair of a
+ * discrete Gaussian (sigma, integer sensitivity s, truncation T, or T < 0
+ * untruncated) Poisson-subsampled at rate q in (0, 1] (1: not subsampled),
+ * any real theta but 0 and -1, except theta > 0 with T >= 0 (mass at +inf:
+ * the caller's case); needs 2T >= s.  Returns 0, 1 if E = +inf (*lo = *hi =
+ * +inf), -1 if the direct sum would be too long (no bracket). */
+int dpa_renyi_dg_log_e(double sigma, double s, double q, double T, double theta, double *lo, double *hi);
+
 #endif

@@ -275,6 +275,18 @@ static dpa_status add_leafset_to(dpa_rdp_comp *c, const dpa_leafset *s, int *asy
                 return dpa_error_set(err, DPA_EINVAL, "RDP accountant: discrete_gaussian rho %g, count %g", rho, l->count);
             st = comp_push(c, (dpa_rdp_term){DPA_RDP_T_ZCDP, l->count, NULL, rho, 0, NULL, {NAN, NAN}, 0, {0, 0, 0, 0}, NULL},
                            err);
+        } else if (l->pair && depth == 0 && l->kind == DPA_EV_DISCRETE_GAUSSIAN && !isnan(l->rate) && !l->sample &&
+                   l->rpar[2] < 0 && l->rate > 0 && l->rate < 1) {
+            /* Poisson-subsampled, untruncated: its atom list's omitted atoms
+             * leave its pair's divergence unbounded; the direct sum of
+             * renyi_dg_tail.c bounds it per order (rdp_eval.c) */
+            if (!count_ok(l->count))
+                return dpa_error_set(err, DPA_EINVAL, "RDP accountant: count must be finite and >= 0, got %g", l->count);
+            if (asym) *asym = 1;
+            st = comp_push(c,
+                           (dpa_rdp_term){DPA_RDP_T_DG, l->count, NULL, 0, 0, NULL, {NAN, NAN}, 0,
+                                          {l->par[0], l->par[1], l->rate, 0}, NULL},
+                           err);
         } else if (l->pair && depth == 0 && l->kind == DPA_EV_EXPONENTIAL_MECHANISM && isnan(l->rate)) {
             /* an eps-bounded-range mechanism is (eps^2 / 8)-zCDP (Cesar &
              * Rogers 2021): the term's RDP is the smaller of its

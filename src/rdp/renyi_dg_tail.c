@@ -28,7 +28,7 @@
 #include <math.h>
 #include "dpacct/event.h"
 #include "num/num.h"
-#include "rdp/renyi_internal.h"
+#include "rdp/rdp.h"
 
 #define U DPA_UNIT_ROUNDOFF
 

@@ -64,16 +64,6 @@ dpa_status dpa_renyi_composite_upper(const dpa_leaf *lf, const double *b, size_t
 /* The DPA_EUNSUPPORTED error for a leaf without a value here. */
 dpa_status dpa_renyi_unsupported_leaf(const dpa_leaf *lf, dpa_error *err);
 
-/* ---- renyi_dg_tail.c ---- */
-
-/* A certified bracket [*lo, *hi] on log E(theta) of the remove pair of a
- * discrete Gaussian (sigma, integer sensitivity s, truncation T, or T < 0
- * untruncated) Poisson-subsampled at rate q in (0, 1] (1: not subsampled),
- * any real theta but 0 and -1, except theta > 0 with T >= 0 (mass at +inf:
- * the caller's case); needs 2T >= s.  Returns 0, 1 if E = +inf (*lo = *hi =
- * +inf), -1 if the direct sum would be too long (no bracket). */
-int dpa_renyi_dg_log_e(double sigma, double s, double q, double T, double theta, double *lo, double *hi);
-
 /* ---- renyi_real.c, renyi_complex.c ---- */
 
 /* The divergence of the composition L at the real order A (complex order
