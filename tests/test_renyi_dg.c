@@ -284,6 +284,59 @@ static void test_rdp_method(void **state)
     dpa_accountant_free(ag);
 }
 
+/* log E of the truncated discrete Gaussian conditioned on [s - T, T] (both
+ * laws), gamma = 1 + theta: the reference for the rdp method's term */
+static long double ref_cond_log_e(double sigma, double s, double T, double gamma)
+{
+    long double v2 = 2.0L * sigma * sigma, m = -INFINITY, sum = 0, sum0 = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (long o = (long)(s - T); o <= (long)T; o++) {
+            long double lb = -(long double)o * o / v2, l = lb + gamma * (2.0L * o * s - (long double)s * s) / v2;
+            if (pass == 0) m = l > m ? l : m;
+            else sum += expl(l - m), sum0 += expl(lb);
+        }
+    return m + logl(sum) - logl(sum0);
+}
+
+/* The rdp method with truncated discrete Gaussian steps (formerly delta 1:
+ * mass at +inf): the mass kept apart as an extra delta (rdp_method.c), the
+ * conditioned pair's curve against the reference sum, and the rdp upper
+ * bound on delta(eps) at or above the pld method's certified lower bound
+ * over generated (sigma, s, T, count, eps) */
+static void test_rdp_truncated(void **state)
+{
+    (void)state;
+    static const double ord[] = {1.5, 3, 10};
+    dpa_error err;
+    dpa_rdp *a = dpa_rdp_new(ord, 3, &err);
+    assert_non_null(a);
+    assert_int_equal(dpa_rdp_add_dg_conditioned(a, 2.5, 2, 6, 3, &err), DPA_OK);
+    double c[3];
+    assert_int_equal(dpa_rdp_curve(a, 0, c, &err), DPA_OK);
+    for (int k = 0; k < 3; k++) {
+        long double t = 3 * ref_cond_log_e(2.5, 2, 6, ord[k]) / (ord[k] - 1);
+        double tol = 3 * REF_LOGE / (ord[k] - 1);
+        CHECK(t - tol <= c[k] && c[k] <= t * (1 + WIDTH_REL) + 3 * WIDTH_LOGE / (ord[k] - 1),
+              "conditioned curve at %g: %.17g vs %.17Lg", ord[k], c[k], t);
+    }
+    dpa_rdp_free(a);
+    for (int i = 0; i < 12; i++) {
+        double sigma = test_log_unif(0.7, 6), sens = 1 + floor(2 * test_unif());
+        double T = ceil(sens / 2 + test_unif() * 5 * sigma), eps = test_log_unif(0.1, 4);
+        int count = 1 + (int)(20 * test_unif());
+        char js[512];
+        spec_json(js, sizeof js, sigma, sens, 1, T, count);
+        dpa_accountant *ar = test_accountant(js, DPA_METHOD_RDP), *ap = test_accountant(js, DPA_METHOD_PLD);
+        dpa_result rr, rp;
+        assert_int_equal(dpa_accountant_delta(ar, eps, &rr, &err), DPA_OK);
+        assert_int_equal(dpa_accountant_delta(ap, eps, &rp, &err), DPA_OK);
+        CHECK(rr.upper >= rp.lower && (rp.upper >= 0.5 || rr.upper < 1), "%s at eps %g: rdp %.17g, pld [%.17g, %.17g]",
+              js, eps, rr.upper, rp.lower, rp.upper);
+        dpa_accountant_free(ar);
+        dpa_accountant_free(ap);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +345,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dp_accounting_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rdp_method, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rdp_truncated, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

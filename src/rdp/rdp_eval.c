@@ -344,10 +344,11 @@ static dpa_status term_rdp(dpa_rdp_term *t, double alpha, int dir, double *out, 
         /* D_alpha <= (upper bound on log E(theta')) / (alpha - 1), theta' =
          * alpha - 1 (remove) or -alpha (add); E >= 1 above order 1 */
         double lo, hi;
-        int r = dpa_renyi_dg_log_e(t->fpar[0], t->fpar[1], t->fpar[2], -1, dir ? -alpha : alpha - 1, &lo, &hi);
+        int r = dpa_renyi_dg_log_e(t->fpar[0], t->fpar[1], t->fpar[2], t->fpar[3], t->fn, dir ? -alpha : alpha - 1,
+                                   &lo, &hi);
         if (r < 0)
             return dpa_error_set(err, DPA_EUNSUPPORTED,
-                                 "RDP accountant: a Poisson-subsampled discrete_gaussian (sigma %g) at order %g needs "
+                                 "RDP accountant: a discrete_gaussian (sigma %g) at order %g needs "
                                  "a direct sum longer than its limit (4e6 terms)",
                                  t->fpar[0], alpha);
         *out = r > 0 ? INFINITY : hi > 0 ? dpa_rdp_up(hi / (alpha - 1), 4) : 0.0;

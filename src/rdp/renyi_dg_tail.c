@@ -42,6 +42,7 @@
 
 typedef struct dgpar {
     double v2, s, q, lq, l1q, T, gamma; /* T < 0: untruncated */
+    int cond; /* both measures conditioned on [s - T, T]: terms below s - T are 0 */
 } dgpar;
 
 /* log t(o) (computed) and an absolute error bound *e on it; -INFINITY for a
@@ -52,8 +53,10 @@ typedef struct dgpar {
 static double log_term(const dgpar *d, double o, double *e)
 {
     double lb = -(o * o) / d->v2, lg = 0, mag = 0;
+    if (d->cond && o < d->s - d->T) return -INFINITY;
     if (d->gamma != 0) {
         if (d->T >= 0 && o < d->s - d->T) {
+            if (d->cond) return -INFINITY;
             if (d->q == 1) return d->gamma > 0 ? -INFINITY : INFINITY;
             lg = d->l1q;
         } else {
@@ -75,7 +78,7 @@ static int log_s(const dgpar *d, double *lo, double *hi)
      * which lie within [-gamma- s, gamma+ s] */
     double sg = d->s, gp = fmax(d->gamma, 0), gm = d->q == 1 ? fmax(-d->gamma, 0) : 0;
     double sig = sqrt(d->v2 / 2);
-    if (d->gamma < 0 && d->q == 1 && d->T >= 0) return 1;
+    if (d->gamma < 0 && d->q == 1 && d->T >= 0 && !d->cond) return 1;
     double N = ceil(fmax(sg, gp * sg + DG_WIDTH * sig)) + 1;
     double M = floor(-fmax(-d->gamma, 0) * sg - DG_WIDTH * sig) - 1;
     int tail_hi = 1, tail_lo = 1;
@@ -142,9 +145,9 @@ static int log_s(const dgpar *d, double *lo, double *hi)
     return 0;
 }
 
-int dpa_renyi_dg_log_e(double sigma, double s, double q, double T, double theta, double *lo, double *hi)
+int dpa_renyi_dg_log_e(double sigma, double s, double q, double T, int cond, double theta, double *lo, double *hi)
 {
-    dgpar d = {2.0 * sigma * sigma, s, q, log(q), log1p(-q), T, 1 + theta};
+    dgpar d = {2.0 * sigma * sigma, s, q, log(q), log1p(-q), T, 1 + theta, cond && T >= 0 && q == 1};
     dgpar z = d;
     z.gamma = 0;
     double a0, a1, b0, b1;

@@ -83,7 +83,7 @@ static int dg_leaf(const dpa_leaf *lf, double A, int dir, lres *o)
     double ords[2] = {A == 1 ? 1 - RENYI_KL_H : A, 1 + RENYI_BETA_STEP}, dlo[2], dhi[2], dval[2];
     for (int i = 0; i < (A == 1 ? 2 : 1); i++) {
         double theta = ords[i] - 1, tp = dir ? -1 - theta : theta, el, eh;
-        int r = dpa_renyi_dg_log_e(sigma, s, q, T, tp, &el, &eh);
+        int r = dpa_renyi_dg_log_e(sigma, s, q, T, 0, tp, &el, &eh);
         if (r < 0 || (r > 0 && A == 1)) return 0;
         if (r > 0) { /* (E = +inf at A > 1: atoms with M1 = 0 < M2, e.g. a truncated one reversed) */
             set_inf(o, DPA_RENYI_H_INF);
