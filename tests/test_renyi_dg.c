@@ -239,6 +239,16 @@ static void test_truncated(void **state)
     CHECK(renyi_json(js, 3, &r, &err) == DPA_OK && r.remove.upper == INFINITY && isfinite(r.add.upper),
           "poisson truncated at 3: %s", err.message);
     check_one(&r.add, ref_div(2.5, 1, 0.1, 4, 3, 1), 3, 1, "poisson truncated at 3, add");
+    /* a sum too long (80 sigma > 4e6 terms): subsampled, refused naming the
+     * leaf; plain, the CKS20 bracket [0, A s^2/(2 sigma^2)] */
+    err.message[0] = 0;
+    CHECK(renyi_json("{\"poisson\":{\"rate\":0.3,\"event\":{\"discrete_gaussian\":{\"sigma\":1e5}}}}", 2, &r,
+                     &err) == DPA_EUNSUPPORTED &&
+              strstr(err.message, "discrete_gaussian") && strstr(err.message, "4e6"),
+          "too long: %s", err.message);
+    CHECK(renyi_json("{\"discrete_gaussian\":{\"sigma\":1e5}}", 2, &r, &err) == DPA_OK && r.remove.lower == 0 &&
+              r.remove.upper >= 1e-10 && r.remove.upper <= 1e-10 * (1 + 1e-14),
+          "plain, too long: [%g, %g] %s", r.remove.lower, r.remove.upper, err.message);
 }
 
 /* The rdp method's Poisson-subsampled discrete Gaussian term (rdp_eval.c,

@@ -73,7 +73,8 @@ static void set_inf(lres *o, int how)
  * untruncated: the upper bound is also at most max(A, 1) s^2/(2 sigma^2)
  * (Canonne-Kamath-Steinke 2020, Prop 5; the bound the leaf had before).
  * Returns 1 with *o filled, 0 where the sum does not apply (the caller's
- * other paths). */
+ * other paths), -1 where it would be too long and nothing else bounds the
+ * leaf (subsampled or truncated; a plain one falls back to the bound above). */
 static int dg_leaf(const dpa_leaf *lf, double A, int dir, lres *o)
 {
     double sigma = lf->par[0], s = lf->par[1], T = lf->rpar[2], q = isnan(lf->rate) ? 1.0 : lf->rate;
@@ -84,7 +85,8 @@ static int dg_leaf(const dpa_leaf *lf, double A, int dir, lres *o)
     for (int i = 0; i < (A == 1 ? 2 : 1); i++) {
         double theta = ords[i] - 1, tp = dir ? -1 - theta : theta, el, eh;
         int r = dpa_renyi_dg_log_e(sigma, s, q, T, 0, tp, &el, &eh);
-        if (r < 0 || (r > 0 && A == 1)) return 0;
+        if (r < 0) return q == 1 && T < 0 ? 0 : -1;
+        if (r > 0 && A == 1) return 0;
         if (r > 0) { /* (E = +inf at A > 1: atoms with M1 = 0 < M2, e.g. a truncated one reversed) */
             set_inf(o, DPA_RENYI_H_INF);
             return 1;
@@ -132,7 +134,16 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
         o->how = DPA_RENYI_H_LOW0 | DPA_RENYI_H_COMP | (A > 1 ? DPA_RENYI_H_RDP : DPA_RENYI_H_BETA);
         return DPA_OK;
     }
-    if (lf->kind == DPA_EV_DISCRETE_GAUSSIAN && dg_leaf(lf, A, dir, o)) return DPA_OK;
+    if (lf->kind == DPA_EV_DISCRETE_GAUSSIAN) {
+        int r = dg_leaf(lf, A, dir, o);
+        if (r > 0) return DPA_OK;
+        if (r < 0)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "renyi: discrete_gaussian (sigma %g, sensitivity %g) at order %g: the direct sum over "
+                                 "its support would need more than 4e6 terms (about |A| s + 80 sigma); no certified "
+                                 "value",
+                                 lf->par[0], lf->par[1], A);
+    }
     const dpa_pair *p = lf->pair;
     /* (an untruncated one: a truncated discrete Gaussian has mass at +inf and
      * is no zCDP; its atoms are its whole support or have A at +inf) */
