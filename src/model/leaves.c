@@ -367,6 +367,8 @@ static dpa_status add_leaf(walk *w, dpa_pair *pair, double count, double mu, dou
     memcpy(w->keys[s->n], key, sizeof w->keys[s->n]);
     /* kind and parameters from the key (composite leaves: kind -1) */
     s->v[s->n++] = (dpa_leaf){pair, count, mu, rr_eps, rr_delta, NULL, NAN, 0, (int)key[0], {key[1], key[2]}, 0, 0, {0, 0, 0}, 0, 0, 0};
+    /* a discrete Gaussian's truncation (key[5]) for the methods that sum its support (renyi) */
+    if ((int)key[0] == DPA_EV_DISCRETE_GAUSSIAN) s->v[s->n - 1].rpar[2] = key[5];
     if (pair && !pair->symmetric) s->asymmetric = 1;
     return DPA_OK;
 }

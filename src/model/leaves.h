@@ -36,7 +36,8 @@ typedef struct dpa_leaf {
                        * for repeat_and_select, inner holds the repeated event's leaves (run
                        * K times, not subsampled: rate is NAN).  Only the rdp method takes
                        * it; the set's zcdp_path names it for the others' refusals. */
-    double rpar[3];   /* its parameters (the event's p[0..2]) */
+    double rpar[3];   /* its parameters (the event's p[0..2]); a discrete_gaussian leaf (plain or
+                       * subsampled): rpar[2] = its truncation (DPA_DG_UNTRUNCATED if none) */
     /* random allocation (docs/sampling.md §4): a composite leaf (inner: the
      * step's event) for one epoch in which the record takes part in one
      * step of ra_steps chosen uniformly; 0 for other leaves.  A K-of-T

@@ -167,6 +167,12 @@ dpa_status dpa_rdp_add_pair(dpa_rdp *a, const dpa_pair *p, double count, dpa_err
  * D_alpha <= alpha s^2/(2 sigma^2) (Canonne-Kamath-Steinke 2020, Prop 5),
  * i.e. rho = s^2/(2 sigma^2), xi = 0. */
 dpa_status dpa_rdp_add_zcdp(dpa_rdp *a, double rho, double xi, double count, dpa_error *err);
+/* Compose count copies of the discrete Gaussian (sigma, integer s) truncated
+ * at T (2T >= s) with both measures conditioned on their common support
+ * [s - T, T] (symmetric), by the direct sum (renyi_dg_tail.c): the part of
+ * the truncated pair without its mass at +inf (rdp_method.c keeps that
+ * apart as an extra delta). */
+dpa_status dpa_rdp_add_dg_conditioned(dpa_rdp *a, double sigma, double s, double T, double count, dpa_error *err);
 /* Compose every leaf of a flattened spec (src/model/leaves.h).  Composite
  * leaves (a subsampled composition) are bounded through the inner
  * composition's integer-order divergences (docs/rdp.md §2.7): Poisson remove
@@ -268,5 +274,18 @@ double dpa_rdp_acc_log_upper(const dpa_rdp_acc *a, double log_extra);
 
 /* The method table of the rdp method (src/rdp/rdp_method.c), which the accountant dispatches to. */
 extern const dpa_method_ops dpa_method_rdp_ops;
+
+/* renyi_dg_tail.c (dpa_renyi and the RDP accountant's Poisson-subsampled discrete
+ * Gaussian terms, rdp_eval.c): */
+/* A certified bracket [*lo, *hi] on log E(theta) of the remove pair of a
+ * discrete Gaussian (sigma, integer sensitivity s, truncation T, or T < 0
+ * untruncated) Poisson-subsampled at rate q in (0, 1] (1: not subsampled),
+ * any real theta but 0 and -1, except theta > 0 with T >= 0 (mass at +inf:
+ * the caller's case); needs 2T >= s.  Returns 0, 1 if E = +inf (*lo = *hi =
+ * +inf), -1 if the direct sum would be too long (no bracket).  cond (q = 1, T
+ * finite): the pair of both measures conditioned on their common support
+ * [s - T, T] instead (the rdp method's truncated discrete Gaussian without
+ * its mass at +inf, kept apart as an extra delta: rdp_method.c). */
+int dpa_renyi_dg_log_e(double sigma, double s, double q, double T, int cond, double theta, double *lo, double *hi);
 
 #endif

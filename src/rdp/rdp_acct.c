@@ -169,6 +169,17 @@ dpa_status dpa_rdp_add_pair(dpa_rdp *a, const dpa_pair *p, double count, dpa_err
     return add_pair_to(&a->top, p, count, &a->asym, err);
 }
 
+dpa_status dpa_rdp_add_dg_conditioned(dpa_rdp *a, double sigma, double s, double T, double count, dpa_error *err)
+{
+    if (!(sigma > 0 && isfinite(sigma)) || !(s >= 1 && s == floor(s)) || !(T >= 0 && 2 * T >= s && T == floor(T)) ||
+        !count_ok(count))
+        return dpa_error_set(err, DPA_EINVAL, "RDP accountant: conditioned discrete_gaussian sigma %g, s %g, T %g, "
+                             "count %g", sigma, s, T, count);
+    dpa_rdp_invalidate(a);
+    return comp_push(&a->top,
+                     (dpa_rdp_term){DPA_RDP_T_DG, count, NULL, 0, 0, NULL, {NAN, NAN}, 1, {sigma, s, 1, T}, NULL}, err);
+}
+
 dpa_status dpa_rdp_add_zcdp(dpa_rdp *a, double rho, double xi, double count, dpa_error *err)
 {
     if (!(rho >= 0 && isfinite(rho)) || !(xi >= 0 && isfinite(xi)) || !count_ok(count))
@@ -274,6 +285,18 @@ static dpa_status add_leafset_to(dpa_rdp_comp *c, const dpa_leafset *s, int *asy
             if (!count_ok(l->count) || !isfinite(rho))
                 return dpa_error_set(err, DPA_EINVAL, "RDP accountant: discrete_gaussian rho %g, count %g", rho, l->count);
             st = comp_push(c, (dpa_rdp_term){DPA_RDP_T_ZCDP, l->count, NULL, rho, 0, NULL, {NAN, NAN}, 0, {0, 0, 0, 0}, NULL},
+                           err);
+        } else if (l->pair && depth == 0 && l->kind == DPA_EV_DISCRETE_GAUSSIAN && !isnan(l->rate) && !l->sample &&
+                   l->rpar[2] < 0 && l->rate > 0 && l->rate < 1) {
+            /* Poisson-subsampled, untruncated: its atom list's omitted atoms
+             * leave its pair's divergence unbounded; the direct sum of
+             * renyi_dg_tail.c bounds it per order (rdp_eval.c) */
+            if (!count_ok(l->count))
+                return dpa_error_set(err, DPA_EINVAL, "RDP accountant: count must be finite and >= 0, got %g", l->count);
+            if (asym) *asym = 1;
+            st = comp_push(c,
+                           (dpa_rdp_term){DPA_RDP_T_DG, l->count, NULL, 0, 0, NULL, {NAN, NAN}, 0,
+                                          {l->par[0], l->par[1], l->rate, -1}, NULL},
                            err);
         } else if (l->pair && depth == 0 && l->kind == DPA_EV_EXPONENTIAL_MECHANISM && isnan(l->rate)) {
             /* an eps-bounded-range mechanism is (eps^2 / 8)-zCDP (Cesar &

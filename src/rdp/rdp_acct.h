@@ -18,7 +18,8 @@ typedef enum {
     DPA_RDP_T_ZCDP,
     DPA_RDP_T_COMPOSITE,
     DPA_RDP_T_SVT,
-    DPA_RDP_T_REPSEL
+    DPA_RDP_T_REPSEL,
+    DPA_RDP_T_DG   /* a Poisson-subsampled discrete Gaussian (fpar: sigma, sensitivity, rate) */
 } dpa_rdp_term_kind;
 
 struct dpa_rdp_comp;
@@ -31,7 +32,9 @@ typedef struct dpa_rdp_term {
     struct dpa_rdp_comp *comp; /* DPA_RDP_T_COMPOSITE, owned */
     double d2[2];              /* DPA_RDP_T_PAIR: D_2 per direction, computed when added (NAN: not known) */
     int fn;                    /* DPA_RDP_T_SVT: DPA_EV_LAPLACE_SVT or DPA_EV_GAUSSIAN_SVT */
-    double fpar[4];            /* DPA_RDP_T_SVT: scale or sigma, k, c; DPA_RDP_T_REPSEL: mean, shape,
+    double fpar[4];            /* DPA_RDP_T_SVT: scale or sigma, k, c; DPA_RDP_T_DG: sigma, s, q, T (-1: none;
+                                * fn = 1: conditioned on [s - T, T], rdp.h);
+                                * DPA_RDP_T_REPSEL: mean, shape,
                                 * log(1/gamma) (rounded up), the constant term (NAN until computed) */
     struct dpa_rdp *sub;       /* DPA_RDP_T_REPSEL, owned: the repeated event's composition */
 } dpa_rdp_term;

@@ -340,6 +340,17 @@ static dpa_status term_rdp(dpa_rdp_term *t, double alpha, int dir, double *out, 
         return DPA_OK;
     case DPA_RDP_T_REPSEL:
         return repsel_rdp(t, alpha, out, err);
+    case DPA_RDP_T_DG: {
+        /* D_alpha <= (upper bound on log E(theta')) / (alpha - 1), theta' =
+         * alpha - 1 (remove) or -alpha (add); E >= 1 above order 1 */
+        double lo, hi;
+        int r = dpa_renyi_dg_log_e(t->fpar[0], t->fpar[1], t->fpar[2], t->fpar[3], t->fn, dir ? -alpha : alpha - 1,
+                                   &lo, &hi);
+        /* r < 0: the sum would exceed its 4e6 terms at this order (large
+         * sigma or order): +inf, a valid bound that the queries pass over */
+        *out = r != 0 ? INFINITY : hi > 0 ? dpa_rdp_up(hi / (alpha - 1), 4) : 0.0;
+        return DPA_OK;
+    }
     }
     return dpa_error_set(err, DPA_EINVAL, "RDP accountant: unknown term");
 }

@@ -45,13 +45,34 @@ static int delta_apart(const dpa_leaf *l)
            l->rr_delta < 1;
 }
 
+/* A truncated discrete Gaussian step (unsampled, 2T >= s, sigma not
+ * negligible) likewise: with A' and B' the two laws conditioned on their
+ * common support [s - T, T] and m = A(o > T) = B(o < s - T) (the pair is
+ * symmetric: o -> s - o), A = (1 - m) A' + m A_inf and B = (1 - m) B' + m B_inf,
+ * A_inf and B_inf disjoint: the labelled mixture of (A', B') (probability
+ * 1 - m) and a revealing pair (m), whose label forgotten is (A, B).  So m is
+ * kept apart as the delta of an approx step, and (A', B') enters the curve
+ * (dpa_rdp_add_dg_conditioned).  Returns m rounded up (the stored log mass
+ * within 4u (|l| + 2), docs/rdp.md §2), or 0 if the step is not one. */
+static double dg_apart(const dpa_leaf *l)
+{
+    if (!l->pair || l->kind != DPA_EV_DISCRETE_GAUSSIAN || !isnan(l->rate) || !(l->rpar[2] >= 0) ||
+        !(2 * l->rpar[2] >= l->par[1]) || !(l->par[0] >= 1e-6))
+        return 0;
+    double lm = dpa_pair_log_inf(l->pair);
+    if (!(lm > -INFINITY && lm < 0)) return 0;
+    double m = exp(lm + 4 * DPA_UNIT_ROUNDOFF * (fabs(lm) + 2)) * (1 + 2 * DPA_UNIT_ROUNDOFF);
+    return m < 1 ? m : 0;
+}
+
 /* Add L to s->acct with the delta_apart steps as RR_eps (eps 0: dropped). */
 static dpa_status add_leaves(rdp_state *s, const dpa_leafset *L, dpa_error *err)
 {
     size_t napart = 0;
     for (size_t i = 0; i < L->n; i++) {
-        napart += delta_apart(&L->v[i]);
-        if (!delta_apart(&L->v[i]) && L->v[i].pair && dpa_pair_log_inf(L->v[i].pair) > -INFINITY) s->inf_leaf = 1;
+        int ap = delta_apart(&L->v[i]) || dg_apart(&L->v[i]) > 0;
+        napart += ap;
+        if (!ap && L->v[i].pair && dpa_pair_log_inf(L->v[i].pair) > -INFINITY) s->inf_leaf = 1;
     }
     if (!napart) return dpa_rdp_add_leafset(s->acct, L, err);
     dpa_leafset c = *L;
@@ -66,6 +87,14 @@ static dpa_status add_leaves(rdp_state *s, const dpa_leafset *L, dpa_error *err)
     dpa_status st = DPA_OK;
     for (size_t i = 0; i < L->n && !st; i++) {
         const dpa_leaf *l = &L->v[i];
+        double mdg = dg_apart(l);
+        if (mdg > 0) {
+            double t = l->count * log1p(-mdg);
+            lk += t;
+            alk += fabs(t);
+            st = dpa_rdp_add_dg_conditioned(s->acct, l->par[0], l->par[1], l->rpar[2], l->count, err);
+            continue;
+        }
         if (!delta_apart(l)) {
             v[n++] = *l;
             continue;

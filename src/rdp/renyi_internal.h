@@ -30,7 +30,8 @@ enum {
     DPA_RENYI_H_HEUR = 2048,   /* complex: some branch step was heuristic */
     DPA_RENYI_H_BR = 4096,     /* lower: the best member of the bounded-range class (renyi_br.c) */
     DPA_RENYI_H_BOUND = 8192,  /* a bound-only leaf (zcdp, repeat_and_select, SVT): upper its RDP bound, lower 0 */
-    DPA_RENYI_H_QUAD = 16384   /* lower: the certified lower quadrature (renyi_pg.c) */
+    DPA_RENYI_H_QUAD = 16384,  /* lower: the certified lower quadrature (renyi_pg.c) */
+    DPA_RENYI_H_DGSUM = 32768  /* a discrete Gaussian leaf: direct sum with certified tails */
 };
 
 /* ---- renyi_pair.c ---- */

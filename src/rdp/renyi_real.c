@@ -83,6 +83,50 @@ static void set_inf(lres *o, int how)
     o->how = how;
 }
 
+/* A discrete Gaussian leaf (plain, Poisson-subsampled, truncated; not under
+ * sample) by the direct sum of renyi_dg_tail.c: log E in a certified bracket
+ * at theta' (D_A = log E / theta); at A = 1, KL in [D_{1-h}, D_{1+h}]
+ * (h = RENYI_KL_H, RENYI_BETA_STEP: D_A is non-decreasing in A).  Plain and
+ * untruncated: the upper bound is also at most max(A, 1) s^2/(2 sigma^2)
+ * (Canonne-Kamath-Steinke 2020, Prop 5; the bound the leaf had before).
+ * Returns 1 with *o filled, 0 where the sum does not apply (the caller's
+ * other paths), -1 where it would be too long and nothing else bounds the
+ * leaf (subsampled or truncated; a plain one falls back to the bound above). */
+static int dg_leaf(const dpa_leaf *lf, double A, int dir, lres *o)
+{
+    double sigma = lf->par[0], s = lf->par[1], T = lf->rpar[2], q = isnan(lf->rate) ? 1.0 : lf->rate;
+    if (lf->sample || !lf->pair || lf->pair->kind != DPA_PAIR_ATOMS || !(sigma >= 1e-6) || (T >= 0 && 2 * T < s) ||
+        !(q > 0 && q <= 1))
+        return 0;
+    double ords[2] = {A == 1 ? 1 - RENYI_KL_H : A, 1 + RENYI_BETA_STEP}, dlo[2], dhi[2], dval[2];
+    for (int i = 0; i < (A == 1 ? 2 : 1); i++) {
+        double theta = ords[i] - 1, tp = dir ? -1 - theta : theta, el, eh;
+        int r = dpa_renyi_dg_log_e(sigma, s, q, T, 0, tp, &el, &eh);
+        if (r < 0) return q == 1 && T < 0 ? 0 : -1;
+        if (r > 0 && A == 1) return 0;
+        if (r > 0) { /* (E = +inf at A > 1: atoms with M1 = 0 < M2, e.g. a truncated one reversed) */
+            set_inf(o, DPA_RENYI_H_INF);
+            return 1;
+        }
+        dlo[i] = fmax(0.0, div_dir(theta > 0 ? el : eh, theta, -1));
+        dhi[i] = div_dir(theta > 0 ? eh : el, theta, 1);
+        dval[i] = 0.5 * (el + eh) / theta;
+    }
+    double lo = dlo[0], hi = A == 1 ? dhi[1] : dhi[0], val = A == 1 ? hi : fmin(fmax(dval[0], lo), hi);
+    if (q == 1 && T < 0) {
+        double r = s / sigma, z = fmax(A, 1.0) * (0.5 * r * r) * (1 + 6 * U); /* (as in leaf_real) */
+        hi = fmin(hi, z);
+        val = fmin(val, hi);
+    }
+    double k = lf->count;
+    o->lo = dn(k * lo, 2);
+    o->hi = up(k * hi, 2);
+    o->val = fmin(fmax(k * val, o->lo), o->hi);
+    o->cls = A == 1 ? CLS_UPPER : CLS_EXACT;
+    o->how = DPA_RENYI_H_DGSUM | (A == 1 ? DPA_RENYI_H_BETA | DPA_RENYI_H_SERIES : 0);
+    return 1;
+}
+
 static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_error *err)
 {
     double k = lf->count, theta = A - 1;
@@ -138,6 +182,16 @@ static dpa_status leaf_real(const dpa_leaf *lf, double A, int dir, lres *o, dpa_
         o->cls = CLS_UPPER;
         o->how = DPA_RENYI_H_LOW0 | DPA_RENYI_H_COMP | (A > 1 ? DPA_RENYI_H_RDP : DPA_RENYI_H_BETA);
         return DPA_OK;
+    }
+    if (lf->kind == DPA_EV_DISCRETE_GAUSSIAN) {
+        int r = dg_leaf(lf, A, dir, o);
+        if (r > 0) return DPA_OK;
+        if (r < 0)
+            return dpa_error_set(err, DPA_EUNSUPPORTED,
+                                 "renyi: discrete_gaussian (sigma %g, sensitivity %g) at order %g: the direct sum over "
+                                 "its support would need more than 4e6 terms (about |A| s + 80 sigma); no certified "
+                                 "value",
+                                 lf->par[0], lf->par[1], A);
     }
     const dpa_pair *p = lf->pair;
     /* (an untruncated one: a truncated discrete Gaussian has mass at +inf and
@@ -323,7 +377,9 @@ static void note_real(dpa_renyi_value *v, int how, int cls_max, double A)
         return;
     }
     if (cls_max == CLS_EXACT) {
-        snprintf(n, sz, "exact: closed forms (interval = round-off)");
+        snprintf(n, sz, (how & DPA_RENYI_H_DGSUM) ? "exact: closed forms and direct sums over the discrete Gaussian's "
+                                                     "support (interval = round-off and certified tails)"
+                                                   : "exact: closed forms (interval = round-off)");
         return;
     }
     if (how & DPA_RENYI_H_BOUND) {
