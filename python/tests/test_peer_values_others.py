@@ -327,7 +327,7 @@ def test_gaussian_delta_exact(eps):
 @pytest.mark.parametrize("k", [9999, 10000])
 @pytest.mark.parametrize("eps", [0.1, 1.0, 10.0, 100.0])
 def test_prv_gaussian_homogeneous(k, eps):
-    """prv_accountant tests/test_accountant.py
+    """prv_accountant's test_accountant.py (its tests folder)
     test_gaussian_mechanism_analytic_homogeneous: k Gaussians 100 are
     sqrt(k)/100-GDP; its delta(eps) (60-digit Decimal) in dpacct's bracket."""
     d = dpacct.Accountant({"repeat": {"count": k, "event": {"gaussian": {"sigma": 100.0}}}}).delta(eps)
