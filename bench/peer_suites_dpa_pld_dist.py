@@ -150,13 +150,9 @@ def dist_cases(src, tally):
             if kind == "randomized_response":
                 nu = row.get("noise_parameter", body_positional(fn, "from_randomized_response", 0))
                 kb = row.get("num_buckets", body_positional(fn, "from_randomized_response", 1))
-                if rel_nb == "replace_special":
-                    tally.add("inexpressible", where, "randomized response under REPLACE_SPECIAL (one bucket "
-                              "against the special record's uniform report): dpacct's randomized_response is "
-                              "the replace-one pair only")
-                    done = True
-                    continue
                 spec = {"randomized_response": {"p": 1 - nu + nu / kb, "k": kb}}
+                if rel_nb == "replace_special":  # the report on x against the uniform report on the special record
+                    spec["neighboring"] = "replace_special"
                 pmfs = [("remove", row.get("expected_rounded_pmf"))]
             elif kind == "mixture_gaussian":
                 # left not recognized: these PMFs are cut at log_mass_truncation_bound =
@@ -178,6 +174,13 @@ def dist_cases(src, tally):
                     spec = mech_spec(kind, param, sens, q, "replace")
                 else:
                     spec = mech_spec(kind, param, sens, q)
+                tb = row.get("truncation_bound", body_keyword(fn, "truncation_bound"))
+                if kind == "discrete_gaussian" and tb is not None:
+                    # the peer's truncated discrete Gaussian (dpacct's "truncation" key)
+                    dg = spec["poisson"]["event"] if "poisson" in spec else spec
+                    dg["discrete_gaussian"]["truncation"] = int(tb)
+                    if D is None:
+                        D = 1e-4  # from_discrete_gaussian_mechanism's default interval
                 if "expected_rounded_pmf_add" in row:
                     pmfs = [("add", row["expected_rounded_pmf_add"]), ("remove", row.get("expected_rounded_pmf_remove"))]
                     if pmfs[1][1] is None:

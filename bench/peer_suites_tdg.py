@@ -151,6 +151,8 @@ def cases(peers_dir, tally):
     peers_dir (the directory holding dp_accounting/, e.g.
     /tmp/dpacct-peers/dp_accounting) into tally; nothing if absent."""
     import dpacct
+    if os.path.isdir(os.path.join(peers_dir, "dp_accounting", "dp_accounting")):
+        peers_dir = os.path.join(peers_dir, "dp_accounting")  # the --peers directory of peer_suites.py
     handlers = {
         MECH: {"test_discrete_gaussian_get_delta_for_epsilon": _delta_rows,
                "test_discrete_gaussian_get_delta_for_epsilon_vectorized": _delta_rows,
