@@ -13,6 +13,7 @@ points (Doroshenko et al. 2022, "Connect the dots", §3).
 """
 import ast
 import math
+from fractions import Fraction
 
 from peer_suites import classify
 
@@ -435,20 +436,34 @@ def truncated_dense(tally, path, rel, fn):
     discretized Gaussian PLDs, the truncated part a REPLACE_ONE upper bound:
     a pessimistic PLD.  Each entry index j is checked through the hockey stick
     the peer's dense PMF gives at loss jD (infinity mass 1 - sum of the
-    entries): at least dpacct's certified lower bound on the truncated_poisson
-    leaf's delta at eps = jD (what a pessimistic PLD implies)."""
+    entries): at least a certified lower bound on the truncated mechanism's
+    delta at eps = jD (what a pessimistic PLD implies), from the two parts of
+    the labelled mixture that dpacct's truncated_poisson leaf accounts."""
     mode = "connect_dots" if fn.name.endswith("connect_dots") else "pessimistic"
     for line, row in decorator_rows(fn, path) or _dict_rows(fn):
         where = "dp_accounting/%s:%d %s[%s]" % (rel, line, fn.name, row.get("testcase_name", ""))
-        acc = accountant(trunc_spec(row["sampling_probability"], row["truncated_batch_size"],
-                                    row["dataset_size"], row["standard_deviation"]))
+        q, b, n, sd = row["sampling_probability"], row["truncated_batch_size"], row["dataset_size"], \
+            row["standard_deviation"]
+        acc = accountant(trunc_spec(q, b, n, sd))
+        # the truncated_poisson leaf's delta has no lower bound: take the labelled
+        # mixture's parts (docs/mechanisms.md §3), delta = (1 - p_T) delta(q, mu) +
+        # p_T delta(q_T, 2 mu), p_T = P(Bin(N-1, q) >= B), q_T = B P(Bin(N, q) > B) / (N p_T)
+        # (exact fractions; q_T rounded down for the lower bound, up for the upper)
+        fq = Fraction(q)
+        p_t = sum(math.comb(n - 1, k) * fq ** k * (1 - fq) ** (n - 1 - k) for k in range(b, n))
+        q_t = b * sum(math.comb(n, k) * fq ** k * (1 - fq) ** (n - k) for k in range(b + 1, n + 1)) / (n * p_t)
+        part1 = accountant(mech_spec("gaussian", sd, 1.0, q))
+        part2 = [accountant(mech_spec("gaussian", sd, 2.0, float(q_t) * f)) for f in (1 - 1e-15, 1 + 1e-15)]
+        pt = float(p_t)
         for d in ("remove", "add"):
             probs, l0 = row["expected_%s_probs" % d], row["expected_%s_lower_loss" % d]
             inf = max(0.0, 1 - math.fsum(probs))
             for k in range(len(probs)):
                 eps = (l0 + k) * 1.0
                 h = inf + math.fsum(p * -math.expm1(eps - (l0 + m)) for m, p in enumerate(probs) if l0 + m > eps)
-                lo, hi = dir_delta(acc, eps, d)
+                a, b_lo, b_hi = dir_delta(part1, eps, d), dir_delta(part2[0], eps, d), dir_delta(part2[1], eps, d)
+                lo = max(0.0, ((1 - pt) * a[0] + pt * b_lo[0]) * (1 - 1e-15) - 1e-15)
+                hi = min(dir_delta(acc, eps, d)[1], ((1 - pt) * a[1] + pt * b_hi[1]) * (1 + 1e-15) + 1e-15)
                 classify(tally, "%s %s [%d]" % (where, d, l0 + k), "upper", h, 1e-7, lo, hi,
                          "%s PLD's delta at eps %g (entries through index %d)" % (mode, eps, l0 + k))
     tally.cover(path, fn.name)
