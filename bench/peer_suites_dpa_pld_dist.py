@@ -10,6 +10,12 @@ optimistic one P(L in [iD, (i+1)D)), both bracketed through loss_tail; the
 connect-the-dots mass is fixed by the hockey-stick curve at (i-1)D, iD,
 (i+1)D, as the discrete measure's curve equals the true one at the grid
 points (Doroshenko et al. 2022, "Connect the dots", §3).
+
+The mixture of Gaussians and the truncated Poisson-subsampled Gaussian
+(task PS7): see the comments above check_mixture, truncated_matches and
+truncated_dense for where the peer's cut puts the mass and which bound each
+entry is held to; a disagreement is decided against a closed form
+(mix_exact_entry).
 """
 import ast
 import math
