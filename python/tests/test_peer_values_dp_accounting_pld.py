@@ -152,3 +152,83 @@ def test_advanced_composition_is_an_upper_bound():
     for total_delta, peer in ((0.06, 22.0), (0.1, 20.0)):
         r = acc.epsilon(total_delta)
         assert r.upper <= peer
+
+
+# ---- task PS7: mixture of Gaussians (connect-the-dots) and truncated Gaussian ----
+PLDT = "dp_accounting/pld/privacy_loss_distribution_test.py"
+
+
+def _gauss_delta(eps, mu):
+    """The Gaussian's hockey stick in closed form (Balle & Wang 2018, Thm 8)."""
+    return _phi(-eps / mu + mu / 2) - math.exp(eps) * _phi(-eps / mu - mu / 2)
+
+
+def _cd_entry(dl, D, i, lo_k, hi_k):
+    """Connect-the-dots mass at index i on the grid lo_k..hi_k from the hockey
+    stick dl(k) at kD (Doroshenko et al. 2022, fixed-gap formulas)."""
+    if i == lo_k:
+        return 1 - dl(i) + (dl(i + 1) - dl(i)) / math.expm1(D)
+    if i == hi_k:
+        return (dl(i - 1) - dl(i)) / -math.expm1(-D)
+    return ((dl(i + 1) - dl(i)) - math.exp(D) * (dl(i) - dl(i - 1))) / math.expm1(D)
+
+
+# test_mixture_gaussian_varying_standard_deviation_and_sensitivity_connect_dots
+# [gaussian_1] (sigma 1, sensitivities [1], probabilities [1]): the peer's add
+# PMF on grid -1..2 with D = 1 given as an int.  Decided: the exact connect-the-
+# dots masses (closed form) differ; the peer's come from its integer-typed grid
+# (its x cut-offs are cast to integers; with D = 1.0 it gives the exact masses).
+CD_GAUSS1 = [(-1, 0.158655254), (0, 0.341344746), (1, 0.391270256), (2, 0.108729744)]
+
+
+def test_mixture_connect_dots_int_grid_disagreement_decided():
+    spec = {"mixture_of_gaussians": {"sigma": 1.0, "sensitivities": [1.0], "probabilities": [1.0]}}
+    acc = dpacct.Accountant(spec, accuracy=ACC)
+    br = {k: acc.delta(float(k)) for k in range(-1, 3)}
+    for i, peer in CD_GAUSS1:
+        exact = _cd_entry(lambda k: _gauss_delta(k, 1.0), 1.0, i, -1, 2)
+        # dpacct's bracket of the same combination, linear in the four deltas:
+        # its extremes are at the corners of their brackets
+        cands = []
+        for pick in range(16):
+            v = {k: (br[k].lower if pick >> (k + 1) & 1 else br[k].upper) for k in range(-1, 3)}
+            cands.append(_cd_entry(lambda k: v[k], 1.0, i, -1, 2))
+        lo, hi = min(cands) - 1e-12, max(cands) + 1e-12
+        assert lo <= exact <= hi, (PLDT, i, lo, exact, hi)
+        assert abs(peer - exact) > 100 * TOL7, (PLDT, i, peer, exact)  # the peer's value is off
+
+
+# test_mixture_gaussian_discretization_connect_dots[discretization_0.5]: the
+# remove direction's infinity mass is the hockey stick at the grid's top, 4 D = 2
+# (the binding direction there): exact, to 7 places.
+def test_mixture_connect_dots_infinity_mass():
+    spec = {"mixture_of_gaussians": {"sigma": 1.0, "sensitivities": [0.0, 1.0, 2.0],
+                                     "probabilities": [0.2, 0.6, 0.2]}}
+    r = dpacct.Accountant(spec, accuracy=ACC).delta(2.0)
+    assert r.lower - TOL7 <= 0.058450414 <= r.upper + TOL7, (PLDT, r.lower, r.upper)
+
+
+# test_truncated_gaussian_matches_gaussian: with B >= N the truncated_poisson
+# leaf is poisson over the child (the peer's equality), at several eps.
+@pytest.mark.parametrize("q,b,n,other", [
+    (0.1, 1000, 1000, pois(0.1, gauss(1.0, 1.0))),   # [never_truncate]
+    (1.0, 1000, 1000, gauss(1.0, 1.0)),              # [no_sampling_or_truncation]
+])
+def test_truncated_matches_poisson(q, b, n, other):
+    t = {"truncated_poisson": {"rate": q, "max_batch": b, "n": n, "event": gauss(1.0, 1.0)}}
+    a1, a2 = dpacct.Accountant(t, accuracy=ACC), dpacct.Accountant(other, accuracy=ACC)
+    for eps in (0.0, 0.5, 1.0, 2.0):
+        r1, r2 = a1.delta(eps), a2.delta(eps)
+        assert r1.upper >= r2.lower - 1e-12 and r2.upper >= r1.lower - 1e-12, (PLDT, q, eps)
+        if q == 1.0:
+            assert r1.lower <= _gauss_delta(eps, 1.0) <= r1.upper
+
+
+def test_truncated_always_below_the_peers_replace_bound():
+    """[always_truncate] (Q 1, B 100, N 1000): the peer's PLD is its REPLACE_ONE
+    Gaussian (q 0.1, sensitivity 2: mu(x + 2) against mu(x - 2)), an upper bound."""
+    t = {"truncated_poisson": {"rate": 1.0, "max_batch": 100, "n": 1000, "event": gauss(1.0, 1.0)}}
+    rep = dict(pois(0.1, gauss(1.0, 4.0)), neighboring="replace")
+    a1, a2 = dpacct.Accountant(t, accuracy=ACC), dpacct.Accountant(rep, accuracy=ACC)
+    for eps in (0.0, 0.5, 1.0, 2.0):
+        assert a1.delta(eps).upper <= a2.delta(eps).upper + 1e-12
