@@ -62,7 +62,7 @@ import ctypes
 import math
 import os
 
-from peer_suites import call_name, classify
+from peer_suites import call_name, classify, dp_accounting_importable
 
 import dpacct
 from dpacct import _lib
@@ -645,15 +645,11 @@ def pld_accountant_cases(src, tally):
     rel, path = peer_file(src, "pld_privacy_accountant_test.py")
     if path is None:
         return
-    try:
-        import sys
-        sys.path.insert(0, src)
-        from dp_accounting import dp_event, privacy_accountant
-        from dpacct import dp_accounting as mine
-        import numpy as np
-    except Exception as e:  # pragma: no cover
-        print("peer_suites_dpa_pld: dp_accounting not importable (%s)" % e)
+    if not dp_accounting_importable(src, "peer_suites_dpa_pld"):
         return
+    from dp_accounting import dp_event, privacy_accountant
+    from dpacct import dp_accounting as mine
+    import numpy as np
     aside = {
         "test_composition_errors_for_neighboring_relation": "events the peer's accountant refuses under a "
             "neighbouring relation (an error raised; its numbers are the events' arguments)",

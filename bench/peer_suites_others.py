@@ -24,12 +24,11 @@ An RDP value above dpacct's certified upper is an RDP upper bound (sound,
 looser): classified consistent with its excess printed (rdp_row).
 """
 import ast
-import importlib
 import math
 import os
 import sys
 
-from peer_suites import Tally, classify
+from peer_suites import Tally, classify, dp_accounting_importable
 from peer_suites_rdp import rdp_cases
 from peer_suites_util import (DPA_PKG, allclose_tol, asserts_of, assert_line, body_env, dpacct_module, err_text,
                               gauss_delta_hp, in_bracket, param_cases, rdp_bracket, rdp_row, test_functions)
@@ -501,15 +500,9 @@ def _autodp(src, tally):
 
 def cases(peers_dir, tally):
     src = os.path.join(peers_dir, "dp_accounting")
-    if os.path.isdir(src):
-        sys.path.insert(0, src)
-        try:
-            importlib.import_module("dp_accounting.dp_event")
-        except ImportError as e:
-            print("peer_suites_others: dp_accounting not importable (%s): its cases are skipped" % e)
-        else:
-            rdp_cases(src, tally)
-            _dpa_top(src, tally)
+    if os.path.isdir(src) and dp_accounting_importable(src, "peer_suites_others"):
+        rdp_cases(src, tally)
+        _dpa_top(src, tally)
     src = os.path.join(peers_dir, "prv_accountant")
     if os.path.isdir(src):
         _prv(src, tally)
